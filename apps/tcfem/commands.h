@@ -1,0 +1,14 @@
+#pragma once
+// Sub-commands of the tcfem tool. Each registers its options on a CLI11 sub-app and returns an
+// exit code when run: 0 success, 1 internal or device error, 2 bad input, 3 no convergence.
+#include <CLI/CLI.hpp>
+#include <functional>
+
+namespace tcfem::app {
+
+enum ExitCode { exit_ok = 0, exit_internal = 1, exit_bad_input = 2, exit_not_converged = 3 };
+
+/// Adds `solve` to `app`; the returned function runs it after parsing.
+std::function<int()> add_solve_command(CLI::App& app);
+
+}  // namespace tcfem::app

@@ -1,0 +1,74 @@
+#include "fe/dof_layout.h"
+
+namespace tcfem::fe {
+
+const char* to_string(Disc d) { return d == Disc::cg ? "cg" : "dg"; }
+
+template <int dim>
+DofLayout<dim>::DofLayout(const mesh::BoxMesh<dim>& mesh, Disc disc, int degree)
+    : mesh_(&mesh), disc_(disc), degree_(degree) {
+  if (degree < 1 || degree > 8) throw InputError("degree must be in 1..8");
+  dofs_per_cell_ = 1;
+  for (int d = 0; d < dim; ++d) dofs_per_cell_ *= degree + 1;
+  const auto& part = mesh.partition();
+  if (disc == Disc::cg) {
+    n_dofs_global_ = 1;
+    n_local_ = 1;
+    for (int d = 0; d < dim; ++d) {
+      n_dofs_global_ *= static_cast<std::size_t>(part.global_cells[d]) * degree + 1;
+      lattice_begin_[d] = static_cast<long>(part.ghosted.begin[d]) * degree;
+      lattice_extent_[d] = static_cast<long>(part.ghosted.extent(d)) * degree + 1;
+      n_local_ *= static_cast<std::size_t>(lattice_extent_[d]);
+    }
+    boundary_mask_.assign(n_local_, 0);
+    for (std::size_t i = 0; i < n_local_; ++i) {
+      std::size_t r = i;
+      for (int d = 0; d < dim; ++d) {
+        const long p = lattice_begin_[d] + static_cast<long>(r % lattice_extent_[d]);
+        r /= lattice_extent_[d];
+        if (p == 0 || p == static_cast<long>(part.global_cells[d]) * degree) boundary_mask_[i] = 1;
+      }
+    }
+  } else {
+    n_dofs_global_ = mesh.n_global_cells() * dofs_per_cell_;
+    n_local_ = part.ghosted.n_cells() * dofs_per_cell_;
+  }
+}
+
+template <int dim>
+index_t DofLayout<dim>::lattice_index(const std::array<long, dim>& p) const {
+  index_t idx = 0;
+  for (int d = dim - 1; d >= 0; --d) idx = idx * lattice_extent_[d] + (p[d] - lattice_begin_[d]);
+  return idx;
+}
+
+template <int dim>
+void DofLayout<dim>::cell_dof_indices(const std::array<int, dim>& c, index_t* indices) const {
+  const int n = degree_ + 1;
+  if (disc_ == Disc::dg) {
+    const auto& g = mesh_->partition().ghosted;
+    index_t cell = 0;
+    for (int d = dim - 1; d >= 0; --d) cell = cell * g.extent(d) + (c[d] - g.begin[d]);
+    for (int i = 0; i < dofs_per_cell_; ++i) indices[i] = cell * dofs_per_cell_ + i;
+    return;
+  }
+  // cg: lattice points c*k + local node
+  std::array<long, dim> base;
+  for (int d = 0; d < dim; ++d) base[d] = static_cast<long>(c[d]) * degree_ - lattice_begin_[d];
+  if constexpr (dim == 2) {
+    for (int j = 0; j < n; ++j)
+      for (int i = 0; i < n; ++i)
+        indices[i + n * j] = (base[0] + i) + lattice_extent_[0] * (base[1] + j);
+  } else {
+    for (int k = 0; k < n; ++k)
+      for (int j = 0; j < n; ++j)
+        for (int i = 0; i < n; ++i)
+          indices[i + n * (j + n * k)] =
+              (base[0] + i) + lattice_extent_[0] * ((base[1] + j) + lattice_extent_[1] * (base[2] + k));
+  }
+}
+
+template class DofLayout<2>;
+template class DofLayout<3>;
+
+}  // namespace tcfem::fe

@@ -1,0 +1,58 @@
+#include "mesh/geometry_field.h"
+
+#include "core/error.h"
+#include "fe/quadrature.h"
+
+namespace tcfem::mesh {
+
+template <int dim>
+GeometryField<dim>::GeometryField(const BoxMesh<dim>& mesh, int degree) : degree_(degree) {
+  if (degree < 1 || degree > 8) throw InputError("geometry degree must be in 1..8");
+  nodes_per_cell_ = 1;
+  for (int d = 0; d < dim; ++d) nodes_per_cell_ *= degree + 1;
+  const auto gll = fe::gauss_lobatto(degree + 1).points;
+  const auto& g = mesh.partition().ghosted;
+  std::size_t n_nodes = 1;
+  for (int d = 0; d < dim; ++d) {
+    begin_[d] = static_cast<long>(g.begin[d]) * degree;
+    extent_[d] = static_cast<long>(g.extent(d)) * degree + 1;
+    n_nodes *= static_cast<std::size_t>(extent_[d]);
+  }
+  coords_.resize(n_nodes * dim);
+  const auto h = mesh.cell_size();
+  for (std::size_t i = 0; i < n_nodes; ++i) {
+    std::size_t r = i;
+    Point<dim> x;
+    for (int d = 0; d < dim; ++d) {
+      const long p = begin_[d] + static_cast<long>(r % extent_[d]);
+      r /= extent_[d];
+      const long cell = std::min<long>(p / degree, mesh.n_cells()[d] - 1);
+      const int local = static_cast<int>(p - cell * degree);
+      x[d] = (cell + gll[local]) * h[d];
+    }
+    const auto y = mesh.map(x);
+    for (int d = 0; d < dim; ++d) coords_[i * dim + d] = y[d];
+  }
+}
+
+template <int dim>
+void GeometryField<dim>::cell_nodes(const std::array<int, dim>& c, double* out) const {
+  const int n = degree_ + 1;
+  for (int i = 0; i < nodes_per_cell_; ++i) {
+    int r = i;
+    std::size_t idx = 0, stride = 1;
+    for (int d = 0; d < dim; ++d) {
+      const long p = static_cast<long>(c[d]) * degree_ + (r % n) - begin_[d];
+      r /= n;
+      TCFEM_ASSERT(p >= 0 && p < extent_[d], "cell outside the stored geometry");
+      idx += static_cast<std::size_t>(p) * stride;
+      stride *= static_cast<std::size_t>(extent_[d]);
+    }
+    for (int d = 0; d < dim; ++d) out[d * nodes_per_cell_ + i] = coords_[idx * dim + d];
+  }
+}
+
+template class GeometryField<2>;
+template class GeometryField<3>;
+
+}  // namespace tcfem::mesh

@@ -1,0 +1,30 @@
+#pragma once
+// Isoparametric geometry: the mesh's node coordinates as a continuous Q_k field on the
+// Gauss-Lobatto node lattice. Cell maps are the Q_k interpolants of BoxMesh::map, so deformed
+// meshes consist of general curved hexahedra (quadrilaterals in 2D).
+#include <array>
+#include <vector>
+
+#include "mesh/box_mesh.h"
+
+namespace tcfem::mesh {
+
+template <int dim>
+class GeometryField {
+ public:
+  GeometryField(const BoxMesh<dim>& mesh, int degree);
+  int degree() const { return degree_; }
+  int nodes_per_cell() const { return nodes_per_cell_; }
+  /// Coordinates of the (k+1)^dim nodes of cell `c` (global multi-index within the ghosted box),
+  /// lexicographic: out[d * nodes_per_cell() + i].
+  void cell_nodes(const std::array<int, dim>& c, double* out) const;
+  std::size_t memory_bytes() const { return coords_.size() * sizeof(double); }
+
+ private:
+  int degree_;
+  int nodes_per_cell_;
+  std::array<long, dim> begin_{}, extent_{};
+  std::vector<double> coords_;  // [node][d]
+};
+
+}  // namespace tcfem::mesh

@@ -1,0 +1,241 @@
+#include "operators/geometry_data.h"
+
+#include <cmath>
+#include <string>
+
+#include "core/error.h"
+
+namespace tcfem::operators {
+
+template <int dim>
+double invert(const std::array<std::array<double, dim>, dim>& J, std::array<std::array<double, dim>, dim>& inv) {
+  if constexpr (dim == 2) {
+    const double det = J[0][0] * J[1][1] - J[0][1] * J[1][0];
+    inv[0][0] = J[1][1] / det;
+    inv[0][1] = -J[0][1] / det;
+    inv[1][0] = -J[1][0] / det;
+    inv[1][1] = J[0][0] / det;
+    return det;
+  } else {
+    const double det = J[0][0] * (J[1][1] * J[2][2] - J[1][2] * J[2][1]) -
+                       J[0][1] * (J[1][0] * J[2][2] - J[1][2] * J[2][0]) +
+                       J[0][2] * (J[1][0] * J[2][1] - J[1][1] * J[2][0]);
+    inv[0][0] = (J[1][1] * J[2][2] - J[1][2] * J[2][1]) / det;
+    inv[0][1] = (J[0][2] * J[2][1] - J[0][1] * J[2][2]) / det;
+    inv[0][2] = (J[0][1] * J[1][2] - J[0][2] * J[1][1]) / det;
+    inv[1][0] = (J[1][2] * J[2][0] - J[1][0] * J[2][2]) / det;
+    inv[1][1] = (J[0][0] * J[2][2] - J[0][2] * J[2][0]) / det;
+    inv[1][2] = (J[0][2] * J[1][0] - J[0][0] * J[1][2]) / det;
+    inv[2][0] = (J[1][0] * J[2][1] - J[1][1] * J[2][0]) / det;
+    inv[2][1] = (J[0][1] * J[2][0] - J[0][0] * J[2][1]) / det;
+    inv[2][2] = (J[0][0] * J[1][1] - J[0][1] * J[1][0]) / det;
+    return det;
+  }
+}
+
+template <int dim>
+void cell_jacobians(const tensor::Evaluator<dim, double>& ev, const double* nodes, double* x, double* J) {
+  const int nb = ev.dofs_per_cell(), nq = ev.points_per_cell();
+  std::vector<double> grad(dim * nq);
+  for (int c = 0; c < dim; ++c) {
+    ev.values(nodes + c * nb, x + c * nq);
+    ev.gradients_from_values(x + c * nq, grad.data());
+    for (int d = 0; d < dim; ++d)
+      for (int q = 0; q < nq; ++q) J[(c * dim + d) * nq + q] = grad[d * nq + q];
+  }
+}
+
+namespace {
+template <int dim>
+double tensor_weight(const fe::Quadrature1D& quad, int q, int skip_dir) {
+  double w = 1.0;
+  const int n = quad.size();
+  for (int d = 0; d < dim; ++d) {
+    if (d == skip_dir) continue;
+    w *= quad.weights[q % n];
+    q /= n;
+  }
+  return w;
+}
+
+std::string cell_name(const auto& c) {
+  std::string s = "(";
+  for (std::size_t d = 0; d < c.size(); ++d) s += (d ? "," : "") + std::to_string(c[d]);
+  return s + ")";
+}
+}  // namespace
+
+template <int dim, typename Number>
+CellGeometry<dim, Number> compute_cell_geometry(const mesh::BoxMesh<dim>& mesh,
+                                                const mesh::GeometryField<dim>& geometry,
+                                                const fe::Quadrature1D& quad) {
+  const auto basis = fe::LagrangeBasis1D::gauss_lobatto(geometry.degree());
+  tensor::Evaluator<dim, double> ev(basis, quad);
+  const int nq = ev.points_per_cell(), nb = ev.dofs_per_cell();
+  const std::size_t n_cells = mesh.n_owned_cells();
+  CellGeometry<dim, Number> g;
+  g.points_per_cell = nq;
+  g.JxW.resize(n_cells * nq);
+  g.coef.resize(n_cells * nq * n_sym<dim>);
+  g.volume.resize(n_cells);
+  std::vector<double> nodes(dim * nb), x(dim * nq), J(dim * dim * nq);
+  for (std::size_t cell = 0; cell < n_cells; ++cell) {
+    const auto c = mesh.cell_index(cell);
+    geometry.cell_nodes(c, nodes.data());
+    cell_jacobians<dim>(ev, nodes.data(), x.data(), J.data());
+    double vol = 0.0;
+    for (int q = 0; q < nq; ++q) {
+      std::array<std::array<double, dim>, dim> Jq, inv;
+      for (int a = 0; a < dim; ++a)
+        for (int b = 0; b < dim; ++b) Jq[a][b] = J[(a * dim + b) * nq + q];
+      const double det = invert<dim>(Jq, inv);
+      if (!(det > 0.0))
+        throw InputError("mesh cell " + cell_name(c) + " is inverted or degenerate (det J = " +
+                         std::to_string(det) + ")");
+      const double jxw = det * tensor_weight<dim>(quad, q, -1);
+      vol += jxw;
+      g.JxW[cell * nq + q] = static_cast<Number>(jxw);
+      for (int i = 0; i < dim; ++i)
+        for (int j = i; j < dim; ++j) {
+          double s = 0.0;
+          for (int k = 0; k < dim; ++k) s += inv[i][k] * inv[j][k];
+          g.coef[(cell * n_sym<dim> + sym_index<dim>(i, j)) * nq + q] = static_cast<Number>(s * jxw);
+        }
+    }
+    g.volume[cell] = vol;
+  }
+  return g;
+}
+
+template <int dim, typename Number>
+FaceGeometry<dim, Number> compute_face_geometry(const mesh::BoxMesh<dim>& mesh,
+                                                const mesh::GeometryField<dim>& geometry,
+                                                const fe::Quadrature1D& quad,
+                                                const CellGeometry<dim, Number>& cells, double penalty_factor) {
+  const auto basis = fe::LagrangeBasis1D::gauss_lobatto(geometry.degree());
+  tensor::Evaluator<dim, double> ev(basis, quad);
+  const int nf = ev.points_per_face(), nb = ev.dofs_per_cell();
+  const auto& owned = mesh.partition().owned;
+  FaceGeometry<dim, Number> g;
+  g.points_per_face = nf;
+  std::vector<double> nodes(dim * nb), val(nf), grad(dim * nf);
+  // J[side][c][e][q]
+  std::vector<double> Jside[2];
+  for (auto& j : Jside) j.resize(dim * dim * nf);
+  for (int d = 0; d < dim; ++d) {
+    auto& dir = g.dirs[d];
+    std::size_t n_faces = 1;
+    for (int e = 0; e < dim; ++e) {
+      dir.extent[e] = owned.extent(e) + (e == d ? 1 : 0);
+      n_faces *= dir.extent[e];
+    }
+    dir.JxW.assign(n_faces * nf, Number(0));
+    dir.a_minus.assign(n_faces * dim * nf, Number(0));
+    dir.a_plus.assign(n_faces * dim * nf, Number(0));
+    dir.penalty.assign(n_faces, Number(0));
+    for (std::size_t f = 0; f < n_faces; ++f) {
+      std::array<int, dim> pos;
+      std::size_t r = f;
+      for (int e = 0; e < dim; ++e) {
+        pos[e] = owned.begin[e] + static_cast<int>(r % dir.extent[e]);
+        r /= dir.extent[e];
+      }
+      const bool has_minus = pos[d] > 0, has_plus = pos[d] < mesh.n_cells()[d];
+      bool have[2] = {has_minus, has_plus};
+      for (int s = 0; s < 2; ++s) {
+        if (!have[s]) continue;
+        auto c = pos;
+        if (s == 0) c[d] -= 1;
+        geometry.cell_nodes(c, nodes.data());
+        for (int comp = 0; comp < dim; ++comp) {
+          ev.face_evaluate(nodes.data() + comp * nb, d, s == 0 ? 1 : 0, val.data(), grad.data());
+          for (int e = 0; e < dim; ++e)
+            for (int q = 0; q < nf; ++q) Jside[s][(comp * dim + e) * nf + q] = grad[e * nf + q];
+        }
+      }
+      const int ref = has_minus ? 0 : 1;  // side whose Jacobian defines the normal
+      double area = 0.0;
+      for (int q = 0; q < nf; ++q) {
+        std::array<std::array<double, dim>, dim> Jq, inv;
+        for (int a = 0; a < dim; ++a)
+          for (int b = 0; b < dim; ++b) Jq[a][b] = Jside[ref][(a * dim + b) * nf + q];
+        const double det = invert<dim>(Jq, inv);
+        std::array<double, dim> m;
+        double mn = 0.0;
+        for (int c = 0; c < dim; ++c) {
+          m[c] = inv[d][c];
+          mn += m[c] * m[c];
+        }
+        mn = std::sqrt(mn);
+        // normal from - to + ; on the lower boundary (no - cell) the outward normal is -m
+        const double sign = has_minus ? 1.0 : -1.0;
+        std::array<double, dim> n;
+        for (int c = 0; c < dim; ++c) n[c] = sign * m[c] / mn;
+        const double jxw = std::abs(det) * mn * tensor_weight<dim>(quad, q, d);
+        area += jxw;
+        dir.JxW[f * nf + q] = static_cast<Number>(jxw);
+        for (int s = 0; s < 2; ++s) {
+          if (!have[s]) continue;
+          for (int a = 0; a < dim; ++a)
+            for (int b = 0; b < dim; ++b) Jq[a][b] = Jside[s][(a * dim + b) * nf + q];
+          invert<dim>(Jq, inv);
+          // boundary faces keep their single side's vector in a_minus
+          auto& target = (has_minus && has_plus && s == 1) ? dir.a_plus : dir.a_minus;
+          for (int e = 0; e < dim; ++e) {
+            double v = 0.0;
+            for (int c = 0; c < dim; ++c) v += inv[e][c] * n[c];
+            target[(f * dim + e) * nf + q] = static_cast<Number>(v);
+          }
+        }
+      }
+      auto volume_of = [&](std::array<int, dim> c) { return cells.volume[mesh.cell_number(c)]; };
+      double pen;
+      if (has_minus && has_plus) {
+        auto cm = pos;
+        cm[d] -= 1;
+        pen = penalty_factor * (area / volume_of(cm) + area / volume_of(pos));
+      } else {
+        auto c = pos;
+        if (has_minus) c[d] -= 1;
+        pen = 2.0 * penalty_factor * area / volume_of(c);
+      }
+      dir.penalty[f] = static_cast<Number>(pen);
+    }
+  }
+  return g;
+}
+
+template void cell_jacobians<2>(const tensor::Evaluator<2, double>&, const double*, double*, double*);
+template void cell_jacobians<3>(const tensor::Evaluator<3, double>&, const double*, double*, double*);
+template double invert<2>(const std::array<std::array<double, 2>, 2>&, std::array<std::array<double, 2>, 2>&);
+template double invert<3>(const std::array<std::array<double, 3>, 3>&, std::array<std::array<double, 3>, 3>&);
+template CellGeometry<2, double> compute_cell_geometry<2, double>(const mesh::BoxMesh<2>&,
+                                                                const mesh::GeometryField<2>&,
+                                                                const fe::Quadrature1D&);
+template FaceGeometry<2, double> compute_face_geometry<2, double>(const mesh::BoxMesh<2>&,
+                                                                const mesh::GeometryField<2>&,
+                                                                const fe::Quadrature1D&,
+                                                                const CellGeometry<2, double>&, double);
+template CellGeometry<2, float> compute_cell_geometry<2, float>(const mesh::BoxMesh<2>&,
+                                                                const mesh::GeometryField<2>&,
+                                                                const fe::Quadrature1D&);
+template FaceGeometry<2, float> compute_face_geometry<2, float>(const mesh::BoxMesh<2>&,
+                                                                const mesh::GeometryField<2>&,
+                                                                const fe::Quadrature1D&,
+                                                                const CellGeometry<2, float>&, double);
+template CellGeometry<3, double> compute_cell_geometry<3, double>(const mesh::BoxMesh<3>&,
+                                                                const mesh::GeometryField<3>&,
+                                                                const fe::Quadrature1D&);
+template FaceGeometry<3, double> compute_face_geometry<3, double>(const mesh::BoxMesh<3>&,
+                                                                const mesh::GeometryField<3>&,
+                                                                const fe::Quadrature1D&,
+                                                                const CellGeometry<3, double>&, double);
+template CellGeometry<3, float> compute_cell_geometry<3, float>(const mesh::BoxMesh<3>&,
+                                                                const mesh::GeometryField<3>&,
+                                                                const fe::Quadrature1D&);
+template FaceGeometry<3, float> compute_face_geometry<3, float>(const mesh::BoxMesh<3>&,
+                                                                const mesh::GeometryField<3>&,
+                                                                const fe::Quadrature1D&,
+                                                                const CellGeometry<3, float>&, double);
+
+}  // namespace tcfem::operators

@@ -1,0 +1,76 @@
+#pragma once
+// Geometric quantities at quadrature points for the general-geometry (partial assembly) path,
+// computed from the isoparametric geometry field.
+//   cells: JxW and the symmetric coefficient C = w |det J| J^{-1} J^{-T} at each point;
+//   faces: surface JxW, a^- = J_-^{-1} n and a^+ = J_+^{-1} n (n from the - cell to the + cell,
+//          or the outward normal on boundary faces, stored in a^-), and the SIPG penalty.
+#include <array>
+#include <vector>
+
+#include "mesh/box_mesh.h"
+#include "mesh/geometry_field.h"
+#include "tensor/evaluator.h"
+
+namespace tcfem::operators {
+
+/// Number of independent entries of a symmetric dim x dim matrix, and their index.
+template <int dim>
+constexpr int n_sym = dim * (dim + 1) / 2;
+template <int dim>
+constexpr int sym_index(int i, int j) {
+  if (i > j) return sym_index<dim>(j, i);
+  // row-wise upper triangle: (0,0),(0,1),..,(0,dim-1),(1,1),...
+  return i * dim - i * (i - 1) / 2 + (j - i);
+}
+
+/// J[(c*dim + d) * n_points + q] = d x_c / d xi_d and x[c * n_points + q] at the points of `ev`.
+template <int dim>
+void cell_jacobians(const tensor::Evaluator<dim, double>& ev, const double* nodes, double* x, double* J);
+
+/// Inverse and determinant of a small matrix given as J[c][d].
+template <int dim>
+double invert(const std::array<std::array<double, dim>, dim>& J, std::array<std::array<double, dim>, dim>& inv);
+
+template <int dim, typename Number>
+struct CellGeometry {
+  int points_per_cell = 0;
+  std::vector<Number> JxW;   ///< [cell][q]
+  std::vector<Number> coef;  ///< [cell][sym comp][q]
+  std::vector<double> volume;
+  std::size_t memory_bytes() const {
+    return (JxW.size() + coef.size()) * sizeof(Number) + volume.size() * sizeof(double);
+  }
+};
+
+template <int dim, typename Number>
+struct FaceGeometry {
+  struct Direction {
+    std::array<int, dim> extent{};  ///< face positions per direction (n_d + 1 along d)
+    std::vector<Number> JxW;        ///< [face][q]
+    std::vector<Number> a_minus;    ///< [face][e][q]
+    std::vector<Number> a_plus;     ///< [face][e][q]
+    std::vector<Number> penalty;    ///< [face]
+  };
+  int points_per_face = 0;
+  std::array<Direction, dim> dirs;
+  std::size_t memory_bytes() const {
+    std::size_t b = 0;
+    for (const auto& d : dirs) b += (d.JxW.size() + d.a_minus.size() + d.a_plus.size() + d.penalty.size());
+    return b * sizeof(Number);
+  }
+};
+
+/// Cell data for all owned cells. Throws InputError if a cell is inverted (det J <= 0 somewhere).
+template <int dim, typename Number>
+CellGeometry<dim, Number> compute_cell_geometry(const mesh::BoxMesh<dim>& mesh,
+                                                const mesh::GeometryField<dim>& geometry,
+                                                const fe::Quadrature1D& quad);
+
+/// Face data for all faces of owned cells; penalty_factor = k(k+1).
+template <int dim, typename Number>
+FaceGeometry<dim, Number> compute_face_geometry(const mesh::BoxMesh<dim>& mesh,
+                                                const mesh::GeometryField<dim>& geometry,
+                                                const fe::Quadrature1D& quad,
+                                                const CellGeometry<dim, Number>& cells, double penalty_factor);
+
+}  // namespace tcfem::operators

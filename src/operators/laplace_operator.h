@@ -1,0 +1,93 @@
+#pragma once
+// Matrix-free Laplace operator (continuous Q_k or SIPG discontinuous Q_k) on the CPU, by sum
+// factorization. Two paths:
+//   cartesian: exact 1D mass/stiffness matrices, A_K = sum_d (x)_{e != d} h_e M (x) L_d / h_d, and
+//              for dg the 1D SIPG line matrices of each direction (the Cartesian SIPG operator is
+//              a sum of Kronecker products, since faces normal to d couple only along d);
+//   general:   quadrature-point data (partial assembly): C = w |det J| J^{-1} J^{-T} per cell
+//              point, face normals, surface weights and penalties per face point.
+// cg: Dirichlet boundary DoFs are constrained: rows and columns of the boundary are replaced by
+// the identity (dst_b = src_b). dg: homogeneous Dirichlet data imposed weakly (SIPG).
+// Penalty: interior faces gamma = k(k+1) (|F|/|K-| + |F|/|K+|) (= k(k+1)(1/h- + 1/h+) on
+// Cartesian cells); boundary faces gamma = 2 k(k+1) |F|/|K| (the interior formula with the
+// cell mirrored).
+#include <memory>
+#include <vector>
+
+#include "core/vector.h"
+#include "fe/dof_layout.h"
+#include "fe/quadrature.h"
+#include "mesh/box_mesh.h"
+#include "mesh/geometry_field.h"
+#include "operators/geometry_data.h"
+#include "tensor/evaluator.h"
+
+namespace tcfem::operators {
+
+enum class Path { cartesian, general };
+const char* to_string(Path p);
+
+struct OperatorConfig {
+  fe::Disc disc = fe::Disc::cg;
+  int degree = 2;
+  /// Quadrature of the general-geometry path (the Cartesian path integrates exactly).
+  fe::QuadratureKind quadrature = fe::QuadratureKind::gauss_k2;
+  /// Use the Kronecker fast path when the mesh is Cartesian.
+  bool cartesian_fast_path = true;
+};
+
+/// Which terms an operator applies: the Laplacian or the mass matrix.
+enum class Form { laplace, mass };
+
+template <int dim, typename Number>
+class MatrixFreeOperator {
+ public:
+  MatrixFreeOperator(const mesh::BoxMesh<dim>& mesh, const fe::DofLayout<dim>& dofs,
+                     const OperatorConfig& config, Form form);
+  ~MatrixFreeOperator();
+
+  /// dst = A src
+  void vmult(Vector<Number>& dst, const Vector<Number>& src) const;
+  /// The diagonal of A (1 on constrained cg DoFs).
+  void compute_diagonal(Vector<Number>& diag) const;
+
+  Path path() const { return path_; }
+  Form form() const { return form_; }
+  const OperatorConfig& config() const { return config_; }
+  std::size_t n_dofs() const { return dofs_->n_dofs(); }
+  std::size_t memory_bytes() const;
+  /// Bytes per DoF the operator stores beyond vectors, estimated before construction.
+  static double estimated_bytes_per_dof(const OperatorConfig& config, mesh::GeometryKind g);
+
+ private:
+  void apply_cartesian_cell(const Number* u, Number* v, const std::array<int, dim>& c) const;
+  void apply_general_cell(const Number* u, Number* v, std::size_t cell) const;
+  void apply_dg_cartesian(Vector<Number>& dst, const Vector<Number>& src) const;
+  void apply_faces_general(Vector<Number>& dst, const Vector<Number>& src) const;
+  void diagonal_cartesian_cell(Number* diag, const std::array<int, dim>& c) const;
+  void diagonal_general_cell(Number* diag, std::size_t cell) const;
+  void diagonal_faces_general(Vector<Number>& diag) const;
+
+  const mesh::BoxMesh<dim>* mesh_;
+  const fe::DofLayout<dim>* dofs_;
+  OperatorConfig config_;
+  Form form_;
+  Path path_;
+  int n_b_;
+  // cartesian path: exact reference 1D matrices and, for dg, 1D SIPG blocks per direction
+  std::vector<Number> mass_1d_, stiff_1d_;
+  std::array<std::array<std::vector<Number>, 4>, dim> dg_self_;  // [d][left bdry + 2*right bdry]
+  std::array<std::vector<Number>, dim> dg_left_, dg_right_;      // coupling to the c-1 / c+1 cell
+  // general path
+  std::unique_ptr<mesh::GeometryField<dim>> geometry_;
+  std::unique_ptr<tensor::Evaluator<dim, Number>> eval_;
+  CellGeometry<dim, Number> cell_geo_;
+  FaceGeometry<dim, Number> face_geo_;
+  mutable std::vector<Number> s0_, s1_, s2_, s3_, s4_, s5_;
+  mutable std::vector<index_t> idx0_, idx1_;
+};
+
+template <int dim, typename Number>
+using LaplaceOperator = MatrixFreeOperator<dim, Number>;
+
+}  // namespace tcfem::operators
