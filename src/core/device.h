@@ -1,0 +1,26 @@
+#pragma once
+// Device query, usable without CUDA headers. Builds without CUDA report "not available".
+#include <cstddef>
+#include <string>
+
+namespace tcfem {
+
+struct DeviceInfo {
+  bool available = false;
+  std::string reason;  ///< why not available
+  std::string name;
+  int sm_major = 0, sm_minor = 0, sm_count = 0;
+  double clock_ghz = 0.0, memory_clock_ghz = 0.0;
+  int memory_bus_bits = 0;
+  std::size_t total_memory = 0, free_memory = 0;
+  std::size_t shared_memory_per_block_optin = 0;
+};
+
+/// True if this build contains the CUDA backend.
+bool built_with_cuda();
+/// Properties of CUDA device `id`; `available` is false (with a reason) when there is none.
+DeviceInfo query_device(int id = 0);
+/// Throws InputError naming `option` unless a CUDA device is usable.
+DeviceInfo require_device(const std::string& option);
+
+}  // namespace tcfem

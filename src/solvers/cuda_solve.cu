@@ -1,0 +1,196 @@
+#include <chrono>
+#include <cmath>
+#include <cub/block/block_reduce.cuh>
+
+#include "core/device.h"
+#include "core/device_buffer.h"
+#include "operators/cuda_operator.h"
+#include "solvers/cuda_solve.h"
+
+namespace tcfem::solvers {
+namespace {
+
+constexpr int reduce_block = 256;
+constexpr int reduce_grid = 1024;
+
+// Device scalars of the CG recurrence.
+enum Scalar { rz_old = 0, pAp = 1, rz_new = 2, rr = 3, n_scalars = 4 };
+
+/// partial[blockIdx] = sum over the block's entries of a*b (and c*d into partial2 if given).
+__global__ void partial_dots(const double* a, const double* b, const double* c, const double* d, std::int64_t n,
+                             double* partial, double* partial2) {
+  using Reduce = cub::BlockReduce<double, reduce_block>;
+  __shared__ typename Reduce::TempStorage t1, t2;
+  double s1 = 0.0, s2 = 0.0;
+  for (std::int64_t i = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; i < n;
+       i += std::int64_t(gridDim.x) * blockDim.x) {
+    s1 += a[i] * b[i];
+    if (c) s2 += c[i] * d[i];
+  }
+  s1 = Reduce(t1).Sum(s1);
+  if (c) s2 = Reduce(t2).Sum(s2);
+  if (threadIdx.x == 0) {
+    partial[blockIdx.x] = s1;
+    if (c) partial2[blockIdx.x] = s2;
+  }
+}
+
+/// scalars[slot] = sum of partial (deterministic: fixed grid and order).
+__global__ void finish_dot(const double* partial, int n, double* scalars, int slot) {
+  using Reduce = cub::BlockReduce<double, reduce_block>;
+  __shared__ typename Reduce::TempStorage t;
+  double s = 0.0;
+  for (int i = threadIdx.x; i < n; i += blockDim.x) s += partial[i];
+  s = Reduce(t).Sum(s);
+  if (threadIdx.x == 0) scalars[slot] = s;
+}
+
+/// x += alpha p, r -= alpha Ap with alpha = rz_old / pAp; then z = D^-1 r.
+__global__ void update_x_r_z(const double* scalars, const double* p, const double* Ap, const double* inv_diag,
+                             double* x, double* r, double* z, std::int64_t n) {
+  const double alpha = scalars[rz_old] / scalars[pAp];
+  for (std::int64_t i = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; i < n;
+       i += std::int64_t(gridDim.x) * blockDim.x) {
+    x[i] += alpha * p[i];
+    const double ri = r[i] - alpha * Ap[i];
+    r[i] = ri;
+    z[i] = inv_diag[i] * ri;
+  }
+}
+
+/// p = z + beta p with beta = rz_new / rz_old.
+__global__ void update_p(const double* scalars, const double* z, double* p, std::int64_t n) {
+  const double beta = scalars[rz_new] / scalars[rz_old];
+  for (std::int64_t i = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; i < n;
+       i += std::int64_t(gridDim.x) * blockDim.x)
+    p[i] = z[i] + beta * p[i];
+}
+
+/// r = b - Ax, p = D^-1 r.
+__global__ void init_residual(const double* b, const double* Ax, const double* inv_diag, double* r, double* p,
+                              std::int64_t n) {
+  for (std::int64_t i = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; i < n;
+       i += std::int64_t(gridDim.x) * blockDim.x) {
+    r[i] = b[i] - Ax[i];
+    p[i] = inv_diag[i] * r[i];
+  }
+}
+
+__global__ void shift_rz(double* scalars) { scalars[rz_old] = scalars[rz_new]; }
+
+}  // namespace
+
+template <int dim>
+CudaSolveInfo solve_cg_cuda(const mesh::BoxMesh<dim>& mesh, const fe::DofLayout<dim>& dofs,
+                            const operators::OperatorConfig& config, const Vector<double>& b,
+                            const Vector<double>& diagonal, Vector<double>& x, const SolverControl& control) {
+  using clock = std::chrono::steady_clock;
+  const auto t0 = clock::now();
+  CudaSolveInfo info;
+  const DeviceInfo dev = require_device("--backend cuda");
+  info.device_name = dev.name;
+  const std::size_t n = dofs.n_local();
+  const double need = 8.0 * n * 8.0;
+  if (need > 0.9 * double(dev.free_memory))
+    throw InputError("--cells/--refine: the device needs about " + std::to_string(need / 1e9) + " GB for vectors, " +
+                     std::to_string(dev.free_memory / 1e9) + " GB are free");
+  operators::CudaOperator<dim, double> A(mesh, dofs, config, operators::Form::laplace);
+  std::vector<double> inv(n);
+  for (std::size_t i = 0; i < n; ++i) inv[i] = 1.0 / diagonal[i];
+  DeviceBuffer<double> d_b(n), d_x(n), d_r(n), d_z(n), d_p(n), d_Ap(n), d_inv(inv);
+  DeviceBuffer<double> partial(reduce_grid), partial2(reduce_grid), scalars(n_scalars);
+  d_b.copy_from_host(b.data(), n);
+  d_x.copy_from_host(x.data(), n);
+  double* rr_host = nullptr;
+  TCFEM_CUDA_CHECK(cudaMallocHost(&rr_host, sizeof(double)));
+  struct PinnedFree {
+    double* p;
+    ~PinnedFree() { cudaFreeHost(p); }
+  } pinned_guard{rr_host};
+  const int grid = static_cast<int>(std::min<std::size_t>((n + reduce_block - 1) / reduce_block, reduce_grid));
+  const std::int64_t nn = static_cast<std::int64_t>(n);
+  auto dot = [&](const double* a, const double* bb, int slot) {
+    partial_dots<<<grid, reduce_block>>>(a, bb, nullptr, nullptr, nn, partial.data(), nullptr);
+    TCFEM_CUDA_CHECK_LAUNCH();
+    finish_dot<<<1, reduce_block>>>(partial.data(), grid, scalars.data(), slot);
+    TCFEM_CUDA_CHECK_LAUNCH();
+  };
+  auto read_rr = [&]() {
+    TCFEM_CUDA_CHECK(cudaMemcpyAsync(rr_host, scalars.data() + rr, sizeof(double), cudaMemcpyDeviceToHost));
+    TCFEM_CUDA_CHECK(cudaStreamSynchronize(0));
+    return std::sqrt(std::max(0.0, *rr_host));
+  };
+  TCFEM_CUDA_CHECK(cudaDeviceSynchronize());
+  info.setup_seconds = std::chrono::duration<double>(clock::now() - t0).count();
+  info.device_bytes = A.device_bytes() + 7 * n * sizeof(double);
+
+  const auto ts = clock::now();
+  auto last_report = ts;
+  SolverResult& res = info.result;
+  // r = b - A x, z = D^-1 r, p = z
+  A.vmult(d_Ap.data(), d_x.data());
+  dot(d_b.data(), d_b.data(), rr);
+  const double bnorm = read_rr();
+  const double scale = bnorm > 0 ? bnorm : 1.0;
+  init_residual<<<grid, reduce_block>>>(d_b.data(), d_Ap.data(), d_inv.data(), d_r.data(), d_p.data(), nn);
+  TCFEM_CUDA_CHECK_LAUNCH();
+  // now r = b - A x and p = D^-1 r
+  partial_dots<<<grid, reduce_block>>>(d_r.data(), d_p.data(), d_r.data(), d_r.data(), nn, partial.data(),
+                                       partial2.data());
+  TCFEM_CUDA_CHECK_LAUNCH();
+  finish_dot<<<1, reduce_block>>>(partial.data(), grid, scalars.data(), rz_old);
+  TCFEM_CUDA_CHECK_LAUNCH();
+  finish_dot<<<1, reduce_block>>>(partial2.data(), grid, scalars.data(), rr);
+  TCFEM_CUDA_CHECK_LAUNCH();
+  double rnorm = read_rr();
+  res.initial_residual = rnorm;
+  res.history.push_back(rnorm / scale);
+  if (rnorm <= control.tolerance * scale) res.converged = true;
+  for (int it = 1; it <= control.max_iterations && !res.converged; ++it) {
+    A.vmult(d_Ap.data(), d_p.data());
+    dot(d_p.data(), d_Ap.data(), pAp);
+    update_x_r_z<<<grid, reduce_block>>>(scalars.data(), d_p.data(), d_Ap.data(), d_inv.data(), d_x.data(),
+                                         d_r.data(), d_z.data(), nn);
+    TCFEM_CUDA_CHECK_LAUNCH();
+    partial_dots<<<grid, reduce_block>>>(d_r.data(), d_z.data(), d_r.data(), d_r.data(), nn, partial.data(),
+                                         partial2.data());
+    TCFEM_CUDA_CHECK_LAUNCH();
+    finish_dot<<<1, reduce_block>>>(partial.data(), grid, scalars.data(), rz_new);
+    TCFEM_CUDA_CHECK_LAUNCH();
+    finish_dot<<<1, reduce_block>>>(partial2.data(), grid, scalars.data(), rr);
+    TCFEM_CUDA_CHECK_LAUNCH();
+    rnorm = read_rr();
+    res.iterations = it;
+    res.history.push_back(rnorm / scale);
+    if (!std::isfinite(rnorm)) break;
+    if (rnorm <= control.tolerance * scale) {
+      res.converged = true;
+      break;
+    }
+    update_p<<<grid, reduce_block>>>(scalars.data(), d_z.data(), d_p.data(), nn);
+    TCFEM_CUDA_CHECK_LAUNCH();
+    shift_rz<<<1, 1>>>(scalars.data());
+    TCFEM_CUDA_CHECK_LAUNCH();
+    if (control.progress) {
+      const auto now = clock::now();
+      if (std::chrono::duration<double>(now - last_report).count() >= control.progress_interval) {
+        control.progress(it, rnorm / scale, std::chrono::duration<double>(now - ts).count());
+        last_report = now;
+      }
+    }
+  }
+  TCFEM_CUDA_CHECK(cudaDeviceSynchronize());
+  res.final_relative_residual = rnorm / scale;
+  info.solve_seconds = std::chrono::duration<double>(clock::now() - ts).count();
+  d_x.copy_to_host(x.data(), n);
+  return info;
+}
+
+template CudaSolveInfo solve_cg_cuda<2>(const mesh::BoxMesh<2>&, const fe::DofLayout<2>&,
+                                        const operators::OperatorConfig&, const Vector<double>&,
+                                        const Vector<double>&, Vector<double>&, const SolverControl&);
+template CudaSolveInfo solve_cg_cuda<3>(const mesh::BoxMesh<3>&, const fe::DofLayout<3>&,
+                                        const operators::OperatorConfig&, const Vector<double>&,
+                                        const Vector<double>&, Vector<double>&, const SolverControl&);
+
+}  // namespace tcfem::solvers

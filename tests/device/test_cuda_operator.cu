@@ -1,0 +1,126 @@
+// The CUDA operator and the CUDA CG solve against the CPU reference: fresh random inputs,
+// NaN-poisoned outputs, every degree, dim, disc, geometry and form.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <random>
+
+#include "core/device.h"
+#include "operators/cuda_operator.h"
+#include "problem/poisson.h"
+#include "solvers/cuda_solve.h"
+
+namespace {
+using namespace tcfem;
+using operators::Form;
+
+#define SKIP_WITHOUT_DEVICE()                                                      \
+  do {                                                                             \
+    const auto info_ = query_device(0);                                            \
+    if (!info_.available) GTEST_SKIP() << "no CUDA device: skipping (" << info_.reason << ")"; \
+  } while (0)
+
+template <int dim, typename Number>
+double device_vs_cpu(fe::Disc disc, mesh::GeometryKind g, int k, int n, bool fast, Form form,
+                     fe::QuadratureKind quad, std::uint64_t seed) {
+  std::array<int, dim> nc;
+  nc.fill(n);
+  nc[0] = n + 1;
+  mesh::BoxMesh<dim> mesh(nc, g);
+  fe::DofLayout<dim> dofs(mesh, disc, k);
+  operators::OperatorConfig cfg;
+  cfg.disc = disc;
+  cfg.degree = k;
+  cfg.cartesian_fast_path = fast;
+  cfg.quadrature = quad;
+  operators::MatrixFreeOperator<dim, double> A(mesh, dofs, cfg, form);
+  operators::CudaOperator<dim, Number> D(mesh, dofs, cfg, form);
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> dist(-1.0, 1.0);
+  const std::size_t n_local = dofs.n_local();
+  Vector<double> x(n_local), ref(n_local);
+  std::vector<Number> xs(n_local), out(n_local, std::numeric_limits<Number>::quiet_NaN());
+  for (std::size_t i = 0; i < n_local; ++i) {
+    xs[i] = static_cast<Number>(dist(rng));
+    x[i] = xs[i];
+  }
+  A.vmult(ref, x);
+  DeviceBuffer<Number> d_x(xs), d_y(out);  // d_y poisoned with NaN
+  D.vmult(d_y.data(), d_x.data());
+  TCFEM_CUDA_CHECK(cudaDeviceSynchronize());
+  d_y.copy_to_host(out.data(), n_local);
+  double diff = 0.0, norm = 0.0;
+  for (std::size_t i = 0; i < n_local; ++i) {
+    if (!std::isfinite(double(out[i]))) return std::numeric_limits<double>::infinity();
+    diff += (ref[i] - out[i]) * (ref[i] - out[i]);
+    norm += ref[i] * ref[i];
+  }
+  return std::sqrt(diff / norm);
+}
+
+TEST(CudaOperator, MatchesCpuFp64EveryDegree) {
+  SKIP_WITHOUT_DEVICE();
+  using G = mesh::GeometryKind;
+  using Q = fe::QuadratureKind;
+  std::random_device rd;
+  for (int k = 1; k <= 8; ++k)
+    for (auto disc : {fe::Disc::cg, fe::Disc::dg})
+      for (auto form : {Form::laplace, Form::mass}) {
+        const std::string what = std::string(fe::to_string(disc)) + (form == Form::mass ? " mass" : " laplace") +
+                                 " k=" + std::to_string(k);
+        EXPECT_LT((device_vs_cpu<2, double>(disc, G::cartesian, k, 5, true, form, Q::gauss_k2, rd())), 1e-12) << what;
+        EXPECT_LT((device_vs_cpu<2, double>(disc, G::deformed, k, 4, false, form, Q::gauss_k2, rd())), 1e-12) << what;
+        EXPECT_LT((device_vs_cpu<3, double>(disc, G::cartesian, k, 3, true, form, Q::gauss_k2, rd())), 1e-12) << what;
+        EXPECT_LT((device_vs_cpu<3, double>(disc, G::deformed, k, 3, false, form, Q::gauss_k2, rd())), 1e-12) << what;
+        EXPECT_LT((device_vs_cpu<3, double>(disc, G::deformed, k, 2, false, form, Q::gll_k1, rd())), 1e-12) << what;
+      }
+}
+
+TEST(CudaOperator, MatchesCpuFp32) {
+  SKIP_WITHOUT_DEVICE();
+  using G = mesh::GeometryKind;
+  using Q = fe::QuadratureKind;
+  std::random_device rd;
+  for (int k : {1, 3, 5, 8})
+    for (auto disc : {fe::Disc::cg, fe::Disc::dg}) {
+      EXPECT_LT((device_vs_cpu<3, float>(disc, G::cartesian, k, 3, true, Form::laplace, Q::gauss_k2, rd())), 1e-5);
+      EXPECT_LT((device_vs_cpu<3, float>(disc, G::deformed, k, 2, false, Form::laplace, Q::gauss_k2, rd())), 1e-5);
+    }
+}
+
+template <int dim>
+void check_solve(fe::Disc disc, mesh::GeometryKind g, int k, int n) {
+  std::array<int, dim> nc;
+  nc.fill(n);
+  mesh::BoxMesh<dim> mesh(nc, g);
+  fe::DofLayout<dim> dofs(mesh, disc, k);
+  operators::OperatorConfig cfg;
+  cfg.disc = disc;
+  cfg.degree = k;
+  operators::LaplaceOperator<dim, double> A(mesh, dofs, cfg, Form::laplace);
+  Vector<double> diag;
+  A.compute_diagonal(diag);
+  const auto b = problem::assemble_rhs<dim>(mesh, dofs);
+  solvers::SolverControl control;
+  control.tolerance = 1e-10;
+  Vector<double> x_cpu(dofs.n_local()), x_gpu(dofs.n_local());
+  const auto r_cpu = solvers::solve_cg(A, x_cpu, b, solvers::JacobiPreconditioner<double>(diag), control);
+  const auto r_gpu = solvers::solve_cg_cuda<dim>(mesh, dofs, cfg, b, diag, x_gpu, control);
+  EXPECT_TRUE(r_gpu.result.converged);
+  EXPECT_LE(std::abs(r_gpu.result.iterations - r_cpu.iterations), 1);
+  const auto e_cpu = problem::compute_errors<dim>(mesh, dofs, x_cpu);
+  const auto e_gpu = problem::compute_errors<dim>(mesh, dofs, x_gpu);
+  EXPECT_NEAR(e_gpu.l2, e_cpu.l2, 1e-6 * e_cpu.l2);
+  EXPECT_NEAR(e_gpu.h1_semi, e_cpu.h1_semi, 1e-6 * e_cpu.h1_semi);
+}
+
+TEST(CudaSolve, AgreesWithCpuSolve) {
+  SKIP_WITHOUT_DEVICE();
+  check_solve<3>(fe::Disc::cg, mesh::GeometryKind::cartesian, 3, 6);
+  check_solve<3>(fe::Disc::dg, mesh::GeometryKind::cartesian, 2, 4);
+  check_solve<3>(fe::Disc::cg, mesh::GeometryKind::deformed, 4, 3);
+  check_solve<2>(fe::Disc::dg, mesh::GeometryKind::deformed, 3, 6);
+}
+
+}  // namespace
