@@ -7,8 +7,8 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 #include <cstdint>
+#include <cstdio>
 #include <limits>
 #include <random>
 #include <string>
@@ -24,17 +24,17 @@ namespace {
 
 using namespace tcfem;
 
-#define TCFEM_ASSERT_CUDA(call)                                                                  \
-  do {                                                                                           \
-    const cudaError_t tcfem_status = (call);                                                     \
-    ASSERT_EQ(tcfem_status, cudaSuccess) << #call << ": " << cudaGetErrorString(tcfem_status);  \
+#define TCFEM_ASSERT_CUDA(call)                                                                \
+  do {                                                                                         \
+    const cudaError_t tcfem_status = (call);                                                   \
+    ASSERT_EQ(tcfem_status, cudaSuccess) << #call << ": " << cudaGetErrorString(tcfem_status); \
   } while (0)
 
 // Launch errors (cudaGetLastError) and execution errors (synchronize).
-#define TCFEM_ASSERT_LAUNCH()                          \
-  do {                                                 \
-    TCFEM_ASSERT_CUDA(cudaGetLastError());             \
-    TCFEM_ASSERT_CUDA(cudaDeviceSynchronize());        \
+#define TCFEM_ASSERT_LAUNCH()                   \
+  do {                                          \
+    TCFEM_ASSERT_CUDA(cudaGetLastError());      \
+    TCFEM_ASSERT_CUDA(cudaDeviceSynchronize()); \
   } while (0)
 
 // ---- device discovery ----------------------------------------------------------------------------
@@ -51,7 +51,8 @@ DeviceInfo query_device() {
   const cudaError_t status = cudaGetDeviceCount(&count);
   if (status != cudaSuccess || count == 0) {
     info.skip_reason = "no CUDA device: skipping";
-    if (status != cudaSuccess) info.skip_reason += std::string(" (cudaGetDeviceCount: ") + cudaGetErrorString(status) + ")";
+    if (status != cudaSuccess)
+      info.skip_reason += std::string(" (cudaGetDeviceCount: ") + cudaGetErrorString(status) + ")";
     cudaGetLastError();  // clear the error state for later calls
     return info;
   }
@@ -176,7 +177,8 @@ __global__ void split_kernel(const float* x, int n, float* hi, float* lo) {
 /// ||got - reference||_2 / ||reference||_2 over an M x N matrix (leading dimension ld); NaN if any
 /// entry of `got` is not finite (the NaN poisoning was not overwritten).
 template <typename T>
-double relative_error(const std::vector<T>& got, const std::vector<long double>& reference, int M, int N, int ld) {
+double relative_error(const std::vector<T>& got, const std::vector<long double>& reference, int M, int N,
+                      int ld) {
   long double error = 0, norm = 0;
   for (int r = 0; r < M; ++r)
     for (int c = 0; c < N; ++c) {
@@ -208,10 +210,11 @@ using AllAtoms = ::testing::Types<arch::Sm80_M8N8K4_F64, arch::Sm90_M16N8K4_F64,
 struct AtomNames {
   template <class Atom>
   static std::string GetName(int index) {
-    static const char* const names[] = {
-        "Sm80_M8N8K4_F64",  "Sm90_M16N8K4_F64",  "Sm90_M16N8K8_F64",  "Sm90_M16N8K16_F64",  "Sm80_M16N8K8_TF32",
-        "Sm80_M16N8K16_F16", "Sm80_M16N8K16_BF16", "Simt_M8N8K4_F64",   "Simt_M16N8K4_F64",   "Simt_M16N8K8_F64",
-        "Simt_M16N8K16_F64", "Simt_M16N8K8_TF32",  "Simt_M16N8K16_F16", "Simt_M16N8K16_BF16", "Simt_M16N8K8_F32"};
+    static const char* const names[] = {"Sm80_M8N8K4_F64",    "Sm90_M16N8K4_F64",   "Sm90_M16N8K8_F64",
+                                        "Sm90_M16N8K16_F64",  "Sm80_M16N8K8_TF32",  "Sm80_M16N8K16_F16",
+                                        "Sm80_M16N8K16_BF16", "Simt_M8N8K4_F64",    "Simt_M16N8K4_F64",
+                                        "Simt_M16N8K8_F64",   "Simt_M16N8K16_F64",  "Simt_M16N8K8_TF32",
+                                        "Simt_M16N8K16_F16",  "Simt_M16N8K16_BF16", "Simt_M16N8K8_F32"};
     return names[index];
   }
 };
@@ -237,8 +240,8 @@ void run_atom_and_compare(std::mt19937_64& rng, double& worst_rounded, double& w
   TCFEM_ASSERT_CUDA(b_device.upload(b));
   TCFEM_ASSERT_CUDA(c_device.upload(c));
   TCFEM_ASSERT_CUDA(d_device.upload(d));  // NaN-poisoned output
-  atom_kernel<Atom, in_place><<<1, arch::warp_size>>>(a_device.data(), lda, b_device.data(), ldb, c_device.data(),
-                                                      d_device.data(), ldc);
+  atom_kernel<Atom, in_place><<<1, arch::warp_size>>>(a_device.data(), lda, b_device.data(), ldb,
+                                                      c_device.data(), d_device.data(), ldc);
   TCFEM_ASSERT_LAUNCH();
   TCFEM_ASSERT_CUDA(d_device.download(d));
 
@@ -260,7 +263,7 @@ void run_atom_and_compare(std::mt19937_64& rng, double& worst_rounded, double& w
       exact_rounded[r * ldc + col] = sum_rounded;
     }
   constexpr bool is_fp64 = std::is_same_v<ValueC, double>;
-  constexpr bool rounds_inputs = !std::is_same_v<typename Atom::FormatA, arch::PlainRegisters<ValueA>>;
+  constexpr bool rounds_inputs = !std::is_same_v<typename Atom::RegistersA, arch::PlainRegisters<ValueA>>;
   const double tolerance_rounded = is_fp64 ? 1e-12 : 1e-5;
   const double tolerance = is_fp64 ? 1e-12 : rounds_inputs ? 1e-2 : 1e-5;
   const double error_rounded = relative_error(d, exact_rounded, M, N, ldc);
@@ -281,8 +284,8 @@ void record_error(const char* key, double error) {
 TYPED_TEST(AtomTest, WarpProductMatchesNaiveGemm) {
   using Atom = TypeParam;
   if (this->skip_below(Atom::min_sm))
-    GTEST_SKIP() << "device " << device_info().name << " is sm_" << device_info().sm << "; this atom needs sm_"
-                 << Atom::min_sm << ": skipping";
+    GTEST_SKIP() << "device " << device_info().name << " is sm_" << device_info().sm
+                 << "; this atom needs sm_" << Atom::min_sm << ": skipping";
   const std::uint64_t seed = fresh_seed();
   SCOPED_TRACE("seed " + std::to_string(seed));
   std::mt19937_64 rng(seed);
@@ -302,17 +305,26 @@ class PolicyTest : public DeviceTest {};
 using precision::Precision;
 using AllPolicies = ::testing::Types<
     precision::Fp64Policy<arch::Sm90_M16N8K16_F64>, precision::Fp64Policy<arch::Sm80_M8N8K4_F64>,
-    precision::Fp64Policy<arch::Simt_M16N8K16_F64>, precision::PolicyFor<Precision::fp64, arch::Fp64Shape::simt>,
-    precision::Fp32Policy<>, precision::Tf32x3Policy<>, precision::Tf32x3Policy<arch::Simt_M16N8K8_TF32>,
-    precision::Fp16Policy<>, precision::Fp16ecPolicy<>, precision::Fp16ecPolicy<arch::Simt_M16N8K16_F16>,
-    precision::Bf16Policy<>, precision::Bf16x3Policy<>, precision::Bf16x3Policy<arch::Simt_M16N8K16_BF16>>;
+    precision::Fp64Policy<arch::Simt_M16N8K16_F64>,
+    precision::PolicyFor<Precision::fp64, arch::Fp64Shape::simt>, precision::Fp32Policy<>,
+    precision::Tf32x3Policy<>, precision::Tf32x3Policy<arch::Simt_M16N8K8_TF32>, precision::Fp16Policy<>,
+    precision::Fp16ecPolicy<>, precision::Fp16ecPolicy<arch::Simt_M16N8K16_F16>, precision::Bf16Policy<>,
+    precision::Bf16x3Policy<>, precision::Bf16x3Policy<arch::Simt_M16N8K16_BF16>>;
 struct PolicyNames {
   template <class Policy>
   static std::string GetName(int index) {
-    static const char* const names[] = {"Fp64_Sm90_M16N8K16", "Fp64_Sm80_M8N8K4", "Fp64_Simt_M16N8K16",
-                                        "Fp64_Simt_default",  "Fp32_Simt",        "Tf32x3",
-                                        "Tf32x3_Simt",        "Fp16",             "Fp16ec",
-                                        "Fp16ec_Simt",        "Bf16",             "Bf16x3",
+    static const char* const names[] = {"Fp64_Sm90_M16N8K16",
+                                        "Fp64_Sm80_M8N8K4",
+                                        "Fp64_Simt_M16N8K16",
+                                        "Fp64_Simt_default",
+                                        "Fp32_Simt",
+                                        "Tf32x3",
+                                        "Tf32x3_Simt",
+                                        "Fp16",
+                                        "Fp16ec",
+                                        "Fp16ec_Simt",
+                                        "Bf16",
+                                        "Bf16x3",
                                         "Bf16x3_Simt"};
     return names[index];
   }
@@ -324,8 +336,8 @@ TYPED_TEST(PolicyTest, TileGemmReachesThePrecisionTolerance) {
   using Storage = typename Policy::Storage;
   using ValueC = typename Policy::ValueC;
   if (this->skip_below(Policy::Atom::min_sm))
-    GTEST_SKIP() << "device " << device_info().name << " is sm_" << device_info().sm << "; this policy's atom needs sm_"
-                 << Policy::Atom::min_sm << ": skipping";
+    GTEST_SKIP() << "device " << device_info().name << " is sm_" << device_info().sm
+                 << "; this policy's atom needs sm_" << Policy::Atom::min_sm << ": skipping";
   const std::uint64_t seed = fresh_seed();
   SCOPED_TRACE("seed " + std::to_string(seed));
   std::mt19937_64 rng(seed);
@@ -340,8 +352,8 @@ TYPED_TEST(PolicyTest, TileGemmReachesThePrecisionTolerance) {
   TCFEM_ASSERT_CUDA(a_device.upload(a));
   TCFEM_ASSERT_CUDA(b_device.upload(b));
   TCFEM_ASSERT_CUDA(d_device.upload(d));
-  policy_kernel<Policy><<<1, arch::warp_size>>>(a_device.data(), lda, b_device.data(), ldb, d_device.data(), ldd,
-                                                k_extent);
+  policy_kernel<Policy>
+      <<<1, arch::warp_size>>>(a_device.data(), lda, b_device.data(), ldb, d_device.data(), ldd, k_extent);
   TCFEM_ASSERT_LAUNCH();
   TCFEM_ASSERT_CUDA(d_device.download(d));
 
@@ -352,9 +364,11 @@ TYPED_TEST(PolicyTest, TileGemmReachesThePrecisionTolerance) {
         exact[r * ldd + c] += static_cast<long double>(a[r * lda + k]) * b[k * ldb + c];
   double tolerance = 1e-5;  // fp32, tf32x3, fp16ec, bf16x3
   if constexpr (Policy::precision == Precision::fp64) tolerance = 1e-12;
-  if constexpr (Policy::precision == Precision::fp16 || Policy::precision == Precision::bf16) tolerance = 1e-2;
+  if constexpr (Policy::precision == Precision::fp16 || Policy::precision == Precision::bf16)
+    tolerance = 1e-2;
   const double error = relative_error(d, exact, M, N, ldd);
-  EXPECT_LE(error, tolerance) << precision::to_string(Policy::precision) << " (NaN: output not fully written)";
+  EXPECT_LE(error, tolerance) << precision::to_string(Policy::precision)
+                              << " (NaN: output not fully written)";
   record_error("error_vs_stored_inputs", error);
 }
 
@@ -364,12 +378,30 @@ class NumberFormatTest : public DeviceTest {};
 /// Edge cases and random bit patterns (finite or infinite), or a set of NaN patterns.
 std::vector<float> conversion_inputs(std::mt19937_64& rng, bool nan_inputs) {
   if (nan_inputs)
-    return {arch::float_from_bits(0x7fc00000u), arch::float_from_bits(0xffc01234u), arch::float_from_bits(0x7fa00000u),
-            arch::float_from_bits(0x7f800001u), arch::float_from_bits(0x7fffffffu)};
-  std::vector<float> x = {0.0f, -0.0f, 1.0f, -1.0f, 1.0f + 0x1p-11f, -(1.0f + 0x1p-11f), 1.0f + 0x1p-8f,
-                          65504.0f, 65519.0f, 65520.0f, 0x1p-24f, 0x1p-25f, 0x1.8p-24f, 0x1p-137f, 0x1p-149f,
-                          1e-40f, std::numeric_limits<float>::max(), -std::numeric_limits<float>::max(),
-                          std::ldexp(2.0f - 0x1p-11f, 127), INFINITY, -INFINITY};
+    return {arch::float_from_bits(0x7fc00000u), arch::float_from_bits(0xffc01234u),
+            arch::float_from_bits(0x7fa00000u), arch::float_from_bits(0x7f800001u),
+            arch::float_from_bits(0x7fffffffu)};
+  std::vector<float> x = {0.0f,
+                          -0.0f,
+                          1.0f,
+                          -1.0f,
+                          1.0f + 0x1p-11f,
+                          -(1.0f + 0x1p-11f),
+                          1.0f + 0x1p-8f,
+                          65504.0f,
+                          65519.0f,
+                          65520.0f,
+                          0x1p-24f,
+                          0x1p-25f,
+                          0x1.8p-24f,
+                          0x1p-137f,
+                          0x1p-149f,
+                          1e-40f,
+                          std::numeric_limits<float>::max(),
+                          -std::numeric_limits<float>::max(),
+                          std::ldexp(2.0f - 0x1p-11f, 127),
+                          INFINITY,
+                          -INFINITY};
   std::uniform_int_distribution<std::uint32_t> bits;
   while (x.size() < (1u << 16)) {
     const float v = arch::float_from_bits(bits(rng));
@@ -378,8 +410,8 @@ std::vector<float> conversion_inputs(std::mt19937_64& rng, bool nan_inputs) {
   return x;
 }
 
-void convert_on_device(const std::vector<float>& x, std::vector<std::uint32_t>& tf32, std::vector<std::uint16_t>& fp16,
-                       std::vector<std::uint16_t>& bf16) {
+void convert_on_device(const std::vector<float>& x, std::vector<std::uint32_t>& tf32,
+                       std::vector<std::uint16_t>& fp16, std::vector<std::uint16_t>& bf16) {
   const int n = static_cast<int>(x.size());
   DeviceBuffer<float> x_device;
   DeviceBuffer<std::uint32_t> tf32_device;
@@ -388,7 +420,8 @@ void convert_on_device(const std::vector<float>& x, std::vector<std::uint32_t>& 
   TCFEM_ASSERT_CUDA(tf32_device.allocate(n));
   TCFEM_ASSERT_CUDA(fp16_device.allocate(n));
   TCFEM_ASSERT_CUDA(bf16_device.allocate(n));
-  conversion_kernel<<<64, 256>>>(x_device.data(), n, tf32_device.data(), fp16_device.data(), bf16_device.data());
+  conversion_kernel<<<64, 256>>>(x_device.data(), n, tf32_device.data(), fp16_device.data(),
+                                 bf16_device.data());
   TCFEM_ASSERT_LAUNCH();
   TCFEM_ASSERT_CUDA(tf32_device.download(tf32));
   TCFEM_ASSERT_CUDA(fp16_device.download(fp16));
@@ -460,7 +493,8 @@ void expect_device_split_matches_host(std::mt19937_64& rng) {
   TCFEM_ASSERT_CUDA(x_device.upload(x));
   TCFEM_ASSERT_CUDA(hi_device.allocate(x.size()));
   TCFEM_ASSERT_CUDA(lo_device.allocate(x.size()));
-  split_kernel<p><<<16, 256>>>(x_device.data(), static_cast<int>(x.size()), hi_device.data(), lo_device.data());
+  split_kernel<p>
+      <<<16, 256>>>(x_device.data(), static_cast<int>(x.size()), hi_device.data(), lo_device.data());
   TCFEM_ASSERT_LAUNCH();
   std::vector<float> hi, lo;
   TCFEM_ASSERT_CUDA(hi_device.download(hi));
