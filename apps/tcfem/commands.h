@@ -10,5 +10,7 @@ enum ExitCode { exit_ok = 0, exit_internal = 1, exit_bad_input = 2, exit_not_con
 
 /// Adds `solve` to `app`; the returned function runs it after parsing.
 std::function<int()> add_solve_command(CLI::App& app);
+/// Adds `bench` (operator throughput measurements) to `app`.
+std::function<int()> add_bench_command(CLI::App& app);
 
 }  // namespace tcfem::app

@@ -46,6 +46,7 @@ struct SolveOptions {
   double tol = 1e-10;
   int max_iter = 20000;
   std::string backend = "cpu";
+  std::string variant = "auto";
   std::string json_file, vtu_file;
   bool quiet = false;
 };
@@ -68,6 +69,8 @@ void validate(const SolveOptions& o) {
     range_error("--tol", buf, "real numbers in (0, 1)");
   }
   if (o.max_iter < 1) range_error("--max-iter", std::to_string(o.max_iter), "integers >= 1");
+  if (o.backend != "cuda" && o.variant != "auto")
+    throw InputError("--variant " + o.variant + ": kernel variants exist for --backend cuda only");
   if (o.backend == "cuda" && o.operator_path == "assembled")
     throw InputError("--operator-path assembled: runs on --backend cpu only");
   if (o.backend == "cuda") require_device("--backend cuda");
@@ -149,14 +152,20 @@ int run_solve(const SolveOptions& o) {
     };
   solvers::SolverResult result;
   double t_solve = 0.0, t_device_setup = 0.0;
-  std::string device_name;
+  std::string device_name, kernel_name;
   if (o.backend == "cuda") {
-    const auto info = solvers::solve_cg_cuda<dim>(mesh, dofs, cfg, b, diag, x, control);
+    const auto choice = o.variant == "generic"       ? solvers::VariantChoice::generic
+                        : o.variant == "cuda-core"   ? solvers::VariantChoice::cuda_core
+                        : o.variant == "tensor-core" ? solvers::VariantChoice::tensor_core
+                                                     : solvers::VariantChoice::automatic;
+    const auto info = solvers::solve_cg_cuda<dim>(mesh, dofs, cfg, b, diag, x, control, choice);
+    kernel_name = info.kernel;
     result = info.result;
     t_solve = info.solve_seconds;
     t_device_setup = info.setup_seconds;
     device_name = info.device_name;
-    std::snprintf(line, sizeof line, "  device          %s, setup %.3f s\n", device_name.c_str(), t_device_setup);
+    std::snprintf(line, sizeof line, "  device          %s, setup %.3f s\n  kernel          %s\n", device_name.c_str(),
+                  t_device_setup, kernel_name.c_str());
     say(line);
   } else if (assembled) {
     const auto t_solve_start = clock_type::now();
@@ -234,7 +243,11 @@ int run_solve(const SolveOptions& o) {
     j["residual_history"] = result.history;
     j["errors"] = {{"l2", errors.l2}, {"h1_semi", errors.h1_semi}};
     j["timings"] = {{"setup", t_setup + t_device_setup}, {"solve", t_solve}, {"errors", t_errors}, {"total", t_total}};
-    if (o.backend == "cuda") j["device"] = device_name;
+    if (o.backend == "cuda") {
+      j["device"] = device_name;
+      j["kernel"] = kernel_name;
+    }
+    j["config"]["variant"] = o.variant;
     j["throughput"] = {{"operator_dofs_per_second", dofs_per_s},
                        {"solve_dofs_per_second", t_solve > 0 ? dofs.n_dofs() / t_solve : 0.0}};
     j["memory"] = {{"estimated_bytes", estimate}, {"operator_bytes", A.memory_bytes()}};
@@ -280,6 +293,10 @@ std::function<int()> add_solve_command(CLI::App& app) {
   cmd->add_option("--max-iter", opts->max_iter, "Maximum CG iterations, >= 1")->capture_default_str();
   cmd->add_option("--backend", opts->backend, "cpu or cuda")
       ->check(CLI::IsMember({"cpu", "cuda"}))
+      ->capture_default_str();
+  cmd->add_option("--variant", opts->variant,
+                  "Device kernel family (--backend cuda): auto (fastest available), generic, cuda-core, tensor-core")
+      ->check(CLI::IsMember({"auto", "generic", "cuda-core", "tensor-core"}))
       ->capture_default_str();
   cmd->add_option("--json", opts->json_file, "Write the full report as JSON to FILE");
   cmd->add_option("--vtu", opts->vtu_file, "Write the solution as VTU (VTK Lagrange cells) to FILE");

@@ -4,7 +4,7 @@
 
 #include "core/device.h"
 #include "core/device_buffer.h"
-#include "operators/cuda_operator.h"
+#include "operators/device_operator.h"
 #include "solvers/cuda_solve.h"
 
 namespace tcfem::solvers {
@@ -83,7 +83,8 @@ __global__ void shift_rz(double* scalars) { scalars[rz_old] = scalars[rz_new]; }
 template <int dim>
 CudaSolveInfo solve_cg_cuda(const mesh::BoxMesh<dim>& mesh, const fe::DofLayout<dim>& dofs,
                             const operators::OperatorConfig& config, const Vector<double>& b,
-                            const Vector<double>& diagonal, Vector<double>& x, const SolverControl& control) {
+                            const Vector<double>& diagonal, Vector<double>& x, const SolverControl& control,
+                            VariantChoice variant) {
   using clock = std::chrono::steady_clock;
   const auto t0 = clock::now();
   CudaSolveInfo info;
@@ -94,7 +95,34 @@ CudaSolveInfo solve_cg_cuda(const mesh::BoxMesh<dim>& mesh, const fe::DofLayout<
   if (need > 0.9 * double(dev.free_memory))
     throw InputError("--cells/--refine: the device needs about " + std::to_string(need / 1e9) + " GB for vectors, " +
                      std::to_string(dev.free_memory / 1e9) + " GB are free");
-  operators::CudaOperator<dim, double> A(mesh, dofs, config, operators::Form::laplace);
+  operators::DeviceKernelKey key;
+  key.dim = dim;
+  key.degree = config.degree;
+  key.disc = config.disc;
+  key.cartesian = mesh.geometry() == mesh::GeometryKind::cartesian && config.cartesian_fast_path;
+  key.quadrature = config.quadrature;
+  key.form = operators::Form::laplace;
+  key.precision = precision::Precision::fp64;
+  using operators::Variant;
+  switch (variant) {
+    case VariantChoice::generic: key.variant = Variant::generic; break;
+    case VariantChoice::cuda_core: key.variant = Variant::cuda_core; break;
+    case VariantChoice::tensor_core: key.variant = Variant::tensor_core; break;
+    case VariantChoice::automatic:
+      key.variant = Variant::generic;
+      for (auto v : {Variant::tensor_core, Variant::cuda_core}) {
+        auto k2 = key;
+        k2.variant = v;
+        if (operators::device_kernel_supported(k2)) {
+          key.variant = v;
+          break;
+        }
+      }
+      break;
+  }
+  const auto op = operators::make_device_operator<dim>(mesh, dofs, key);
+  const auto& A = *op;
+  info.kernel = key.to_string();
   std::vector<double> inv(n);
   for (std::size_t i = 0; i < n; ++i) inv[i] = 1.0 / diagonal[i];
   DeviceBuffer<double> d_b(n), d_x(n), d_r(n), d_z(n), d_p(n), d_Ap(n), d_inv(inv);
@@ -188,9 +216,11 @@ CudaSolveInfo solve_cg_cuda(const mesh::BoxMesh<dim>& mesh, const fe::DofLayout<
 
 template CudaSolveInfo solve_cg_cuda<2>(const mesh::BoxMesh<2>&, const fe::DofLayout<2>&,
                                         const operators::OperatorConfig&, const Vector<double>&,
-                                        const Vector<double>&, Vector<double>&, const SolverControl&);
+                                        const Vector<double>&, Vector<double>&, const SolverControl&,
+                                        VariantChoice);
 template CudaSolveInfo solve_cg_cuda<3>(const mesh::BoxMesh<3>&, const fe::DofLayout<3>&,
                                         const operators::OperatorConfig&, const Vector<double>&,
-                                        const Vector<double>&, Vector<double>&, const SolverControl&);
+                                        const Vector<double>&, Vector<double>&, const SolverControl&,
+                                        VariantChoice);
 
 }  // namespace tcfem::solvers

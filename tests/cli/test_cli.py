@@ -76,7 +76,8 @@ def test_bad_input(tmp):
         (["--degree", "three"], "--degree"), (["--refine", "-1"], "--refine"), (["--refine", "99"], "--refine"),
         (["--cells", "100000"], "--cells"), (["--refine", "14"], "--refine"), (["--cells", "2", "--refine", "1"], "--cells"),
         (["--json", "/nonexistent-dir/r.json"], "--json"), (["--vtu", "/nonexistent-dir/r.vtu"], "--vtu"),
-        (["--backend", "fpga"], "--backend"),
+        (["--backend", "fpga"], "--backend"), (["--variant", "generic"], "--variant"),
+        (["--variant", "warp-drive"], "--variant"), (["--quadrature", "bp9"], "--quadrature"),
     ]
     for args, option in cases:
         out = os.path.join(tmp, "bad.json")

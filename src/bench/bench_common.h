@@ -1,0 +1,64 @@
+#pragma once
+// Helpers shared by the CPU (operator_bench.cpp) and device (operator_bench.cu) measurements.
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "arch/host_device.h"
+#include "bench/operator_bench.h"
+#include "mesh/box_mesh.h"
+#include "operators/laplace_operator.h"
+
+namespace tcfem::bench {
+
+/// Input values in [-1, 1): splitmix64 of (seed, i), identical on the host and the device.
+TCFEM_HOST_DEVICE inline double random_value(std::uint64_t seed, std::uint64_t i) {
+  std::uint64_t z = seed * 0x9E3779B97F4A7C15ull + i + 1;
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  z ^= z >> 31;
+  return double(z >> 11) * 0x1.0p-52 - 1.0;
+}
+
+inline mesh::GeometryKind geometry_of(const operators::DeviceKernelKey& key) {
+  return key.cartesian ? mesh::GeometryKind::cartesian : mesh::GeometryKind::deformed;
+}
+
+inline operators::OperatorConfig operator_config(const operators::DeviceKernelKey& key) {
+  operators::OperatorConfig c;
+  c.disc = key.disc;
+  c.degree = key.degree;
+  c.quadrature = key.quadrature;
+  c.cartesian_fast_path = key.cartesian;
+  return c;
+}
+
+/// Median, minimum and maximum of per-apply times.
+inline void summarize_times(std::vector<double> t, BenchResult& r) {
+  std::sort(t.begin(), t.end());
+  const std::size_t n = t.size();
+  r.median_seconds = n % 2 ? t[n / 2] : 0.5 * (t[n / 2 - 1] + t[n / 2]);
+  r.min_seconds = t.front();
+  r.max_seconds = t.back();
+}
+
+/// Fills r.check_rel_diff and r.check_passed from an output and the fp64 reference output.
+template <typename Number>
+void record_check(const Number* y, const double* ref, std::size_t n, double tolerance, BenchResult& r) {
+  double diff = 0.0, norm = 0.0;
+  bool finite = true;
+  for (std::size_t i = 0; i < n; ++i) {
+    const double yi = double(y[i]);
+    if (!std::isfinite(yi) || !std::isfinite(ref[i])) finite = false;
+    diff += (yi - ref[i]) * (yi - ref[i]);
+    norm += ref[i] * ref[i];
+  }
+  r.checked = true;
+  if (finite && norm > 0.0) r.check_rel_diff = std::sqrt(diff / norm);
+  else if (finite && diff == 0.0) r.check_rel_diff = 0.0;
+  r.check_passed = r.check_rel_diff.has_value() && *r.check_rel_diff <= tolerance;
+}
+
+}  // namespace tcfem::bench

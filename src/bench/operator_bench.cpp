@@ -1,0 +1,144 @@
+// The CPU part of the operator benchmark, problem sizes and memory estimates.
+#include <chrono>
+#include <limits>
+#include <memory>
+
+#include "bench/bench_common.h"
+#include "core/error.h"
+
+namespace tcfem::bench {
+
+std::string_view to_string(Backend backend) { return backend == Backend::cpu ? "cpu" : "cuda"; }
+
+namespace {
+
+double dofs_of(int dim, int degree, fe::Disc disc, double n) {
+  return disc == fe::Disc::cg ? std::pow(n * degree + 1.0, dim) : std::pow(n * (degree + 1.0), dim);
+}
+
+template <int dim>
+double operator_bytes_per_dof(const operators::DeviceKernelKey& key) {
+  return operators::MatrixFreeOperator<dim, double>::estimated_bytes_per_dof(operator_config(key), geometry_of(key));
+}
+
+}  // namespace
+
+BenchSize size_for_target(int dim, int degree, fe::Disc disc, double target_dofs) {
+  constexpr int max_cells = 1 << 20;
+  const double root = std::pow(std::max(target_dofs, 1.0), 1.0 / dim);
+  double n = disc == fe::Disc::cg ? std::ceil((root - 1.0) / degree) : std::ceil(root / (degree + 1.0));
+  n = std::clamp(n, 1.0, double(max_cells));
+  // the root is inexact: step to the smallest n that reaches the target
+  while (n > 1 && dofs_of(dim, degree, disc, n - 1) >= target_dofs) n -= 1;
+  while (n < max_cells && dofs_of(dim, degree, disc, n) < target_dofs) n += 1;
+  BenchSize s;
+  s.cells_per_direction = int(n);
+  s.n_cells = std::pow(n, dim);
+  s.n_dofs = dofs_of(dim, degree, disc, n);
+  return s;
+}
+
+bool needs_check(const BenchCase& c) {
+  if (!c.check) return false;
+  return !(c.key.variant == operators::Variant::generic && c.key.precision == precision::Precision::fp64);
+}
+
+bool cpu_supported(const operators::DeviceKernelKey& key) {
+  return key.variant == operators::Variant::generic && key.form == operators::Form::laplace &&
+         (key.dim == 2 || key.dim == 3) && key.degree >= 1 && key.degree <= 8 &&
+         (key.precision == precision::Precision::fp64 || key.precision == precision::Precision::fp32);
+}
+
+double check_tolerance(precision::Precision p) {
+  using precision::Precision;
+  switch (p) {
+    case Precision::fp64: return 1e-12;
+    case Precision::fp16:
+    case Precision::bf16: return 1e-2;
+    default: return 1e-5;
+  }
+}
+
+MemoryEstimate estimate_memory(const BenchCase& c) {
+  const auto size = size_for_target(c.key.dim, c.key.degree, c.key.disc, c.target_dofs);
+  const double n = size.n_dofs;
+  const double value = precision::stores_double(c.key.precision) ? 8.0 : 4.0;
+  // the fp64 estimate bounds the operator data of every precision (and of the fp64 reference)
+  const double op = n * (c.key.dim == 2 ? operator_bytes_per_dof<2>(c.key) : operator_bytes_per_dof<3>(c.key));
+  const bool check = needs_check(c);
+  const double slack = 64e6;
+  const double layout = 16.0 * n;  // DoF layout, boundary mask, mesh
+  MemoryEstimate m;
+  if (c.backend == Backend::cpu) {
+    // src, dst; operator; check: fp64 copies of src and of the two outputs
+    m.host_bytes = 2.0 * value * n + op + (check ? 24.0 * n : 0.0) + layout + slack;
+  } else {
+    // device: src, dst, operator (the fast one, then the reference); check: fp64 src and reference output
+    m.device_bytes = 2.0 * value * n + op + (check ? 16.0 * n : 0.0) + slack;
+    // host: the operator's tables are built on the host first; check: both outputs as fp64
+    m.host_bytes = op + (check ? 20.0 * n : 0.0) + layout + slack;
+  }
+  return m;
+}
+
+namespace {
+
+using clock_type = std::chrono::steady_clock;
+
+template <int dim, typename Number>
+BenchResult run_cpu_typed(const BenchCase& c) {
+  const auto size = size_for_target(dim, c.key.degree, c.key.disc, c.target_dofs);
+  std::array<int, dim> cells;
+  cells.fill(size.cells_per_direction);
+  mesh::BoxMesh<dim> mesh(cells, geometry_of(c.key));
+  fe::DofLayout<dim> dofs(mesh, c.key.disc, c.key.degree);
+  const auto config = operator_config(c.key);
+  const std::size_t n = dofs.n_local();
+
+  BenchResult r;
+  r.cells_per_direction = size.cells_per_direction;
+  r.n_cells = mesh.n_global_cells();
+  r.n_dofs = dofs.n_dofs();
+  Vector<Number> src(n), dst(n);
+  for (std::size_t i = 0; i < n; ++i) src[i] = static_cast<Number>(random_value(c.seed, i));
+  {
+    auto op = std::make_unique<operators::MatrixFreeOperator<dim, Number>>(mesh, dofs, config,
+                                                                          operators::Form::laplace);
+    for (int i = 0; i < c.warmup; ++i) op->vmult(dst, src);
+    std::vector<double> times(c.repetitions);
+    for (auto& t : times) {
+      const auto start = clock_type::now();
+      op->vmult(dst, src);
+      t = std::chrono::duration<double>(clock_type::now() - start).count();
+    }
+    summarize_times(std::move(times), r);
+    r.operator_bytes = op->memory_bytes();
+    r.dram_bytes_per_apply = 2.0 * double(n) * sizeof(Number) + double(r.operator_bytes);
+    if (needs_check(c)) {
+      dst.fill(std::numeric_limits<Number>::quiet_NaN());
+      op->vmult(dst, src);
+    }
+  }
+  if (needs_check(c)) {
+    operators::MatrixFreeOperator<dim, double> reference(mesh, dofs, config, operators::Form::laplace);
+    Vector<double> x(n), y(n, std::numeric_limits<double>::quiet_NaN());
+    for (std::size_t i = 0; i < n; ++i) x[i] = double(src[i]);
+    reference.vmult(y, x);
+    record_check(dst.data(), y.data(), n, check_tolerance(c.key.precision), r);
+  }
+  return r;
+}
+
+}  // namespace
+
+BenchResult run_cpu_bench(const BenchCase& c) {
+  if (!cpu_supported(c.key))
+    throw InputError("--backend cpu: no CPU operator for " + c.key.to_string() +
+                     "; the CPU backend runs the generic variant in fp64 and fp32");
+  TCFEM_ASSERT(c.repetitions >= 1 && c.warmup >= 0, "bench repetitions >= 1 and warmup >= 0");
+  const bool dbl = c.key.precision == precision::Precision::fp64;
+  if (c.key.dim == 2) return dbl ? run_cpu_typed<2, double>(c) : run_cpu_typed<2, float>(c);
+  return dbl ? run_cpu_typed<3, double>(c) : run_cpu_typed<3, float>(c);
+}
+
+}  // namespace tcfem::bench

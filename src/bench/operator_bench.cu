@@ -1,0 +1,155 @@
+// The device part of the operator benchmark: per-apply timing with CUDA events, and the check of
+// one apply against the generic fp64 device kernel.
+#include <limits>
+#include <memory>
+
+#include "bench/bench_common.h"
+#include "core/cuda_check.h"
+#include "core/device.h"
+#include "core/device_buffer.h"
+
+namespace tcfem::bench {
+namespace {
+
+constexpr int fill_block = 256;
+
+int fill_grid(std::size_t n) {
+  return static_cast<int>(std::min<std::size_t>((n + fill_block - 1) / fill_block, 1 << 16));
+}
+
+template <typename Number>
+__global__ void fill_random_kernel(Number* x, std::int64_t n, std::uint64_t seed) {
+  for (std::int64_t i = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; i < n;
+       i += std::int64_t(gridDim.x) * blockDim.x)
+    x[i] = static_cast<Number>(random_value(seed, static_cast<std::uint64_t>(i)));
+}
+
+__global__ void widen_kernel(const float* x, double* y, std::int64_t n) {
+  for (std::int64_t i = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; i < n;
+       i += std::int64_t(gridDim.x) * blockDim.x)
+    y[i] = double(x[i]);
+}
+
+/// CUDA events, destroyed with the object.
+class EventList {
+ public:
+  explicit EventList(std::size_t n) : events_(n, nullptr) {
+    for (auto& e : events_) TCFEM_CUDA_CHECK(cudaEventCreate(&e));
+  }
+  ~EventList() {
+    for (auto e : events_)
+      if (e) cudaEventDestroy(e);
+  }
+  EventList(const EventList&) = delete;
+  EventList& operator=(const EventList&) = delete;
+  cudaEvent_t operator[](std::size_t i) const { return events_[i]; }
+
+ private:
+  std::vector<cudaEvent_t> events_;
+};
+
+/// A device vector of n entries of 8 (double) or 4 (float) bytes.
+struct RawVector {
+  RawVector(std::size_t n, std::size_t value_size) : words((n * value_size + 7) / 8), n(n), value_size(value_size) {}
+  DeviceBuffer<double> words;
+  std::size_t n, value_size;
+  void* data() { return words.data(); }
+  void fill_random(std::uint64_t seed) {
+    if (value_size == 8) fill_random_kernel<double><<<fill_grid(n), fill_block>>>(words.data(), n, seed);
+    else fill_random_kernel<float><<<fill_grid(n), fill_block>>>(reinterpret_cast<float*>(words.data()), n, seed);
+    TCFEM_CUDA_CHECK_LAUNCH();
+  }
+  /// NaN in every entry (all bits set), so that entries a kernel does not write fail the check.
+  void poison() { TCFEM_CUDA_CHECK(cudaMemset(words.data(), 0xff, words.size() * sizeof(double))); }
+  std::vector<double> to_host_double() const {
+    std::vector<double> out(n);
+    if (value_size == 8) {
+      words.copy_to_host(out.data(), n);
+    } else {
+      std::vector<float> f(n);
+      TCFEM_CUDA_CHECK(cudaMemcpy(f.data(), words.data(), n * sizeof(float), cudaMemcpyDeviceToHost));
+      for (std::size_t i = 0; i < n; ++i) out[i] = f[i];
+    }
+    return out;
+  }
+};
+
+template <int dim>
+BenchResult run_cuda_typed(const BenchCase& c) {
+  require_device("--backend cuda");
+  TCFEM_ASSERT(c.repetitions >= 1 && c.warmup >= 0, "bench repetitions >= 1 and warmup >= 0");
+  const auto size = size_for_target(dim, c.key.degree, c.key.disc, c.target_dofs);
+  std::array<int, dim> cells;
+  cells.fill(size.cells_per_direction);
+  mesh::BoxMesh<dim> mesh(cells, geometry_of(c.key));
+  fe::DofLayout<dim> dofs(mesh, c.key.disc, c.key.degree);
+
+  BenchResult r;
+  r.cells_per_direction = size.cells_per_direction;
+  r.n_cells = mesh.n_global_cells();
+  r.n_dofs = dofs.n_dofs();
+  auto op = operators::make_device_operator<dim>(mesh, dofs, c.key);
+  const std::size_t n = op->n_local();
+  RawVector src(n, op->value_size()), dst(n, op->value_size());
+  src.fill_random(c.seed);
+  dst.poison();
+
+  for (int i = 0; i < c.warmup; ++i) op->vmult(dst.data(), src.data());
+  // each apply between its own pair of events; one synchronization at the end
+  EventList events(2 * std::size_t(c.repetitions));
+  for (int i = 0; i < c.repetitions; ++i) {
+    TCFEM_CUDA_CHECK(cudaEventRecord(events[2 * i]));
+    op->vmult(dst.data(), src.data());
+    TCFEM_CUDA_CHECK(cudaEventRecord(events[2 * i + 1]));
+  }
+  TCFEM_CUDA_CHECK(cudaEventSynchronize(events[2 * std::size_t(c.repetitions) - 1]));
+  TCFEM_CUDA_CHECK(cudaDeviceSynchronize());
+  std::vector<double> times(c.repetitions);
+  for (int i = 0; i < c.repetitions; ++i) {
+    float ms = 0.0f;
+    TCFEM_CUDA_CHECK(cudaEventElapsedTime(&ms, events[2 * i], events[2 * i + 1]));
+    times[i] = 1e-3 * double(ms);
+  }
+  summarize_times(std::move(times), r);
+  r.flops_per_apply = op->flops_per_apply();
+  r.dram_bytes_per_apply = op->dram_bytes_per_apply();
+  r.shared_bytes_per_apply = op->shared_bytes_per_apply();
+  r.operator_bytes = op->device_bytes();
+  if (!needs_check(c)) return r;
+
+  // the operator under test on a poisoned output ...
+  dst.poison();
+  op->vmult(dst.data(), src.data());
+  TCFEM_CUDA_CHECK(cudaDeviceSynchronize());
+  const std::vector<double> y = dst.to_host_double();
+  op.reset();  // free its device memory before the reference is built
+  // ... and the generic fp64 kernel on the same input
+  auto ref_key = c.key;
+  ref_key.variant = operators::Variant::generic;
+  ref_key.precision = precision::Precision::fp64;
+  auto ref_op = operators::make_device_operator<dim>(mesh, dofs, ref_key);
+  TCFEM_ASSERT(ref_op->n_local() == n && ref_op->value_size() == 8, "reference operator layout");
+  RawVector ref(n, 8);
+  ref.poison();
+  if (src.value_size == 8) {
+    ref_op->vmult(ref.data(), src.data());
+  } else {
+    RawVector src64(n, 8);
+    widen_kernel<<<fill_grid(n), fill_block>>>(reinterpret_cast<const float*>(src.data()), src64.words.data(), n);
+    TCFEM_CUDA_CHECK_LAUNCH();
+    ref_op->vmult(ref.data(), src64.data());
+    TCFEM_CUDA_CHECK(cudaDeviceSynchronize());  // src64 is freed at the end of this scope
+  }
+  TCFEM_CUDA_CHECK(cudaDeviceSynchronize());
+  const std::vector<double> y_ref = ref.to_host_double();
+  record_check(y.data(), y_ref.data(), n, check_tolerance(c.key.precision), r);
+  return r;
+}
+
+}  // namespace
+
+BenchResult run_cuda_bench(const BenchCase& c) {
+  return c.key.dim == 2 ? run_cuda_typed<2>(c) : run_cuda_typed<3>(c);
+}
+
+}  // namespace tcfem::bench

@@ -1,0 +1,79 @@
+#pragma once
+// One operator-apply measurement of `tcfem bench`: builds the mesh, DoFs and operator of a case,
+// applies it `warmup` times, then `repetitions` times, each apply timed on its own (CUDA events on
+// the device, std::chrono on the CPU), and checks one more apply against the fp64 reference
+// operator (the generic fp64 device kernel, or the CPU fp64 operator). Plain C++: the device part
+// lives in operator_bench.cu, with a stub in builds without CUDA.
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string_view>
+
+#include "fe/dof_layout.h"
+#include "operators/device_operator.h"
+#include "precision/precision.h"
+
+namespace tcfem::bench {
+
+enum class Backend { cpu, cuda };
+std::string_view to_string(Backend backend);
+
+/// One measurement. The mesh is the unit box (key.cartesian) or its deformed image (general
+/// path with key.quadrature); the operator is always the Laplacian.
+struct BenchCase {
+  Backend backend = Backend::cpu;
+  operators::DeviceKernelKey key;
+  double target_dofs = 1e5;  ///< cells per direction are chosen so that n_dofs >= target_dofs
+  int warmup = 3;
+  int repetitions = 20;
+  bool check = true;  ///< compare one apply with the fp64 reference (skipped where the case is the reference)
+  std::uint64_t seed = 1;
+};
+
+/// The problem size of a case: the smallest box of n^dim cells with at least the target DoFs.
+struct BenchSize {
+  int cells_per_direction = 1;
+  double n_cells = 0.0;
+  double n_dofs = 0.0;
+};
+BenchSize size_for_target(int dim, int degree, fe::Disc disc, double target_dofs);
+
+/// Memory a case needs, estimated before anything is allocated.
+struct MemoryEstimate {
+  double host_bytes = 0.0;
+  double device_bytes = 0.0;  ///< 0 on the CPU backend
+};
+MemoryEstimate estimate_memory(const BenchCase& c);
+
+/// Whether the case is compared with the fp64 reference (every case but the reference itself).
+bool needs_check(const BenchCase& c);
+
+/// The CPU backend runs MatrixFreeOperator: the generic variant in fp64 and fp32.
+bool cpu_supported(const operators::DeviceKernelKey& key);
+
+/// Largest relative 2-norm difference to the fp64 reference a precision may show
+/// (fp64 1e-12; fp32, tf32x3, fp16ec, bf16x3 1e-5; fp16, bf16 1e-2).
+double check_tolerance(precision::Precision precision);
+
+/// What one measurement gives.
+struct BenchResult {
+  int cells_per_direction = 0;
+  std::size_t n_cells = 0;
+  std::size_t n_dofs = 0;  ///< all DoFs of the space, boundary included
+  double median_seconds = 0.0, min_seconds = 0.0, max_seconds = 0.0;
+  double dram_bytes_per_apply = 0.0;  ///< src read + dst written once + stored operator data
+  std::optional<double> flops_per_apply;         ///< unknown for the CPU operator
+  std::optional<double> shared_bytes_per_apply;  ///< unknown for the CPU operator
+  std::size_t operator_bytes = 0;
+  bool checked = false;
+  /// Relative 2-norm difference ||y - y_ref|| / ||y_ref||; empty when not checked or not finite.
+  std::optional<double> check_rel_diff;
+  bool check_passed = true;
+};
+
+/// The measurement on the CPU (MatrixFreeOperator<dim, double or float>).
+BenchResult run_cpu_bench(const BenchCase& c);
+/// The measurement on CUDA device 0 (make_device_operator); InputError in builds without CUDA.
+BenchResult run_cuda_bench(const BenchCase& c);
+
+}  // namespace tcfem::bench

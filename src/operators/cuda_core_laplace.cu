@@ -1,0 +1,21 @@
+// The cuda-core kernel family (registered in device_registry.cu).
+#include "operators/device_variants.h"
+
+namespace tcfem::operators {
+
+bool cuda_core_supports(const DeviceKernelKey&) { return false; }
+
+std::string describe_cuda_core() { return "cuda-core: none yet"; }
+
+template <int dim>
+std::unique_ptr<DeviceOperator> make_cuda_core_operator(const mesh::BoxMesh<dim>&, const fe::DofLayout<dim>&,
+                                                   const DeviceKernelKey&) {
+  return nullptr;
+}
+
+template std::unique_ptr<DeviceOperator> make_cuda_core_operator<2>(const mesh::BoxMesh<2>&, const fe::DofLayout<2>&,
+                                                               const DeviceKernelKey&);
+template std::unique_ptr<DeviceOperator> make_cuda_core_operator<3>(const mesh::BoxMesh<3>&, const fe::DofLayout<3>&,
+                                                               const DeviceKernelKey&);
+
+}  // namespace tcfem::operators
