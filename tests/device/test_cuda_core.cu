@@ -1,0 +1,162 @@
+// The cuda-core kernel family against the CPU operator (MatrixFreeOperator in fp64): fresh random
+// inputs, NaN-poisoned outputs, every degree, dim, disc and both precisions, on anisotropic meshes
+// with several tiles (partial ones included), single-cell directions, several work distributions
+// (segments of one layer, segments split inside and across tiles) and both zeroing modes.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <limits>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "core/device.h"
+#include "core/device_buffer.h"
+#include "operators/device_operator.h"
+#include "operators/laplace_operator.h"
+
+namespace {
+using namespace tcfem;
+using operators::DeviceKernelKey;
+using precision::Precision;
+
+bool have_device() { return query_device(0).available; }
+
+/// Sets the work-item and zeroing knobs for the lifetime of the object: items = 0 leaves the
+/// default (on the small test meshes: items of one layer); small values give long items. memset:
+/// zero all of dst instead of the atomically updated nodes.
+struct Knobs {
+  Knobs(double items, bool memset) {
+    if (items > 0)
+      setenv("TCFEM_CUDA_CORE_ITEMS", std::to_string(items).c_str(), 1);
+    else
+      unsetenv("TCFEM_CUDA_CORE_ITEMS");
+    if (memset)
+      setenv("TCFEM_CUDA_CORE_ZERO", "memset", 1);
+    else
+      setenv("TCFEM_CUDA_CORE_ZERO", "edges", 1);
+  }
+  ~Knobs() {
+    unsetenv("TCFEM_CUDA_CORE_ITEMS");
+    unsetenv("TCFEM_CUDA_CORE_ZERO");
+  }
+};
+
+template <int dim, typename Number>
+double cuda_core_error(fe::Disc disc, int k, const std::array<int, dim>& nc, double items, std::uint64_t seed,
+                       bool memset = false) {
+  mesh::BoxMesh<dim> mesh(nc, mesh::GeometryKind::cartesian);
+  fe::DofLayout<dim> dofs(mesh, disc, k);
+  operators::OperatorConfig cfg;
+  cfg.disc = disc;
+  cfg.degree = k;
+  operators::MatrixFreeOperator<dim, double> A(mesh, dofs, cfg, operators::Form::laplace);
+  DeviceKernelKey key;
+  key.dim = dim;
+  key.degree = k;
+  key.disc = disc;
+  key.cartesian = true;
+  key.precision = sizeof(Number) == 8 ? Precision::fp64 : Precision::fp32;
+  key.variant = operators::Variant::cuda_core;
+  Knobs knobs(items, memset);
+  const auto D = operators::make_device_operator<dim>(mesh, dofs, key);
+  EXPECT_EQ(D->n_local(), dofs.n_local());
+  EXPECT_GT(D->flops_per_apply(), 0.0);
+  EXPECT_GT(D->dram_bytes_per_apply(), 0.0);
+  EXPECT_GT(D->shared_bytes_per_apply(), 0.0);
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> dist(-1.0, 1.0);
+  const std::size_t n = dofs.n_local();
+  Vector<double> x(n), ref(n);
+  std::vector<Number> xs(n), out(n, std::numeric_limits<Number>::quiet_NaN());
+  for (std::size_t i = 0; i < n; ++i) x[i] = xs[i] = static_cast<Number>(dist(rng));
+  A.vmult(ref, x);
+  DeviceBuffer<Number> d_x(xs), d_y(out);  // d_y poisoned with NaN
+  // twice: the second apply must not depend on the state the first one left
+  D->vmult(d_y.data(), d_x.data());
+  D->vmult(d_y.data(), d_x.data());
+  TCFEM_CUDA_CHECK(cudaDeviceSynchronize());
+  d_y.copy_to_host(out.data(), n);
+  double diff = 0.0, norm = 0.0;
+  for (std::size_t i = 0; i < n; ++i) {
+    if (!std::isfinite(double(out[i]))) return std::numeric_limits<double>::infinity();
+    diff += (ref[i] - out[i]) * (ref[i] - out[i]);
+    norm += ref[i] * ref[i];
+  }
+  return std::sqrt(diff / norm);
+}
+
+template <int dim>
+void check_all(fe::Disc disc, int k, std::mt19937_64& seeds) {
+  const std::string what = std::string(fe::to_string(disc)) + " " + std::to_string(dim) + "D k=" + std::to_string(k);
+  if constexpr (dim == 3) {
+    const int n = k <= 2 ? 6 : k <= 4 ? 4 : 3;
+    // (n+1) x n x (n+2): items of one layer, and long items (few per worker)
+    for (double items : {0.0, 0.01, 0.037}) {
+      EXPECT_LT((cuda_core_error<3, double>(disc, k, {n + 1, n, n + 2}, items, seeds())), 1e-12) << what;
+      EXPECT_LT((cuda_core_error<3, float>(disc, k, {n + 1, n, n + 2}, items, seeds())), 1e-5) << what << " fp32";
+    }
+    EXPECT_LT((cuda_core_error<3, double>(disc, k, {n + 1, n, n + 2}, 0.02, seeds(), true)), 1e-12) << what << " memset";
+    // more tiles than one in x and y for every degree (tiles are at most 16 cells wide)
+    EXPECT_LT((cuda_core_error<3, double>(disc, k, {17, 18 / k + 2, 3}, 0.0, seeds())), 1e-12) << what;
+    EXPECT_LT((cuda_core_error<3, double>(disc, k, {17, 18 / k + 2, 3}, 0.03, seeds())), 1e-12) << what;
+    // single-cell directions
+    EXPECT_LT((cuda_core_error<3, double>(disc, k, {1, n, 2}, 0.0, seeds())), 1e-12) << what;
+    EXPECT_LT((cuda_core_error<3, double>(disc, k, {n, 1, 1}, 0.0, seeds())), 1e-12) << what;
+    EXPECT_LT((cuda_core_error<3, float>(disc, k, {1, 1, n}, 0.01, seeds())), 1e-5) << what << " fp32";
+  } else {
+    const int n = 9 - k / 2;
+    for (double items : {0.0, 0.002, 0.01}) {
+      EXPECT_LT((cuda_core_error<2, double>(disc, k, {n + 1, n}, items, seeds())), 1e-12) << what;
+      EXPECT_LT((cuda_core_error<2, float>(disc, k, {n + 1, n}, items, seeds())), 1e-5) << what << " fp32";
+    }
+    EXPECT_LT((cuda_core_error<2, double>(disc, k, {n + 1, n}, 0.003, seeds(), true)), 1e-12) << what << " memset";
+    EXPECT_LT((cuda_core_error<2, double>(disc, k, {70, 5}, 0.0, seeds())), 1e-12) << what;
+    EXPECT_LT((cuda_core_error<2, double>(disc, k, {70, 5}, 0.005, seeds())), 1e-12) << what;
+    EXPECT_LT((cuda_core_error<2, double>(disc, k, {1, n}, 0.0, seeds())), 1e-12) << what;
+    EXPECT_LT((cuda_core_error<2, double>(disc, k, {n, 1}, 0.0, seeds())), 1e-12) << what;
+    EXPECT_LT((cuda_core_error<2, float>(disc, k, {1, 1}, 0.0, seeds())), 1e-5) << what << " fp32";
+  }
+}
+
+class CudaCore : public ::testing::TestWithParam<int> {};
+
+TEST_P(CudaCore, CartesianCgMatchesCpu) {
+  if (!have_device()) GTEST_SKIP() << "no CUDA device: GPU tests skip";
+  std::mt19937_64 seeds(std::random_device{}());
+  check_all<3>(fe::Disc::cg, GetParam(), seeds);
+  check_all<2>(fe::Disc::cg, GetParam(), seeds);
+}
+
+TEST_P(CudaCore, CartesianDgMatchesCpu) {
+  if (!have_device()) GTEST_SKIP() << "no CUDA device: GPU tests skip";
+  std::mt19937_64 seeds(std::random_device{}());
+  check_all<3>(fe::Disc::dg, GetParam(), seeds);
+  check_all<2>(fe::Disc::dg, GetParam(), seeds);
+}
+
+INSTANTIATE_TEST_SUITE_P(Degrees, CudaCore, ::testing::Range(1, 9),
+                         [](const ::testing::TestParamInfo<int>& info) { return "K" + std::to_string(info.param); });
+
+TEST(CudaCoreRegistry, SupportsWhatItBuilds) {
+  DeviceKernelKey key;
+  key.variant = operators::Variant::cuda_core;
+  for (int dim : {2, 3})
+    for (int k = 1; k <= 8; ++k)
+      for (auto disc : {fe::Disc::cg, fe::Disc::dg})
+        for (auto p : {Precision::fp64, Precision::fp32}) {
+          key.dim = dim;
+          key.degree = k;
+          key.disc = disc;
+          key.precision = p;
+          EXPECT_TRUE(operators::device_kernel_supported(key)) << key.to_string();
+        }
+  key.cartesian = false;
+  EXPECT_FALSE(operators::device_kernel_supported(key));
+  key.cartesian = true;
+  key.form = operators::Form::mass;
+  EXPECT_FALSE(operators::device_kernel_supported(key));
+}
+
+}  // namespace
