@@ -1,21 +1,221 @@
-// The tensor-core kernel family (registered in device_registry.cu).
+// The tensor-core kernel family (registered in device_registry.cu): the Cartesian cg Laplacian,
+// dim 2 and 3, degree 1..8, in fp64 (sm_90 m16n8k4/k8 atoms, or sm_80 m8n8k4, chosen at run time
+// with arch::select_fp64_atom) and with float storage in tf32x3, fp16, fp16ec, bf16 and bf16x3.
+// Run-time keys map to compiled kernels through the tables of tensor_core_cg_*.cu.
+#include <algorithm>
+#include <cmath>
+
+#include "core/device.h"
+#include "core/device_buffer.h"
+#include "fe/lagrange.h"
 #include "operators/device_variants.h"
+#include "operators/tensor_core_laplace.h"
+#include "operators/tensor_core_laplace_kernels.cuh"
 
 namespace tcfem::operators {
+namespace tensor_core {
+namespace {
 
-bool tensor_core_supports(const DeviceKernelKey&) { return false; }
+using precision::Precision;
 
-std::string describe_tensor_core() { return "tensor-core: none yet"; }
+bool precision_supported(Precision p) {
+  return p == Precision::fp64 || p == Precision::tf32x3 || p == Precision::fp16 || p == Precision::fp16ec ||
+         p == Precision::bf16 || p == Precision::bf16x3;
+}
+
+/// Work of one batch of C cells as the kernel executes it (padding included).
+struct BatchWork {
+  double flops = 0.0;         ///< tensor-core flops (every product of the split precisions)
+  double shared_bytes = 0.0;  ///< shared-memory traffic counted per warp-wide access (32 lanes x word)
+};
+
+BatchWork batch_work(const CgLayout& L, int mma_per_product) {
+  BatchWork w;
+  const double word = L.atom.word_bytes, warp_access = warp_lanes * word;
+  const double mma_flops = 2.0 * L.atom.m * atom_n * L.atom.k * mma_per_product;
+  for (int p = 0; p < L.dim; ++p) {
+    w.flops += double(L.tiles()) * mma_blocks(L, p) * mma_flops;
+    // shared-memory instructions per tile: A elements whose columns are not all padding, C elements
+    // likewise (the kernel issues no access for those)
+    const PhaseKind kind = phase_kind(L.dim, p);
+    int accesses = 0;
+    for (int kc = 0; kc < k_chunks(L, p); ++kc)
+      for (int e = 0; e < a_elements_per_lane(L.atom); ++e)
+        accesses += kc * L.atom.k + a_element_jbase(L.atom, e) < k_total(kind, L.n) ? 1 : 0;
+    for (int nt = 0; nt < n_tiles(L, p); ++nt)
+      for (int e = 0; e < c_elements_per_lane(L.atom); ++e)
+        accesses += nt * atom_n + c_element_ibase(e) < n_total(kind, L.n) ? 1 : 0;
+    w.shared_bytes += double(L.tiles()) * accesses * warp_access;
+  }
+  // gather stores and scatter loads: n accesses per warp and plane iteration
+  const double node_accesses = std::ceil(double(L.plane_items()) / warp_lanes) * L.n;
+  w.shared_bytes += 2.0 * node_accesses * warp_access;
+  return w;
+}
+
+template <int dim, typename Storage>
+class TensorCoreCgOperator final : public DeviceOperator {
+ public:
+  TensorCoreCgOperator(const mesh::BoxMesh<dim>& mesh, const fe::DofLayout<dim>& dofs, const DeviceKernelKey& key,
+                       const CgKernelEntry<Storage>& entry)
+      : key_(key), entry_(entry) {
+    const DeviceInfo info = require_device("--variant tensor-core");
+    const auto& part = mesh.partition();
+    for (int d = 0; d < dim; ++d)
+      if (part.owned.begin[d] != 0 || part.owned.end[d] != part.global_cells[d])
+        throw InputError("--variant tensor-core: the kernels support a single process owning the whole mesh");
+    if (dofs.disc() != fe::Disc::cg || dofs.degree() != key.degree)
+      throw InputError("--variant tensor-core: the DoF layout does not match the kernel key");
+    const int k = key.degree, n = k + 1;
+    const auto basis = fe::LagrangeBasis1D::gauss_lobatto(k);
+    const auto mass = fe::exact_mass_matrix(basis);
+    const auto stiffness = fe::exact_stiffness_matrix(basis);
+    const auto h = mesh.cell_size();
+    double g_max = 0.0, h_prod = 1.0;
+    for (int d = 0; d < dim; ++d) {
+      g_max = std::max(g_max, 1.0 / (h[d] * h[d]));
+      h_prod *= h[d];
+    }
+    std::vector<double> matrices(mass.data);
+    for (int d = 0; d < dim; ++d) {
+      const double w = 1.0 / (h[d] * h[d]) / g_max;
+      for (int i = 0; i < n * n; ++i) matrices.push_back(w * stiffness.data[i]);
+    }
+    matrices_ = DeviceBuffer<double>(matrices);
+    params_.matrices = matrices_.data();
+    params_.scale = static_cast<Storage>(h_prod * g_max);
+    params_.total_cells = 1;
+    for (int d = 0; d < dim; ++d) {
+      params_.n_cells[d] = mesh.n_cells()[d];
+      params_.lattice[d] = std::int64_t(mesh.n_cells()[d]) * k + 1;
+      params_.total_cells *= mesh.n_cells()[d];
+    }
+    if (params_.total_cells >= (std::int64_t(1) << 31))
+      throw InputError("--variant tensor-core: the kernels number cells in 32 bits; the mesh has " +
+                       std::to_string(params_.total_cells) + " cells");
+    const CgLayout& L = entry_.layout;
+    params_.n_batches = (params_.total_cells + L.cells - 1) / L.cells;
+    n_local_ = dofs.n_local();
+
+    if (static_cast<std::size_t>(entry_.smem_bytes) > info.shared_memory_per_block_optin)
+      throw InputError("--degree: the tensor-core kernel needs " + std::to_string(entry_.smem_bytes) +
+                       " bytes of shared memory per block, the device offers " +
+                       std::to_string(info.shared_memory_per_block_optin));
+    TCFEM_CUDA_CHECK(
+        cudaFuncSetAttribute(entry_.kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, entry_.smem_bytes));
+    int blocks_per_sm = 0;
+    TCFEM_CUDA_CHECK(
+        cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks_per_sm, entry_.kernel, L.threads(), entry_.smem_bytes));
+    grid_ = static_cast<int>(
+        std::min<std::int64_t>(params_.n_batches, std::int64_t(std::max(1, blocks_per_sm)) * info.sm_count));
+    grid_ = std::max(grid_, 1);
+
+    const BatchWork w = batch_work(L, entry_.mma_per_product);
+    const double batches = double(params_.n_batches);
+    flops_ = w.flops * batches;
+    shared_ = w.shared_bytes * batches;
+    dram_ = 2.0 * double(n_local_) * sizeof(Storage) + double(matrices.size() * sizeof(double));
+  }
+
+  void vmult(void* dst_raw, const void* src_raw) const override {
+    auto* dst = static_cast<Storage*>(dst_raw);
+    const auto* src = static_cast<const Storage*>(src_raw);
+    TCFEM_CUDA_CHECK(cudaMemsetAsync(dst, 0, n_local_ * sizeof(Storage)));
+    entry_.launch(grid_, params_, src, dst);
+    TCFEM_CUDA_CHECK_LAUNCH();
+    const std::int64_t lz = dim == 3 ? params_.lattice[2] : 1;
+    const std::int64_t boundary = std::int64_t(n_local_) - (params_.lattice[0] - 2) * (params_.lattice[1] - 2) *
+                                                                (dim == 3 ? (lz - 2) : 1);
+    const int threads = 256;
+    const int blocks = static_cast<int>(std::clamp<std::int64_t>((boundary + threads - 1) / threads, 1, 4096));
+    cg_boundary_copy_kernel<dim, Storage>
+        <<<blocks, threads>>>(params_.lattice[0], params_.lattice[1], lz, src, dst);
+    TCFEM_CUDA_CHECK_LAUNCH();
+  }
+  std::size_t n_local() const override { return n_local_; }
+  std::size_t value_size() const override { return sizeof(Storage); }
+  const DeviceKernelKey& key() const override { return key_; }
+  double flops_per_apply() const override { return flops_; }
+  double dram_bytes_per_apply() const override { return dram_; }
+  double shared_bytes_per_apply() const override { return shared_; }
+  std::size_t device_bytes() const override { return matrices_.size() * sizeof(double); }
+
+ private:
+  DeviceKernelKey key_;
+  CgKernelEntry<Storage> entry_;
+  DeviceBuffer<double> matrices_;
+  CgKernelParams<Storage> params_;
+  std::size_t n_local_ = 0;
+  int grid_ = 1;
+  double flops_ = 0, dram_ = 0, shared_ = 0;
+};
+
+CgKernelEntry<float> float_entry(int dim, int degree, Precision p) {
+  switch (p) {
+    case Precision::tf32x3: return cg_kernel_tf32x3(dim, degree);
+    case Precision::fp16: return cg_kernel_fp16(dim, degree, false);
+    case Precision::fp16ec: return cg_kernel_fp16(dim, degree, true);
+    case Precision::bf16: return cg_kernel_bf16(dim, degree, false);
+    case Precision::bf16x3: return cg_kernel_bf16(dim, degree, true);
+    default: return {};
+  }
+}
+
+}  // namespace
 
 template <int dim>
-std::unique_ptr<DeviceOperator> make_tensor_core_operator(const mesh::BoxMesh<dim>&, const fe::DofLayout<dim>&,
-                                                   const DeviceKernelKey&) {
-  return nullptr;
+std::unique_ptr<DeviceOperator> make_tensor_core_operator_for_shape(const mesh::BoxMesh<dim>& mesh,
+                                                                    const fe::DofLayout<dim>& dofs,
+                                                                    const DeviceKernelKey& key, arch::Fp64Shape shape) {
+  if (!tensor_core_supports(key) || key.dim != dim || mesh.geometry() != mesh::GeometryKind::cartesian) return nullptr;
+  if (key.precision == Precision::fp64) {
+    const auto entry = cg_kernel_fp64(dim, key.degree, shape);
+    if (!entry.launch) return nullptr;
+    return std::make_unique<TensorCoreCgOperator<dim, double>>(mesh, dofs, key, entry);
+  }
+  const auto entry = float_entry(dim, key.degree, key.precision);
+  if (!entry.launch) return nullptr;
+  return std::make_unique<TensorCoreCgOperator<dim, float>>(mesh, dofs, key, entry);
+}
+
+template std::unique_ptr<DeviceOperator> make_tensor_core_operator_for_shape<2>(const mesh::BoxMesh<2>&,
+                                                                                const fe::DofLayout<2>&,
+                                                                                const DeviceKernelKey&, arch::Fp64Shape);
+template std::unique_ptr<DeviceOperator> make_tensor_core_operator_for_shape<3>(const mesh::BoxMesh<3>&,
+                                                                                const fe::DofLayout<3>&,
+                                                                                const DeviceKernelKey&, arch::Fp64Shape);
+
+}  // namespace tensor_core
+
+bool tensor_core_supports(const DeviceKernelKey& key) {
+  return key.variant == Variant::tensor_core && (key.dim == 2 || key.dim == 3) && key.degree >= 1 &&
+         key.degree <= 8 && key.disc == fe::Disc::cg && key.cartesian && key.form == Form::laplace &&
+         tensor_core::precision_supported(key.precision);
+}
+
+std::string describe_tensor_core() {
+  return "tensor-core: dim 2-3, degree 1-8, cg, cartesian, laplace, fp64/tf32x3/fp16/fp16ec/bf16/bf16x3 "
+         "(fp64: m16n8k4/k8 on sm_90, m8n8k4 on sm_80)";
+}
+
+template <int dim>
+std::unique_ptr<DeviceOperator> make_tensor_core_operator(const mesh::BoxMesh<dim>& mesh, const fe::DofLayout<dim>& dofs,
+                                                          const DeviceKernelKey& key) {
+  if (!tensor_core_supports(key)) return nullptr;
+  const DeviceInfo info = require_device("--variant tensor-core");
+  const arch::Fp64Shape shape = arch::select_fp64_atom(info.sm_major, info.sm_minor);
+  if (key.precision == precision::Precision::fp64 && shape == arch::Fp64Shape::simt)
+    throw InputError("--variant tensor-core: the device (sm_" + std::to_string(info.sm_major) +
+                     std::to_string(info.sm_minor) + ") has no FP64 tensor cores");
+  if (key.precision != precision::Precision::fp64 && !arch::has_fp32_tensor_cores(info.sm_major, info.sm_minor))
+    throw InputError("--variant tensor-core: the device (sm_" + std::to_string(info.sm_major) +
+                     std::to_string(info.sm_minor) + ") has no FP16/BF16/TF32 tensor cores");
+  return tensor_core::make_tensor_core_operator_for_shape<dim>(mesh, dofs, key, shape);
 }
 
 template std::unique_ptr<DeviceOperator> make_tensor_core_operator<2>(const mesh::BoxMesh<2>&, const fe::DofLayout<2>&,
-                                                               const DeviceKernelKey&);
+                                                                      const DeviceKernelKey&);
 template std::unique_ptr<DeviceOperator> make_tensor_core_operator<3>(const mesh::BoxMesh<3>&, const fe::DofLayout<3>&,
-                                                               const DeviceKernelKey&);
+                                                                      const DeviceKernelKey&);
 
 }  // namespace tcfem::operators
