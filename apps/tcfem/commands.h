@@ -12,5 +12,7 @@ enum ExitCode { exit_ok = 0, exit_internal = 1, exit_bad_input = 2, exit_not_con
 std::function<int()> add_solve_command(CLI::App& app);
 /// Adds `bench` (operator throughput measurements) to `app`.
 std::function<int()> add_bench_command(CLI::App& app);
+/// Adds `direct` (the prehandled hierarchical-basis direct solver, 2D P1/Q1) to `app`.
+std::function<int()> add_direct_command(CLI::App& app);
 
 }  // namespace tcfem::app

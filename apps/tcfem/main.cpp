@@ -12,6 +12,7 @@ int main(int argc, char** argv) {
   app.failure_message([](const CLI::App*, const CLI::Error& e) { return std::string(e.what()) + "\n"; });
   auto run_solve = app::add_solve_command(app);
   auto run_bench = app::add_bench_command(app);
+  auto run_direct = app::add_direct_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -23,13 +24,14 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     std::string msg = e.what();
     if (msg.rfind("A subcommand is required", 0) == 0 || msg.find("subcommand") != std::string::npos)
-      msg = "a command is required: solve, bench";
+      msg = "a command is required: solve, bench, direct";
     std::cerr << "tcfem: error: " << msg << " (see tcfem --help)\n";
     return app::exit_bad_input;
   }
   try {
     if (app.got_subcommand("solve")) return run_solve();
     if (app.got_subcommand("bench")) return run_bench();
+    if (app.got_subcommand("direct")) return run_direct();
   } catch (const InputError& e) {
     std::cerr << "tcfem: error: " << e.what() << "\n";
     return app::exit_bad_input;

@@ -1,4 +1,6 @@
-// tcfem solve: the manufactured Poisson problem with Jacobi-preconditioned CG.
+// tcfem solve: the manufactured Poisson problem with Jacobi-preconditioned CG (the default), or
+// FGMRES / CG / V-cycle iteration / full multigrid with a geometric multigrid V-cycle.
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -6,8 +8,10 @@
 #include <iostream>
 #include <limits>
 #include <map>
+#include <optional>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 #include "commands.h"
 #include "core/device.h"
@@ -15,11 +19,13 @@
 #include "core/memory.h"
 #include "io/json_report.h"
 #include "io/vtu_writer.h"
+#include "multigrid/multigrid_solve.h"
 #include "operators/laplace_operator.h"
 #include "operators/sparse_matrix.h"
 #include "problem/poisson.h"
 #include "solvers/cg.h"
 #include "solvers/cuda_solve.h"
+#include "solvers/fgmres.h"
 
 #ifndef TCFEM_GIT_SHA
 #define TCFEM_GIT_SHA "unknown"
@@ -49,7 +55,22 @@ struct SolveOptions {
   std::string variant = "auto";
   std::string json_file, vtu_file;
   bool quiet = false;
+  // solver and multigrid
+  std::string solver = "cg";      // cg, fgmres, mg, fmg
+  std::string precond = "jacobi";  // jacobi, mg
+  bool precond_given = false;
+  std::string smoother = "patch";
+  std::string patch_variant = "fused";
+  std::string mg_precision = "fp64";
+  int pre_smooth = 1, post_smooth = 1;
+  int chebyshev_degree = 3;
+  std::string coarse_solver = "auto";
+  int restart = 30;
+  bool restart_given = false;
+  std::vector<std::string> multigrid_options_given;  // options that only a multigrid solve reads
 };
+
+bool uses_multigrid(const SolveOptions& o) { return o.precond == "mg" || o.solver == "mg" || o.solver == "fmg"; }
 
 constexpr int max_cells_per_direction = 1 << 20;
 
@@ -73,10 +94,52 @@ void validate(const SolveOptions& o) {
     throw InputError("--variant " + o.variant + ": kernel variants exist for --backend cuda only");
   if (o.backend == "cuda" && o.operator_path == "assembled")
     throw InputError("--operator-path assembled: runs on --backend cpu only");
+  // solver and multigrid
+  if ((o.solver == "mg" || o.solver == "fmg") && o.precond_given && o.precond != "mg")
+    throw InputError("--precond " + o.precond + ": --solver " + o.solver +
+                     " iterates multigrid V-cycles; use --precond mg or leave --precond out");
+  if (!uses_multigrid(o) && !o.multigrid_options_given.empty())
+    throw InputError(o.multigrid_options_given.front() +
+                     ": a multigrid option; it needs --precond mg or --solver mg|fmg");
+  if (o.restart_given && o.solver != "fgmres")
+    throw InputError("--restart: the FGMRES restart length; it needs --solver fgmres");
+  if (o.restart < 1 || o.restart > 1000) range_error("--restart", std::to_string(o.restart), "integers 1..1000");
+  if (o.pre_smooth < 0 || o.pre_smooth > 100)
+    range_error("--pre-smooth", std::to_string(o.pre_smooth), "integers 0..100");
+  if (o.post_smooth < 0 || o.post_smooth > 100)
+    range_error("--post-smooth", std::to_string(o.post_smooth), "integers 0..100");
+  if (o.pre_smooth + o.post_smooth < 1)
+    throw InputError("--pre-smooth 0 --post-smooth 0: a V-cycle needs at least one smoothing step");
+  if (o.chebyshev_degree < 1 || o.chebyshev_degree > 50)
+    range_error("--chebyshev-degree", std::to_string(o.chebyshev_degree), "integers 1..50");
+  if (uses_multigrid(o)) {
+    const auto p = precision::parse_precision(o.mg_precision);
+    if (!p) range_error("--mg-precision", o.mg_precision, precision::allowed_precision_names());
+    if (*p != precision::Precision::fp64 && *p != precision::Precision::fp32)
+      range_error("--mg-precision", o.mg_precision, "fp64, fp32 (the CPU V-cycle)");
+    if (o.disc == "dg" && o.smoother != "chebyshev")
+      throw InputError("--smoother " + o.smoother +
+                       ": the vertex-patch smoothers support --disc cg only; use --smoother chebyshev for dg");
+    if (o.backend == "cuda")
+      throw InputError("--backend cuda: the multigrid solvers (--precond mg, --solver mg|fmg) run on --backend cpu only");
+    if (o.operator_path == "assembled")
+      throw InputError("--operator-path assembled: not available with multigrid (--precond mg, --solver mg|fmg)");
+  }
+  if (o.backend == "cuda" && o.solver != "cg")
+    throw InputError("--solver " + o.solver + ": runs on --backend cpu only");
   if (o.backend == "cuda") require_device("--backend cuda");
   if (!o.json_file.empty()) io::check_output_path("--json", o.json_file);
   if (!o.vtu_file.empty()) io::check_output_path("--vtu", o.vtu_file);
   if (!o.json_file.empty() && o.json_file == o.vtu_file) throw InputError("--json and --vtu name the same file");
+}
+
+/// DoFs of the coarsest multigrid level of an n^dim mesh (halving while n is even).
+template <int dim>
+double coarsest_level_dofs(const SolveOptions& o, int n) {
+  std::array<int, dim> cells;
+  cells.fill(n);
+  const int n0 = multigrid::LevelHierarchy<dim>::coarsest_cells(cells)[0];
+  return o.disc == "cg" ? std::pow(double(n0) * o.degree + 1, dim) : std::pow(double(n0) * (o.degree + 1), dim);
 }
 
 template <int dim>
@@ -99,6 +162,23 @@ int run_solve(const SolveOptions& o) {
   const double op = operators::MatrixFreeOperator<dim, double>::estimated_bytes_per_dof(cfg, geometry) * n_dofs_est;
   double estimate = vectors + op + 64e6;
   if (o.operator_path == "assembled") estimate += 12.0 * n_dofs_est * std::pow(disc == fe::Disc::cg ? 2 * k + 1 : 3 * (k + 1), dim);
+  if (o.solver == "fgmres") estimate += (2.0 * o.restart + 4.0) * 8.0 * n_dofs_est;  // Krylov basis V and Z
+  if (uses_multigrid(o)) {
+    // all levels (a geometric series, 8/7 in 3D, 4/3 in 2D), about 7 vectors each in the V-cycle's
+    // precision (cycle, smoother and Chebyshev work vectors), plus a dense coarse factor
+    const double level_sum = dim == 3 ? 8.0 / 7.0 : 4.0 / 3.0;
+    estimate += level_sum * 7.0 * (o.mg_precision == "fp64" ? 8.0 : 4.0) * n_dofs_est;
+    const double coarse_dofs = coarsest_level_dofs<dim>(o, n);
+    const bool dense = o.coarse_solver == "cholesky" ||
+                       (o.coarse_solver == "auto" && coarse_dofs <= double(multigrid::max_dense_coarse_dofs));
+    if (o.coarse_solver == "cholesky" && coarse_dofs > double(multigrid::max_cholesky_coarse_dofs)) {
+      char msg[200];
+      std::snprintf(msg, sizeof msg, "--coarse-solver cholesky: the coarsest level has %.0f DoFs; a dense factor is "
+                    "allowed up to %zu (use auto or cg)", coarse_dofs, multigrid::max_cholesky_coarse_dofs);
+      throw InputError(msg);
+    }
+    if (dense) estimate += 8.0 * coarse_dofs * coarse_dofs;
+  }
   const double available = double(available_host_memory());
   if (n_dofs_est > double(std::numeric_limits<index_t>::max() / 4) || (available > 0 && estimate > 0.9 * available))
   {
@@ -145,15 +225,48 @@ int run_solve(const SolveOptions& o) {
   solvers::SolverControl control;
   control.tolerance = o.tol;
   control.max_iterations = o.max_iter;
+  const char* solver_label = o.solver.c_str();
   if (!o.quiet)
-    control.progress = [](int it, double res, double t) {
-      std::printf("  cg iteration %6d  relative residual %.3e  (%.1f s)\n", it, res, t);
+    control.progress = [solver_label](int it, double res, double t) {
+      std::printf("  %s iteration %6d  relative residual %.3e  (%.1f s)\n", solver_label, it, res, t);
       std::fflush(stdout);
     };
   solvers::SolverResult result;
   double t_solve = 0.0, t_device_setup = 0.0;
   std::string device_name, kernel_name;
-  if (o.backend == "cuda") {
+  std::optional<multigrid::MultigridSolveReport> mg_report;
+  solvers::KrylovTimes krylov_times;
+  if (uses_multigrid(o)) {
+    multigrid::MultigridSolveSettings mgs;
+    mgs.solver = *multigrid::parse_outer_solver(o.solver);
+    mgs.precision = precision::from_string(o.mg_precision);
+    mgs.multigrid.smoother.kind = *multigrid::parse_smoother_kind(o.smoother);
+    mgs.multigrid.smoother.patch_variant = *multigrid::parse_patch_variant(o.patch_variant);
+    mgs.multigrid.smoother.chebyshev_degree = o.chebyshev_degree;
+    mgs.multigrid.pre_smooth = o.pre_smooth;
+    mgs.multigrid.post_smooth = o.post_smooth;
+    mgs.multigrid.coarse = *multigrid::parse_coarse_solver_kind(o.coarse_solver);
+    mgs.fgmres.restart = o.restart;
+    mg_report = multigrid::solve_with_multigrid<dim>(mesh, cfg, A, b, x, mgs, control);
+    result = mg_report->result;
+    t_solve = mg_report->solve_seconds;
+    t_device_setup = mg_report->setup_seconds;  // counted with the setup
+    std::snprintf(line, sizeof line, "  multigrid       %d levels, V(%d,%d), %s V-cycle, coarse solver %s, setup %.3f s\n",
+                  mg_report->n_levels, o.pre_smooth, o.post_smooth, o.mg_precision.c_str(),
+                  multigrid::to_string(mg_report->coarse), mg_report->setup_seconds);
+    say(line);
+    std::snprintf(line, sizeof line, "  smoother        %s\n", mg_report->levels.back().smoother.c_str());
+    say(line);
+  } else if (o.solver == "fgmres") {
+    const auto t_solve_start = clock_type::now();
+    solvers::FgmresSettings fs;
+    fs.restart = o.restart;
+    if (assembled)
+      result = solvers::solve_fgmres(*assembled, x, b, P, control, fs, &krylov_times);
+    else
+      result = solvers::solve_fgmres(A, x, b, P, control, fs, &krylov_times);
+    t_solve = seconds_since(t_solve_start);
+  } else if (o.backend == "cuda") {
     const auto choice = o.variant == "generic"       ? solvers::VariantChoice::generic
                         : o.variant == "cuda-core"   ? solvers::VariantChoice::cuda_core
                         : o.variant == "tensor-core" ? solvers::VariantChoice::tensor_core
@@ -181,13 +294,32 @@ int run_solve(const SolveOptions& o) {
   const auto t_post = clock_type::now();
   const auto errors = problem::compute_errors<dim>(mesh, dofs, x);
   const double t_errors = seconds_since(t_post);
-  const double applies = result.iterations + 1;
+  const double applies = mg_report ? double(mg_report->outer_operator_calls) : result.iterations + 1;
   const double dofs_per_s = t_solve > 0 ? double(dofs.n_dofs()) * applies / t_solve : 0.0;
+  std::string solver_text = "CG iterations (Jacobi)";
+  if (o.solver != "cg" || o.precond != "jacobi") {
+    const std::string name = o.solver == "cg" ? "CG" : o.solver == "fgmres" ? "FGMRES" : o.solver == "mg" ? "V-cycle" : "FMG V-cycle";
+    solver_text = name + " iterations (" + (uses_multigrid(o) ? o.mg_precision + " multigrid" : std::string("Jacobi")) + ")";
+  }
+  if (mg_report) {
+    say("  time per level  level     DoFs   smoother   operator   transfer    vectors     coarse  [s]\n");
+    for (int l = mg_report->n_levels - 1; l >= 0; --l) {
+      const auto& t = mg_report->times.levels[l];
+      std::snprintf(line, sizeof line, "                  %5d %8zu %10.4f %10.4f %10.4f %10.4f %10.4f\n", l,
+                    mg_report->levels[l].n_dofs, t.smoother, t.operator_apply, t.transfer, t.vector_ops, t.coarse);
+      say(line);
+    }
+    std::snprintf(line, sizeof line,
+                  "  outer solver    operator %.4f s (%ld applies), V-cycles %.4f s (%ld), orthogonalization %.4f s\n",
+                  mg_report->outer_operator_seconds, mg_report->outer_operator_calls, mg_report->preconditioner_seconds,
+                  mg_report->preconditioner_calls, mg_report->krylov.orthogonalization);
+    say(line);
+  }
   std::snprintf(line, sizeof line,
-                "  solve           %.3f s, %d CG iterations (Jacobi), %s, relative residual %.3e\n"
+                "  solve           %.3f s, %d %s, %s, relative residual %.3e\n"
                 "  errors          L2 %.6e   H1-semi %.6e\n"
-                "  throughput      %.3g MDoF/s (operator applies in CG), %.3g MDoF/s time-to-solution\n",
-                t_solve, result.iterations, result.converged ? "converged" : "NOT converged",
+                "  throughput      %.3g MDoF/s (operator applies in the solver), %.3g MDoF/s time-to-solution\n",
+                t_solve, result.iterations, solver_text.c_str(), result.converged ? "converged" : "NOT converged",
                 result.final_relative_residual, errors.l2, errors.h1_semi, dofs_per_s / 1e6,
                 t_solve > 0 ? dofs.n_dofs() / t_solve / 1e6 : 0.0);
   say(line);
@@ -228,8 +360,8 @@ int run_solve(const SolveOptions& o) {
                    {"geometry", o.geometry},
                    {"quadrature", o.quadrature},
                    {"operator_path", assembled ? "assembled" : operators::to_string(A.path())},
-                   {"solver", "cg"},
-                   {"preconditioner", "jacobi"},
+                   {"solver", o.solver},
+                   {"preconditioner", uses_multigrid(o) ? "mg" : "jacobi"},
                    {"tol", o.tol},
                    {"max_iter", o.max_iter},
                    {"backend", o.backend},
@@ -248,6 +380,55 @@ int run_solve(const SolveOptions& o) {
       j["kernel"] = kernel_name;
     }
     j["config"]["variant"] = o.variant;
+    if (o.solver == "fgmres") {
+      j["config"]["restart"] = o.restart;
+      j["timings"]["orthogonalization"] = mg_report ? mg_report->krylov.orthogonalization : krylov_times.orthogonalization;
+    }
+    if (mg_report) {
+      const auto& r = *mg_report;
+      j["config"]["smoother"] = o.smoother;
+      j["config"]["patch_variant"] = o.patch_variant;
+      j["config"]["mg_precision"] = o.mg_precision;
+      j["config"]["pre_smooth"] = o.pre_smooth;
+      j["config"]["post_smooth"] = o.post_smooth;
+      j["config"]["chebyshev_degree"] = o.chebyshev_degree;
+      j["config"]["coarse_solver"] = o.coarse_solver;
+      nlohmann::json levels = nlohmann::json::array();
+      for (int l = 0; l < r.n_levels; ++l) {
+        const auto& t = r.times.levels[l];
+        const auto& info = r.levels[l];
+        levels.push_back({{"level", l},
+                          {"cells", std::vector<int>(info.cells.begin(), info.cells.begin() + dim)},
+                          {"n_dofs", info.n_dofs},
+                          {"smoother", info.smoother},
+                          {"n_patches", info.n_patches},
+                          {"chebyshev_lambda_max", info.lambda_max},
+                          {"times", {{"smoother", t.smoother},
+                                     {"operator", t.operator_apply},
+                                     {"transfer", t.transfer},
+                                     {"vector_ops", t.vector_ops},
+                                     {"coarse", t.coarse},
+                                     {"total", t.total()}}},
+                          {"calls", {{"smoother", t.smoother_calls},
+                                     {"operator", t.operator_calls},
+                                     {"transfer", t.transfer_calls},
+                                     {"coarse", t.coarse_calls}}}});
+      }
+      j["multigrid"] = {{"n_levels", r.n_levels},
+                        {"coarse_solver", multigrid::to_string(r.coarse)},
+                        {"precision", o.mg_precision},
+                        {"setup_seconds", r.setup_seconds},
+                        {"v_cycles", r.times.cycles},
+                        {"conversion_seconds", r.times.conversion},
+                        {"v_cycle_seconds", r.times.total()},
+                        {"fmg_seconds", r.fmg_seconds},
+                        {"levels", levels}};
+      j["timings"]["outer_operator"] = r.outer_operator_seconds;
+      j["timings"]["preconditioner"] = r.preconditioner_seconds;
+      j["timings"]["outer_vector_ops"] = std::max(
+          0.0, r.solve_seconds - r.outer_operator_seconds - r.preconditioner_seconds - r.fmg_seconds -
+                   r.krylov.orthogonalization);
+    }
     j["throughput"] = {{"operator_dofs_per_second", dofs_per_s},
                        {"solve_dofs_per_second", t_solve > 0 ? dofs.n_dofs() / t_solve : 0.0}};
     j["memory"] = {{"estimated_bytes", estimate}, {"operator_bytes", A.memory_bytes()}};
@@ -257,7 +438,8 @@ int run_solve(const SolveOptions& o) {
   std::snprintf(line, sizeof line, "  total           %.3f s\n", t_total);
   say(line);
   if (!result.converged) {
-    std::cerr << "tcfem solve: CG did not reach the relative residual " << o.tol << " in " << result.iterations
+    std::cerr << "tcfem solve: " << (o.solver == "cg" ? std::string("CG") : o.solver)
+              << " did not reach the relative residual " << o.tol << " in " << result.iterations
               << " iterations (reached " << result.final_relative_residual << ")\n";
     return exit_not_converged;
   }
@@ -298,11 +480,50 @@ std::function<int()> add_solve_command(CLI::App& app) {
                   "Device kernel family (--backend cuda): auto (fastest available), generic, cuda-core, tensor-core")
       ->check(CLI::IsMember({"auto", "generic", "cuda-core", "tensor-core"}))
       ->capture_default_str();
+  cmd->add_option("--solver", opts->solver,
+                  "Solver: cg, fgmres (FGMRES(m), right preconditioning), mg (V-cycle iteration) or fmg (full "
+                  "multigrid, then V-cycles)")
+      ->check(CLI::IsMember({"cg", "fgmres", "mg", "fmg"}))
+      ->capture_default_str();
+  auto* precond = cmd->add_option("--precond", opts->precond, "Preconditioner: jacobi or mg (one multigrid V-cycle)")
+                      ->check(CLI::IsMember({"jacobi", "mg"}))
+                      ->capture_default_str();
+  std::vector<CLI::Option*> mg_options;
+  mg_options.push_back(
+      cmd->add_option("--smoother", opts->smoother,
+                      "Multigrid smoother: patch (multiplicative vertex patch), patch-additive, chebyshev (point Jacobi)")
+          ->check(CLI::IsMember({"patch", "patch-additive", "chebyshev"}))
+          ->capture_default_str());
+  mg_options.push_back(cmd->add_option("--patch-variant", opts->patch_variant,
+                                       "Multiplicative patch smoother: fused, separate (local residuals) or global "
+                                       "(global residual per color; always on deformed meshes)")
+                           ->check(CLI::IsMember({"fused", "separate", "global"}))
+                           ->capture_default_str());
+  mg_options.push_back(
+      cmd->add_option("--mg-precision", opts->mg_precision, "Precision of the V-cycle: fp64 or fp32")
+          ->capture_default_str());
+  mg_options.push_back(
+      cmd->add_option("--pre-smooth", opts->pre_smooth, "Pre-smoothing steps per level, 0..100")->capture_default_str());
+  mg_options.push_back(cmd->add_option("--post-smooth", opts->post_smooth, "Post-smoothing steps per level, 0..100")
+                           ->capture_default_str());
+  mg_options.push_back(cmd->add_option("--chebyshev-degree", opts->chebyshev_degree,
+                                       "Chebyshev smoother: polynomial degree of one smoothing step, 1..50")
+                           ->capture_default_str());
+  mg_options.push_back(cmd->add_option("--coarse-solver", opts->coarse_solver,
+                                       "Coarsest level: auto, cholesky (dense, LAPACK) or cg")
+                           ->check(CLI::IsMember({"auto", "cholesky", "cg"}))
+                           ->capture_default_str());
+  auto* restart = cmd->add_option("--restart", opts->restart, "FGMRES restart length m, 1..1000")->capture_default_str();
   cmd->add_option("--json", opts->json_file, "Write the full report as JSON to FILE");
   cmd->add_option("--vtu", opts->vtu_file, "Write the solution as VTU (VTK Lagrange cells) to FILE");
   cmd->add_flag("--quiet,-q", opts->quiet, "Print nothing but errors");
-  return [opts, refine]() {
+  return [opts, refine, precond, restart, mg_options]() {
     opts->refine_given = refine->count() > 0;
+    opts->precond_given = precond->count() > 0;
+    opts->restart_given = restart->count() > 0;
+    opts->multigrid_options_given.clear();
+    for (const auto* opt : mg_options)
+      if (opt->count() > 0) opts->multigrid_options_given.push_back(opt->get_name());
     validate(*opts);
     return opts->dim == 2 ? run_solve<2>(*opts) : run_solve<3>(*opts);
   };

@@ -1,0 +1,74 @@
+#pragma once
+// The pieces a V-cycle is made of, as interfaces over a vector type: the level operator, the
+// smoother, the transfer between two levels, the coarse solver, and the vector operations the
+// cycle itself performs. The CPU backend implements them for tcfem::Vector<Number> (Number =
+// double or float); a device backend implements the same interfaces for its device vectors and
+// reuses VCycle (multigrid/vcycle.h) unchanged.
+#include <cstddef>
+
+#include "core/vector.h"
+#include "multigrid/multigrid_config.h"
+
+namespace tcfem::multigrid {
+
+/// dst = A src
+template <class VectorType>
+class LevelOperator {
+ public:
+  virtual ~LevelOperator() = default;
+  virtual void vmult(VectorType& dst, const VectorType& src) const = 0;
+  virtual std::size_t size() const = 0;
+};
+
+/// x <- S(x, b): one smoothing step for A x = b.
+template <class VectorType>
+class Smoother {
+ public:
+  virtual ~Smoother() = default;
+  virtual void smooth(VectorType& x, const VectorType& b, SweepOrder order) const = 0;
+};
+
+/// Grid transfer between a coarse level and the next finer one.
+template <class VectorType>
+class Transfer {
+ public:
+  virtual ~Transfer() = default;
+  /// fine = P coarse (overwrites fine)
+  virtual void prolongate(VectorType& fine, const VectorType& coarse) const = 0;
+  /// coarse = P^T fine (overwrites coarse)
+  virtual void restrict_to_coarse(VectorType& coarse, const VectorType& fine) const = 0;
+};
+
+/// x = A_0^{-1} b on the coarsest level (exactly or to a tight tolerance).
+template <class VectorType>
+class CoarseSolver {
+ public:
+  virtual ~CoarseSolver() = default;
+  virtual void solve(VectorType& x, const VectorType& b) const = 0;
+};
+
+/// The vector operations of the cycle; specialized per vector type.
+template <class VectorType>
+struct VectorOps;
+
+template <typename Number>
+struct VectorOps<Vector<Number>> {
+  static Vector<Number> make(std::size_t n) { return Vector<Number>(n); }
+  static void set_zero(Vector<Number>& x) { x.fill(Number(0)); }
+  /// r = b - r (r holds A x on entry)
+  static void residual_from_product(Vector<Number>& r, const Vector<Number>& b) {
+    Number* rp = r.data();
+    const Number* bp = b.data();
+    for (std::size_t i = 0; i < r.size(); ++i) rp[i] = bp[i] - rp[i];
+  }
+  /// x += y
+  static void add(Vector<Number>& x, const Vector<Number>& y) { x.add(Number(1), y); }
+  static void copy(Vector<Number>& x, const Vector<Number>& y) {
+    std::copy(y.data(), y.data() + y.size(), x.data());
+  }
+  static double norm(const Vector<Number>& x) { return x.norm(); }
+  /// Waits for queued work (nothing on the CPU); called before reading the clock.
+  static void synchronize() {}
+};
+
+}  // namespace tcfem::multigrid

@@ -1,0 +1,79 @@
+#pragma once
+// Names and settings of the geometric multigrid solver: smoother kinds, patch-smoother variants,
+// coarse solvers, and the counts of a V-cycle. Runtime enums are dispatched at one place each
+// (make_smoother in multigrid.cpp, make_coarse_solver in coarse_solver.cpp).
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace tcfem::multigrid {
+
+/// Level smoothers.
+///   patch:          multiplicative vertex-patch Schwarz smoother (seed 004, Alg. 3), 2^dim colors
+///                   in sequence, exact local solves by fast diagonalization (cg, Cartesian patches)
+///   patch_additive: the additive (Jacobi-type) vertex-patch smoother, damped
+///   chebyshev:      Chebyshev polynomial of the point-Jacobi-preconditioned operator
+enum class SmootherKind { patch, patch_additive, chebyshev };
+
+/// How the multiplicative patch smoother computes local residuals (seed 004, Table 4).
+///   fused:    one pass per color: gather, local residual, local solve, scatter per patch
+///   separate: two passes per color: local residuals of all patches of the color into a buffer,
+///             then all local solves
+///   global:   the residual of the whole level operator once per color (matrix-free apply), then
+///             the local solves; always used on curved (deformed) meshes, where the localized
+///             Kronecker residual is not the operator's
+enum class PatchVariant { fused, separate, global };
+
+/// Coarse-grid solvers: dense Cholesky of the assembled coarsest matrix (LAPACK dpotrf/dpotrs),
+/// or Jacobi-preconditioned CG to a tight tolerance; automatic: Cholesky up to
+/// max_dense_coarse_dofs DoFs, CG above.
+enum class CoarseSolverKind { automatic, cholesky, cg };
+
+/// The order in which a multiplicative smoother traverses its colors. Pre-smoothing runs forward;
+/// post-smoothing forward as well (seed 004: a non-symmetric V-cycle, for FGMRES; it converges
+/// faster, see docs/performance.md) or backward (the adjoint sweep: a symmetric V-cycle, for CG).
+enum class SweepOrder { forward, backward };
+
+/// Largest coarsest level the automatic choice solves by dense Cholesky (a 288 MB factor).
+inline constexpr std::size_t max_dense_coarse_dofs = 6000;
+/// Largest coarsest level an explicitly requested Cholesky solve factors (a 4.6 GB dense factor).
+inline constexpr std::size_t max_cholesky_coarse_dofs = 24000;
+
+struct SmootherSettings {
+  SmootherKind kind = SmootherKind::patch;
+  PatchVariant patch_variant = PatchVariant::fused;
+  /// Relaxation of the patch corrections; empty: 1 for the multiplicative smoother (no damping,
+  /// as in seed 004), additive_default_relaxation(dim) for the additive one.
+  std::optional<double> relaxation;
+  /// Chebyshev smoother: polynomial degree of one smoothing step and the ratio between the upper
+  /// and lower end of the smoothed eigenvalue range (upper = 1.2 lambda_max of D^{-1} A, estimated
+  /// by Lanczos through eigenvalue_cg_steps CG steps).
+  int chebyshev_degree = 3;
+  double chebyshev_range = 20.0;
+  int eigenvalue_cg_steps = 12;
+};
+
+struct MultigridSettings {
+  SmootherSettings smoother;
+  int pre_smooth = 1;
+  int post_smooth = 1;
+  SweepOrder post_smooth_order = SweepOrder::forward;
+  CoarseSolverKind coarse = CoarseSolverKind::automatic;
+  double coarse_cg_tolerance = 1e-12;
+};
+
+/// Damping of the additive vertex-patch smoother: each cg DoF lies in the interior of at most
+/// 2^dim patches, so the sum of the patch corrections has eigenvalues up to 2^dim and the damped
+/// iteration is stable for omega < 2 / 2^dim; 0.8 of that limit (1.6 / 2^dim: 0.4 in 2D, 0.2 in
+/// 3D) gave the fewest iterations in the measurements of docs/performance.md.
+double additive_default_relaxation(int dim);
+
+const char* to_string(SmootherKind k);
+const char* to_string(PatchVariant v);
+const char* to_string(CoarseSolverKind k);
+std::optional<SmootherKind> parse_smoother_kind(std::string_view name);
+std::optional<PatchVariant> parse_patch_variant(std::string_view name);
+std::optional<CoarseSolverKind> parse_coarse_solver_kind(std::string_view name);
+
+}  // namespace tcfem::multigrid

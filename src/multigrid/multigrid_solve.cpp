@@ -1,0 +1,124 @@
+#include "multigrid/multigrid_solve.h"
+
+#include <chrono>
+#include <string>
+
+#include "core/error.h"
+#include "solvers/richardson.h"
+
+namespace tcfem::multigrid {
+
+const char* to_string(OuterSolver s) {
+  switch (s) {
+    case OuterSolver::fgmres: return "fgmres";
+    case OuterSolver::cg: return "cg";
+    case OuterSolver::mg: return "mg";
+    case OuterSolver::fmg: return "fmg";
+  }
+  return "?";
+}
+
+std::optional<OuterSolver> parse_outer_solver(std::string_view name) {
+  for (auto s : {OuterSolver::fgmres, OuterSolver::cg, OuterSolver::mg, OuterSolver::fmg})
+    if (name == to_string(s)) return s;
+  return std::nullopt;
+}
+
+namespace {
+using clock_type = std::chrono::steady_clock;
+double seconds_since(clock_type::time_point t) {
+  return std::chrono::duration<double>(clock_type::now() - t).count();
+}
+
+/// vmult of an operator, timed.
+template <typename Op>
+struct Timed {
+  const Op* op;
+  double* seconds;
+  long* calls;
+  void vmult(Vector<double>& dst, const Vector<double>& src) const {
+    const auto t = clock_type::now();
+    op->vmult(dst, src);
+    *seconds += seconds_since(t);
+    ++*calls;
+  }
+};
+
+template <int dim, typename Number>
+MultigridSolveReport run(const mesh::BoxMesh<dim>& mesh, const operators::OperatorConfig& config,
+                         const operators::MatrixFreeOperator<dim, double>& A, const Vector<double>& b,
+                         Vector<double>& x, const MultigridSolveSettings& settings,
+                         const solvers::SolverControl& control) {
+  MultigridSolveReport report;
+  const auto t_setup = clock_type::now();
+  LevelHierarchy<dim> hierarchy(mesh.n_cells(), mesh.geometry(), config.disc, config.degree);
+  TCFEM_ASSERT(hierarchy.dofs(hierarchy.finest()).n_local() == b.size(), "hierarchy and vector sizes differ");
+  MultigridSettings mg_settings = settings.multigrid;
+  if (settings.solver == OuterSolver::cg) mg_settings.post_smooth_order = SweepOrder::backward;  // symmetric
+  Multigrid<dim, Number> mg(hierarchy, config, mg_settings);
+  MultigridPreconditioner<dim, Number> vcycle(mg);
+  report.setup_seconds = seconds_since(t_setup);
+  report.n_levels = mg.n_levels();
+  report.levels = mg.level_info();
+  report.coarse = mg.coarse_solver_kind();
+  mg.times().reset(mg.n_levels());
+
+  const Timed<operators::MatrixFreeOperator<dim, double>> op{&A, &report.outer_operator_seconds,
+                                                               &report.outer_operator_calls};
+  const Timed<MultigridPreconditioner<dim, Number>> prec{&vcycle, &report.preconditioner_seconds,
+                                                         &report.preconditioner_calls};
+  const auto t_solve = clock_type::now();
+  switch (settings.solver) {
+    case OuterSolver::fgmres:
+      report.result = solvers::solve_fgmres(op, x, b, prec, control, settings.fgmres, &report.krylov);
+      break;
+    case OuterSolver::cg:
+      report.result = solvers::solve_cg(op, x, b, prec, control);
+      break;
+    case OuterSolver::fmg: {
+      const auto t_fmg = clock_type::now();
+      Vector<Number> bn(b.size()), xn(b.size());
+      for (std::size_t i = 0; i < b.size(); ++i) bn[i] = static_cast<Number>(b[i]);
+      mg.full_multigrid(xn, bn);
+      for (std::size_t i = 0; i < b.size(); ++i) x[i] = static_cast<double>(xn[i]);
+      report.fmg_seconds = seconds_since(t_fmg);
+      report.result = solvers::solve_richardson(op, x, b, prec, control);
+      break;
+    }
+    case OuterSolver::mg:
+      report.result = solvers::solve_richardson(op, x, b, prec, control);
+      break;
+  }
+  report.solve_seconds = seconds_since(t_solve);
+  report.times = mg.times();
+  return report;
+}
+}  // namespace
+
+template <int dim>
+MultigridSolveReport solve_with_multigrid(const mesh::BoxMesh<dim>& mesh, const operators::OperatorConfig& config,
+                                          const operators::MatrixFreeOperator<dim, double>& A,
+                                          const Vector<double>& b, Vector<double>& x,
+                                          const MultigridSolveSettings& settings,
+                                          const solvers::SolverControl& control) {
+  switch (settings.precision) {
+    case precision::Precision::fp64:
+      return run<dim, double>(mesh, config, A, b, x, settings, control);
+    case precision::Precision::fp32:
+      return run<dim, float>(mesh, config, A, b, x, settings, control);
+    default:
+      throw InputError(std::string("--mg-precision: value ") + std::string(precision::to_string(settings.precision)) +
+                       " is not available in the CPU V-cycle; allowed: fp64, fp32");
+  }
+}
+
+template MultigridSolveReport solve_with_multigrid<2>(const mesh::BoxMesh<2>&, const operators::OperatorConfig&,
+                                                      const operators::MatrixFreeOperator<2, double>&,
+                                                      const Vector<double>&, Vector<double>&,
+                                                      const MultigridSolveSettings&, const solvers::SolverControl&);
+template MultigridSolveReport solve_with_multigrid<3>(const mesh::BoxMesh<3>&, const operators::OperatorConfig&,
+                                                      const operators::MatrixFreeOperator<3, double>&,
+                                                      const Vector<double>&, Vector<double>&,
+                                                      const MultigridSolveSettings&, const solvers::SolverControl&);
+
+}  // namespace tcfem::multigrid

@@ -1,0 +1,62 @@
+#pragma once
+// Solving A x = b on the finest level with geometric multigrid: the outer iteration (FGMRES or CG
+// in double precision preconditioned by one V-cycle, the plain V-cycle iteration, or full
+// multigrid followed by V-cycles) and the V-cycle in fp64 or fp32 (the one place the V-cycle's
+// precision is dispatched). Reports iterations, residual history and the time of every component.
+#include <optional>
+#include <string_view>
+#include <vector>
+
+#include "core/vector.h"
+#include "mesh/box_mesh.h"
+#include "multigrid/multigrid.h"
+#include "multigrid/multigrid_config.h"
+#include "multigrid/vcycle.h"
+#include "operators/laplace_operator.h"
+#include "precision/precision.h"
+#include "solvers/cg.h"
+#include "solvers/fgmres.h"
+
+namespace tcfem::multigrid {
+
+/// Outer solvers around the V-cycle:
+///   fgmres: FGMRES(m), right preconditioning by one V-cycle (seed 000 Section 7, seed 004 Table 7)
+///   cg:     preconditioned CG (with a symmetric V-cycle: post-smoothing runs the colors backward)
+///   mg:     x <- x + V-cycle(b - A x) from x = 0
+///   fmg:    full multigrid, then x <- x + V-cycle(b - A x) (seed 004 Algorithm 2; the iterations
+///           counted are the V-cycles after the full-multigrid start)
+enum class OuterSolver { fgmres, cg, mg, fmg };
+const char* to_string(OuterSolver s);
+std::optional<OuterSolver> parse_outer_solver(std::string_view name);
+
+struct MultigridSolveSettings {
+  OuterSolver solver = OuterSolver::fgmres;
+  precision::Precision precision = precision::Precision::fp64;  ///< of the V-cycle: fp64 or fp32
+  MultigridSettings multigrid;
+  solvers::FgmresSettings fgmres;
+};
+
+struct MultigridSolveReport {
+  solvers::SolverResult result;
+  double setup_seconds = 0.0;  ///< levels, operators, smoothers (eigenproblems), coarse factorization
+  double solve_seconds = 0.0;  ///< the outer iteration (and the FMG start)
+  int n_levels = 0;
+  std::vector<LevelInfo> levels;
+  CoarseSolverKind coarse = CoarseSolverKind::automatic;
+  MultigridTimes times;  ///< per level, inside the V-cycles
+  double outer_operator_seconds = 0.0, preconditioner_seconds = 0.0, fmg_seconds = 0.0;
+  long outer_operator_calls = 0, preconditioner_calls = 0;
+  solvers::KrylovTimes krylov;  ///< FGMRES orthogonalization and vector updates
+};
+
+/// Solves A x = b from the given x; `mesh` and `config` describe A's level (the finest), whose
+/// DoF layout the hierarchy rebuilds with the same numbering. Throws InputError for precisions
+/// the CPU V-cycle does not have and for smoothers that do not support the discretization.
+template <int dim>
+MultigridSolveReport solve_with_multigrid(const mesh::BoxMesh<dim>& mesh, const operators::OperatorConfig& config,
+                                          const operators::MatrixFreeOperator<dim, double>& A,
+                                          const Vector<double>& b, Vector<double>& x,
+                                          const MultigridSolveSettings& settings,
+                                          const solvers::SolverControl& control);
+
+}  // namespace tcfem::multigrid

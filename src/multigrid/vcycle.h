@@ -1,0 +1,181 @@
+#pragma once
+// The multigrid V-cycle and full multigrid over the interfaces of multigrid/interfaces.h, written
+// once for every vector type (tcfem::Vector<double>, tcfem::Vector<float> on the CPU; device
+// vectors in a device backend). Times every component per level.
+//
+// V-cycle on level l > 0 (seed 000, Algorithm 2; seed 004, Algorithm 1):
+//   pre_smooth x (colors forward), r = b - A x, b_c = R r, x_c = V-cycle(l-1, 0, b_c),
+//   x += P x_c, post_smooth x (colors forward as in the seeds, or backward: the adjoint sweep,
+//   which makes the V-cycle symmetric for CG);
+// on level 0: x = A_0^{-1} b (the coarse solver).
+// Full multigrid (seed 004, Algorithm 2): b_l = R b_{l+1} down to level 0, x_0 = A_0^{-1} b_0, and
+// for l = 1..L: x_l = P x_{l-1}, then one V-cycle on level l.
+#include <chrono>
+#include <cstddef>
+#include <vector>
+
+#include "core/error.h"
+#include "multigrid/interfaces.h"
+
+namespace tcfem::multigrid {
+
+/// Seconds spent per component on one level (accumulated over all cycles).
+struct LevelTimes {
+  double smoother = 0.0, operator_apply = 0.0, transfer = 0.0, vector_ops = 0.0, coarse = 0.0;
+  long smoother_calls = 0, operator_calls = 0, transfer_calls = 0, coarse_calls = 0;
+  double total() const { return smoother + operator_apply + transfer + vector_ops + coarse; }
+};
+
+struct MultigridTimes {
+  std::vector<LevelTimes> levels;  ///< index = level (0 coarsest)
+  double conversion = 0.0;         ///< precision conversion on entry and exit of the preconditioner
+  long cycles = 0;
+  void reset(std::size_t n_levels) {
+    levels.assign(n_levels, LevelTimes{});
+    conversion = 0.0;
+    cycles = 0;
+  }
+  double total() const {
+    double t = conversion;
+    for (const auto& l : levels) t += l.total();
+    return t;
+  }
+};
+
+template <class VectorType>
+class VCycle {
+ public:
+  using Ops = VectorOps<VectorType>;
+  struct Level {
+    const LevelOperator<VectorType>* op = nullptr;
+    const Smoother<VectorType>* smoother = nullptr;  ///< unused on level 0
+    const Transfer<VectorType>* transfer = nullptr;  ///< between this level and the next coarser one
+  };
+
+  VCycle(std::vector<Level> levels, const CoarseSolver<VectorType>& coarse, int pre_smooth, int post_smooth,
+         SweepOrder post_order)
+      : levels_(std::move(levels)), coarse_(&coarse), pre_(pre_smooth), post_(post_smooth), post_order_(post_order) {
+    TCFEM_ASSERT(!levels_.empty(), "a V-cycle needs at least one level");
+    for (std::size_t l = 0; l < levels_.size(); ++l) {
+      TCFEM_ASSERT(levels_[l].op, "a level without operator");
+      TCFEM_ASSERT(l == 0 || (levels_[l].smoother && levels_[l].transfer), "a level without smoother or transfer");
+      const std::size_t n = levels_[l].op->size();
+      x_.push_back(Ops::make(n));
+      b_.push_back(Ops::make(n));
+      r_.push_back(Ops::make(n));
+    }
+    times_.reset(levels_.size());
+  }
+
+  int n_levels() const { return static_cast<int>(levels_.size()); }
+  int finest() const { return n_levels() - 1; }
+
+  /// One V-cycle on the finest level; x holds the initial guess and receives the result.
+  void cycle(VectorType& x, const VectorType& b) const {
+    ++times_.cycles;
+    cycle_on_level(finest(), x, b);
+  }
+
+  /// Full multigrid: x = FMG(b) (x's input is ignored).
+  void full_multigrid(VectorType& x, const VectorType& b) const {
+    ++times_.cycles;
+    const int top = finest();
+    if (top == 0) {
+      coarse_solve(x, b);
+      return;
+    }
+    {
+      Timer t(times_.levels[top].transfer, times_.levels[top].transfer_calls);
+      levels_[top].transfer->restrict_to_coarse(b_[top - 1], b);
+    }
+    for (int l = top - 1; l >= 1; --l) {
+      Timer t(times_.levels[l].transfer, times_.levels[l].transfer_calls);
+      levels_[l].transfer->restrict_to_coarse(b_[l - 1], b_[l]);
+    }
+    coarse_solve(x_[0], b_[0]);
+    for (int l = 1; l <= top; ++l) {
+      VectorType& xl = l == top ? x : x_[l];
+      const VectorType& bl = l == top ? b : b_[l];
+      {
+        Timer t(times_.levels[l].transfer, times_.levels[l].transfer_calls);
+        levels_[l].transfer->prolongate(xl, x_[l - 1]);
+      }
+      cycle_on_level(l, xl, bl);
+    }
+  }
+
+  MultigridTimes& times() const { return times_; }
+
+ private:
+  /// Adds the seconds of its lifetime to a counter (synchronizing the vector type's queue first).
+  class Timer {
+   public:
+    Timer(double& seconds, long& calls) : seconds_(seconds), start_(now()) { ++calls; }
+    explicit Timer(double& seconds) : seconds_(seconds), start_(now()) {}
+    ~Timer() { seconds_ += std::chrono::duration<double>(now() - start_).count(); }
+
+   private:
+    static std::chrono::steady_clock::time_point now() {
+      Ops::synchronize();
+      return std::chrono::steady_clock::now();
+    }
+    double& seconds_;
+    std::chrono::steady_clock::time_point start_;
+  };
+
+  void coarse_solve(VectorType& x, const VectorType& b) const {
+    Timer t(times_.levels[0].coarse, times_.levels[0].coarse_calls);
+    coarse_->solve(x, b);
+  }
+
+  void cycle_on_level(int l, VectorType& x, const VectorType& b) const {
+    if (l == 0) {
+      coarse_solve(x, b);
+      return;
+    }
+    const Level& level = levels_[l];
+    LevelTimes& t = times_.levels[l];
+    for (int i = 0; i < pre_; ++i) {
+      Timer timer(t.smoother, t.smoother_calls);
+      level.smoother->smooth(x, b, SweepOrder::forward);
+    }
+    {
+      Timer timer(t.operator_apply, t.operator_calls);
+      level.op->vmult(r_[l], x);
+    }
+    {
+      Timer timer(t.vector_ops);
+      Ops::residual_from_product(r_[l], b);
+    }
+    {
+      Timer timer(t.transfer, t.transfer_calls);
+      level.transfer->restrict_to_coarse(b_[l - 1], r_[l]);
+    }
+    {
+      Timer timer(times_.levels[l - 1].vector_ops);
+      Ops::set_zero(x_[l - 1]);
+    }
+    cycle_on_level(l - 1, x_[l - 1], b_[l - 1]);
+    {
+      Timer timer(t.transfer, t.transfer_calls);
+      level.transfer->prolongate(r_[l], x_[l - 1]);
+    }
+    {
+      Timer timer(t.vector_ops);
+      Ops::add(x, r_[l]);
+    }
+    for (int i = 0; i < post_; ++i) {
+      Timer timer(t.smoother, t.smoother_calls);
+      level.smoother->smooth(x, b, post_order_);
+    }
+  }
+
+  std::vector<Level> levels_;
+  const CoarseSolver<VectorType>* coarse_;
+  int pre_, post_;
+  SweepOrder post_order_;
+  mutable std::vector<VectorType> x_, b_, r_;
+  mutable MultigridTimes times_;
+};
+
+}  // namespace tcfem::multigrid

@@ -1,0 +1,26 @@
+#pragma once
+// Block orthogonalization of a vector against the columns of a basis, written as block products
+// (the "multi-BLAS" of seed 001): c = V^T w is one GEMV over all basis vectors, not a loop of
+// dot products, and w -= V c is one more. On the CPU through BLAS dgemv; a device version maps
+// the same two calls to cuBLAS (or a tensor-core GEMM for several vectors at once).
+#include <cstdint>
+
+namespace tcfem::solvers {
+
+/// Basis of k vectors of length n, column-major (column j starts at data + j * ld).
+struct BlockBasis {
+  const double* data = nullptr;
+  std::int64_t n = 0, k = 0, ld = 0;
+};
+
+/// c = V^T w (c has k entries).
+void block_dot(const BlockBasis& v, const double* w, double* c);
+/// w -= V c.
+void block_subtract(const BlockBasis& v, const double* c, double* w);
+
+/// Classical Gram-Schmidt with one re-orthogonalization (CGS2): w <- (I - V V^T)^2 w, and
+/// h = the accumulated coefficients (k entries, h = c1 + c2). `c2` is scratch of k entries.
+/// Returns ||w|| after orthogonalization.
+double orthogonalize_cgs2(const BlockBasis& v, double* w, double* h, double* c2);
+
+}  // namespace tcfem::solvers

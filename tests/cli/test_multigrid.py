@@ -1,0 +1,167 @@
+#!/usr/bin/env python3
+"""End-to-end tests of `tcfem solve` with multigrid: FGMRES / CG / V-cycle / FMG with the vertex-patch
+and Chebyshev smoothers, fp64 and fp32 V-cycles, the JSON report, and every bad-input case.
+
+Usage: test_multigrid.py TCFEM_BINARY [PLOT_MULTIGRID_SCRIPT]
+"""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+TCFEM = sys.argv[1]
+PLOT = sys.argv[2] if len(sys.argv) > 2 else None
+failures = []
+
+
+def run(args, timeout=300):
+    return subprocess.run([TCFEM] + args, capture_output=True, text=True, timeout=timeout)
+
+
+def check(cond, what):
+    if not cond:
+        failures.append(what)
+
+
+def solve_json(tmp, name, args):
+    path = os.path.join(tmp, name + ".json")
+    r = run(["solve", "--quiet", "--json", path] + args)
+    check(r.returncode == 0, f"{args}: exit {r.returncode}: {r.stderr}")
+    if r.returncode != 0 or not os.path.exists(path):
+        return None
+    with open(path) as f:
+        return json.load(f)
+
+
+def test_fgmres_patch(tmp):
+    base = ["--dim", "3", "--degree", "3", "--refine", "2", "--solver", "fgmres", "--precond", "mg", "--tol", "1e-8"]
+    j64 = solve_json(tmp, "fp64", base)
+    j32 = solve_json(tmp, "fp32", base + ["--mg-precision", "fp32"])
+    if not j64 or not j32:
+        return
+    check(j64["converged"] and j64["iterations"] <= 4, f"fgmres+mg Q3: {j64['iterations']} iterations")
+    check(j32["iterations"] == j64["iterations"], f"fp32 V-cycle: {j32['iterations']} vs {j64['iterations']}")
+    check(abs(j32["errors"]["l2"] - j64["errors"]["l2"]) <= 0.01 * j64["errors"]["l2"], "fp32 L2 error differs")
+    check(len(j64["residual_history"]) == j64["iterations"] + 1, "residual history length")
+    mg = j64.get("multigrid", {})
+    check(mg.get("n_levels") == 3, f"levels: {mg.get('n_levels')}")
+    check(mg.get("coarse_solver") == "cholesky", "coarse solver")
+    levels = mg.get("levels", [])
+    check(len(levels) == 3 and levels[-1]["n_dofs"] == 13 ** 3, "level DoFs")
+    for lev in levels[1:]:
+        t = lev["times"]
+        check(all(t[key] >= 0 for key in ["smoother", "operator", "transfer", "vector_ops", "coarse"]), "times")
+        check(lev["calls"]["smoother"] == 2 * mg["v_cycles"], "V(1,1): two smoothing steps per cycle and level")
+        check(lev["n_patches"] == (lev["cells"][0] - 1) ** 3, "patch count")
+    check(levels and levels[0]["calls"]["coarse"] == mg["v_cycles"], "one coarse solve per cycle")
+    cfg = j64["config"]
+    for key, value in {"solver": "fgmres", "preconditioner": "mg", "smoother": "patch", "mg_precision": "fp64",
+                       "pre_smooth": 1, "post_smooth": 1}.items():
+        check(cfg.get(key) == value, f"config.{key} = {cfg.get(key)!r}")
+    for key in ["outer_operator", "preconditioner", "orthogonalization"]:
+        check(j64["timings"].get(key, -1) >= 0, f"timings.{key}")
+    if PLOT:
+        plots = os.path.join(tmp, "plots")
+        r = subprocess.run([sys.executable, PLOT, "--out", plots, os.path.join(tmp, "fp64.json"),
+                            os.path.join(tmp, "fp32.json")], capture_output=True, text=True)
+        check(r.returncode == 0, f"plot_multigrid.py: exit {r.returncode}: {r.stderr}")
+        for name in ["convergence.png", "time_split.png"]:
+            check(os.path.exists(os.path.join(plots, name)), f"plot_multigrid.py wrote no {name}")
+        bad = os.path.join(tmp, "malformed.json")
+        with open(bad, "w") as f:
+            f.write("{}")
+        r = subprocess.run([sys.executable, PLOT, "--out", plots, bad], capture_output=True, text=True)
+        check(r.returncode == 2, f"plot_multigrid.py on a malformed report: exit {r.returncode}")
+
+
+def test_solvers_and_smoothers(tmp):
+    ref = None
+    for name, args in [("cg", ["--solver", "cg", "--precond", "mg"]), ("mg", ["--solver", "mg"]),
+                       ("fmg", ["--solver", "fmg"]), ("separate", ["--solver", "fgmres", "--precond", "mg",
+                                                                    "--patch-variant", "separate"]),
+                       ("additive", ["--solver", "fgmres", "--precond", "mg", "--smoother", "patch-additive"]),
+                       ("chebyshev", ["--solver", "fgmres", "--precond", "mg", "--smoother", "chebyshev",
+                                      "--pre-smooth", "2", "--post-smooth", "2"]),
+                       ("deformed", ["--solver", "fgmres", "--precond", "mg", "--geometry", "deformed"]),
+                       ("cg-coarse", ["--solver", "fgmres", "--precond", "mg", "--coarse-solver", "cg"]),
+                       ("jacobi-fgmres", ["--solver", "fgmres", "--restart", "10"])]:
+        j = solve_json(tmp, name, ["--dim", "2", "--degree", "2", "--refine", "4", "--tol", "1e-10"] + args)
+        if not j:
+            continue
+        check(j["converged"], f"{name}: not converged")
+        if name != "deformed":
+            if ref is None:
+                ref = j["errors"]["l2"]
+            check(abs(j["errors"]["l2"] - ref) <= 1e-6 * ref, f"{name}: L2 {j['errors']['l2']} vs {ref}")
+    for q in ["bp3", "bp5"]:
+        j = solve_json(tmp, "general-" + q, ["--dim", "3", "--degree", "3", "--refine", "2", "--geometry", "deformed",
+                                             "--quadrature", q, "--solver", "fgmres", "--precond", "mg", "--tol", "1e-8"])
+        check(j is not None and j["converged"] and j["iterations"] <= 6,
+              f"deformed {q}: {j and j['iterations']} iterations")
+    j = solve_json(tmp, "dg", ["--dim", "2", "--degree", "2", "--refine", "3", "--disc", "dg", "--solver", "fgmres",
+                               "--precond", "mg", "--smoother", "chebyshev"])
+    check(j is not None and j["converged"], "dg with the Chebyshev smoother")
+
+
+def test_summary():
+    r = run(["solve", "--dim", "2", "--degree", "3", "--refine", "3", "--solver", "fgmres", "--precond", "mg"])
+    check(r.returncode == 0, f"summary run exit {r.returncode}")
+    for word in ["multigrid", "smoother", "time per level", "FGMRES iterations", "L2"]:
+        check(word in r.stdout, f"multigrid summary lacks '{word}'")
+
+
+def test_bad_input(tmp):
+    mg = ["--precond", "mg"]
+    cases = [
+        (["--solver", "bicg"], "--solver"), (["--precond", "ilu"], "--precond"),
+        (mg + ["--smoother", "gauss-seidel"], "--smoother"), (mg + ["--mg-precision", "fp8"], "--mg-precision"),
+        (mg + ["--mg-precision", "fp16ec"], "--mg-precision"), (mg + ["--pre-smooth", "-1"], "--pre-smooth"),
+        (mg + ["--post-smooth", "101"], "--post-smooth"), (mg + ["--pre-smooth", "0", "--post-smooth", "0"], "--pre-smooth"),
+        (mg + ["--chebyshev-degree", "0"], "--chebyshev-degree"), (mg + ["--patch-variant", "bulk"], "--patch-variant"),
+        (mg + ["--coarse-solver", "lu"], "--coarse-solver"), (mg + ["--coarse-solver", "cholesky", "--cells", "30"], "--coarse-solver"), (mg + ["--disc", "dg"], "--smoother"),
+        (["--solver", "mg", "--precond", "jacobi"], "--precond"), (["--smoother", "chebyshev"], "--smoother"),
+        (["--mg-precision", "fp32"], "--mg-precision"), (["--restart", "10"], "--restart"),
+        (["--solver", "fgmres", "--restart", "0"], "--restart"), (mg + ["--backend", "cuda"], "--backend"),
+        (mg + ["--operator-path", "assembled"], "--operator-path"), (["--solver", "fgmres", "--backend", "cuda"], "--solver"),
+    ]
+    for args, option in cases:
+        out = os.path.join(tmp, "bad.json")
+        r = run(["solve"] + args + ["--json", out])
+        lines = [l for l in r.stderr.splitlines() if l.strip()]
+        check(r.returncode == 2, f"{args}: exit {r.returncode}, expected 2 (stderr {r.stderr!r})")
+        check(len(lines) == 1, f"{args}: expected one line on stderr, got {lines!r}")
+        check(lines and option in lines[0], f"{args}: message does not name {option}: {lines!r}")
+        check(not os.path.exists(out), f"{args}: left an output file")
+
+
+def test_not_converged(tmp):
+    path = os.path.join(tmp, "nc.json")
+    r = run(["solve", "--dim", "2", "--refine", "3", "--solver", "fgmres", "--precond", "mg", "--max-iter", "1",
+             "--tol", "1e-14", "--json", path, "--quiet"])
+    check(r.returncode == 3, f"non-convergence exit {r.returncode}, expected 3")
+    if os.path.exists(path):
+        with open(path) as f:
+            j = json.load(f)
+        check(j["converged"] is False and j["iterations"] == 1, "report of the non-converged run")
+    else:
+        check(False, "non-converged run wrote no report")
+
+
+def main():
+    with tempfile.TemporaryDirectory() as tmp:
+        test_fgmres_patch(tmp)
+        test_solvers_and_smoothers(tmp)
+        test_summary()
+        test_bad_input(tmp)
+        test_not_converged(tmp)
+    for f in failures:
+        print("FAIL:", f)
+    if failures:
+        print(f"{len(failures)} checks failed")
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,416 @@
+// Tests of the vertex-patch smoothers against plain references built from the assembled sparse
+// matrix (operators/sparse_matrix.h): one patch solve (fast diagonalization) equals a dense solve
+// of the assembled patch matrix; the localized residual equals the global one; patches of one color
+// are independent; one multiplicative sweep (fused, separate and global variants, forward and
+// backward) equals the sequential reference of Eq. (7) of seed 004 with a global residual before
+// every patch; the additive sweep likewise. Plus the Chebyshev smoother's eigenvalue estimate and
+// the coarse solvers.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+#include <set>
+
+#include "multigrid/chebyshev_smoother.h"
+#include "multigrid/coarse_solver.h"
+#include "multigrid/multigrid.h"
+#include "multigrid/patch_smoother.h"
+#include "operators/sparse_matrix.h"
+
+namespace {
+using namespace tcfem;
+using multigrid::MatrixFreeLevelOperator;
+using multigrid::PatchVariant;
+using multigrid::SweepOrder;
+using multigrid::VertexPatchSmoother;
+
+template <typename Number>
+Vector<Number> random_vector(std::size_t n, unsigned seed) {
+  std::mt19937 gen(seed);
+  std::uniform_real_distribution<double> dist(-1.0, 1.0);
+  Vector<Number> v(n);
+  for (std::size_t i = 0; i < n; ++i) v[i] = static_cast<Number>(dist(gen));
+  return v;
+}
+
+/// Solves the dense SPD system a x = b (row-major n x n) by Gaussian elimination in long double.
+std::vector<double> dense_solve(std::vector<double> a, std::vector<double> b) {
+  const std::size_t n = b.size();
+  std::vector<long double> m(a.begin(), a.end()), r(b.begin(), b.end());
+  for (std::size_t p = 0; p < n; ++p)
+    for (std::size_t i = p + 1; i < n; ++i) {
+      const long double f = m[i * n + p] / m[p * n + p];
+      for (std::size_t j = p; j < n; ++j) m[i * n + j] -= f * m[p * n + j];
+      r[i] -= f * r[p];
+    }
+  std::vector<double> x(n);
+  for (std::size_t i = n; i-- > 0;) {
+    long double s = r[i];
+    for (std::size_t j = i + 1; j < n; ++j) s -= m[i * n + j] * x[j];
+    x[i] = static_cast<double>(s / m[i * n + i]);
+  }
+  return x;
+}
+
+std::vector<double> dense_block(const operators::SparseMatrix& a, const std::vector<index_t>& idx) {
+  const std::size_t n = idx.size();
+  std::vector<double> m(n * n);
+  for (std::size_t i = 0; i < n; ++i)
+    for (std::size_t j = 0; j < n; ++j) m[i * n + j] = a.el(idx[i], idx[j]);
+  return m;
+}
+
+/// The 1D rule of the Kronecker-path operator (exact on Cartesian cells).
+fe::Quadrature1D exact_rule(int k) { return fe::gauss(k + 1); }
+
+double rel_diff(const Vector<double>& a, const Vector<double>& b) {
+  double d = 0, s = 0;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    d += (a[i] - b[i]) * (a[i] - b[i]);
+    s += b[i] * b[i];
+  }
+  return std::sqrt(d / s);
+}
+
+template <int dim>
+struct PatchProblem {
+  PatchProblem(int n, int k, mesh::GeometryKind g = mesh::GeometryKind::cartesian)
+      : mesh(make_cells(n), g), dofs(mesh, fe::Disc::cg, k), config(make_config(k)), op(mesh, dofs, config) {}
+  static std::array<int, dim> make_cells(int n) {
+    std::array<int, dim> c;
+    c.fill(n);
+    c[0] = n + 1;  // anisotropic counts: h differs between directions
+    return c;
+  }
+  static operators::OperatorConfig make_config(int k) {
+    operators::OperatorConfig c;
+    c.disc = fe::Disc::cg;
+    c.degree = k;
+    return c;
+  }
+  operators::SparseMatrix assemble() const {
+    return operators::assemble_operator<dim>(mesh, dofs, config, operators::Form::laplace);
+  }
+  mesh::BoxMesh<dim> mesh;
+  fe::DofLayout<dim> dofs;
+  operators::OperatorConfig config;
+  MatrixFreeLevelOperator<dim, double> op;
+};
+
+template <int dim>
+void check_patch_solve(int k) {
+  PatchProblem<dim> s(3, k);
+  VertexPatchSmoother<dim, double> smoother(s.mesh, s.dofs, exact_rule(k), false, PatchVariant::fused, 1.0, s.op);
+  const auto a = s.assemble();
+  const auto& patch = smoother.colors()[1].front();
+  std::vector<index_t> idx;
+  smoother.inner_dof_indices(patch, idx);
+  ASSERT_EQ(idx.size(), std::size_t(std::pow(2 * k - 1, dim)));
+  const auto r = random_vector<double>(idx.size(), 5);
+  std::vector<double> rhs(r.data(), r.data() + r.size());
+  const auto expected = dense_solve(dense_block(a, idx), rhs);
+  Vector<double> y = r;
+  smoother.local_solve(y.data());
+  Vector<double> e(expected.size());
+  for (std::size_t i = 0; i < e.size(); ++i) e[i] = expected[i];
+  EXPECT_LT(rel_diff(y, e), 1e-12) << "k=" << k;
+  // the localized residual equals b - A u of the assembled matrix on the inner nodes
+  const auto u = random_vector<double>(s.dofs.n_local(), 6);
+  const auto b = random_vector<double>(s.dofs.n_local(), 7);
+  Vector<double> au(u.size());
+  a.vmult(au, u);
+  std::vector<double> local(idx.size());
+  for (const auto& p : {smoother.colors()[0].front(), smoother.colors().back().back()}) {
+    smoother.inner_dof_indices(p, idx);
+    smoother.local_residual(p, u, b, local.data());
+    double err = 0, nrm = 0;
+    for (std::size_t i = 0; i < idx.size(); ++i) {
+      const double ref = b[idx[i]] - au[idx[i]];
+      err = std::max(err, std::abs(local[i] - ref));
+      nrm = std::max(nrm, std::abs(ref));
+    }
+    EXPECT_LT(err, 1e-12 * nrm) << "k=" << k;
+  }
+}
+
+TEST(VertexPatch, LocalSolveEqualsDenseSolve2D) {
+  for (int k = 1; k <= 6; ++k) check_patch_solve<2>(k);
+}
+TEST(VertexPatch, LocalSolveEqualsDenseSolve3D) {
+  for (int k = 1; k <= 3; ++k) check_patch_solve<3>(k);
+}
+
+template <int dim>
+void check_coloring(int n, int k) {
+  PatchProblem<dim> s(n, k);
+  VertexPatchSmoother<dim, double> smoother(s.mesh, s.dofs, exact_rule(k), false, PatchVariant::fused, 1.0, s.op);
+  ASSERT_EQ(smoother.colors().size(), std::size_t(1 << dim));
+  std::size_t expected_patches = 1;
+  for (int d = 0; d < dim; ++d) expected_patches *= s.mesh.n_cells()[d] - 1;
+  EXPECT_EQ(smoother.n_patches(), expected_patches);
+  std::vector<int> covered(s.dofs.n_local(), 0);
+  std::vector<index_t> inner, full;
+  for (const auto& color : smoother.colors()) {
+    std::vector<int> owner(s.dofs.n_local(), -1);  // patch of this color whose full patch holds the node
+    for (std::size_t p = 0; p < color.size(); ++p) {
+      smoother.patch_dof_indices(color[p], full);
+      for (auto i : full) {
+        // no inner node of another patch of the same color may lie in this patch (and vice versa)
+        if (owner[i] >= 0) {
+          std::vector<index_t> other;
+          smoother.inner_dof_indices(color[owner[i]], other);
+          ASSERT_TRUE(std::find(other.begin(), other.end(), i) == other.end()) << "patches of one color overlap";
+        }
+        owner[i] = static_cast<int>(p);
+      }
+      smoother.inner_dof_indices(color[p], inner);
+      for (auto i : inner) {
+        ASSERT_FALSE(s.dofs.boundary_mask()[i]);
+        ++covered[i];
+      }
+    }
+    // inner nodes of one color's patches are pairwise disjoint and outside the other patches
+    std::vector<int> count(s.dofs.n_local(), 0);
+    for (const auto& v : color) {
+      smoother.inner_dof_indices(v, inner);
+      for (auto i : inner) ++count[i];
+    }
+    for (const auto& v : color) {
+      smoother.patch_dof_indices(v, full);
+      smoother.inner_dof_indices(v, inner);
+      std::set<index_t> own(inner.begin(), inner.end());
+      for (auto i : full) {
+        if (!own.count(i)) {
+          ASSERT_EQ(count[i], 0) << "a patch's boundary node is inner to a patch of its color";
+        }
+      }
+    }
+  }
+  for (std::size_t i = 0; i < covered.size(); ++i) {
+    if (!s.dofs.boundary_mask()[i]) {
+      EXPECT_GT(covered[i], 0) << "unconstrained node " << i << " in no patch";
+    }
+  }
+}
+
+TEST(VertexPatch, ColorsShareNoDofs) {
+  check_coloring<2>(5, 2);
+  check_coloring<2>(4, 1);
+  check_coloring<3>(4, 2);
+}
+
+/// The sequential reference: patches in the smoother's order (colors forward or backward), a
+/// global residual of the assembled matrix before every patch, a dense local solve.
+template <int dim>
+Vector<double> sequential_sweep(const VertexPatchSmoother<dim, double>& smoother, const operators::SparseMatrix& a,
+                                const fe::DofLayout<dim>& dofs, Vector<double> x, const Vector<double>& b,
+                                SweepOrder order, double omega) {
+  const int nc = static_cast<int>(smoother.colors().size());
+  std::vector<index_t> idx;
+  Vector<double> ax(x.size());
+  for (int ci = 0; ci < nc; ++ci) {
+    const auto& color = smoother.colors()[order == SweepOrder::forward ? ci : nc - 1 - ci];
+    for (const auto& v : color) {
+      smoother.inner_dof_indices(v, idx);
+      for (std::size_t i = 0; i < x.size(); ++i)
+        if (dofs.boundary_mask()[i]) x[i] = 0.0;  // the constrained space
+      a.vmult(ax, x);
+      std::vector<double> r(idx.size());
+      for (std::size_t i = 0; i < idx.size(); ++i) r[i] = b[idx[i]] - ax[idx[i]];
+      const auto y = dense_solve(dense_block(a, idx), r);
+      for (std::size_t i = 0; i < idx.size(); ++i) x[idx[i]] += omega * y[i];
+    }
+  }
+  for (std::size_t i = 0; i < x.size(); ++i)
+    if (dofs.boundary_mask()[i]) x[i] = b[i];
+  return x;
+}
+
+template <int dim>
+void check_sweep(int n, int k) {
+  PatchProblem<dim> s(n, k);
+  const auto a = s.assemble();
+  const auto x0 = random_vector<double>(s.dofs.n_local(), 21);
+  const auto b = random_vector<double>(s.dofs.n_local(), 22);
+  for (auto variant : {PatchVariant::fused, PatchVariant::separate, PatchVariant::global})
+    for (auto order : {SweepOrder::forward, SweepOrder::backward}) {
+      VertexPatchSmoother<dim, double> smoother(s.mesh, s.dofs, exact_rule(k), false, variant, 1.0, s.op);
+      Vector<double> x = x0;
+      smoother.smooth(x, b, order);
+      const auto ref = sequential_sweep<dim>(smoother, a, s.dofs, x0, b, order, 1.0);
+      EXPECT_LT(rel_diff(x, ref), 1e-12) << "variant " << multigrid::to_string(variant) << " k=" << k;
+    }
+}
+
+TEST(VertexPatch, MultiplicativeSweepEqualsSequentialReference2D) {
+  check_sweep<2>(5, 1);
+  check_sweep<2>(4, 3);
+}
+TEST(VertexPatch, MultiplicativeSweepEqualsSequentialReference3D) {
+  check_sweep<3>(4, 1);
+  check_sweep<3>(3, 2);
+}
+
+TEST(VertexPatch, GaussLobattoQuadratureGivesThePatchMatricesOfTheOperator) {
+  // the general path with k+1 Gauss-Lobatto points (BP5) under-integrates the mass terms; the patch
+  // matrices built with the same rule are still the operator's patch matrices on Cartesian cells
+  for (int k : {2, 3}) {
+    mesh::BoxMesh<3> mesh({4, 3, 3}, mesh::GeometryKind::cartesian);
+    fe::DofLayout<3> dofs(mesh, fe::Disc::cg, k);
+    operators::OperatorConfig config;
+    config.degree = k;
+    config.cartesian_fast_path = false;
+    config.quadrature = fe::QuadratureKind::gll_k1;
+    MatrixFreeLevelOperator<3, double> op(mesh, dofs, config);
+    ASSERT_EQ(op.matrix_free().path(), operators::Path::general);
+    const auto a = operators::assemble_operator<3>(mesh, dofs, config, operators::Form::laplace);
+    const auto rule = fe::make_quadrature(config.quadrature, k);
+    VertexPatchSmoother<3, double> smoother(mesh, dofs, rule, false, PatchVariant::fused, 1.0, op);
+    std::vector<index_t> idx;
+    smoother.inner_dof_indices(smoother.colors()[0].front(), idx);
+    const auto r = random_vector<double>(idx.size(), 81);
+    const auto expected = dense_solve(dense_block(a, idx), std::vector<double>(r.data(), r.data() + r.size()));
+    Vector<double> y = r, e(expected.size());
+    smoother.local_solve(y.data());
+    for (std::size_t i = 0; i < e.size(); ++i) e[i] = expected[i];
+    EXPECT_LT(rel_diff(y, e), 1e-12) << "k=" << k;
+    const auto x0 = random_vector<double>(dofs.n_local(), 82);
+    const auto b = random_vector<double>(dofs.n_local(), 83);
+    Vector<double> x = x0;
+    smoother.smooth(x, b, SweepOrder::forward);
+    const auto ref = sequential_sweep<3>(smoother, a, dofs, x0, b, SweepOrder::forward, 1.0);
+    EXPECT_LT(rel_diff(x, ref), 1e-12) << "k=" << k;
+  }
+}
+
+TEST(VertexPatch, AdditiveSweepEqualsReference) {
+  PatchProblem<2> s(4, 2);
+  const auto a = s.assemble();
+  const double omega = 0.5;
+  VertexPatchSmoother<2, double> smoother(s.mesh, s.dofs, exact_rule(2), true, PatchVariant::global, omega, s.op);
+  auto x = random_vector<double>(s.dofs.n_local(), 31);
+  const auto b = random_vector<double>(s.dofs.n_local(), 32);
+  auto ref = x;
+  for (std::size_t i = 0; i < ref.size(); ++i)
+    if (s.dofs.boundary_mask()[i]) ref[i] = 0.0;
+  Vector<double> ax(x.size());
+  a.vmult(ax, ref);
+  auto x_in = ref;
+  std::vector<index_t> idx;
+  for (const auto& color : smoother.colors())
+    for (const auto& v : color) {
+      smoother.inner_dof_indices(v, idx);
+      std::vector<double> r(idx.size());
+      for (std::size_t i = 0; i < idx.size(); ++i) r[i] = b[idx[i]] - ax[idx[i]];
+      const auto y = dense_solve(dense_block(a, idx), r);
+      for (std::size_t i = 0; i < idx.size(); ++i) ref[idx[i]] += omega * y[i];
+    }
+  for (std::size_t i = 0; i < ref.size(); ++i)
+    if (s.dofs.boundary_mask()[i]) ref[i] = b[i];
+  smoother.smooth(x_in, b, SweepOrder::forward);
+  EXPECT_LT(rel_diff(x_in, ref), 1e-12);
+}
+
+TEST(VertexPatch, FloatSweepAgreesWithDouble) {
+  PatchProblem<3> s(3, 3);
+  MatrixFreeLevelOperator<3, float> opf(s.mesh, s.dofs, s.config);
+  VertexPatchSmoother<3, double> sd(s.mesh, s.dofs, exact_rule(3), false, PatchVariant::fused, 1.0, s.op);
+  VertexPatchSmoother<3, float> sf(s.mesh, s.dofs, exact_rule(3), false, PatchVariant::fused, 1.0, opf);
+  auto xd = random_vector<double>(s.dofs.n_local(), 41);
+  const auto bd = random_vector<double>(s.dofs.n_local(), 42);
+  Vector<float> xf(xd.size()), bf(xd.size());
+  for (std::size_t i = 0; i < xd.size(); ++i) {
+    xf[i] = static_cast<float>(xd[i]);
+    bf[i] = static_cast<float>(bd[i]);
+  }
+  sd.smooth(xd, bd, SweepOrder::forward);
+  sf.smooth(xf, bf, SweepOrder::forward);
+  Vector<double> xfd(xd.size());
+  for (std::size_t i = 0; i < xd.size(); ++i) xfd[i] = xf[i];
+  EXPECT_LT(rel_diff(xfd, xd), 1e-5);
+}
+
+TEST(VertexPatch, DeformedMeshUsesGlobalResidualAndCartesianPatchInverse) {
+  PatchProblem<2> s(4, 2, mesh::GeometryKind::deformed);
+  VertexPatchSmoother<2, double> smoother(s.mesh, s.dofs, exact_rule(2), false, PatchVariant::fused, 1.0, s.op);
+  EXPECT_EQ(smoother.variant(), PatchVariant::global);
+  // one sweep reduces the error of A x = 0 from a smooth-free random start in the energy norm
+  const auto a = s.assemble();
+  auto x = random_vector<double>(s.dofs.n_local(), 51);
+  Vector<double> zero(x.size());
+  for (std::size_t i = 0; i < x.size(); ++i)
+    if (s.dofs.boundary_mask()[i]) x[i] = 0.0;
+  auto energy = [&](const Vector<double>& v) {
+    Vector<double> av(v.size());
+    a.vmult(av, v);
+    return av.dot(v);
+  };
+  const double e0 = energy(x);
+  smoother.smooth(x, zero, SweepOrder::forward);
+  EXPECT_LT(energy(x), 0.5 * e0);
+}
+
+TEST(VertexPatch, DgIsRejected) {
+  mesh::BoxMesh<2> mesh({4, 4}, mesh::GeometryKind::cartesian);
+  fe::DofLayout<2> dofs(mesh, fe::Disc::dg, 2);
+  operators::OperatorConfig c;
+  c.disc = fe::Disc::dg;
+  MatrixFreeLevelOperator<2, double> op(mesh, dofs, c);
+  EXPECT_THROW((VertexPatchSmoother<2, double>(mesh, dofs, exact_rule(2), false, PatchVariant::fused, 1.0, op)), InputError);
+}
+
+TEST(ChebyshevSmoother, EigenvalueEstimateBoundsTheSpectrum) {
+  PatchProblem<2> s(6, 2);
+  const auto a = s.assemble();
+  Vector<double> diag;
+  s.op.matrix_free().compute_diagonal(diag);
+  Vector<double> inv(diag.size());
+  for (std::size_t i = 0; i < diag.size(); ++i) inv[i] = 1.0 / diag[i];
+  const double est = multigrid::estimate_largest_eigenvalue<double>(s.op, inv, s.dofs.boundary_mask(), 12);
+  // power iteration on D^{-1} A restricted to the unconstrained DoFs
+  auto v = random_vector<double>(diag.size(), 61);
+  Vector<double> w(v.size());
+  double lambda = 0;
+  for (int it = 0; it < 2000; ++it) {
+    for (std::size_t i = 0; i < v.size(); ++i)
+      if (s.dofs.boundary_mask()[i]) v[i] = 0;
+    a.vmult(w, v);
+    for (std::size_t i = 0; i < v.size(); ++i) w[i] = s.dofs.boundary_mask()[i] ? 0.0 : w[i] * inv[i];
+    lambda = w.norm() / v.norm();
+    v = w;
+    for (std::size_t i = 0; i < v.size(); ++i) v[i] /= lambda;
+  }
+  EXPECT_LE(est, lambda * (1 + 1e-6));
+  EXPECT_GE(1.2 * est, lambda);
+}
+
+TEST(CoarseSolver, CholeskyAndCgSolveTheCoarseProblem) {
+  PatchProblem<3> s(2, 3);
+  const auto a = s.assemble();
+  const auto b = random_vector<double>(s.dofs.n_local(), 71);
+  multigrid::CholeskyCoarseSolver<3, double> chol(s.mesh, s.dofs, s.config);
+  Vector<double> diag;
+  s.op.matrix_free().compute_diagonal(diag);
+  multigrid::CgCoarseSolver<double> cg(s.op, diag, 1e-13);
+  for (int which = 0; which < 2; ++which) {
+    Vector<double> x(b.size()), ax(b.size());
+    if (which == 0)
+      chol.solve(x, b);
+    else
+      cg.solve(x, b);
+    a.vmult(ax, x);
+    for (std::size_t i = 0; i < ax.size(); ++i) ax[i] -= b[i];
+    EXPECT_LT(ax.norm(), 1e-11 * b.norm()) << (which == 0 ? "cholesky" : "cg");
+  }
+  multigrid::CholeskyCoarseSolver<3, float> cholf(s.mesh, s.dofs, s.config);
+  Vector<float> bf(b.size()), xf(b.size());
+  for (std::size_t i = 0; i < b.size(); ++i) bf[i] = static_cast<float>(b[i]);
+  cholf.solve(xf, bf);
+  Vector<double> x(b.size()), ax(b.size());
+  for (std::size_t i = 0; i < b.size(); ++i) x[i] = xf[i];
+  a.vmult(ax, x);
+  for (std::size_t i = 0; i < ax.size(); ++i) ax[i] -= b[i];
+  EXPECT_LT(ax.norm(), 1e-5 * b.norm());
+}
+
+}  // namespace
