@@ -10,15 +10,15 @@
 // 16-bit types element i lives in register i / 2, in the low half when i is even.
 #include <cstdint>
 
-#include "arch/host_device.h"
+#include "core/hd.h"
 #include "arch/number_formats.h"
 
 namespace tcfem::arch {
 
 inline constexpr int warp_size = 32;
 
-TCFEM_HOST_DEVICE constexpr int group_id(int lane) { return lane >> 2; }
-TCFEM_HOST_DEVICE constexpr int thread_in_group(int lane) { return lane & 3; }
+TCFEM_HD constexpr int group_id(int lane) { return lane >> 2; }
+TCFEM_HD constexpr int thread_in_group(int lane) { return lane & 3; }
 
 // ================================================================================================
 // Index maps: (lane, element) -> (row, col) and the inverse (row, col) -> (lane, element).
@@ -29,19 +29,19 @@ struct LaneIndex_M8N8K4_F64 {
   static constexpr int M = 8, N = 8, K = 4;
   static constexpr int a_elements = 1, b_elements = 1, c_elements = 2;
 
-  TCFEM_HOST_DEVICE static constexpr int a_row(int lane, int) { return group_id(lane); }
-  TCFEM_HOST_DEVICE static constexpr int a_col(int lane, int) { return thread_in_group(lane); }
-  TCFEM_HOST_DEVICE static constexpr int b_row(int lane, int) { return thread_in_group(lane); }
-  TCFEM_HOST_DEVICE static constexpr int b_col(int lane, int) { return group_id(lane); }
-  TCFEM_HOST_DEVICE static constexpr int c_row(int lane, int) { return group_id(lane); }
-  TCFEM_HOST_DEVICE static constexpr int c_col(int lane, int i) { return 2 * thread_in_group(lane) + i; }
+  TCFEM_HD static constexpr int a_row(int lane, int) { return group_id(lane); }
+  TCFEM_HD static constexpr int a_col(int lane, int) { return thread_in_group(lane); }
+  TCFEM_HD static constexpr int b_row(int lane, int) { return thread_in_group(lane); }
+  TCFEM_HD static constexpr int b_col(int lane, int) { return group_id(lane); }
+  TCFEM_HD static constexpr int c_row(int lane, int) { return group_id(lane); }
+  TCFEM_HD static constexpr int c_col(int lane, int i) { return 2 * thread_in_group(lane) + i; }
 
-  TCFEM_HOST_DEVICE static constexpr int a_lane(int row, int col) { return 4 * row + col; }
-  TCFEM_HOST_DEVICE static constexpr int a_element(int, int) { return 0; }
-  TCFEM_HOST_DEVICE static constexpr int b_lane(int row, int col) { return 4 * col + row; }
-  TCFEM_HOST_DEVICE static constexpr int b_element(int, int) { return 0; }
-  TCFEM_HOST_DEVICE static constexpr int c_lane(int row, int col) { return 4 * row + col / 2; }
-  TCFEM_HOST_DEVICE static constexpr int c_element(int, int col) { return col % 2; }
+  TCFEM_HD static constexpr int a_lane(int row, int col) { return 4 * row + col; }
+  TCFEM_HD static constexpr int a_element(int, int) { return 0; }
+  TCFEM_HD static constexpr int b_lane(int row, int col) { return 4 * col + row; }
+  TCFEM_HD static constexpr int b_element(int, int) { return 0; }
+  TCFEM_HD static constexpr int c_lane(int row, int col) { return 4 * row + col / 2; }
+  TCFEM_HD static constexpr int c_element(int, int col) { return col % 2; }
 };
 
 /// Accumulator map shared by all m16n8k* shapes (f64 and f32): c0,c1 in row group_id, c2,c3 in
@@ -50,12 +50,12 @@ struct AccumulatorIndex_M16N8 {
   static constexpr int M = 16, N = 8;
   static constexpr int c_elements = 4;
 
-  TCFEM_HOST_DEVICE static constexpr int c_row(int lane, int i) { return group_id(lane) + 8 * (i >> 1); }
-  TCFEM_HOST_DEVICE static constexpr int c_col(int lane, int i) {
+  TCFEM_HD static constexpr int c_row(int lane, int i) { return group_id(lane) + 8 * (i >> 1); }
+  TCFEM_HD static constexpr int c_col(int lane, int i) {
     return 2 * thread_in_group(lane) + (i & 1);
   }
-  TCFEM_HOST_DEVICE static constexpr int c_lane(int row, int col) { return 4 * (row & 7) + col / 2; }
-  TCFEM_HOST_DEVICE static constexpr int c_element(int row, int col) { return 2 * (row >> 3) + (col & 1); }
+  TCFEM_HD static constexpr int c_lane(int row, int col) { return 4 * (row & 7) + col / 2; }
+  TCFEM_HD static constexpr int c_element(int row, int col) { return 2 * (row >> 3) + (col & 1); }
 };
 
 /// m16n8k4 / m16n8k8 / m16n8k16 with one element per register (.f64 on sm_90, .tf32 on sm_80):
@@ -69,17 +69,17 @@ struct LaneIndex_M16N8_OneElementPerRegister : AccumulatorIndex_M16N8 {
   static constexpr int K = K_;
   static constexpr int a_elements = K / 2, b_elements = K / 4;
 
-  TCFEM_HOST_DEVICE static constexpr int a_row(int lane, int i) { return group_id(lane) + 8 * (i & 1); }
-  TCFEM_HOST_DEVICE static constexpr int a_col(int lane, int i) {
+  TCFEM_HD static constexpr int a_row(int lane, int i) { return group_id(lane) + 8 * (i & 1); }
+  TCFEM_HD static constexpr int a_col(int lane, int i) {
     return thread_in_group(lane) + 4 * (i >> 1);
   }
-  TCFEM_HOST_DEVICE static constexpr int b_row(int lane, int i) { return thread_in_group(lane) + 4 * i; }
-  TCFEM_HOST_DEVICE static constexpr int b_col(int lane, int) { return group_id(lane); }
+  TCFEM_HD static constexpr int b_row(int lane, int i) { return thread_in_group(lane) + 4 * i; }
+  TCFEM_HD static constexpr int b_col(int lane, int) { return group_id(lane); }
 
-  TCFEM_HOST_DEVICE static constexpr int a_lane(int row, int col) { return 4 * (row & 7) + (col & 3); }
-  TCFEM_HOST_DEVICE static constexpr int a_element(int row, int col) { return (row >> 3) + 2 * (col >> 2); }
-  TCFEM_HOST_DEVICE static constexpr int b_lane(int row, int col) { return 4 * col + (row & 3); }
-  TCFEM_HOST_DEVICE static constexpr int b_element(int row, int) { return row >> 2; }
+  TCFEM_HD static constexpr int a_lane(int row, int col) { return 4 * (row & 7) + (col & 3); }
+  TCFEM_HD static constexpr int a_element(int row, int col) { return (row >> 3) + 2 * (col >> 2); }
+  TCFEM_HD static constexpr int b_lane(int row, int col) { return 4 * col + (row & 3); }
+  TCFEM_HD static constexpr int b_element(int row, int) { return row >> 2; }
 };
 
 /// m16n8k16 with packed 16-bit types (.f16 / .bf16), two elements per 32-bit register:
@@ -89,23 +89,23 @@ struct LaneIndex_M16N8K16_Packed16 : AccumulatorIndex_M16N8 {
   static constexpr int K = 16;
   static constexpr int a_elements = 8, b_elements = 4;
 
-  TCFEM_HOST_DEVICE static constexpr int a_row(int lane, int i) {
+  TCFEM_HD static constexpr int a_row(int lane, int i) {
     return group_id(lane) + 8 * ((i >> 1) & 1);
   }
-  TCFEM_HOST_DEVICE static constexpr int a_col(int lane, int i) {
+  TCFEM_HD static constexpr int a_col(int lane, int i) {
     return 2 * thread_in_group(lane) + (i & 1) + 8 * (i >> 2);
   }
-  TCFEM_HOST_DEVICE static constexpr int b_row(int lane, int i) {
+  TCFEM_HD static constexpr int b_row(int lane, int i) {
     return 2 * thread_in_group(lane) + (i & 1) + 8 * (i >> 1);
   }
-  TCFEM_HOST_DEVICE static constexpr int b_col(int lane, int) { return group_id(lane); }
+  TCFEM_HD static constexpr int b_col(int lane, int) { return group_id(lane); }
 
-  TCFEM_HOST_DEVICE static constexpr int a_lane(int row, int col) { return 4 * (row & 7) + ((col & 7) >> 1); }
-  TCFEM_HOST_DEVICE static constexpr int a_element(int row, int col) {
+  TCFEM_HD static constexpr int a_lane(int row, int col) { return 4 * (row & 7) + ((col & 7) >> 1); }
+  TCFEM_HD static constexpr int a_element(int row, int col) {
     return (col & 1) + 2 * (row >> 3) + 4 * (col >> 3);
   }
-  TCFEM_HOST_DEVICE static constexpr int b_lane(int row, int col) { return 4 * col + ((row & 7) >> 1); }
-  TCFEM_HOST_DEVICE static constexpr int b_element(int row, int) { return (row & 1) + 2 * (row >> 3); }
+  TCFEM_HD static constexpr int b_lane(int row, int col) { return 4 * col + ((row & 7) >> 1); }
+  TCFEM_HD static constexpr int b_element(int row, int) { return (row & 1) + 2 * (row >> 3); }
 };
 
 // ================================================================================================
@@ -120,9 +120,9 @@ struct PlainRegisters {
   using Register = Number;
   using Value = Number;
   static constexpr int elements_per_register = 1;
-  TCFEM_HOST_DEVICE static Value get(const Register* reg, int i) { return reg[i]; }
-  TCFEM_HOST_DEVICE static void set(Register* reg, int i, Value v) { reg[i] = v; }
-  TCFEM_HOST_DEVICE static void set_exact(Register* reg, int i, Value v) { reg[i] = v; }
+  TCFEM_HD static Value get(const Register* reg, int i) { return reg[i]; }
+  TCFEM_HD static void set(Register* reg, int i, Value v) { reg[i] = v; }
+  TCFEM_HD static void set_exact(Register* reg, int i, Value v) { reg[i] = v; }
 };
 
 /// TF32 in a 32-bit register (the FP32 pattern with the low 13 bits cleared).
@@ -130,9 +130,9 @@ struct Tf32Registers {
   using Register = std::uint32_t;
   using Value = float;
   static constexpr int elements_per_register = 1;
-  TCFEM_HOST_DEVICE static Value get(const Register* reg, int i) { return float_from_bits(reg[i]); }
-  TCFEM_HOST_DEVICE static void set(Register* reg, int i, Value v) { reg[i] = Tf32Format::encode(v); }
-  TCFEM_HOST_DEVICE static void set_exact(Register* reg, int i, Value v) { reg[i] = float_bits(v); }
+  TCFEM_HD static Value get(const Register* reg, int i) { return float_from_bits(reg[i]); }
+  TCFEM_HD static void set(Register* reg, int i, Value v) { reg[i] = Tf32Format::encode(v); }
+  TCFEM_HD static void set_exact(Register* reg, int i, Value v) { reg[i] = float_bits(v); }
 };
 
 /// Two 16-bit values (FP16 or BF16) per 32-bit register, element 2j in the low half of register j.
@@ -141,15 +141,15 @@ struct Packed16Registers {
   using Register = std::uint32_t;
   using Value = float;
   static constexpr int elements_per_register = 2;
-  TCFEM_HOST_DEVICE static Value get(const Register* reg, int i) {
+  TCFEM_HD static Value get(const Register* reg, int i) {
     return Format::decode(static_cast<typename Format::Bits>((reg[i >> 1] >> (16 * (i & 1))) & 0xffffu));
   }
-  TCFEM_HOST_DEVICE static void set_bits(Register* reg, int i, std::uint16_t bits) {
+  TCFEM_HD static void set_bits(Register* reg, int i, std::uint16_t bits) {
     const int shift = 16 * (i & 1);
     reg[i >> 1] = (reg[i >> 1] & ~(0xffffu << shift)) | (std::uint32_t(bits) << shift);
   }
-  TCFEM_HOST_DEVICE static void set(Register* reg, int i, Value v) { set_bits(reg, i, Format::encode(v)); }
-  TCFEM_HOST_DEVICE static void set_exact(Register* reg, int i, Value v) { set(reg, i, v); }
+  TCFEM_HD static void set(Register* reg, int i, Value v) { set_bits(reg, i, Format::encode(v)); }
+  TCFEM_HD static void set_exact(Register* reg, int i, Value v) { set(reg, i, v); }
 };
 
 /// The registers one lane holds for one operand.
@@ -177,37 +177,37 @@ struct LaneMap : Index {
   using FragB = Fragment<typename RegistersB::Register, b_registers>;
   using FragC = Fragment<typename RegistersC::Register, c_registers>;
 
-  TCFEM_HOST_DEVICE static ValueA get_a(const FragA& f, int i) { return RegistersA::get(f.reg, i); }
-  TCFEM_HOST_DEVICE static ValueB get_b(const FragB& f, int i) { return RegistersB::get(f.reg, i); }
-  TCFEM_HOST_DEVICE static ValueC get_c(const FragC& f, int i) { return RegistersC::get(f.reg, i); }
-  TCFEM_HOST_DEVICE static void set_a(FragA& f, int i, ValueA v) { RegistersA::set(f.reg, i, v); }
-  TCFEM_HOST_DEVICE static void set_b(FragB& f, int i, ValueB v) { RegistersB::set(f.reg, i, v); }
-  TCFEM_HOST_DEVICE static void set_c(FragC& f, int i, ValueC v) { RegistersC::set(f.reg, i, v); }
-  TCFEM_HOST_DEVICE static void set_a_exact(FragA& f, int i, ValueA v) { RegistersA::set_exact(f.reg, i, v); }
-  TCFEM_HOST_DEVICE static void set_b_exact(FragB& f, int i, ValueB v) { RegistersB::set_exact(f.reg, i, v); }
+  TCFEM_HD static ValueA get_a(const FragA& f, int i) { return RegistersA::get(f.reg, i); }
+  TCFEM_HD static ValueB get_b(const FragB& f, int i) { return RegistersB::get(f.reg, i); }
+  TCFEM_HD static ValueC get_c(const FragC& f, int i) { return RegistersC::get(f.reg, i); }
+  TCFEM_HD static void set_a(FragA& f, int i, ValueA v) { RegistersA::set(f.reg, i, v); }
+  TCFEM_HD static void set_b(FragB& f, int i, ValueB v) { RegistersB::set(f.reg, i, v); }
+  TCFEM_HD static void set_c(FragC& f, int i, ValueC v) { RegistersC::set(f.reg, i, v); }
+  TCFEM_HD static void set_a_exact(FragA& f, int i, ValueA v) { RegistersA::set_exact(f.reg, i, v); }
+  TCFEM_HD static void set_b_exact(FragB& f, int i, ValueB v) { RegistersB::set_exact(f.reg, i, v); }
 
-  TCFEM_HOST_DEVICE static void fill_c(FragC& f, ValueC v) {
+  TCFEM_HD static void fill_c(FragC& f, ValueC v) {
     for (int i = 0; i < Index::c_elements; ++i) set_c(f, i, v);
   }
 
   /// This lane's part of A from a row-major M x K matrix with leading dimension lda (rounded to
   /// the input format).
-  TCFEM_HOST_DEVICE static void load_a(FragA& f, const ValueA* a, int lda, int lane) {
+  TCFEM_HD static void load_a(FragA& f, const ValueA* a, int lda, int lane) {
     for (int i = 0; i < Index::a_elements; ++i)
       set_a(f, i, a[LaneMap::a_row(lane, i) * lda + LaneMap::a_col(lane, i)]);
   }
   /// This lane's part of B from a row-major K x N matrix with leading dimension ldb.
-  TCFEM_HOST_DEVICE static void load_b(FragB& f, const ValueB* b, int ldb, int lane) {
+  TCFEM_HD static void load_b(FragB& f, const ValueB* b, int ldb, int lane) {
     for (int i = 0; i < Index::b_elements; ++i)
       set_b(f, i, b[LaneMap::b_row(lane, i) * ldb + LaneMap::b_col(lane, i)]);
   }
   /// This lane's part of C from a row-major M x N matrix with leading dimension ldc.
-  TCFEM_HOST_DEVICE static void load_c(FragC& f, const ValueC* c, int ldc, int lane) {
+  TCFEM_HD static void load_c(FragC& f, const ValueC* c, int ldc, int lane) {
     for (int i = 0; i < Index::c_elements; ++i)
       set_c(f, i, c[LaneMap::c_row(lane, i) * ldc + LaneMap::c_col(lane, i)]);
   }
   /// Writes this lane's part of C/D into a row-major M x N matrix with leading dimension ldc.
-  TCFEM_HOST_DEVICE static void store_c(const FragC& f, ValueC* c, int ldc, int lane) {
+  TCFEM_HD static void store_c(const FragC& f, ValueC* c, int ldc, int lane) {
     for (int i = 0; i < Index::c_elements; ++i)
       c[LaneMap::c_row(lane, i) * ldc + LaneMap::c_col(lane, i)] = get_c(f, i);
   }

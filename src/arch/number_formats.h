@@ -6,12 +6,12 @@
 #include <cstdint>
 #include <cstring>
 
-#include "arch/host_device.h"
+#include "core/hd.h"
 
 namespace tcfem::arch {
 
 /// Bit pattern of an FP32 value.
-TCFEM_HOST_DEVICE inline std::uint32_t float_bits(float x) {
+TCFEM_HD inline std::uint32_t float_bits(float x) {
 #if defined(__CUDA_ARCH__)
   return __float_as_uint(x);
 #else
@@ -22,7 +22,7 @@ TCFEM_HOST_DEVICE inline std::uint32_t float_bits(float x) {
 }
 
 /// FP32 value of a bit pattern.
-TCFEM_HOST_DEVICE inline float float_from_bits(std::uint32_t bits) {
+TCFEM_HD inline float float_from_bits(std::uint32_t bits) {
 #if defined(__CUDA_ARCH__)
   return __uint_as_float(bits);
 #else
@@ -37,13 +37,13 @@ TCFEM_HOST_DEVICE inline float float_from_bits(std::uint32_t bits) {
 /// magnitude bits and truncate (a carry into the exponent is the correct rounding; values within half
 /// a TF32 ulp of 2^128 become infinity). Inf and NaN are only truncated, as the hardware does (see
 /// the SASS of cvt.rna.tf32.f32: an |x| < inf test guards the addition): quiet NaNs stay NaN.
-TCFEM_HOST_DEVICE inline std::uint32_t tf32_bits_rna_host(std::uint32_t bits) {
+TCFEM_HD inline std::uint32_t tf32_bits_rna_host(std::uint32_t bits) {
   if ((bits & 0x7fffffffu) < 0x7f800000u) bits += 0x1000u;
   return bits & 0xffffe000u;
 }
 
 /// x rounded to TF32 (round to nearest, ties away from zero), as an FP32 value.
-TCFEM_HOST_DEVICE inline float round_to_tf32(float x) {
+TCFEM_HD inline float round_to_tf32(float x) {
 #if defined(__CUDA_ARCH__)
   std::uint32_t bits;
   asm("cvt.rna.tf32.f32 %0, %1;" : "=r"(bits) : "f"(x));
@@ -55,7 +55,7 @@ TCFEM_HOST_DEVICE inline float round_to_tf32(float x) {
 
 /// Host emulation of `cvt.rn.f16.f32`: IEEE binary16, round to nearest, ties to even, with
 /// subnormals and overflow to infinity. NaN becomes the canonical FP16 NaN 0x7fff (sign kept).
-TCFEM_HOST_DEVICE inline std::uint16_t fp16_bits_rn_host(float x) {
+TCFEM_HD inline std::uint16_t fp16_bits_rn_host(float x) {
   const std::uint32_t bits = float_bits(x);
   const std::uint32_t sign = (bits >> 16) & 0x8000u;
   const std::uint32_t magnitude = bits & 0x7fffffffu;
@@ -79,7 +79,7 @@ TCFEM_HOST_DEVICE inline std::uint16_t fp16_bits_rn_host(float x) {
 }
 
 /// FP16 bit pattern to FP32 (exact).
-TCFEM_HOST_DEVICE inline float fp16_bits_to_float(std::uint16_t h) {
+TCFEM_HD inline float fp16_bits_to_float(std::uint16_t h) {
 #if defined(__CUDA_ARCH__)
   float x;
   asm("cvt.f32.f16 %0, %1;" : "=f"(x) : "h"(h));
@@ -98,7 +98,7 @@ TCFEM_HOST_DEVICE inline float fp16_bits_to_float(std::uint16_t h) {
 }
 
 /// x rounded to FP16 (round to nearest even) as a bit pattern.
-TCFEM_HOST_DEVICE inline std::uint16_t float_to_fp16_bits(float x) {
+TCFEM_HD inline std::uint16_t float_to_fp16_bits(float x) {
 #if defined(__CUDA_ARCH__)
   unsigned short h;
   asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(x));
@@ -110,14 +110,14 @@ TCFEM_HOST_DEVICE inline std::uint16_t float_to_fp16_bits(float x) {
 
 /// Host emulation of `cvt.rn.bf16.f32`: keep the upper 16 bits, round to nearest even (overflow to
 /// infinity). NaN becomes a quiet NaN with the upper payload bits kept.
-TCFEM_HOST_DEVICE inline std::uint16_t bf16_bits_rn_host(float x) {
+TCFEM_HD inline std::uint16_t bf16_bits_rn_host(float x) {
   const std::uint32_t bits = float_bits(x);
   if ((bits & 0x7fffffffu) > 0x7f800000u) return static_cast<std::uint16_t>((bits >> 16) | 0x0040u);
   return static_cast<std::uint16_t>((bits + 0x7fffu + ((bits >> 16) & 1u)) >> 16);
 }
 
 /// x rounded to BF16 (round to nearest even) as a bit pattern.
-TCFEM_HOST_DEVICE inline std::uint16_t float_to_bf16_bits(float x) {
+TCFEM_HD inline std::uint16_t float_to_bf16_bits(float x) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
   unsigned short h;
   asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(h) : "f"(x));
@@ -128,7 +128,7 @@ TCFEM_HOST_DEVICE inline std::uint16_t float_to_bf16_bits(float x) {
 }
 
 /// BF16 bit pattern to FP32 (exact: the upper half of the FP32 pattern).
-TCFEM_HOST_DEVICE inline float bf16_bits_to_float(std::uint16_t h) {
+TCFEM_HD inline float bf16_bits_to_float(std::uint16_t h) {
   return float_from_bits(std::uint32_t(h) << 16);
 }
 
@@ -140,27 +140,27 @@ TCFEM_HOST_DEVICE inline float bf16_bits_to_float(std::uint16_t h) {
 struct Tf32Format {
   using Bits = std::uint32_t;
   static constexpr int significand_bits = 11;
-  TCFEM_HOST_DEVICE static Bits encode(float x) { return float_bits(round_to_tf32(x)); }
-  TCFEM_HOST_DEVICE static float decode(Bits bits) { return float_from_bits(bits); }
-  TCFEM_HOST_DEVICE static float round(float x) { return round_to_tf32(x); }
+  TCFEM_HD static Bits encode(float x) { return float_bits(round_to_tf32(x)); }
+  TCFEM_HD static float decode(Bits bits) { return float_from_bits(bits); }
+  TCFEM_HD static float round(float x) { return round_to_tf32(x); }
 };
 
 /// FP16 (IEEE binary16): 1 sign, 5 exponent, 10 fraction bits.
 struct Fp16Format {
   using Bits = std::uint16_t;
   static constexpr int significand_bits = 11;
-  TCFEM_HOST_DEVICE static Bits encode(float x) { return float_to_fp16_bits(x); }
-  TCFEM_HOST_DEVICE static float decode(Bits bits) { return fp16_bits_to_float(bits); }
-  TCFEM_HOST_DEVICE static float round(float x) { return decode(encode(x)); }
+  TCFEM_HD static Bits encode(float x) { return float_to_fp16_bits(x); }
+  TCFEM_HD static float decode(Bits bits) { return fp16_bits_to_float(bits); }
+  TCFEM_HD static float round(float x) { return decode(encode(x)); }
 };
 
 /// BF16: 1 sign, 8 exponent, 7 fraction bits.
 struct Bf16Format {
   using Bits = std::uint16_t;
   static constexpr int significand_bits = 8;
-  TCFEM_HOST_DEVICE static Bits encode(float x) { return float_to_bf16_bits(x); }
-  TCFEM_HOST_DEVICE static float decode(Bits bits) { return bf16_bits_to_float(bits); }
-  TCFEM_HOST_DEVICE static float round(float x) { return decode(encode(x)); }
+  TCFEM_HD static Bits encode(float x) { return float_to_bf16_bits(x); }
+  TCFEM_HD static float decode(Bits bits) { return bf16_bits_to_float(bits); }
+  TCFEM_HD static float round(float x) { return decode(encode(x)); }
 };
 
 }  // namespace tcfem::arch

@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "arch/host_device.h"
+#include "core/hd.h"
 #include "bench/operator_bench.h"
 #include "mesh/box_mesh.h"
 #include "operators/laplace_operator.h"
@@ -14,7 +14,7 @@
 namespace tcfem::bench {
 
 /// Input values in [-1, 1): splitmix64 of (seed, i), identical on the host and the device.
-TCFEM_HOST_DEVICE inline double random_value(std::uint64_t seed, std::uint64_t i) {
+TCFEM_HD inline double random_value(std::uint64_t seed, std::uint64_t i) {
   std::uint64_t z = seed * 0x9E3779B97F4A7C15ull + i + 1;
   z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
   z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;

@@ -34,7 +34,7 @@
 // multiples of 4 modulo 32 (16) words. The t part is distinct modulo 4 for the four t of one
 // instruction when the strides are odd and TS = +-n mod 4 (searched by make_cg_layout). Their sum
 // then hits 32 (16) distinct banks (bank pairs). The unit test checks this by enumeration.
-#include "arch/host_device.h"
+#include "core/hd.h"
 
 namespace tcfem::operators::tensor_core {
 
@@ -65,41 +65,41 @@ struct CgLayout {
 
   // Loops over directions run to the constant 3 (and test e < dim) so that device code unrolls
   // them and keeps the layout in constants.
-  TCFEM_HOST_DEVICE constexpr int lines() const {
+  TCFEM_HD constexpr int lines() const {
     int l = 1;
     for (int e = 1; e < 3; ++e)
       if (e < dim) l *= n;
     return l;
   }
-  TCFEM_HOST_DEVICE constexpr int nodes_per_cell() const { return lines() * n; }
-  TCFEM_HOST_DEVICE constexpr int rows() const { return cells * lines(); }
-  TCFEM_HOST_DEVICE constexpr int tiles() const { return (rows() + atom.m - 1) / atom.m; }
-  TCFEM_HOST_DEVICE constexpr int threads() const { return warp_lanes * warps; }
-  TCFEM_HOST_DEVICE constexpr int smem_words() const { return cells * cell_stride; }
-  TCFEM_HOST_DEVICE constexpr int quads() const { return (n + 3) / 4; }
+  TCFEM_HD constexpr int nodes_per_cell() const { return lines() * n; }
+  TCFEM_HD constexpr int rows() const { return cells * lines(); }
+  TCFEM_HD constexpr int tiles() const { return (rows() + atom.m - 1) / atom.m; }
+  TCFEM_HD constexpr int threads() const { return warp_lanes * warps; }
+  TCFEM_HD constexpr int smem_words() const { return cells * cell_stride; }
+  TCFEM_HD constexpr int quads() const { return (n + 3) / 4; }
   /// Gather/scatter items of one plane of the outermost direction (z in 3D, y in 2D): every
   /// (cell, x with x padded to whole quads, y in 3D); each item stands for the n nodes along the
   /// outermost direction.
-  TCFEM_HOST_DEVICE constexpr int plane_items() const { return 4 * cells * quads() * (dim == 3 ? n : 1); }
+  TCFEM_HD constexpr int plane_items() const { return 4 * cells * quads() * (dim == 3 ? n : 1); }
   /// Plane items each thread of a block handles.
-  TCFEM_HOST_DEVICE constexpr int plane_iterations() const { return (plane_items() + threads() - 1) / threads(); }
+  TCFEM_HD constexpr int plane_iterations() const { return (plane_items() + threads() - 1) / threads(); }
   /// Element stride of the outermost direction.
-  TCFEM_HOST_DEVICE constexpr int outer_stride() const { return stride[dim - 1]; }
+  TCFEM_HD constexpr int outer_stride() const { return stride[dim - 1]; }
 };
 
 // ---- phases ---------------------------------------------------------------------------------------
 
 /// Phase p contracts direction dim - 1 - p (z, y, x in 3D; y, x in 2D).
-TCFEM_HOST_DEVICE constexpr int phase_direction(int dim, int p) { return dim - 1 - p; }
-TCFEM_HOST_DEVICE constexpr PhaseKind phase_kind(int dim, int p) {
+TCFEM_HD constexpr int phase_direction(int dim, int p) { return dim - 1 - p; }
+TCFEM_HD constexpr PhaseKind phase_kind(int dim, int p) {
   return p == 0 ? PhaseKind::first : (p == dim - 1 ? PhaseKind::last : PhaseKind::middle);
 }
-TCFEM_HOST_DEVICE constexpr int k_total(PhaseKind kind, int n) { return kind == PhaseKind::first ? n : 2 * n; }
-TCFEM_HOST_DEVICE constexpr int n_total(PhaseKind kind, int n) { return kind == PhaseKind::last ? n : 2 * n; }
-TCFEM_HOST_DEVICE constexpr int k_chunks(CgLayout L, int p) {
+TCFEM_HD constexpr int k_total(PhaseKind kind, int n) { return kind == PhaseKind::first ? n : 2 * n; }
+TCFEM_HD constexpr int n_total(PhaseKind kind, int n) { return kind == PhaseKind::last ? n : 2 * n; }
+TCFEM_HD constexpr int k_chunks(CgLayout L, int p) {
   return (k_total(phase_kind(L.dim, p), L.n) + L.atom.k - 1) / L.atom.k;
 }
-TCFEM_HOST_DEVICE constexpr int n_tiles(CgLayout L, int p) {
+TCFEM_HD constexpr int n_tiles(CgLayout L, int p) {
   return (n_total(phase_kind(L.dim, p), L.n) + atom_n - 1) / atom_n;
 }
 
@@ -109,24 +109,24 @@ TCFEM_HOST_DEVICE constexpr int n_tiles(CgLayout L, int p) {
 // bijections; they make every lane's logical columns 4 m + t (t = lane % 4).
 
 /// Identity for one element per register; for packed 16-bit pairs 2t + e + 8h -> t + 4e + 8h.
-TCFEM_HOST_DEVICE constexpr int kperm(bool packed16, int col) {
+TCFEM_HD constexpr int kperm(bool packed16, int col) {
   return packed16 ? ((col & 8) | ((col & 1) << 2) | ((col >> 1) & 3)) : col;
 }
 /// 2t + e -> t + 4e within each group of 8 columns.
-TCFEM_HOST_DEVICE constexpr int nperm(int col) { return (col & ~7) | ((col & 7) >> 1) | ((col & 1) << 2); }
+TCFEM_HD constexpr int nperm(int col) { return (col & ~7) | ((col & 7) >> 1) | ((col & 1) << 2); }
 
 /// Logical column of lane 0 (lane (g, t) has this + t) and row half (rows g + 8 * half) of
 /// fragment element e of A and of C, for the lane maps of arch/lane_maps.h (the unit test checks
 /// them against the maps). For the work models of the registry.
-TCFEM_HOST_DEVICE constexpr int a_element_jbase(AtomShape a, int e) {
+TCFEM_HD constexpr int a_element_jbase(AtomShape a, int e) {
   return a.packed16 ? 4 * (e & 1) + 8 * (e >> 2) : (a.m == 8 ? 0 : 4 * (e >> 1));
 }
-TCFEM_HOST_DEVICE constexpr int a_element_half(AtomShape a, int e) {
+TCFEM_HD constexpr int a_element_half(AtomShape a, int e) {
   return a.m == 8 ? 0 : (a.packed16 ? (e >> 1) & 1 : e & 1);
 }
-TCFEM_HOST_DEVICE constexpr int c_element_ibase(int e) { return 4 * (e & 1); }
-TCFEM_HOST_DEVICE constexpr int a_elements_per_lane(AtomShape a) { return a.m * a.k / 32; }
-TCFEM_HOST_DEVICE constexpr int c_elements_per_lane(AtomShape a) { return a.m * 8 / 32; }
+TCFEM_HD constexpr int c_element_ibase(int e) { return 4 * (e & 1); }
+TCFEM_HD constexpr int a_elements_per_lane(AtomShape a) { return a.m * a.k / 32; }
+TCFEM_HD constexpr int c_elements_per_lane(AtomShape a) { return a.m * 8 / 32; }
 
 // ---- the B operand of each phase ------------------------------------------------------------------
 
@@ -138,7 +138,7 @@ struct BEntry {
   Matrix1D matrix = Matrix1D::zero;
   int row = 0, col = 0;
 };
-TCFEM_HOST_DEVICE constexpr BEntry b_entry(PhaseKind kind, int n, int j, int i) {
+TCFEM_HD constexpr BEntry b_entry(PhaseKind kind, int n, int j, int i) {
   BEntry e;
   if (j < 0 || i < 0 || j >= k_total(kind, n) || i >= n_total(kind, n)) return e;
   const int jj = j % n, ii = i % n;
@@ -163,7 +163,7 @@ TCFEM_HOST_DEVICE constexpr BEntry b_entry(PhaseKind kind, int n, int j, int i) 
 }
 
 /// Whether the (K chunk kc, N tile nt) block of phase p's B has a nonzero entry (else its mma is skipped).
-TCFEM_HOST_DEVICE constexpr bool block_nonzero(CgLayout L, int p, int kc, int nt) {
+TCFEM_HD constexpr bool block_nonzero(CgLayout L, int p, int kc, int nt) {
   const PhaseKind kind = phase_kind(L.dim, p);
   for (int j = kc * L.atom.k; j < (kc + 1) * L.atom.k; ++j)
     for (int i = nt * atom_n; i < (nt + 1) * atom_n; ++i)
@@ -171,7 +171,7 @@ TCFEM_HOST_DEVICE constexpr bool block_nonzero(CgLayout L, int p, int kc, int nt
   return false;
 }
 /// mma products per tile of phase p (nonzero blocks).
-TCFEM_HOST_DEVICE constexpr int mma_blocks(CgLayout L, int p) {
+TCFEM_HD constexpr int mma_blocks(CgLayout L, int p) {
   int count = 0;
   for (int kc = 0; kc < k_chunks(L, p); ++kc)
     for (int nt = 0; nt < n_tiles(L, p); ++nt) count += block_nonzero(L, p, kc, nt) ? 1 : 0;
@@ -181,14 +181,14 @@ TCFEM_HOST_DEVICE constexpr int mma_blocks(CgLayout L, int p) {
 // ---- addresses ------------------------------------------------------------------------------------
 
 /// Offset (in words, within a cell) of logical input j of phase p along its direction.
-TCFEM_HOST_DEVICE constexpr int in_offset(CgLayout L, int p, int j) {
+TCFEM_HD constexpr int in_offset(CgLayout L, int p, int j) {
   const int d = phase_direction(L.dim, p);
   if (phase_kind(L.dim, p) == PhaseKind::first) return L.tensor_stride + j * L.stride[d];
   const int slot = j >= L.n ? 1 : 0;
   return slot * L.tensor_stride + (j - slot * L.n) * L.stride[d];
 }
 /// Offset (in words, within a cell) of logical output i of phase p along its direction.
-TCFEM_HOST_DEVICE constexpr int out_offset(CgLayout L, int p, int i) {
+TCFEM_HD constexpr int out_offset(CgLayout L, int p, int i) {
   const int d = phase_direction(L.dim, p);
   if (phase_kind(L.dim, p) == PhaseKind::last) return i * L.stride[d];
   const int slot = i >= L.n ? 1 : 0;
@@ -198,18 +198,18 @@ TCFEM_HOST_DEVICE constexpr int out_offset(CgLayout L, int p, int i) {
 /// The kernels address a lane's column jbase + t (t = lane % 4; jbase a compile-time constant of
 /// the fragment element) as in_offset(jbase) + t * stride[d] + in_adjust(jbase, t): the adjustment
 /// is nonzero only where the four columns jbase .. jbase+3 straddle the two concatenated slots.
-TCFEM_HOST_DEVICE constexpr int in_adjust(CgLayout L, int p, int jbase, int t) {
+TCFEM_HD constexpr int in_adjust(CgLayout L, int p, int jbase, int t) {
   const bool straddle = phase_kind(L.dim, p) != PhaseKind::first && jbase < L.n && jbase + 3 >= L.n;
   return straddle && jbase + t >= L.n ? L.tensor_stride - L.n * L.stride[phase_direction(L.dim, p)] : 0;
 }
-TCFEM_HOST_DEVICE constexpr int out_adjust(CgLayout L, int p, int ibase, int t) {
+TCFEM_HD constexpr int out_adjust(CgLayout L, int p, int ibase, int t) {
   const bool straddle = phase_kind(L.dim, p) != PhaseKind::last && ibase < L.n && ibase + 3 >= L.n;
   return straddle && ibase + t >= L.n ? L.tensor_stride - L.n * L.stride[phase_direction(L.dim, p)] : 0;
 }
 
 /// Offset of line `line` of direction d: the line enumerates the other directions, lowest fastest.
 /// (Unsigned arithmetic: divisions by the compile-time n and C compile to multiplications and shifts.)
-TCFEM_HOST_DEVICE constexpr int line_offset(CgLayout L, int d, int line) {
+TCFEM_HD constexpr int line_offset(CgLayout L, int d, int line) {
   int offset = 0;
   unsigned rest = static_cast<unsigned>(line);
   for (int e = 0; e < 3; ++e) {
@@ -226,7 +226,7 @@ struct RowRef {
   int cell = 0, line = 0;
   int base = 0;  ///< cell * CS + line offset
 };
-TCFEM_HOST_DEVICE constexpr RowRef row_ref(CgLayout L, int d, int r) {
+TCFEM_HD constexpr RowRef row_ref(CgLayout L, int d, int r) {
   RowRef ref;
   const unsigned u = static_cast<unsigned>(r), cells = static_cast<unsigned>(L.cells);
   ref.valid = r < L.rows();
@@ -239,7 +239,7 @@ TCFEM_HOST_DEVICE constexpr RowRef row_ref(CgLayout L, int d, int r) {
 /// row_ref(L, d, r8 + g) for r8 a multiple of 8 and 0 <= g < 8 (the rows of one lane group),
 /// computed so that for C >= 8 the line is the same for all g and the cell is (r8 % C) + g: the
 /// kernels then add a lane constant to a warp-uniform part.
-TCFEM_HOST_DEVICE constexpr RowRef row_ref_split(CgLayout L, int d, int r8, int g) {
+TCFEM_HD constexpr RowRef row_ref_split(CgLayout L, int d, int r8, int g) {
   RowRef ref;
   const unsigned cells = static_cast<unsigned>(L.cells), u = static_cast<unsigned>(r8);
   if (L.cells >= 8) {
@@ -264,7 +264,7 @@ struct NodeRef {
   int local[3] = {0, 0, 0};  ///< position inside the cell (x, y, z)
   int offset = 0;            ///< cell * CS + position (add the slot offset and o * outer_stride)
 };
-TCFEM_HOST_DEVICE constexpr NodeRef plane_node_ref(CgLayout L, int item) {
+TCFEM_HD constexpr NodeRef plane_node_ref(CgLayout L, int item) {
   NodeRef ref;
   const unsigned u = static_cast<unsigned>(item);
   const unsigned t = u % 4u;
@@ -283,7 +283,7 @@ TCFEM_HOST_DEVICE constexpr NodeRef plane_node_ref(CgLayout L, int item) {
 // ---- choosing the layout --------------------------------------------------------------------------
 
 /// The t parts of every instruction's addresses are distinct modulo 4 (see the header comment).
-TCFEM_HOST_DEVICE constexpr bool t_parts_distinct(CgLayout L) {
+TCFEM_HD constexpr bool t_parts_distinct(CgLayout L) {
   for (int p = 0; p < L.dim; ++p)
     for (int io = 0; io < 2; ++io) {
       const PhaseKind kind = phase_kind(L.dim, p);
@@ -307,7 +307,7 @@ TCFEM_HOST_DEVICE constexpr bool t_parts_distinct(CgLayout L) {
 struct LaunchShape {
   int cells = 8, warps = 4;
 };
-TCFEM_HOST_DEVICE constexpr LaunchShape launch_shape(int dim, int n, int word_bytes) {
+TCFEM_HD constexpr LaunchShape launch_shape(int dim, int n, int word_bytes) {
   if (dim == 2) {
     constexpr int warps_2d[max_n + 1] = {0, 0, 4, 6, 8, 5, 6, 7, 8, 6};
     return {32, warps_2d[n]};
@@ -322,7 +322,7 @@ TCFEM_HOST_DEVICE constexpr LaunchShape launch_shape(int dim, int n, int word_by
 /// The layout of (dim, n, atom): launch shape from launch_shape, then the smallest padded strides
 /// (stride[1] >= n, stride[2] >= n stride[1], TS >= n stride[dim-1], CS >= 2 TS, CS = 4 mod 8)
 /// whose t parts are distinct. cell_stride stays 0 if none is found (the kernels static_assert).
-TCFEM_HOST_DEVICE constexpr CgLayout make_cg_layout(int dim, int n, AtomShape atom) {
+TCFEM_HD constexpr CgLayout make_cg_layout(int dim, int n, AtomShape atom) {
   CgLayout best;
   best.dim = dim;
   best.n = n;
@@ -351,9 +351,9 @@ TCFEM_HOST_DEVICE constexpr CgLayout make_cg_layout(int dim, int n, AtomShape at
 
 /// Instruction shapes by storage: fp64 on sm_90 (m16n8k4 for n <= 4 and n = 9, where it pads
 /// less; m16n8k8 otherwise), fp64 on sm_80 (m8n8k4), TF32 (m16n8k8), FP16 / BF16 (m16n8k16).
-TCFEM_HOST_DEVICE constexpr AtomShape fp64_sm90_shape(int n) { return {8, 16, (n <= 4 || n == 9) ? 4 : 8, false}; }
-TCFEM_HOST_DEVICE constexpr AtomShape fp64_sm80_shape() { return {8, 8, 4, false}; }
-TCFEM_HOST_DEVICE constexpr AtomShape tf32_shape() { return {4, 16, 8, false}; }
-TCFEM_HOST_DEVICE constexpr AtomShape half_shape() { return {4, 16, 16, true}; }
+TCFEM_HD constexpr AtomShape fp64_sm90_shape(int n) { return {8, 16, (n <= 4 || n == 9) ? 4 : 8, false}; }
+TCFEM_HD constexpr AtomShape fp64_sm80_shape() { return {8, 8, 4, false}; }
+TCFEM_HD constexpr AtomShape tf32_shape() { return {4, 16, 8, false}; }
+TCFEM_HD constexpr AtomShape half_shape() { return {4, 16, 16, true}; }
 
 }  // namespace tcfem::operators::tensor_core

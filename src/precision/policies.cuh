@@ -56,7 +56,7 @@ struct TilePolicy {
   };
 
   /// Element i of this lane's A operand from the stored value x.
-  TCFEM_HOST_DEVICE static void set_a(OperandA& a, int i, Storage x) {
+  TCFEM_HD static void set_a(OperandA& a, int i, Storage x) {
     if constexpr (split_kind == SplitKind::none) {
       Atom::set_a(a.parts[0], i, Arith::round(x));
     } else {
@@ -65,7 +65,7 @@ struct TilePolicy {
       Atom::set_a_exact(a.parts[1], i, s.lo);
     }
   }
-  TCFEM_HOST_DEVICE static void set_b(OperandB& b, int i, Storage x) {
+  TCFEM_HD static void set_b(OperandB& b, int i, Storage x) {
     if constexpr (split_kind == SplitKind::none) {
       Atom::set_b(b.parts[0], i, Arith::round(x));
     } else {
@@ -75,26 +75,26 @@ struct TilePolicy {
     }
   }
   /// This lane's values in the atom's element order (a_row / a_col of the lane map).
-  TCFEM_HOST_DEVICE static void make_a(OperandA& a, const Storage (&values)[a_elements]) {
+  TCFEM_HD static void make_a(OperandA& a, const Storage (&values)[a_elements]) {
     for (int i = 0; i < a_elements; ++i) set_a(a, i, values[i]);
   }
-  TCFEM_HOST_DEVICE static void make_b(OperandB& b, const Storage (&values)[b_elements]) {
+  TCFEM_HD static void make_b(OperandB& b, const Storage (&values)[b_elements]) {
     for (int i = 0; i < b_elements; ++i) set_b(b, i, values[i]);
   }
   /// This lane's part of a row-major M x K tile (leading dimension lda).
-  TCFEM_HOST_DEVICE static void load_a(OperandA& a, const Storage* tile, int lda, int lane) {
+  TCFEM_HD static void load_a(OperandA& a, const Storage* tile, int lda, int lane) {
     for (int i = 0; i < a_elements; ++i) set_a(a, i, tile[Atom::a_row(lane, i) * lda + Atom::a_col(lane, i)]);
   }
   /// This lane's part of a row-major K x N tile (leading dimension ldb).
-  TCFEM_HOST_DEVICE static void load_b(OperandB& b, const Storage* tile, int ldb, int lane) {
+  TCFEM_HD static void load_b(OperandB& b, const Storage* tile, int ldb, int lane) {
     for (int i = 0; i < b_elements; ++i) set_b(b, i, tile[Atom::b_row(lane, i) * ldb + Atom::b_col(lane, i)]);
   }
 
-  TCFEM_HOST_DEVICE static void clear(Accumulator& acc) {
+  TCFEM_HD static void clear(Accumulator& acc) {
     for (int p = 0; p < accumulator_parts; ++p) Atom::fill_c(acc.parts[p], ValueC(0));
   }
   /// Starts from an existing C tile (the correction part starts at zero).
-  TCFEM_HOST_DEVICE static void load_accumulator(Accumulator& acc, const ValueC* tile, int ldc, int lane) {
+  TCFEM_HD static void load_accumulator(Accumulator& acc, const ValueC* tile, int ldc, int lane) {
     clear(acc);
     Atom::load_c(acc.parts[0], tile, ldc, lane);
   }
@@ -124,7 +124,7 @@ struct TilePolicy {
   }
 
   /// The accumulated tile: parts[0] (+ parts[1] / 2^s for error correction).
-  TCFEM_HOST_DEVICE static FragC resolve(const Accumulator& acc) {
+  TCFEM_HD static FragC resolve(const Accumulator& acc) {
     if constexpr (split_kind == SplitKind::error_correction) {
       FragC d;
       for (int i = 0; i < Atom::c_elements; ++i)
@@ -136,7 +136,7 @@ struct TilePolicy {
     }
   }
   /// Writes this lane's part of the resolved tile into a row-major M x N matrix.
-  TCFEM_HOST_DEVICE static void store(const Accumulator& acc, ValueC* tile, int ldc, int lane) {
+  TCFEM_HD static void store(const Accumulator& acc, ValueC* tile, int ldc, int lane) {
     Atom::store_c(resolve(acc), tile, ldc, lane);
   }
 };

@@ -10,7 +10,7 @@
 //                     a b ~ a_lo b_hi + a_hi b_lo + a_hi b_hi  (a_lo b_lo dropped; QUDA's 3xBF16)
 //   error_correction  hi = round(x), lo = round((x - hi) 2^s);
 //                     a b ~ a_hi b_hi + (a_lo b_hi + a_hi b_lo) / 2^s  (Cui et al., Alg. 1, s = 11)
-#include "arch/host_device.h"
+#include "core/hd.h"
 #include "arch/number_formats.h"
 #include "precision/precision.h"
 
@@ -32,7 +32,7 @@ struct RoundedArithmetic {
   using InputFormat = Format;
   static constexpr SplitKind split_kind = SplitKind::none;
   static constexpr int products = 1;
-  TCFEM_HOST_DEVICE static float round(float x) { return Format::round(x); }
+  TCFEM_HD static float round(float x) { return Format::round(x); }
 };
 
 /// No rounding (fp64, fp32): the inputs enter the product as stored.
@@ -42,7 +42,7 @@ struct NativeArithmetic {
   using Accumulate = Number;
   static constexpr SplitKind split_kind = SplitKind::none;
   static constexpr int products = 1;
-  TCFEM_HOST_DEVICE static Number round(Number x) { return x; }
+  TCFEM_HD static Number round(Number x) { return x; }
 };
 
 /// hi = round(x), lo = round(x - hi) (x - hi is exact in FP32); three products.
@@ -55,7 +55,7 @@ struct ThreeProductArithmetic {
   static constexpr int products = 3;
   static constexpr float residual_scale = 1.0f;
   static constexpr float correction_factor = 1.0f;
-  TCFEM_HOST_DEVICE static SplitValue split(float x) {
+  TCFEM_HD static SplitValue split(float x) {
     const float hi = Format::round(x);
     return {hi, Format::round(x - hi)};
   }
@@ -72,7 +72,7 @@ struct ErrorCorrectionArithmetic {
   static constexpr int products = 3;
   static constexpr float residual_scale = float(1u << log2_scale);
   static constexpr float correction_factor = 1.0f / residual_scale;
-  TCFEM_HOST_DEVICE static SplitValue split(float x) {
+  TCFEM_HD static SplitValue split(float x) {
     const float hi = Format::round(x);
     return {hi, Format::round((x - hi) * residual_scale)};
   }
