@@ -110,7 +110,8 @@ CudaSolveInfo solve_cg_cuda(const mesh::BoxMesh<dim>& mesh, const fe::DofLayout<
     case VariantChoice::tensor_core: key.variant = Variant::tensor_core; break;
     case VariantChoice::automatic:
       key.variant = Variant::generic;
-      for (auto v : {Variant::tensor_core, Variant::cuda_core}) {
+      // measured on the H200 (docs/performance.md): the cuda-core family is the fastest fp64 kernel at every degree
+      for (auto v : {Variant::cuda_core, Variant::tensor_core}) {
         auto k2 = key;
         k2.variant = v;
         if (operators::device_kernel_supported(k2)) {
