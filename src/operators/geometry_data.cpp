@@ -134,12 +134,7 @@ FaceGeometry<dim, Number> compute_face_geometry(const mesh::BoxMesh<dim>& mesh,
     dir.a_plus.assign(n_faces * dim * nf, Number(0));
     dir.penalty.assign(n_faces, Number(0));
     for (std::size_t f = 0; f < n_faces; ++f) {
-      std::array<int, dim> pos;
-      std::size_t r = f;
-      for (int e = 0; e < dim; ++e) {
-        pos[e] = owned.begin[e] + static_cast<int>(r % dir.extent[e]);
-        r /= dir.extent[e];
-      }
+      const auto pos = face_position<dim>(dir.extent, owned, f);
       const bool has_minus = pos[d] > 0, has_plus = pos[d] < mesh.n_cells()[d];
       bool have[2] = {has_minus, has_plus};
       for (int s = 0; s < 2; ++s) {

@@ -23,6 +23,19 @@ constexpr int sym_index(int i, int j) {
   return i * dim - i * (i - 1) / 2 + (j - i);
 }
 
+/// Global position (cell multi-index of the + side) of face number `f` of one direction, whose
+/// faces are numbered lexicographically over `extent` within the owned cell box.
+template <int dim>
+std::array<int, dim> face_position(const std::array<int, dim>& extent, const mesh::CellBox<dim>& owned,
+                                   std::size_t f) {
+  std::array<int, dim> pos;
+  for (int e = 0; e < dim; ++e) {
+    pos[e] = owned.begin[e] + static_cast<int>(f % extent[e]);
+    f /= extent[e];
+  }
+  return pos;
+}
+
 /// J[(c*dim + d) * n_points + q] = d x_c / d xi_d and x[c * n_points + q] at the points of `ev`.
 template <int dim>
 void cell_jacobians(const tensor::Evaluator<dim, double>& ev, const double* nodes, double* x, double* J);

@@ -252,12 +252,7 @@ void MatrixFreeOperator<dim, Number>::apply_faces_general(Vector<Number>& dst, c
     std::size_t n_faces = 1;
     for (int e = 0; e < dim; ++e) n_faces *= dir.extent[e];
     for (std::size_t f = 0; f < n_faces; ++f) {
-      std::array<int, dim> pos;
-      std::size_t r = f;
-      for (int e = 0; e < dim; ++e) {
-        pos[e] = owned.begin[e] + static_cast<int>(r % dir.extent[e]);
-        r /= dir.extent[e];
-      }
+      const auto pos = face_position<dim>(dir.extent, owned, f);
       const bool has[2] = {pos[d] > 0, pos[d] < mesh_->n_cells()[d]};
       std::array<int, dim> cells[2] = {pos, pos};
       cells[0][d] -= 1;
@@ -416,12 +411,7 @@ void MatrixFreeOperator<dim, Number>::diagonal_faces_general(Vector<Number>& dia
     std::size_t n_faces = 1;
     for (int e = 0; e < dim; ++e) n_faces *= dir.extent[e];
     for (std::size_t f = 0; f < n_faces; ++f) {
-      std::array<int, dim> pos;
-      std::size_t r = f;
-      for (int e = 0; e < dim; ++e) {
-        pos[e] = owned.begin[e] + static_cast<int>(r % dir.extent[e]);
-        r /= dir.extent[e];
-      }
+      const auto pos = face_position<dim>(dir.extent, owned, f);
       const bool has[2] = {pos[d] > 0, pos[d] < mesh_->n_cells()[d]};
       const bool interior = has[0] && has[1];
       const Number* jxw = dir.JxW.data() + f * nf;
