@@ -1,6 +1,7 @@
 // tcfem direct: the prehandled hierarchical-basis direct Poisson solver of seed 003 (2D P1/Q1),
 // setup in FP64, solve phase in FP64, FP32 and FP16 for many right-hand sides.
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -16,6 +17,7 @@
 #include "core/memory.h"
 #include "direct/dense.h"
 #include "direct/direct_solver.h"
+#include "direct/cuda_dense.h"
 #include "direct/solve_phase.h"
 #include "io/json_report.h"
 
@@ -141,6 +143,7 @@ DirectConfig validate(const DirectOptions& o) {
                                       double(p.n_classes) * double(p.nodes_per_cell) * double(p.nodes_per_cell)) +
                                     double(o.rhs) * double(p.n_dofs) * (3 * vb + 2) + 64e6);
     }
+    device = std::max(device, cuda_spd_inverse_bytes(p.n_edge));  // the setup's inversion of Pi
     if (device > 0.95 * double(info.free_memory))
       throw InputError("--level: the CUDA solve phase needs an estimated " + format_bytes(device) +
                        " of device memory, but only " + format_bytes(double(info.free_memory)) + " is free");
@@ -267,9 +270,14 @@ int run_direct(const DirectOptions& o, const DirectConfig& c) {
                 c.coarse_level_auto ? " (auto: fewest FLOPs)" : "", static_cast<long long>(o.rhs),
                 o.rhs == 1 ? "" : "s", o.backend.c_str());
   say(line);
-  say("  setup in FP64 (" + std::string(blas_library_name()) + ")\n");
-
   SetupOptions setup_options;
+  if (c.cuda) {
+    setup_options.spd_inverse = cuda_spd_inverse;
+    setup_options.spd_inverse_name = "cuSOLVER";
+  }
+  say("  setup in FP64 (" + std::string(blas_library_name()) + (c.cuda ? "; Pi^-1 by cuSOLVER on the device" : "") +
+      ")\n");
+
   setup_options.condition = c.condition;
   setup_options.dense_limit = dense_condition_limit;
   if (!o.quiet)
@@ -363,10 +371,16 @@ int run_direct(const DirectOptions& o, const DirectConfig& c) {
     phase->load(b_many);
     phase->run();  // warm-up
     std::vector<double> times;
-    for (int rep = 0; rep < o.repetitions; ++rep) times.push_back(phase->run());
+    std::vector<std::pair<double, ComponentSeconds>> runs;
+    for (int rep = 0; rep < o.repetitions; ++rep) {
+      times.push_back(phase->run());
+      runs.emplace_back(times.back(), phase->breakdown());
+    }
     std::sort(times.begin(), times.end());
+    std::sort(runs.begin(), runs.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
     const double median =
         times.size() % 2 ? times[times.size() / 2] : 0.5 * (times[times.size() / 2 - 1] + times[times.size() / 2]);
+    const ComponentSeconds& parts = runs[runs.size() / 2].second;  // the (upper) median run's components
     t = clock_type::now();
     const auto x_many = solver.recover(phase->result());
     const double t_recover = seconds_since(t);
@@ -378,7 +392,32 @@ int run_direct(const DirectOptions& o, const DirectConfig& c) {
     std::snprintf(line, sizeof line, "  %-9s  %11.4e  %11.4e  %12.3e  %16.4e  %8.2f  %13.1f  %14.2f\n", to_string(prec),
                   err[0], err[1], std::max(diff[0], diff[1]), median, gflops, mdofs_total, mdofs_rhs);
     say(line);
+    // FLOPs per component for all right-hand sides (the sparse products count as in flops_per_rhs)
+    double class_flops = 0.0;
+    for (const auto cells : sys.class_cells)
+      class_flops += 4.0 * double(cells) * double(sys.nodes_per_cell) * double(sys.nodes_per_cell);
+    const std::array<double, n_solve_components> part_flops = {
+        2.0 * double(sys.n_edge) * double(sys.n_edge) * double(o.rhs), class_flops * double(o.rhs),
+        4.0 * double(sys.b.nnz() + sys.nnz_d()) * double(o.rhs), 0.0};
+    std::string parts_line = "             components:";
+    json components = json::object();
+    for (int i = 0; i < n_solve_components; ++i) {
+      const auto comp = static_cast<SolveComponent>(i);
+      const double gf = parts[i] > 0 && part_flops[i] > 0 ? part_flops[i] / parts[i] * 1e-9 : 0.0;
+      std::snprintf(line, sizeof line, "%s %s %.3g ms", i ? "," : "", to_string(comp), parts[i] * 1e3);
+      parts_line += line;
+      if (gf >= 1000) {
+        std::snprintf(line, sizeof line, " (%.1f TFLOP/s)", gf * 1e-3);
+        parts_line += line;
+      } else if (gf > 0) {
+        std::snprintf(line, sizeof line, " (%.2f GFLOP/s)", gf);
+        parts_line += line;
+      }
+      components[to_string(comp)] = {{"seconds", parts[i]}, {"flops", part_flops[i]}};
+    }
+    say(parts_line + "\n");
     results.push_back({{"precision", to_string(prec)},
+                       {"components_of_median_run", components},
                        {"solve_phase", phase->description()},
                        {"solve_phase_setup_seconds", phase->setup_seconds()},
                        {"errors", {{"n1", err[0]}, {"n10", err[1]}}},

@@ -25,6 +25,20 @@ const char* to_string(Precision p) {
   return "?";
 }
 
+const char* to_string(SolveComponent c) {
+  switch (c) {
+    case SolveComponent::gemm_pi:
+      return "GEMM Pi^-1";
+    case SolveComponent::gemm_classes:
+      return "GEMM C_k^-1";
+    case SolveComponent::sparse:
+      return "sparse B, D";
+    case SolveComponent::copies:
+      return "copies, conversions";
+  }
+  return "?";
+}
+
 Precision parse_precision(const std::string& name, const std::string& option) {
   for (auto p : {Precision::fp64, Precision::fp32, Precision::tf32, Precision::fp16})
     if (name == to_string(p)) return p;
@@ -132,29 +146,51 @@ class CpuSolvePhase final : public SolvePhase {
 
   double run() override {
     const auto t = clock_type::now();
+    times_ = {};
+    last_ = t;
     const std::int64_t nc = s_.n_coarse, ne = s_.n_edge, npc = s_.nodes_per_cell;
     // (4): y_k = C_k^{-1} b_k; r_E = b_E - B^T b_C - sum_k D_k y_k; x_E = Pi^{-1} r_E
     std::copy(be_.begin(), be_.end(), re_.begin());
+    mark(SolveComponent::copies);
     spmm_subtract(bt_, nrhs_, bc_.data(), nc, re_.data(), ne);
+    mark(SolveComponent::sparse);
     for (std::size_t k = 0; k < class_ptr_.size(); ++k) {
-      gemm(Transpose::no, Transpose::no, npc, s_.class_cells[k] * nrhs_, npc, Number(1), class_ptr_[k], npc,
-           gemm_input(bi_[k]), npc, Number(0), yi_[k].data(), npc);
-      spmm_subtract(d_[k], nrhs_, sparse_input(yi_[k]), s_.class_size(k), re_.data(), ne);
+      const Number* in = gemm_input(bi_[k]);
+      mark(SolveComponent::copies);
+      gemm(Transpose::no, Transpose::no, npc, s_.class_cells[k] * nrhs_, npc, Number(1), class_ptr_[k], npc, in, npc,
+           Number(0), yi_[k].data(), npc);
+      mark(SolveComponent::gemm_classes);
+      const Number* y = sparse_input(yi_[k]);
+      mark(SolveComponent::copies);
+      spmm_subtract(d_[k], nrhs_, y, s_.class_size(k), re_.data(), ne);
+      mark(SolveComponent::sparse);
     }
-    gemm(Transpose::no, Transpose::no, ne, nrhs_, ne, Number(1), pi_ptr_, ne, gemm_input(re_), ne, Number(0),
-         xe_.data(), ne);
+    const Number* r = gemm_input(re_);
+    mark(SolveComponent::copies);
+    gemm(Transpose::no, Transpose::no, ne, nrhs_, ne, Number(1), pi_ptr_, ne, r, ne, Number(0), xe_.data(), ne);
+    mark(SolveComponent::gemm_pi);
     // (5): x_C = b_C - B x_E
     std::copy(bc_.begin(), bc_.end(), xc_.begin());
-    spmm_subtract(b_, nrhs_, sparse_input(xe_), ne, xc_.data(), nc);
+    const Number* x = sparse_input(xe_);
+    mark(SolveComponent::copies);
+    spmm_subtract(b_, nrhs_, x, ne, xc_.data(), nc);
+    mark(SolveComponent::sparse);
     // (6): x_k = C_k^{-1} (b_k - D_k^T x_E)
     for (std::size_t k = 0; k < class_ptr_.size(); ++k) {
       std::copy(bi_[k].begin(), bi_[k].end(), yi_[k].begin());
-      spmm_subtract(dt_[k], nrhs_, sparse_input(xe_), ne, yi_[k].data(), s_.class_size(k));
-      gemm(Transpose::no, Transpose::no, npc, s_.class_cells[k] * nrhs_, npc, Number(1), class_ptr_[k], npc,
-           gemm_input(yi_[k]), npc, Number(0), xi_[k].data(), npc);
+      mark(SolveComponent::copies);
+      spmm_subtract(dt_[k], nrhs_, x, ne, yi_[k].data(), s_.class_size(k));
+      mark(SolveComponent::sparse);
+      const Number* in = gemm_input(yi_[k]);
+      mark(SolveComponent::copies);
+      gemm(Transpose::no, Transpose::no, npc, s_.class_cells[k] * nrhs_, npc, Number(1), class_ptr_[k], npc, in, npc,
+           Number(0), xi_[k].data(), npc);
+      mark(SolveComponent::gemm_classes);
     }
     return std::chrono::duration<double>(clock_type::now() - t).count();
   }
+
+  ComponentSeconds breakdown() const override { return times_; }
 
   BlockVectors<double> result() const override {
     BlockVectors<double> x;
@@ -222,11 +258,19 @@ class CpuSolvePhase final : public SolvePhase {
     for (std::size_t i = 0; i < v.size(); ++i) rounded_[i] = round_dense(v[i]);
     return rounded_.data();
   }
-  /// The vector as a sparse-product input: itself, or its FP16 rounding in a scratch buffer.
+  /// The vector as a sparse-product input: itself, or its FP16 rounding in a scratch buffer
+  /// (its own: x_E stays the input of several sparse products while GEMM inputs are rounded).
   const Number* sparse_input(const std::vector<Number>& v) {
     if (precision_ != Precision::fp16) return v.data();
-    for (std::size_t i = 0; i < v.size(); ++i) rounded_[i] = round_sparse(v[i]);
-    return rounded_.data();
+    sparse_rounded_.resize(v.size());
+    for (std::size_t i = 0; i < v.size(); ++i) sparse_rounded_[i] = round_sparse(v[i]);
+    return sparse_rounded_.data();
+  }
+  /// Adds the time since the last mark to component c.
+  void mark(SolveComponent c) {
+    const auto now = clock_type::now();
+    times_[static_cast<int>(c)] += std::chrono::duration<double>(now - last_).count();
+    last_ = now;
   }
 
   const PrehandledSystem& s_;
@@ -239,7 +283,9 @@ class CpuSolvePhase final : public SolvePhase {
   std::vector<TypedCsr<Number>> d_, dt_;
   std::int64_t nrhs_ = 0;
   std::vector<double> scale_;
-  std::vector<Number> bc_, be_, xc_, xe_, re_, rounded_;
+  std::vector<Number> bc_, be_, xc_, xe_, re_, rounded_, sparse_rounded_;
+  ComponentSeconds times_{};
+  clock_type::time_point last_{};
   std::vector<std::vector<Number>> bi_, xi_, yi_;
   double setup_seconds_ = 0.0;
 };

@@ -160,6 +160,7 @@ class CudaSolvePhase final : public SolvePhase {
     if (stream_) cudaStreamDestroy(stream_);
     if (start_) cudaEventDestroy(start_);
     if (stop_) cudaEventDestroy(stop_);
+    for (auto e : events_) cudaEventDestroy(e);
   }
   CudaSolvePhase(const CudaSolvePhase&) = delete;
   CudaSolvePhase& operator=(const CudaSolvePhase&) = delete;
@@ -202,22 +203,33 @@ class CudaSolvePhase final : public SolvePhase {
 
   double run() override {
     const std::int64_t nc = s_.n_coarse;
+    marks_.clear();
     TCFEM_CUDA_CHECK(cudaEventRecord(start_, stream_));
     // (4): r_E = b_E - B^T b_C - sum_k D_k C_k^{-1} b_k; x_E = Pi^{-1} r_E
     copy(re_, be_);
+    mark(SolveComponent::copies);
     subtract(bt_, bc_.data(), nc, re_.data(), ne_pad_);
+    mark(SolveComponent::sparse);
     for (std::size_t k = 0; k < class_.size(); ++k) {
       class_gemm(k, bi_[k], yi_[k]);
       subtract(d_[k], yi_[k].data(), class_ld(k), re_.data(), ne_pad_);
+      mark(SolveComponent::sparse);
     }
-    gemm(ne_pad_, nrhs_, ne_pad_, pi_.data(), ne_pad_, input(re_), ne_pad_, xe_.data(), ne_pad_);
+    const void* r = input(re_);
+    mark(SolveComponent::copies);
+    gemm(ne_pad_, nrhs_, ne_pad_, pi_.data(), ne_pad_, r, ne_pad_, xe_.data(), ne_pad_);
+    mark(SolveComponent::gemm_pi);
     // (5): x_C = b_C - B x_E
     copy(xc_, bc_);
+    mark(SolveComponent::copies);
     subtract(b_, xe_.data(), ne_pad_, xc_.data(), nc);
+    mark(SolveComponent::sparse);
     // (6): x_k = C_k^{-1} (b_k - D_k^T x_E)
     for (std::size_t k = 0; k < class_.size(); ++k) {
       copy(yi_[k], bi_[k]);
+      mark(SolveComponent::copies);
       subtract(dt_[k], xe_.data(), ne_pad_, yi_[k].data(), class_ld(k));
+      mark(SolveComponent::sparse);
       class_gemm(k, yi_[k], xi_[k]);
     }
     TCFEM_CUDA_CHECK_LAUNCH();
@@ -225,8 +237,18 @@ class CudaSolvePhase final : public SolvePhase {
     TCFEM_CUDA_CHECK(cudaEventSynchronize(stop_));
     float ms = 0;
     TCFEM_CUDA_CHECK(cudaEventElapsedTime(&ms, start_, stop_));
+    times_ = {};
+    cudaEvent_t previous = start_;
+    for (std::size_t i = 0; i < marks_.size(); ++i) {
+      float part = 0;
+      TCFEM_CUDA_CHECK(cudaEventElapsedTime(&part, previous, events_[i]));
+      times_[static_cast<int>(marks_[i])] += part * 1e-3;
+      previous = events_[i];
+    }
     return ms * 1e-3;
   }
+
+  ComponentSeconds breakdown() const override { return times_; }
 
   BlockVectors<double> result() const override {
     BlockVectors<double> x;
@@ -362,8 +384,21 @@ class CudaSolvePhase final : public SolvePhase {
   }
   void class_gemm(std::size_t k, const DeviceBuffer<V>& in, DeviceBuffer<V>& out) {
     if (s_.nodes_per_cell == 0) return;
-    gemm(npc_pad_, s_.class_cells[k] * nrhs_, npc_pad_, class_[k].data(), npc_pad_, input(in), npc_pad_, out.data(),
-         npc_pad_);
+    const void* b = input(in);
+    mark(SolveComponent::copies);
+    gemm(npc_pad_, s_.class_cells[k] * nrhs_, npc_pad_, class_[k].data(), npc_pad_, b, npc_pad_, out.data(), npc_pad_);
+    mark(SolveComponent::gemm_classes);
+  }
+  /// Records an event after the work queued so far; the time since the previous mark is
+  /// attributed to component c (read after the run).
+  void mark(SolveComponent c) {
+    if (marks_.size() == events_.size()) {
+      cudaEvent_t e;
+      TCFEM_CUDA_CHECK(cudaEventCreate(&e));
+      events_.push_back(e);
+    }
+    TCFEM_CUDA_CHECK(cudaEventRecord(events_[marks_.size()], stream_));
+    marks_.push_back(c);
   }
 
   const PrehandledSystem& s_;
@@ -371,6 +406,9 @@ class CudaSolvePhase final : public SolvePhase {
   cublasHandle_t handle_ = nullptr;
   cudaStream_t stream_ = nullptr;
   cudaEvent_t start_ = nullptr, stop_ = nullptr;
+  std::vector<cudaEvent_t> events_;
+  std::vector<SolveComponent> marks_;
+  ComponentSeconds times_{};
   std::int64_t ne_pad_ = 0, npc_pad_ = 0, nrhs_ = 0;
   DeviceBuffer<M> pi_;
   std::vector<DeviceBuffer<M>> class_;

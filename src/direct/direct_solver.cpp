@@ -369,8 +369,12 @@ void DirectSolver::build_blocks(CsrMatrix&& a_tilde, const SetupOptions& options
 
   // ---- explicit inverses in FP64
   t = clock_type::now();
-  cholesky_factor(ne, pi.data(), ne, "Pi = E - D C^-1 D^T - B^T B");
-  cholesky_inverse(ne, pi.data(), ne, "Pi");
+  if (options.spd_inverse) {
+    options.spd_inverse(ne, pi.data(), ne, "Pi = E - D C^-1 D^T - B^T B");
+  } else {
+    cholesky_factor(ne, pi.data(), ne, "Pi = E - D C^-1 D^T - B^T B");
+    cholesky_inverse(ne, pi.data(), ne, "Pi");
+  }
   sys.pi_inverse = std::move(pi);
   sys.class_inverse.resize(n_classes);
   for (std::size_t k = 0; k < n_classes; ++k) {
@@ -378,7 +382,10 @@ void DirectSolver::build_blocks(CsrMatrix&& a_tilde, const SetupOptions& options
     sys.class_inverse[k] = std::move(factor[k]);
   }
   timings_.inverses = seconds_since(t);
-  if (options.progress) options.progress("inverses Pi^-1, C_k^-1", timings_.inverses);
+  if (options.progress)
+    options.progress(options.spd_inverse ? "inverses Pi^-1 (" + options.spd_inverse_name + "), C_k^-1"
+                                         : std::string("inverses Pi^-1, C_k^-1"),
+                     timings_.inverses);
 }
 
 void DirectSolver::compute_conditions(const SetupOptions& options, const std::vector<double>& pi_lower) {

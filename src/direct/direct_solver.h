@@ -66,6 +66,11 @@ struct SetupOptions {
   std::function<void(const std::string&, double)> progress;
   std::int64_t dense_limit = 2000;  ///< automatic: dense eigenvalues up to this size, Lanczos above
   int lanczos_steps = 3000;
+  /// Explicit inverse of the SPD matrix Pi in place (n, column-major data with its lower triangle
+  /// set, leading dimension, name for messages); empty: LAPACK dpotrf + dpotri on the host.
+  std::function<void(std::int64_t, double*, std::int64_t, const char*)> spd_inverse;
+  /// Names where spd_inverse runs, for the progress line (e.g. "cuSOLVER").
+  std::string spd_inverse_name;
 };
 
 struct SetupTimings {

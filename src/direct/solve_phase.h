@@ -12,6 +12,7 @@
 // the host conversions of arch/number_formats.h and sgemm: products of FP16 or TF32 values are exact
 // in FP32. Each right-hand side is scaled by a power of two so that its largest entry lies in
 // [0.5, 1) before conversion (exact; keeps FP16 clear of underflow), and the solution is scaled back.
+#include <array>
 #include <memory>
 #include <string>
 #include <vector>
@@ -28,6 +29,15 @@ Precision parse_precision(const std::string& name, const std::string& option = "
 int matrix_bytes(Precision p);
 int vector_bytes(Precision p);
 
+/// The components of one solve phase, timed separately (CUDA events between the operations on the
+/// device; the host clock on the CPU): the product with Pi^{-1}, the products with the C_k^{-1},
+/// the sparse products with B, B^T, D_k, D_k^T, and the copies and precision conversions.
+enum class SolveComponent { gemm_pi, gemm_classes, sparse, copies };
+inline constexpr int n_solve_components = 4;
+const char* to_string(SolveComponent c);
+/// Seconds per SolveComponent (indexed by its value).
+using ComponentSeconds = std::array<double, n_solve_components>;
+
 class SolvePhase {
  public:
   virtual ~SolvePhase() = default;
@@ -35,6 +45,8 @@ class SolvePhase {
   virtual void load(const BlockVectors<double>& b) = 0;
   /// Runs steps (4)-(6) on the loaded right-hand sides; returns their time in seconds.
   virtual double run() = 0;
+  /// Seconds of each component in the last run (they add up to about the run's time).
+  virtual ComponentSeconds breakdown() const = 0;
   /// The solution of the last run in FP64, scaling undone.
   virtual BlockVectors<double> result() const = 0;
   /// Where and how it runs (library, device).

@@ -1,0 +1,93 @@
+// cuSOLVER Cholesky inversion for the direct solver's setup (Pi^{-1}).
+#include <cusolverDn.h>
+
+#include <algorithm>
+#include <climits>
+#include <string>
+
+#include "core/cuda_check.h"
+#include "core/device.h"
+#include "core/device_buffer.h"
+#include "core/error.h"
+#include "core/memory.h"
+#include "direct/cuda_dense.h"
+
+namespace tcfem::direct {
+namespace {
+
+void cusolver_check(cusolverStatus_t s, const char* what, const char* file, int line) {
+  if (s != CUSOLVER_STATUS_SUCCESS)
+    throw DeviceError(std::string("cuSOLVER error ") + std::to_string(static_cast<int>(s)) + " in " + what + " at " +
+                      file + ":" + std::to_string(line));
+}
+#define TCFEM_CUSOLVER_CHECK(call) cusolver_check((call), #call, __FILE__, __LINE__)
+
+class CusolverHandle {
+ public:
+  CusolverHandle() { TCFEM_CUSOLVER_CHECK(cusolverDnCreate(&h_)); }
+  ~CusolverHandle() { cusolverDnDestroy(h_); }
+  CusolverHandle(const CusolverHandle&) = delete;
+  CusolverHandle& operator=(const CusolverHandle&) = delete;
+  cusolverDnHandle_t get() const { return h_; }
+
+ private:
+  cusolverDnHandle_t h_ = nullptr;
+};
+
+/// a(i, j) = a(j, i) for i < j: the upper triangle from the lower one (n x n, leading dimension n).
+__global__ void mirror_lower_kernel(int n, double* __restrict__ a) {
+  const std::int64_t j = blockIdx.y * std::int64_t(blockDim.y) + threadIdx.y;
+  const std::int64_t i = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x;
+  if (i < j && j < n) a[i + j * n] = a[j + i * std::int64_t(n)];
+}
+
+int device_info(const DeviceBuffer<int>& info) {
+  int h = 0;
+  info.copy_to_host(&h, 1);
+  return h;
+}
+
+}  // namespace
+
+double cuda_spd_inverse_bytes(std::int64_t n) { return 8.0 * double(n) * double(n) * 1.05 + 256e6; }
+
+void cuda_spd_inverse(std::int64_t n, double* a, std::int64_t lda, const char* what) {
+  if (n == 0) return;
+  const DeviceInfo device = require_device("--backend cuda");
+  if (n > INT_MAX / 2)
+    throw InputError(std::string("the device inversion of ") + what + " is limited to 32-bit sizes (n = " +
+                     std::to_string(n) + ")");
+  const double need = cuda_spd_inverse_bytes(n);
+  if (need > double(device.free_memory))
+    throw InputError(std::string("inverting ") + what + " (n = " + std::to_string(n) + ") on the device needs about " +
+                     format_bytes(need) + ", but only " + format_bytes(double(device.free_memory)) + " is free");
+  const int ni = static_cast<int>(n);
+  DeviceBuffer<double> d(static_cast<std::size_t>(n) * static_cast<std::size_t>(n));
+  TCFEM_CUDA_CHECK(cudaMemcpy2D(d.data(), n * sizeof(double), a, lda * sizeof(double), n * sizeof(double),
+                                static_cast<std::size_t>(n), cudaMemcpyHostToDevice));
+  CusolverHandle handle;
+  int lwork_factor = 0, lwork_inverse = 0;
+  TCFEM_CUSOLVER_CHECK(
+      cusolverDnDpotrf_bufferSize(handle.get(), CUBLAS_FILL_MODE_LOWER, ni, d.data(), ni, &lwork_factor));
+  TCFEM_CUSOLVER_CHECK(
+      cusolverDnDpotri_bufferSize(handle.get(), CUBLAS_FILL_MODE_LOWER, ni, d.data(), ni, &lwork_inverse));
+  DeviceBuffer<double> work(static_cast<std::size_t>(std::max(std::max(lwork_factor, lwork_inverse), 1)));
+  DeviceBuffer<int> info(1);
+  TCFEM_CUSOLVER_CHECK(cusolverDnDpotrf(handle.get(), CUBLAS_FILL_MODE_LOWER, ni, d.data(), ni, work.data(),
+                                        static_cast<int>(work.size()), info.data()));
+  if (const int i = device_info(info); i != 0)
+    throw Error(std::string("Cholesky factorization of ") + what + " failed (cuSOLVER info " + std::to_string(i) +
+                "): the matrix is not positive definite");
+  TCFEM_CUSOLVER_CHECK(cusolverDnDpotri(handle.get(), CUBLAS_FILL_MODE_LOWER, ni, d.data(), ni, work.data(),
+                                        static_cast<int>(work.size()), info.data()));
+  if (const int i = device_info(info); i != 0)
+    throw Error(std::string("inversion of ") + what + " failed (cuSOLVER info " + std::to_string(i) + ")");
+  const dim3 threads(32, 8);
+  const dim3 blocks(static_cast<unsigned>((n + 31) / 32), static_cast<unsigned>((n + 7) / 8));
+  mirror_lower_kernel<<<blocks, threads>>>(ni, d.data());
+  TCFEM_CUDA_CHECK_LAUNCH();
+  TCFEM_CUDA_CHECK(cudaMemcpy2D(a, lda * sizeof(double), d.data(), n * sizeof(double), n * sizeof(double),
+                                static_cast<std::size_t>(n), cudaMemcpyDeviceToHost));
+}
+
+}  // namespace tcfem::direct

@@ -1,0 +1,17 @@
+#pragma once
+// Dense FP64 factorizations of the direct solver's setup on a CUDA device (cuSOLVER). Declared
+// without CUDA headers; builds without the CUDA backend throw InputError.
+#include <cstdint>
+
+namespace tcfem::direct {
+
+/// Replaces the SPD n x n matrix `a` (column-major, leading dimension lda; its lower triangle is
+/// read) by its full inverse, computed on the device by Cholesky factorization and inversion from
+/// the factor (cuSOLVER potrf + potri, FP64). Throws InputError without a device or when its free
+/// memory does not hold the matrix, Error when the matrix is not positive definite (`what` names it).
+void cuda_spd_inverse(std::int64_t n, double* a, std::int64_t lda, const char* what);
+
+/// Device memory cuda_spd_inverse needs for an n x n matrix (matrix and workspace estimate).
+double cuda_spd_inverse_bytes(std::int64_t n);
+
+}  // namespace tcfem::direct
