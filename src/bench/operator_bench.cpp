@@ -43,6 +43,14 @@ bool needs_check(const BenchCase& c) {
   return !(c.key.variant == operators::Variant::generic && c.key.precision == precision::Precision::fp64);
 }
 
+operators::DeviceKernelKey check_reference_key(const BenchCase& c, double n_dofs) {
+  auto ref = c.key;
+  ref.precision = precision::Precision::fp64;
+  const bool geometry_on_the_fly = c.key.variant == operators::Variant::cuda_core && !c.key.cartesian;
+  if (!(geometry_on_the_fly && n_dofs > 4e6)) ref.variant = operators::Variant::generic;
+  return ref;
+}
+
 bool cpu_supported(const operators::DeviceKernelKey& key) {
   return key.variant == operators::Variant::generic && key.form == operators::Form::laplace &&
          (key.dim == 2 || key.dim == 3) && key.degree >= 1 && key.degree <= 8 &&

@@ -353,21 +353,31 @@ const Table<dim>& table() {
 
 bool cuda_core_supports(const DeviceKernelKey& key) {
   using precision::Precision;
+  // Cartesian: cg and dg; general geometry (geometry computed from 1D tables): cg
   return key.variant == Variant::cuda_core && (key.dim == 2 || key.dim == 3) && key.degree >= 1 &&
-         key.degree <= max_degree && key.cartesian && key.form == Form::laplace &&
+         key.degree <= max_degree && (key.cartesian || key.disc == fe::Disc::cg) && key.form == Form::laplace &&
          (key.precision == Precision::fp64 || key.precision == Precision::fp32);
 }
 
 std::string describe_cuda_core() {
-  return "cuda-core: dim 2-3, degree 1-8, cg/dg, cartesian, laplace, fp64/fp32";
+  return "cuda-core: dim 2-3, degree 1-8, cg/dg cartesian, cg general geometry (bp3/bp5/gauss k+1), laplace, "
+         "fp64/fp32";
 }
 
 template <int dim>
 std::unique_ptr<DeviceOperator> make_cuda_core_operator(const mesh::BoxMesh<dim>& mesh, const fe::DofLayout<dim>& dofs,
                                                         const DeviceKernelKey& key) {
   if (!cuda_core_supports(key) || key.dim != dim) return nullptr;
-  if (mesh.geometry() != mesh::GeometryKind::cartesian) return nullptr;
   if (dofs.degree() != key.degree || dofs.disc() != key.disc) return nullptr;
+  if (!key.cartesian) {
+    // one process owning the whole box (the kernels index the global lattice)
+    if (mesh.partition().owned.n_cells() != mesh.n_global_cells() ||
+        mesh.partition().ghosted.n_cells() != mesh.n_global_cells())
+      return nullptr;
+    if (key.precision == precision::Precision::fp64) return make_cuda_core_geometry_operator<dim, double>(mesh, dofs, key);
+    return make_cuda_core_geometry_operator<dim, float>(mesh, dofs, key);
+  }
+  if (mesh.geometry() != mesh::GeometryKind::cartesian) return nullptr;
   const int disc = key.disc == fe::Disc::dg ? 1 : 0;
   const int fp32 = key.precision == precision::Precision::fp32 ? 1 : 0;
   const auto f = table<dim>().f[disc][fp32][key.degree - 1];

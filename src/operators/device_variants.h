@@ -18,6 +18,12 @@ template <int dim>
 std::unique_ptr<DeviceOperator> make_cuda_core_operator(const mesh::BoxMesh<dim>& mesh, const fe::DofLayout<dim>& dofs,
                                                         const DeviceKernelKey& key);
 bool cuda_core_supports(const DeviceKernelKey& key);
+/// The cuda-core cg Laplacian on general geometry (geometry from 1D tables of the box's map), in the
+/// storage type Number (cuda_core_geometry_fp64.cu, cuda_core_geometry_fp32.cu).
+template <int dim, typename Number>
+std::unique_ptr<DeviceOperator> make_cuda_core_geometry_operator(const mesh::BoxMesh<dim>& mesh,
+                                                                 const fe::DofLayout<dim>& dofs,
+                                                                 const DeviceKernelKey& key);
 std::string describe_cuda_core();
 
 template <int dim>

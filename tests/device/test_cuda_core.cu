@@ -152,7 +152,8 @@ TEST(CudaCoreRegistry, SupportsWhatItBuilds) {
           key.precision = p;
           EXPECT_TRUE(operators::device_kernel_supported(key)) << key.to_string();
         }
-  key.cartesian = false;
+  key.cartesian = false;  // general geometry: cg only (test_cuda_core_geometry.cu)
+  key.disc = fe::Disc::dg;
   EXPECT_FALSE(operators::device_kernel_supported(key));
   key.cartesian = true;
   key.form = operators::Form::mass;

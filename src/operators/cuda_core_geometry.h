@@ -1,0 +1,454 @@
+#pragma once
+// cuda-core cg Laplacian on general geometry with the geometry computed at every quadrature point
+// (nothing stored per point): the block programs, written once for the device and the host.
+//
+// The deformed box maps the Cartesian grid point X to x_d = X_d + eps_d prod_j sin(pi X_j), and
+// the operator uses its isoparametric Q_k interpolant (GeometryField). Interpolating a product of
+// 1D functions on a tensor-product node set gives the product of the 1D interpolants, so on the
+// cell c the interpolated map is
+//   x_d(xi) = h_d (c_d + xi_d) + eps_d prod_j s_j(xi_j),
+// s_j the 1D Q_k interpolant of sin(pi X_j) over the cell's extent along j. Its Jacobian is a
+// rank-one update of the diagonal H = diag(h):
+//   J = H + eps g^T,  g_j = s_j'(xi_j) prod_{i != j} s_i(xi_i),
+// hence (matrix determinant lemma, Sherman-Morrison), with b = H^{-1} g and beta = 1 + eps . b,
+//   det J = det H beta,   J^{-1} = H^{-1} - H^{-1} eps b^T / beta,
+// and the flux f = w det J J^{-1} J^{-T} u of a reference gradient u is
+//   t = H^{-1} u - b (eps . H^{-1} u) / beta,   f = w det H (beta H^{-1} t - H^{-1} eps (b . t)).
+// Per direction and cell index only s_j and s_j'/h_j at the quadrature points are needed (1D
+// tables, a few KB). A Cartesian mesh is the case eps = 0.
+//
+// Work distribution: a block holds `cells` cells; each cell has q^(dim-1) threads, one per
+// quadrature-point column in the last direction (z in 3D, y in 2D), whose values stay in registers.
+// The other directions are contracted through shared memory (three q^dim buffers per cell). BP5
+// (Gauss-Lobatto points, collocated): gather, gradient + flux, transposed gradient + scatter (two
+// barriers). Otherwise the values are interpolated to the q = k+2 (or k+1 Gauss) points first and
+// integrated back after (collocation derivative on the quadrature points, six barriers). Shared
+// nodes of neighbouring cells are summed with atomicAdd into dst (zeroed first). Dirichlet rows:
+// the inputs read as 0, and every thread that gathers a boundary node writes dst_b = src_b (the
+// same value from every cell), never an atomic.
+#include <cstdint>
+
+#include "core/hd.h"
+
+namespace tcfem::operators::cuda_core {
+
+/// 1 when n is even (row strides are made odd so that rows of one table fall on distinct banks).
+TCFEM_HD constexpr int odd_stride(int n) { return n % 2 == 0 ? n + 1 : n; }
+
+/// Sizes of the general-geometry block program.
+struct GeomLayout {
+  int dim = 3, k = 1, q = 2;
+  int cells = 1;         ///< cells per block
+  int cell_threads = 1;  ///< q^(dim-1)
+  int Q = 1;             ///< q^dim: elements of one buffer
+  int cell_stride = 3;   ///< elements per cell (3 buffers, padded to an odd count)
+  int threads = 1;
+  int sB = 1, sBt = 1, sD = 1;  ///< row strides of the shared 1D tables B (q x n), B^T (n x q), D, D^T (q x q)
+  TCFEM_HD constexpr int n() const { return k + 1; }
+  TCFEM_HD constexpr int table_elements() const { return q * sB + n() * sBt + 2 * q * sD; }
+  TCFEM_HD constexpr int smem_elements() const { return cells * cell_stride + table_elements(); }
+};
+
+TCFEM_HD constexpr GeomLayout geom_layout(int dim, int k, int q) {
+  GeomLayout L;
+  L.dim = dim;
+  L.k = k;
+  L.q = q;
+  L.cell_threads = dim == 3 ? q * q : q;
+  L.Q = dim == 3 ? q * q * q : q * q;
+  L.cell_stride = odd_stride(3 * L.Q);
+  // about 256 threads per block, whole cells
+  L.cells = 256 / L.cell_threads > 0 ? 256 / L.cell_threads : 1;
+  L.threads = L.cells * L.cell_threads;
+  L.sB = odd_stride(k + 1);
+  L.sBt = odd_stride(q);
+  L.sD = odd_stride(q);
+  return L;
+}
+
+/// Element index of entry (x, y, z) of buffer `buf` (0..2) of cell slot `cell` (2D: z = 0).
+TCFEM_HD constexpr int geom_address(const GeomLayout& L, int cell, int buf, int x, int y, int z) {
+  return cell * L.cell_stride + buf * L.Q + (z * L.q + y) * L.q + x;
+}
+
+/// Kernel parameters (passed as __grid_constant__: the uniform table entries are constant-bank
+/// operands). B: q x n interpolation to the quadrature points; D: q x q collocation derivative on
+/// them; w: weights. Geometry: s[d][c * q + i] = s_d at point i of cell index c along d,
+/// ds[d][c * q + i] = s_d'(xi_i) / h_d.
+template <int dim, int k, int q, typename Number>
+struct GeomParams {
+  static constexpr int n = k + 1;
+  int n_cells[3] = {1, 1, 1};
+  std::int64_t lattice[3] = {1, 1, 1};
+  std::int64_t total_cells = 0;
+  Number inv_h[3] = {1, 1, 1};
+  Number eps[3] = {0, 0, 0};
+  Number a[3] = {0, 0, 0};  ///< eps_d / h_d
+  Number hprod = 1;         ///< det H
+  Number B[q][n] = {};
+  Number D[q][q] = {};
+  Number w[q] = {};
+  const Number* s[3] = {};
+  const Number* ds[3] = {};
+};
+
+/// The flux f = w det J J^{-1} J^{-T} u at one point (in place: u in, f out) from the 1D table values
+/// s_j, ds_j (= s_j'/h_j) of the point; `whp` = w_q det H.
+template <int dim, typename Number>
+TCFEM_HD inline void deformed_flux(const Number* eps, const Number* a, const Number* inv_h, Number whp,
+                                   const Number* s, const Number* ds, Number* u) {
+  Number b[dim];
+  if constexpr (dim == 3) {
+    b[0] = ds[0] * s[1] * s[2];
+    b[1] = s[0] * ds[1] * s[2];
+    b[2] = s[0] * s[1] * ds[2];
+  } else {
+    b[0] = ds[0] * s[1];
+    b[1] = s[0] * ds[1];
+  }
+  Number beta = 1, au = 0;
+  for (int d = 0; d < dim; ++d) {
+    beta += eps[d] * b[d];
+    au += a[d] * u[d];
+  }
+  const Number c = au / beta;
+  Number t[dim], bt = 0;
+  for (int d = 0; d < dim; ++d) {
+    t[d] = u[d] * inv_h[d] - b[d] * c;
+    bt += b[d] * t[d];
+  }
+  for (int d = 0; d < dim; ++d) u[d] = whp * (beta * t[d] * inv_h[d] - a[d] * bt);
+}
+
+/// FLOPs of deformed_flux as written (the division counted as one).
+TCFEM_HD constexpr int deformed_flux_flops(int dim) { return dim == 3 ? 6 + 12 + 1 + 9 + 6 + 15 : 2 + 8 + 1 + 6 + 4 + 10; }
+
+/// Per-thread state: the column of values in the last direction and its flux.
+template <int q, typename Number>
+struct GeomThread {
+  int slot = 0, a = 0, b = 0;  ///< cell slot in the block, thread position within the cell's plane
+  bool active = false;
+  int c[3] = {0, 0, 0};  ///< cell multi-index
+  Number r[q];
+  Number f[q];
+};
+
+/// The block program: phases separated by barriers (see the kernel / the host emulation for the
+/// order). colloc: the quadrature points are the nodes (BP5), B is the identity and is skipped.
+template <int dim, int k, int q, bool colloc, typename Number>
+struct GeomProgram {
+  static constexpr int n = k + 1;
+  static constexpr GeomLayout L = geom_layout(dim, k, q);
+  static_assert(!colloc || q == n, "collocated quadrature has k+1 points");
+  using Params = GeomParams<dim, k, q, Number>;
+  using Thread = GeomThread<q, Number>;
+
+  struct Tables {
+    Number* cells;  // cell buffers
+    Number* B;      // q x n, stride sB
+    Number* Bt;     // n x q, stride sBt
+    Number* D;      // q x q, stride sD
+    Number* Dt;     // q x q, stride sD
+  };
+  TCFEM_HD static Tables arrays(Number* smem) {
+    Tables t;
+    t.cells = smem;
+    t.B = smem + L.cells * L.cell_stride;
+    t.Bt = t.B + q * L.sB;
+    t.D = t.Bt + n * L.sBt;
+    t.Dt = t.D + q * L.sD;
+    return t;
+  }
+
+  /// Thread `tid` of block `block`: which cell and column.
+  TCFEM_HD static void init(const Params& p, std::int64_t block, int tid, Thread& th) {
+    th.slot = tid / L.cell_threads;
+    const int r = tid % L.cell_threads;
+    th.a = r % q;
+    th.b = dim == 3 ? r / q : 0;
+    const std::int64_t cell = block * L.cells + th.slot;
+    th.active = cell < p.total_cells;
+    std::int64_t rest = th.active ? cell : 0;
+    for (int d = 0; d < dim; ++d) {
+      th.c[d] = int(rest % p.n_cells[d]);
+      rest /= p.n_cells[d];
+    }
+  }
+
+  /// Copies the 1D tables to shared memory (threads tid, tid + nthreads, ...).
+  TCFEM_HD static void load_tables(const Params& p, const Tables& t, int tid, int nthreads) {
+    for (int i = tid; i < q * n; i += nthreads) {
+      const int r = i / n, c = i % n;
+      t.B[r * L.sB + c] = p.B[r][c];
+      t.Bt[c * L.sBt + r] = p.B[r][c];
+    }
+    for (int i = tid; i < q * q; i += nthreads) {
+      const int r = i / q, c = i % q;
+      t.D[r * L.sD + c] = p.D[r][c];
+      t.Dt[c * L.sD + r] = p.D[r][c];
+    }
+  }
+
+  /// Lattice index of node (x, y, z) of the thread's cell; sets `boundary`.
+  TCFEM_HD static std::int64_t node(const Params& p, const Thread& th, int x, int y, int z, bool& boundary) {
+    const std::int64_t px = std::int64_t(th.c[0]) * k + x, py = std::int64_t(th.c[1]) * k + y;
+    boundary = px == 0 || px == p.lattice[0] - 1 || py == 0 || py == p.lattice[1] - 1;
+    std::int64_t idx = py * p.lattice[0] + px;
+    if constexpr (dim == 3) {
+      const std::int64_t pz = std::int64_t(th.c[2]) * k + z;
+      boundary = boundary || pz == 0 || pz == p.lattice[2] - 1;
+      idx += pz * p.lattice[0] * p.lattice[1];
+    }
+    return idx;
+  }
+
+  TCFEM_HD static Number* buf(const Tables& t, const Thread& th, int b) {
+    return t.cells + th.slot * L.cell_stride + b * L.Q;
+  }
+  TCFEM_HD static int at(int x, int y, int z) { return (z * q + y) * q + x; }
+
+  /// Gather: the cell's nodal values into buffer 0 (and the column into registers when collocated);
+  /// Dirichlet nodes read as 0 and get dst_b = src_b.
+  TCFEM_HD static void load(const Params& p, const Tables& t, Thread& th, const Number* src, Number* dst) {
+    if (!th.active || th.a >= n || th.b >= n) return;
+    Number* A = buf(t, th, 0);
+    constexpr int nz = dim == 3 ? n : 1;
+    const int y = dim == 3 ? th.b : 0;
+    for (int z = 0; z < (dim == 3 ? nz : n); ++z) {
+      const int yy = dim == 3 ? y : z, zz = dim == 3 ? z : 0;
+      bool bd;
+      const std::int64_t i = node(p, th, th.a, yy, zz, bd);
+      const Number v = src[i];
+      if (bd) dst[i] = v;
+      const Number u = bd ? Number(0) : v;
+      A[at(th.a, yy, zz)] = u;
+      if constexpr (colloc) th.r[z] = u;
+    }
+  }
+
+  // ---- 3D -------------------------------------------------------------------------------------
+
+  /// x interpolation: buffer 1 (x: q, y: n, z: n) = B along x of buffer 0.
+  TCFEM_HD static void interp_x(const Tables& t, const Thread& th) {
+    if (!th.active || th.b >= n) return;
+    Number row[n];
+    for (int c = 0; c < n; ++c) row[c] = t.B[th.a * L.sB + c];
+    const Number* A = buf(t, th, 0);
+    Number* T = buf(t, th, 1);
+    for (int z = 0; z < n; ++z) {
+      Number s = 0;
+      for (int c = 0; c < n; ++c) s += row[c] * A[at(c, th.b, z)];
+      T[at(th.a, th.b, z)] = s;
+    }
+  }
+
+  /// y interpolation (from buffer 1), z interpolation in registers; values at the points to
+  /// buffer 0 and th.r.
+  TCFEM_HD static void interp_yz(const Params& p, const Tables& t, Thread& th) {
+    if (!th.active) return;
+    Number row[n], col[n];
+    for (int c = 0; c < n; ++c) row[c] = t.B[th.b * L.sB + c];
+    const Number* T = buf(t, th, 1);
+    for (int z = 0; z < n; ++z) {
+      Number s = 0;
+      for (int c = 0; c < n; ++c) s += row[c] * T[at(th.a, c, z)];
+      col[z] = s;
+    }
+    Number* A = buf(t, th, 0);
+    for (int z = 0; z < q; ++z) {
+      Number s = 0;
+      for (int c = 0; c < n; ++c) s += p.B[z][c] * col[c];
+      th.r[z] = s;
+      A[at(th.a, th.b, z)] = s;
+    }
+  }
+
+  /// Reference gradient at the points (x, y from buffer 0, z from th.r), the flux; x and y
+  /// components to buffers 1 and 2, z component to th.f.
+  TCFEM_HD static void grad_flux3(const Params& p, const Tables& t, Thread& th) {
+    if (!th.active) return;
+    Number ra[q], rb[q];
+    for (int c = 0; c < q; ++c) {
+      ra[c] = t.D[th.a * L.sD + c];
+      rb[c] = t.D[th.b * L.sD + c];
+    }
+    const Number* A = buf(t, th, 0);
+    Number* FX = buf(t, th, 1);
+    Number* FY = buf(t, th, 2);
+    Number s[3], ds[3];
+    s[0] = p.s[0][th.c[0] * q + th.a];
+    ds[0] = p.ds[0][th.c[0] * q + th.a];
+    s[1] = p.s[1][th.c[1] * q + th.b];
+    ds[1] = p.ds[1][th.c[1] * q + th.b];
+    const Number wab = p.hprod * p.w[th.a] * p.w[th.b];
+    for (int z = 0; z < q; ++z) {
+      Number u[3] = {0, 0, 0};
+      for (int c = 0; c < q; ++c) {
+        u[0] += ra[c] * A[at(c, th.b, z)];
+        u[1] += rb[c] * A[at(th.a, c, z)];
+        u[2] += p.D[z][c] * th.r[c];
+      }
+      s[2] = p.s[2][th.c[2] * q + z];
+      ds[2] = p.ds[2][th.c[2] * q + z];
+      deformed_flux<3>(p.eps, p.a, p.inv_h, wab * p.w[z], s, ds, u);
+      FX[at(th.a, th.b, z)] = u[0];
+      FY[at(th.a, th.b, z)] = u[1];
+      th.f[z] = u[2];
+    }
+  }
+
+  /// Transposed gradient: th.r = D_x^T FX + D_y^T FY + D_z^T f at the points. Collocated: these are
+  /// the cell's results, scattered to dst; else integrated along z into buffer 0.
+  TCFEM_HD static void grad_t3(const Params& p, const Tables& t, Thread& th, Number* dst) {
+    if (!th.active) return;
+    Number ca[q], cb[q];
+    for (int c = 0; c < q; ++c) {
+      ca[c] = t.Dt[th.a * L.sD + c];
+      cb[c] = t.Dt[th.b * L.sD + c];
+    }
+    const Number* FX = buf(t, th, 1);
+    const Number* FY = buf(t, th, 2);
+    for (int z = 0; z < q; ++z) {
+      Number v = 0;
+      for (int c = 0; c < q; ++c) {
+        v += ca[c] * FX[at(c, th.b, z)];
+        v += cb[c] * FY[at(th.a, c, z)];
+        v += p.D[c][z] * th.f[c];
+      }
+      th.r[z] = v;
+    }
+    if constexpr (colloc) {
+      for (int z = 0; z < n; ++z) scatter(p, th, th.a, th.b, z, th.r[z], dst);
+    } else {
+      Number* A = buf(t, th, 0);
+      for (int z = 0; z < n; ++z) {
+        Number v = 0;
+        for (int c = 0; c < q; ++c) v += p.B[c][z] * th.r[c];
+        A[at(th.a, th.b, z)] = v;
+      }
+    }
+  }
+
+  /// y integration: buffer 1 (x: q, y: n, z: n) = B^T along y of buffer 0.
+  TCFEM_HD static void integrate_y(const Tables& t, const Thread& th) {
+    if (!th.active || th.b >= n) return;
+    Number col[q];
+    for (int c = 0; c < q; ++c) col[c] = t.Bt[th.b * L.sBt + c];
+    const Number* A = buf(t, th, 0);
+    Number* T = buf(t, th, 1);
+    for (int z = 0; z < n; ++z) {
+      Number v = 0;
+      for (int c = 0; c < q; ++c) v += col[c] * A[at(th.a, c, z)];
+      T[at(th.a, th.b, z)] = v;
+    }
+  }
+
+  /// x integration from buffer 1 and scatter.
+  TCFEM_HD static void integrate_x3(const Params& p, const Tables& t, const Thread& th, Number* dst) {
+    if (!th.active || th.a >= n || th.b >= n) return;
+    Number col[q];
+    for (int c = 0; c < q; ++c) col[c] = t.Bt[th.a * L.sBt + c];
+    const Number* T = buf(t, th, 1);
+    for (int z = 0; z < n; ++z) {
+      Number v = 0;
+      for (int c = 0; c < q; ++c) v += col[c] * T[at(c, th.b, z)];
+      scatter(p, th, th.a, th.b, z, v, dst);
+    }
+  }
+
+  // ---- 2D (the column runs along y) -------------------------------------------------------------
+
+  /// x and y interpolation (x through buffer 0, y in registers); values at the points to buffer 1
+  /// and th.r.
+  TCFEM_HD static void interp2(const Params& p, const Tables& t, Thread& th) {
+    if (!th.active) return;
+    Number row[n], col[n];
+    for (int c = 0; c < n; ++c) row[c] = t.B[th.a * L.sB + c];
+    const Number* A = buf(t, th, 0);
+    for (int y = 0; y < n; ++y) {
+      Number s = 0;
+      for (int c = 0; c < n; ++c) s += row[c] * A[at(c, y, 0)];
+      col[y] = s;
+    }
+    Number* U = buf(t, th, 1);
+    for (int y = 0; y < q; ++y) {
+      Number s = 0;
+      for (int c = 0; c < n; ++c) s += p.B[y][c] * col[c];
+      th.r[y] = s;
+      U[at(th.a, y, 0)] = s;
+    }
+  }
+
+  /// Gradient (x from buffer `in`, y from th.r) and flux; x component to buffer `out`, y to th.f.
+  TCFEM_HD static void grad_flux2(const Params& p, const Tables& t, Thread& th, int in, int out) {
+    if (!th.active) return;
+    Number ra[q];
+    for (int c = 0; c < q; ++c) ra[c] = t.D[th.a * L.sD + c];
+    const Number* U = buf(t, th, in);
+    Number* FX = buf(t, th, out);
+    Number s[2], ds[2];
+    s[0] = p.s[0][th.c[0] * q + th.a];
+    ds[0] = p.ds[0][th.c[0] * q + th.a];
+    const Number wa = p.hprod * p.w[th.a];
+    for (int y = 0; y < q; ++y) {
+      Number u[2] = {0, 0};
+      for (int c = 0; c < q; ++c) {
+        u[0] += ra[c] * U[at(c, y, 0)];
+        u[1] += p.D[y][c] * th.r[c];
+      }
+      s[1] = p.s[1][th.c[1] * q + y];
+      ds[1] = p.ds[1][th.c[1] * q + y];
+      deformed_flux<2>(p.eps, p.a, p.inv_h, wa * p.w[y], s, ds, u);
+      FX[at(th.a, y, 0)] = u[0];
+      th.f[y] = u[1];
+    }
+  }
+
+  /// Transposed gradient; collocated: scatter; else integrated along y into buffer 0.
+  TCFEM_HD static void grad_t2(const Params& p, const Tables& t, Thread& th, int in, Number* dst) {
+    if (!th.active) return;
+    Number ca[q];
+    for (int c = 0; c < q; ++c) ca[c] = t.Dt[th.a * L.sD + c];
+    const Number* FX = buf(t, th, in);
+    for (int y = 0; y < q; ++y) {
+      Number v = 0;
+      for (int c = 0; c < q; ++c) {
+        v += ca[c] * FX[at(c, y, 0)];
+        v += p.D[c][y] * th.f[c];
+      }
+      th.r[y] = v;
+    }
+    if constexpr (colloc) {
+      for (int y = 0; y < n; ++y) scatter(p, th, th.a, y, 0, th.r[y], dst);
+    } else {
+      Number* A = buf(t, th, 0);
+      for (int y = 0; y < n; ++y) {
+        Number v = 0;
+        for (int c = 0; c < q; ++c) v += p.B[c][y] * th.r[c];
+        A[at(th.a, y, 0)] = v;
+      }
+    }
+  }
+
+  /// x integration from buffer 0 and scatter.
+  TCFEM_HD static void integrate_x2(const Params& p, const Tables& t, const Thread& th, Number* dst) {
+    if (!th.active || th.a >= n) return;
+    Number col[q];
+    for (int c = 0; c < q; ++c) col[c] = t.Bt[th.a * L.sBt + c];
+    const Number* A = buf(t, th, 0);
+    for (int y = 0; y < n; ++y) {
+      Number v = 0;
+      for (int c = 0; c < q; ++c) v += col[c] * A[at(c, y, 0)];
+      scatter(p, th, th.a, y, 0, v, dst);
+    }
+  }
+
+  /// dst += v at node (x, y, z) of the thread's cell, unless it is a Dirichlet node.
+  TCFEM_HD static void scatter(const Params& p, const Thread& th, int x, int y, int z, Number v, Number* dst) {
+    bool bd;
+    const std::int64_t i = node(p, th, x, y, z, bd);
+    if (!bd) atomic_add(dst + i, v);
+  }
+};
+
+}  // namespace tcfem::operators::cuda_core

@@ -1,0 +1,170 @@
+#pragma once
+// __global__ kernel of the general-geometry cuda-core cg Laplacian and its operator: the phases of
+// GeomProgram (cuda_core_geometry.h) with a barrier between each two, one block per `L.cells`
+// cells; instantiated per precision in cuda_core_geometry_fp64.cu / _fp32.cu.
+#include <cuda_runtime.h>
+
+#include <array>
+#include <memory>
+#include <string>
+
+#include "core/cuda_check.h"
+#include "core/device.h"
+#include "core/device_buffer.h"
+#include "operators/cuda_core_geometry_setup.h"
+#include "operators/device_variants.h"
+
+namespace tcfem::operators::cuda_core {
+
+template <int dim, int k, int q, bool colloc, typename Number>
+__global__ void __launch_bounds__(GeomProgram<dim, k, q, colloc, Number>::L.threads)
+    geom_kernel(const __grid_constant__ GeomParams<dim, k, q, Number> p, const Number* __restrict__ src,
+                Number* __restrict__ dst) {
+  using Prog = GeomProgram<dim, k, q, colloc, Number>;
+  extern __shared__ __align__(16) unsigned char smem_raw[];
+  const auto t = Prog::arrays(reinterpret_cast<Number*>(smem_raw));
+  typename Prog::Thread th;
+  Prog::init(p, blockIdx.x, threadIdx.x, th);
+  Prog::load_tables(p, t, threadIdx.x, blockDim.x);
+  Prog::load(p, t, th, src, dst);
+  __syncthreads();
+  if constexpr (dim == 3) {
+    if constexpr (!colloc) {
+      Prog::interp_x(t, th);
+      __syncthreads();
+      Prog::interp_yz(p, t, th);
+      __syncthreads();
+    }
+    Prog::grad_flux3(p, t, th);
+    __syncthreads();
+    Prog::grad_t3(p, t, th, dst);
+    if constexpr (!colloc) {
+      __syncthreads();
+      Prog::integrate_y(t, th);
+      __syncthreads();
+      Prog::integrate_x3(p, t, th, dst);
+    }
+  } else {
+    if constexpr (colloc) {
+      Prog::grad_flux2(p, t, th, 0, 1);
+      __syncthreads();
+      Prog::grad_t2(p, t, th, 1, dst);
+    } else {
+      Prog::interp2(p, t, th);
+      __syncthreads();
+      Prog::grad_flux2(p, t, th, 1, 2);
+      __syncthreads();
+      Prog::grad_t2(p, t, th, 2, dst);
+      __syncthreads();
+      Prog::integrate_x2(p, t, th, dst);
+    }
+  }
+}
+
+/// cg Laplacian on general geometry (deformed or Cartesian box), geometry from 1D tables:
+/// memset of dst + one kernel.
+template <int dim, int k, int q, bool colloc, typename Number>
+class CgGeometryOperator final : public DeviceOperator {
+ public:
+  using Prog = GeomProgram<dim, k, q, colloc, Number>;
+  static constexpr GeomLayout L = Prog::L;
+
+  CgGeometryOperator(const mesh::BoxMesh<dim>& mesh, const fe::DofLayout<dim>& dofs, const DeviceKernelKey& key)
+      : key_(key), n_local_(dofs.n_local()) {
+    const DeviceInfo info = require_device("--variant cuda-core");
+    const auto setup = make_geom_setup<dim, k, q, Number>(mesh, key.quadrature);
+    std::array<const Number*, dim> s, ds;
+    for (int d = 0; d < dim; ++d) {
+      s_[d] = std::make_unique<DeviceBuffer<Number>>(setup.s[d]);
+      ds_[d] = std::make_unique<DeviceBuffer<Number>>(setup.ds[d]);
+      s[d] = s_[d]->data();
+      ds[d] = ds_[d]->data();
+    }
+    params_ = setup.params(s, ds);
+    table_bytes_ = setup.table_bytes();
+    blocks_ = geom_blocks<dim, k, q, colloc, Number>(params_);
+    if (blocks_ > std::int64_t(0x7fffffff)) throw InputError("cuda-core: the mesh has too many cells for one launch");
+    smem_ = L.smem_elements() * int(sizeof(Number));
+    auto kernel = geom_kernel<dim, k, q, colloc, Number>;
+    if (smem_ > 48 * 1024)
+      TCFEM_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem_));
+    TCFEM_CUDA_CHECK(
+        cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared));
+    int per_sm = 0;
+    TCFEM_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, L.threads, smem_));
+    if (per_sm < 1)
+      throw InputError("cuda-core: the general-geometry kernel does not fit on the device (" + std::to_string(smem_) +
+                       " bytes of shared memory, " + std::to_string(L.threads) + " threads)");
+    (void)info;
+    constexpr auto w = geom_cell_work<dim, k, q, colloc>();
+    const double cells = double(params_.total_cells);
+    flops_ = w.flops * cells;
+    shared_ = (w.shared_values * cells + double(blocks_) * L.table_elements() * 2.0) * sizeof(Number);
+    // src read and dst written once, dst zeroed (memset); the gathers of shared nodes and the
+    // atomics resolve in L2; the 1D tables are a few KB
+    dram_ = 3.0 * double(n_local_) * sizeof(Number) + double(table_bytes_);
+  }
+  void vmult(void* dst, const void* src) const override {
+    auto* d = static_cast<Number*>(dst);
+    const auto* sp = static_cast<const Number*>(src);
+    TCFEM_CUDA_CHECK(cudaMemsetAsync(d, 0, n_local_ * sizeof(Number)));
+    geom_kernel<dim, k, q, colloc, Number><<<static_cast<unsigned>(blocks_), L.threads, smem_>>>(params_, sp, d);
+    TCFEM_CUDA_CHECK_LAUNCH();
+  }
+  std::size_t n_local() const override { return n_local_; }
+  std::size_t value_size() const override { return sizeof(Number); }
+  const DeviceKernelKey& key() const override { return key_; }
+  double flops_per_apply() const override { return flops_; }
+  double dram_bytes_per_apply() const override { return dram_; }
+  double shared_bytes_per_apply() const override { return shared_; }
+  std::size_t device_bytes() const override { return table_bytes_; }
+
+ private:
+  DeviceKernelKey key_;
+  std::size_t n_local_;
+  std::array<std::unique_ptr<DeviceBuffer<Number>>, dim> s_, ds_;
+  GeomParams<dim, k, q, Number> params_{};
+  std::int64_t blocks_ = 0;
+  int smem_ = 0;
+  std::size_t table_bytes_ = 0;
+  double flops_ = 0, dram_ = 0, shared_ = 0;
+};
+
+template <int dim>
+using GeomFactory = std::unique_ptr<DeviceOperator> (*)(const mesh::BoxMesh<dim>&, const fe::DofLayout<dim>&,
+                                                        const DeviceKernelKey&);
+
+template <int dim, int k, fe::QuadratureKind kind, typename Number>
+std::unique_ptr<DeviceOperator> build_geom(const mesh::BoxMesh<dim>& mesh, const fe::DofLayout<dim>& dofs,
+                                           const DeviceKernelKey& key) {
+  constexpr int q = geom_points(kind, k);
+  constexpr bool colloc = kind == fe::QuadratureKind::gll_k1;
+  return std::make_unique<CgGeometryOperator<dim, k, q, colloc, Number>>(mesh, dofs, key);
+}
+
+/// table[quadrature kind][degree - 1]
+template <int dim>
+struct GeomTable {
+  std::array<std::array<GeomFactory<dim>, 8>, 3> f{};
+};
+
+template <int dim, typename Number, int... K>
+GeomTable<dim> make_geom_table(std::integer_sequence<int, K...>) {
+  using fe::QuadratureKind;
+  GeomTable<dim> t;
+  ((t.f[int(QuadratureKind::gauss_k2)][K] = &build_geom<dim, K + 1, QuadratureKind::gauss_k2, Number>), ...);
+  ((t.f[int(QuadratureKind::gll_k1)][K] = &build_geom<dim, K + 1, QuadratureKind::gll_k1, Number>), ...);
+  ((t.f[int(QuadratureKind::gauss_k1)][K] = &build_geom<dim, K + 1, QuadratureKind::gauss_k1, Number>), ...);
+  return t;
+}
+
+/// The operator for a supported key (see cuda_core_supports) of precision Number.
+template <int dim, typename Number>
+std::unique_ptr<DeviceOperator> make_geom_operator_typed(const mesh::BoxMesh<dim>& mesh,
+                                                         const fe::DofLayout<dim>& dofs, const DeviceKernelKey& key) {
+  static const GeomTable<dim> table = make_geom_table<dim, Number>(std::make_integer_sequence<int, 8>{});
+  const auto f = table.f[int(key.quadrature)][key.degree - 1];
+  return f ? f(mesh, dofs, key) : nullptr;
+}
+
+}  // namespace tcfem::operators::cuda_core

@@ -1,0 +1,199 @@
+// The general-geometry cuda-core kernels on the CPU: (1) the 1D-table geometry of the deformed box
+// against the isoparametric GeometryField of the reference (Jacobians and flux coefficients at
+// every quadrature point); (2) the block programs run by the host emulator (the phase functions the
+// kernel calls) against the CPU operator on the general path; (3) the shared-memory access patterns
+// of the layouts under the bank model.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <random>
+#include <string>
+#include <utility>
+
+#include "core/vector.h"
+#include "fe/dof_layout.h"
+#include "mesh/box_mesh.h"
+#include "mesh/geometry_field.h"
+#include "operators/cuda_core_geometry_setup.h"
+#include "operators/cuda_core_layouts.h"
+#include "operators/geometry_data.h"
+#include "operators/laplace_operator.h"
+
+namespace {
+using namespace tcfem;
+using namespace tcfem::operators::cuda_core;
+using fe::QuadratureKind;
+
+constexpr QuadratureKind kinds[] = {QuadratureKind::gll_k1, QuadratureKind::gauss_k2, QuadratureKind::gauss_k1};
+
+/// Largest deviation of the table Jacobians and flux coefficients from the reference's, relative
+/// to the largest entry.
+template <int dim>
+std::pair<double, double> table_geometry_error(const std::array<int, dim>& nc, int k, QuadratureKind kind) {
+  mesh::BoxMesh<dim> mesh(nc, mesh::GeometryKind::deformed);
+  mesh::GeometryField<dim> field(mesh, k);
+  const auto quad = fe::make_quadrature(kind, k);
+  const int q = quad.size();
+  const auto tables = deformed_tables<dim>(mesh, k, quad);
+  const auto basis = fe::LagrangeBasis1D::gauss_lobatto(k);
+  tensor::Evaluator<dim, double> ev(basis, quad);
+  const auto cells = operators::compute_cell_geometry<dim, double>(mesh, field, quad);
+  const int nq = ev.points_per_cell(), nb = ev.dofs_per_cell();
+  std::vector<double> nodes(dim * nb), x(dim * nq), J(dim * dim * nq);
+  double err_j = 0, max_j = 0, err_c = 0, max_c = 0;
+  std::array<double, 3> eps{}, a{}, inv_h{};
+  double hprod = 1;
+  for (int d = 0; d < dim; ++d) {
+    eps[d] = tables.eps[d];
+    a[d] = tables.eps[d] / tables.h[d];
+    inv_h[d] = 1.0 / tables.h[d];
+    hprod *= tables.h[d];
+  }
+  for (std::size_t cell = 0; cell < mesh.n_owned_cells(); ++cell) {
+    const auto c = mesh.cell_index(cell);
+    field.cell_nodes(c, nodes.data());
+    operators::cell_jacobians<dim>(ev, nodes.data(), x.data(), J.data());
+    for (int p = 0; p < nq; ++p) {
+      std::array<int, dim> i;
+      double w = 1;
+      for (int d = 0, r = p; d < dim; ++d, r /= q) {
+        i[d] = r % q;
+        w *= quad.weights[i[d]];
+      }
+      const auto Jt = deformed_jacobian<dim>(tables, q, c, i);
+      for (int r = 0; r < dim; ++r)
+        for (int j = 0; j < dim; ++j) {
+          const double ref = J[(r * dim + j) * nq + p];
+          err_j = std::max(err_j, std::abs(Jt[r][j] - ref));
+          max_j = std::max(max_j, std::abs(ref));
+        }
+      // flux coefficients: deformed_flux of the unit vectors gives the columns of C
+      double s[3], ds[3];
+      for (int d = 0; d < dim; ++d) {
+        s[d] = tables.s[d][std::size_t(c[d]) * q + i[d]];
+        ds[d] = tables.ds[d][std::size_t(c[d]) * q + i[d]];
+      }
+      for (int j = 0; j < dim; ++j) {
+        double u[3] = {0, 0, 0};
+        u[j] = 1;
+        deformed_flux<dim>(eps.data(), a.data(), inv_h.data(), w * hprod, s, ds, u);
+        for (int r = 0; r < dim; ++r) {
+          const double ref = cells.coef[(cell * operators::n_sym<dim> + operators::sym_index<dim>(r, j)) * nq + p];
+          err_c = std::max(err_c, std::abs(u[r] - ref));
+          max_c = std::max(max_c, std::abs(ref));
+        }
+      }
+    }
+  }
+  return {err_j / max_j, err_c / max_c};
+}
+
+TEST(CudaCoreGeometry, TableJacobiansMatchGeometryField) {
+  for (int k = 1; k <= 8; ++k)
+    for (auto kind : kinds) {
+      const std::string what = "k=" + std::to_string(k) + " " + fe::to_string(kind);
+      // the reference differentiates through the collocation derivative on the q points, whose
+      // round-off reaches 1.6e-13 at k = 8 (the tables differentiate the 1D interpolant directly)
+      const double tol = k <= 6 ? 1e-13 : 3e-13;
+      const auto e3 = table_geometry_error<3>({3, 2, 4}, k, kind);
+      EXPECT_LT(e3.first, tol) << "3D J " << what;
+      EXPECT_LT(e3.second, tol) << "3D C " << what;
+      const auto e2 = table_geometry_error<2>({5, 3}, k, kind);
+      EXPECT_LT(e2.first, tol) << "2D J " << what;
+      EXPECT_LT(e2.second, tol) << "2D C " << what;
+    }
+}
+
+template <int dim, int k, QuadratureKind kind, typename Number>
+double emulated_error(const std::array<int, dim>& nc, mesh::GeometryKind geo, std::uint64_t seed, bool reverse) {
+  constexpr int q = geom_points(kind, k);
+  constexpr bool colloc = kind == QuadratureKind::gll_k1;
+  mesh::BoxMesh<dim> mesh(nc, geo);
+  fe::DofLayout<dim> dofs(mesh, fe::Disc::cg, k);
+  operators::OperatorConfig cfg;
+  cfg.disc = fe::Disc::cg;
+  cfg.degree = k;
+  cfg.quadrature = kind;
+  cfg.cartesian_fast_path = false;
+  operators::MatrixFreeOperator<dim, double> A(mesh, dofs, cfg, operators::Form::laplace);
+  const auto setup = make_geom_setup<dim, k, q, Number>(mesh, kind);
+  const auto p = setup.host_params();
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> dist(-1.0, 1.0);
+  const std::size_t n = dofs.n_local();
+  Vector<double> x(n), ref(n);
+  std::vector<Number> xs(n), out(n, std::numeric_limits<Number>::quiet_NaN());
+  for (std::size_t i = 0; i < n; ++i) x[i] = xs[i] = static_cast<Number>(dist(rng));
+  A.vmult(ref, x);
+  emulate_geom<dim, k, q, colloc, Number>(p, xs.data(), out.data(), n, reverse);
+  double diff = 0, norm = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    if (!std::isfinite(double(out[i]))) return std::numeric_limits<double>::infinity();
+    diff += (ref[i] - out[i]) * (ref[i] - out[i]);
+    norm += ref[i] * ref[i];
+  }
+  return std::sqrt(diff / norm);
+}
+
+template <int k, QuadratureKind kind>
+void check_emulation(std::mt19937_64& seeds) {
+  const std::string what = "k=" + std::to_string(k) + " " + fe::to_string(kind);
+  using G = mesh::GeometryKind;
+  // several blocks with a partial last one, single-cell directions, the Cartesian box (eps = 0)
+  const std::array<int, 3> m3 = k <= 2 ? std::array<int, 3>{5, 4, 4} : std::array<int, 3>{3, 2, 3};
+  EXPECT_LT((emulated_error<3, k, kind, double>(m3, G::deformed, seeds(), false)), 1e-12) << "3D " << what;
+  EXPECT_LT((emulated_error<3, k, kind, double>(m3, G::deformed, seeds(), true)), 1e-12) << "3D rev " << what;
+  EXPECT_LT((emulated_error<3, k, kind, float>(m3, G::deformed, seeds(), false)), 1e-5) << "3D fp32 " << what;
+  EXPECT_LT((emulated_error<3, k, kind, double>({1, 2, 1}, G::deformed, seeds(), false)), 1e-12) << "3D " << what;
+  EXPECT_LT((emulated_error<3, k, kind, double>({2, 1, 2}, G::cartesian, seeds(), false)), 1e-12) << "3D cart " << what;
+  EXPECT_LT((emulated_error<2, k, kind, double>({12, 9}, G::deformed, seeds(), false)), 1e-12) << "2D " << what;
+  EXPECT_LT((emulated_error<2, k, kind, double>({12, 9}, G::deformed, seeds(), true)), 1e-12) << "2D rev " << what;
+  EXPECT_LT((emulated_error<2, k, kind, float>({12, 9}, G::deformed, seeds(), false)), 1e-5) << "2D fp32 " << what;
+  EXPECT_LT((emulated_error<2, k, kind, double>({1, 3}, G::deformed, seeds(), false)), 1e-12) << "2D " << what;
+  EXPECT_LT((emulated_error<2, k, kind, double>({3, 2}, G::cartesian, seeds(), false)), 1e-12) << "2D cart " << what;
+}
+
+template <int... K>
+void check_degrees(std::integer_sequence<int, K...>, std::mt19937_64& seeds) {
+  (check_emulation<K + 1, QuadratureKind::gll_k1>(seeds), ...);
+  (check_emulation<K + 1, QuadratureKind::gauss_k2>(seeds), ...);
+  (check_emulation<K + 1, QuadratureKind::gauss_k1>(seeds), ...);
+}
+
+TEST(CudaCoreGeometry, EmulatedKernelMatchesCpu) {
+  std::mt19937_64 seeds(20261121);
+  check_degrees(std::make_integer_sequence<int, 8>{}, seeds);
+}
+
+/// Worst conflict degree of the buffer ('S', 'R', 'C') and table ('T') accesses.
+std::pair<int, int> geom_conflicts(int dim, int k, int q, int bytes) {
+  const auto L = geom_layout(dim, k, q);
+  int buf = 1, tab = 1;
+  for_each_geom_access(L, [&](char name, const std::array<long, warp_lanes>& a) {
+    const int d = access_cost(a, bytes).degree;
+    if (name == 'T')
+      tab = std::max(tab, d);
+    else
+      buf = std::max(buf, d);
+  });
+  return {buf, tab};
+}
+
+TEST(CudaCoreGeometry, LayoutConflicts) {
+  for (int dim : {2, 3})
+    for (int k = 1; k <= 8; ++k)
+      for (int q : {k + 1, k + 2})
+        for (int bytes : {8, 4}) {
+          const auto c = geom_conflicts(dim, k, q, bytes);
+          const auto L = geom_layout(dim, k, q);
+          // at least three blocks per SM (228 KB)
+          EXPECT_LE(L.smem_elements() * bytes, 64 * 1024) << dim << "D k=" << k << " q=" << q;
+          // tables: conflict-free; buffers: at most 4-way (x-direction reads of lanes in different
+          // rows and cells; documented in docs/cuda_core_kernels.md)
+          EXPECT_EQ(c.second, 1) << dim << "D k=" << k << " q=" << q << " " << bytes << " B";
+          EXPECT_LE(c.first, 4) << dim << "D k=" << k << " q=" << q << " " << bytes << " B";
+        }
+}
+
+}  // namespace
