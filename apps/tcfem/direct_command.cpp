@@ -95,8 +95,8 @@ DirectConfig validate(const DirectOptions& o) {
   while (true) {
     const std::size_t end = o.precisions.find(',', begin);
     const std::string item = o.precisions.substr(begin, end == std::string::npos ? std::string::npos : end - begin);
-    if (item != "fp64" && item != "fp32" && item != "tf32" && item != "fp16")
-      not_allowed("--precision", o.precisions, "a comma-separated list of fp64, fp32, tf32, fp16");
+    if (item != "fp64" && item != "fp32" && item != "tf32" && item != "tf32x3" && item != "fp16")
+      not_allowed("--precision", o.precisions, "a comma-separated list of fp64, fp32, tf32, tf32x3, fp16");
     const Precision p = parse_precision(item, "--precision");
     if (std::find(c.precisions.begin(), c.precisions.end(), p) == c.precisions.end()) c.precisions.push_back(p);
     if (end == std::string::npos) break;
@@ -513,7 +513,8 @@ std::function<int()> add_direct_command(CLI::App& app) {
                   "Coarse (macro) level L0, 0..L, or auto (the fewest FLOPs per right-hand side)")
       ->capture_default_str();
   cmd->add_option("--precision", opts->precisions,
-                  "Solve-phase precisions, a list of fp64, fp32, tf32 (TF32 tensor-core GEMMs), fp16")
+                  "Solve-phase precisions, a list of fp64, fp32, tf32 (TF32 tensor-core GEMMs), tf32x3 (FP32 accuracy "
+                  "from three split TF32 GEMMs), fp16")
       ->capture_default_str();
   cmd->add_option("--rhs", opts->rhs, "Number of right-hand sides solved at once (timing), 1..1000000")
       ->capture_default_str();

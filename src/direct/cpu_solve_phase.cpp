@@ -19,6 +19,8 @@ const char* to_string(Precision p) {
       return "fp32";
     case Precision::tf32:
       return "tf32";
+    case Precision::tf32x3:
+      return "tf32x3";
     case Precision::fp16:
       return "fp16";
   }
@@ -40,12 +42,19 @@ const char* to_string(SolveComponent c) {
 }
 
 Precision parse_precision(const std::string& name, const std::string& option) {
-  for (auto p : {Precision::fp64, Precision::fp32, Precision::tf32, Precision::fp16})
+  for (auto p : {Precision::fp64, Precision::fp32, Precision::tf32, Precision::tf32x3, Precision::fp16})
     if (name == to_string(p)) return p;
-  throw InputError(option + ": value " + name + " is not allowed; allowed: fp64, fp32, tf32, fp16");
+  throw InputError(option + ": value " + name + " is not allowed; allowed: fp64, fp32, tf32, tf32x3, fp16");
 }
 
-int matrix_bytes(Precision p) { return p == Precision::fp64 ? 8 : p == Precision::fp16 ? 2 : 4; }
+int matrix_bytes(Precision p) {
+  return p == Precision::fp64 || p == Precision::tf32x3 ? 8 : p == Precision::fp16 ? 2 : 4;
+}
+
+Tf32Split split_tf32(double v) {
+  const float hi = arch::Tf32Format::round(static_cast<float>(v));
+  return {hi, arch::Tf32Format::round(static_cast<float>(v - double(hi)))};
+}
 int vector_bytes(Precision p) { return p == Precision::fp64 ? 8 : 4; }
 
 std::vector<double> column_scales(const BlockVectors<double>& b) {
@@ -70,8 +79,9 @@ double cuda_solve_phase_bytes(const PrehandledSystem& s, Precision p, std::int64
                        double(s.n_classes()) * double(s.nodes_per_cell) * double(s.nodes_per_cell));
   const double sparse_nnz = 2.0 * double(s.b.nnz() + s.nnz_d());
   bytes += sparse_nnz * (mb + 4) + 8.0 * 2.0 * double(s.n_coarse + s.n_edge + s.n_interior);
-  // b, x and scratch (y_k / t_k, r_E) blocks; FP16 adds a half copy of the largest GEMM input
-  bytes += double(nrhs) * double(s.n()) * (3 * vb + (p == Precision::fp16 ? 2 : 0));
+  // b, x and scratch (y_k / t_k, r_E) blocks; FP16 adds a half copy of the largest GEMM input,
+  // tf32x3 its hi and lo parts
+  bytes += double(nrhs) * double(s.n()) * (3 * vb + (p == Precision::fp16 ? 2 : p == Precision::tf32x3 ? 8 : 0));
   return bytes + 64e6;
 }
 
@@ -113,6 +123,10 @@ class CpuSolvePhase final : public SolvePhase {
     } else {
       pi_ = convert_dense(s.pi_inverse);
       for (const auto& c : s.class_inverse) class_.push_back(convert_dense(c));
+      if (p == Precision::tf32x3) {
+        pi_lo_ = split_low(s.pi_inverse);
+        for (const auto& c : s.class_inverse) class_lo_.push_back(split_low(c));
+      }
       pi_ptr_ = pi_.data();
       for (const auto& c : class_) class_ptr_.push_back(c.data());
     }
@@ -141,7 +155,8 @@ class CpuSolvePhase final : public SolvePhase {
     }
     std::size_t largest = std::max(be_.size(), bc_.size());
     for (const auto& v : bi_) largest = std::max(largest, v.size());
-    rounded_.assign(precision_ == Precision::fp16 || precision_ == Precision::tf32 ? largest : 0, 0);
+    const bool rounds = precision_ == Precision::fp16 || precision_ == Precision::tf32 || precision_ == Precision::tf32x3;
+    rounded_.assign(rounds ? largest : 0, 0);
   }
 
   double run() override {
@@ -157,8 +172,7 @@ class CpuSolvePhase final : public SolvePhase {
     for (std::size_t k = 0; k < class_ptr_.size(); ++k) {
       const Number* in = gemm_input(bi_[k]);
       mark(SolveComponent::copies);
-      gemm(Transpose::no, Transpose::no, npc, s_.class_cells[k] * nrhs_, npc, Number(1), class_ptr_[k], npc, in, npc,
-           Number(0), yi_[k].data(), npc);
+      product(class_ptr_[k], k, npc, s_.class_cells[k] * nrhs_, in, yi_[k].data());
       mark(SolveComponent::gemm_classes);
       const Number* y = sparse_input(yi_[k]);
       mark(SolveComponent::copies);
@@ -167,7 +181,7 @@ class CpuSolvePhase final : public SolvePhase {
     }
     const Number* r = gemm_input(re_);
     mark(SolveComponent::copies);
-    gemm(Transpose::no, Transpose::no, ne, nrhs_, ne, Number(1), pi_ptr_, ne, r, ne, Number(0), xe_.data(), ne);
+    product(pi_ptr_, -1, ne, nrhs_, r, xe_.data());
     mark(SolveComponent::gemm_pi);
     // (5): x_C = b_C - B x_E
     std::copy(bc_.begin(), bc_.end(), xc_.begin());
@@ -183,8 +197,7 @@ class CpuSolvePhase final : public SolvePhase {
       mark(SolveComponent::sparse);
       const Number* in = gemm_input(yi_[k]);
       mark(SolveComponent::copies);
-      gemm(Transpose::no, Transpose::no, npc, s_.class_cells[k] * nrhs_, npc, Number(1), class_ptr_[k], npc, in, npc,
-           Number(0), xi_[k].data(), npc);
+      product(class_ptr_[k], k, npc, s_.class_cells[k] * nrhs_, in, xi_[k].data());
       mark(SolveComponent::gemm_classes);
     }
     return std::chrono::duration<double>(clock_type::now() - t).count();
@@ -210,6 +223,8 @@ class CpuSolvePhase final : public SolvePhase {
         return blas + " sgemm";
       case Precision::tf32:
         return blas + " sgemm on TF32-rounded GEMM inputs (TF32 emulated, FP32 accumulation)";
+      case Precision::tf32x3:
+        return blas + " 3 sgemm per product on TF32 hi/lo splits (3xTF32 emulated, FP32 accumulation)";
       case Precision::fp16:
         return blas + " sgemm on FP16-rounded inputs (FP16 emulated, FP32 accumulation)";
     }
@@ -222,6 +237,7 @@ class CpuSolvePhase final : public SolvePhase {
   Number round_dense(double v) const {
     if (precision_ == Precision::fp16) return arch::Fp16Format::round(static_cast<float>(v));
     if (precision_ == Precision::tf32) return arch::Tf32Format::round(static_cast<float>(v));
+    if (precision_ == Precision::tf32x3) return split_tf32(v).hi;
     return static_cast<Number>(v);
   }
   /// Rounding of the sparse matrices, sparse inputs and right-hand sides: FP16 only (TF32 is a
@@ -229,6 +245,11 @@ class CpuSolvePhase final : public SolvePhase {
   Number round_sparse(double v) const {
     if (precision_ == Precision::fp16) return arch::Fp16Format::round(static_cast<float>(v));
     return static_cast<Number>(v);
+  }
+  std::vector<Number> split_low(const std::vector<double>& v) const {
+    std::vector<Number> out(v.size());
+    for (std::size_t i = 0; i < v.size(); ++i) out[i] = split_tf32(v[i]).lo;
+    return out;
   }
   std::vector<Number> convert_dense(const std::vector<double>& v) const {
     std::vector<Number> out(v.size());
@@ -253,10 +274,29 @@ class CpuSolvePhase final : public SolvePhase {
     return out;
   }
   /// The vector as a GEMM input: itself, or its FP16/TF32 rounding in a scratch buffer.
+  /// (tf32x3: the hi part; the lo part goes to rounded_lo_.)
   const Number* gemm_input(const std::vector<Number>& v) {
+    if (precision_ == Precision::tf32x3) {
+      rounded_lo_.resize(v.size());
+      for (std::size_t i = 0; i < v.size(); ++i) {
+        const auto sp = split_tf32(v[i]);
+        rounded_[i] = sp.hi;
+        rounded_lo_[i] = sp.lo;
+      }
+      return rounded_.data();
+    }
     if (precision_ != Precision::fp16 && precision_ != Precision::tf32) return v.data();
     for (std::size_t i = 0; i < v.size(); ++i) rounded_[i] = round_dense(v[i]);
     return rounded_.data();
+  }
+  /// c = A b for the square dense matrix A (m x m; class k, or Pi^{-1} for k = -1) and the GEMM
+  /// input b (m x n) from gemm_input; tf32x3: A_hi b_hi + A_hi b_lo + A_lo b_hi.
+  void product(const Number* a, long k, std::int64_t m, std::int64_t n, const Number* b, Number* c) {
+    gemm(Transpose::no, Transpose::no, m, n, m, Number(1), a, m, b, m, Number(0), c, m);
+    if (precision_ != Precision::tf32x3) return;
+    const Number* a_lo = k < 0 ? pi_lo_.data() : class_lo_[static_cast<std::size_t>(k)].data();
+    gemm(Transpose::no, Transpose::no, m, n, m, Number(1), a, m, rounded_lo_.data(), m, Number(1), c, m);
+    gemm(Transpose::no, Transpose::no, m, n, m, Number(1), a_lo, m, b, m, Number(1), c, m);
   }
   /// The vector as a sparse-product input: itself, or its FP16 rounding in a scratch buffer
   /// (its own: x_E stays the input of several sparse products while GEMM inputs are rounded).
@@ -275,15 +315,15 @@ class CpuSolvePhase final : public SolvePhase {
 
   const PrehandledSystem& s_;
   Precision precision_;
-  std::vector<Number> pi_;
-  std::vector<std::vector<Number>> class_;
+  std::vector<Number> pi_, pi_lo_;
+  std::vector<std::vector<Number>> class_, class_lo_;
   const Number* pi_ptr_ = nullptr;
   std::vector<const Number*> class_ptr_;
   TypedCsr<Number> b_, bt_;
   std::vector<TypedCsr<Number>> d_, dt_;
   std::int64_t nrhs_ = 0;
   std::vector<double> scale_;
-  std::vector<Number> bc_, be_, xc_, xe_, re_, rounded_, sparse_rounded_;
+  std::vector<Number> bc_, be_, xc_, xe_, re_, rounded_, rounded_lo_, sparse_rounded_;
   ComponentSeconds times_{};
   clock_type::time_point last_{};
   std::vector<std::vector<Number>> bi_, xi_, yi_;

@@ -64,6 +64,15 @@ struct Types<Precision::tf32> {
   static constexpr const char* name = "cuBLAS GemmEx FP32 data on TF32 tensor cores, FP32 accumulation";
 };
 template <>
+struct Types<Precision::tf32x3> {
+  using Matrix = float;
+  using Vector = float;
+  static constexpr cudaDataType matrix_type = CUDA_R_32F, input_type = CUDA_R_32F, vector_type = CUDA_R_32F;
+  static constexpr cublasComputeType_t compute = CUBLAS_COMPUTE_32F_FAST_TF32;
+  static constexpr const char* name =
+      "cuBLAS GemmEx, three TF32 tensor-core GEMMs per product on hi/lo splits (FP32 accuracy)";
+};
+template <>
 struct Types<Precision::fp16> {
   using Matrix = __half;
   using Vector = float;
@@ -108,6 +117,18 @@ __global__ void csr_subtract_kernel(std::int64_t rows, const std::int64_t* __res
   }
 }
 
+/// hi = tf32(x), lo = tf32(x - hi), the operands of the 3xTF32 product.
+__global__ void split_tf32_kernel(std::int64_t n, const float* __restrict__ in, float* __restrict__ hi,
+                                  float* __restrict__ lo) {
+  for (std::int64_t i = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; i < n;
+       i += std::int64_t(gridDim.x) * blockDim.x) {
+    const float x = in[i];
+    const float h = arch::round_to_tf32(x);
+    hi[i] = h;
+    lo[i] = arch::round_to_tf32(x - h);
+  }
+}
+
 __global__ void to_half_kernel(std::int64_t n, const float* __restrict__ in, __half* __restrict__ out) {
   for (std::int64_t i = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; i < n;
        i += std::int64_t(gridDim.x) * blockDim.x)
@@ -148,6 +169,10 @@ class CudaSolvePhase final : public SolvePhase {
     npc_pad_ = pad8(s.nodes_per_cell);
     pi_ = upload_padded(s.pi_inverse, s.n_edge, ne_pad_);
     for (const auto& c : s.class_inverse) class_.push_back(upload_padded(c, s.nodes_per_cell, npc_pad_));
+    if constexpr (P == Precision::tf32x3) {
+      pi_lo_ = upload_padded(s.pi_inverse, s.n_edge, ne_pad_, true);
+      for (const auto& c : s.class_inverse) class_lo_.push_back(upload_padded(c, s.nodes_per_cell, npc_pad_, true));
+    }
     b_ = upload_csr(s.b, nullptr);
     bt_ = upload_csr(s.bt, nullptr);
     for (const auto& m : s.d) d_.push_back(upload_csr(m, nullptr, true));
@@ -169,6 +194,8 @@ class CudaSolvePhase final : public SolvePhase {
     nrhs_ = b.nrhs;
     for (auto* buf : {&bc_, &be_, &xc_, &xe_, &re_}) *buf = DeviceBuffer<V>();
     half_ = DeviceBuffer<__half>();
+    split_hi_ = DeviceBuffer<float>();
+    split_lo_ = DeviceBuffer<float>();
     bi_.clear();
     xi_.clear();
     yi_.clear();
@@ -181,7 +208,9 @@ class CudaSolvePhase final : public SolvePhase {
       rows += 3.0 * double(cells * npc_pad_);
       largest = std::max(largest, double(cells * npc_pad_));
     }
-    const double need = double(nrhs_) * (rows * sizeof(V) + (P == Precision::fp16 ? 2.0 * largest : 0.0));
+    const double need = double(nrhs_) * (rows * sizeof(V) + (P == Precision::fp16     ? 2.0 * largest
+                                                             : P == Precision::tf32x3 ? 8.0 * largest
+                                                                                      : 0.0));
     std::size_t free_b = 0, total_b = 0;
     TCFEM_CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
     if (need > 0.95 * double(free_b))
@@ -199,6 +228,10 @@ class CudaSolvePhase final : public SolvePhase {
     xe_ = DeviceBuffer<V>(be_.size());
     re_ = DeviceBuffer<V>(be_.size());
     if constexpr (P == Precision::fp16) half_ = DeviceBuffer<__half>(static_cast<std::size_t>(largest * nrhs_));
+    if constexpr (P == Precision::tf32x3) {
+      split_hi_ = DeviceBuffer<float>(static_cast<std::size_t>(largest * nrhs_));
+      split_lo_ = DeviceBuffer<float>(static_cast<std::size_t>(largest * nrhs_));
+    }
   }
 
   double run() override {
@@ -217,7 +250,7 @@ class CudaSolvePhase final : public SolvePhase {
     }
     const void* r = input(re_);
     mark(SolveComponent::copies);
-    gemm(ne_pad_, nrhs_, ne_pad_, pi_.data(), ne_pad_, r, ne_pad_, xe_.data(), ne_pad_);
+    gemm(ne_pad_, nrhs_, ne_pad_, pi_.data(), pi_lo_.data(), ne_pad_, r, ne_pad_, xe_.data(), ne_pad_);
     mark(SolveComponent::gemm_pi);
     // (5): x_C = b_C - B x_E
     copy(xc_, bc_);
@@ -276,8 +309,9 @@ class CudaSolvePhase final : public SolvePhase {
   std::int64_t class_ld(std::size_t k) const { return s_.class_cells[k] * npc_pad_; }
 
   /// The n x n matrix `a` on the device as an ld x ld matrix, zero-padded; converted and copied
-  /// in blocks of columns so that no full-size host copy is made.
-  DeviceBuffer<M> upload_padded(const std::vector<double>& a, std::int64_t n, std::int64_t ld) {
+  /// in blocks of columns so that no full-size host copy is made. tf32x3: the hi part of the
+  /// split, or with `low` the lo part.
+  DeviceBuffer<M> upload_padded(const std::vector<double>& a, std::int64_t n, std::int64_t ld, bool low = false) {
     DeviceBuffer<M> d(static_cast<std::size_t>(ld * ld));
     if (ld == 0) return d;
     TCFEM_CUDA_CHECK(cudaMemset(d.data(), 0, d.size() * sizeof(M)));
@@ -286,7 +320,13 @@ class CudaSolvePhase final : public SolvePhase {
     for (std::int64_t j0 = 0; j0 < n; j0 += block) {
       const std::int64_t cols = std::min(block, n - j0);
       for (std::int64_t j = 0; j < cols; ++j)
-        for (std::int64_t i = 0; i < n; ++i) staging[i + j * n] = host_convert<M>(a[i + (j0 + j) * n]);
+        for (std::int64_t i = 0; i < n; ++i) {
+          const double v = a[i + (j0 + j) * n];
+          if constexpr (P == Precision::tf32x3)
+            staging[i + j * n] = low ? split_tf32(v).lo : split_tf32(v).hi;
+          else
+            staging[i + j * n] = host_convert<M>(v);
+        }
       TCFEM_CUDA_CHECK(cudaMemcpy2D(d.data() + j0 * ld, ld * sizeof(M), staging.data(), n * sizeof(M), n * sizeof(M),
                                     cols, cudaMemcpyHostToDevice));
     }
@@ -363,8 +403,16 @@ class CudaSolvePhase final : public SolvePhase {
         a.rows, a.row_ptr.data(), a.cols.data(), a.values.data(), nrhs_, x, ldx, y, ldy);
     TCFEM_CUDA_CHECK_LAUNCH();
   }
-  /// The GEMM input: the vectors themselves, or (fp16) their FP16 copy.
+  /// The GEMM input: the vectors themselves, (fp16) their FP16 copy, or (tf32x3) the hi part of
+  /// their split (the lo part in split_lo_).
   const void* input(const DeviceBuffer<V>& v) {
+    if constexpr (P == Precision::tf32x3) {
+      const std::int64_t n = static_cast<std::int64_t>(v.size());
+      const int blocks = static_cast<int>(std::min<std::int64_t>((n + 255) / 256, 65535));
+      if (n) split_tf32_kernel<<<blocks, 256, 0, stream_>>>(n, v.data(), split_hi_.data(), split_lo_.data());
+      TCFEM_CUDA_CHECK_LAUNCH();
+      return split_hi_.data();
+    }
     if constexpr (P == Precision::fp16) {
       const std::int64_t n = static_cast<std::int64_t>(v.size());
       const int blocks = static_cast<int>(std::min<std::int64_t>((n + 255) / 256, 65535));
@@ -374,19 +422,31 @@ class CudaSolvePhase final : public SolvePhase {
     }
     return v.data();
   }
-  void gemm(std::int64_t m, std::int64_t n, std::int64_t k, const M* a, std::int64_t lda, const void* b,
-            std::int64_t ldb, V* c, std::int64_t ldc) {
+  /// c = a b (m x k times k x n); tf32x3: a_hi b_hi + a_hi b_lo + a_lo b_hi with a_lo = a_low and
+  /// b_lo in split_lo_ (b is the hi part from input()).
+  void gemm(std::int64_t m, std::int64_t n, std::int64_t k, const M* a, const M* a_low, std::int64_t lda,
+            const void* b, std::int64_t ldb, V* c, std::int64_t ldc) {
     if (m == 0 || n == 0) return;
-    const V alpha = 1, beta = 0;
-    TCFEM_CUBLAS_CHECK(cublasGemmEx(handle_, CUBLAS_OP_N, CUBLAS_OP_N, int(m), int(n), int(k), &alpha, a,
-                                    Types<P>::matrix_type, int(lda), b, Types<P>::input_type, int(ldb), &beta, c,
-                                    Types<P>::vector_type, int(ldc), Types<P>::compute, CUBLAS_GEMM_DEFAULT));
+    const V one = 1, zero = 0;
+    auto product = [&](const M* x, const void* y, const V* beta) {
+      TCFEM_CUBLAS_CHECK(cublasGemmEx(handle_, CUBLAS_OP_N, CUBLAS_OP_N, int(m), int(n), int(k), &one, x,
+                                      Types<P>::matrix_type, int(lda), y, Types<P>::input_type, int(ldb), beta, c,
+                                      Types<P>::vector_type, int(ldc), Types<P>::compute, CUBLAS_GEMM_DEFAULT));
+    };
+    product(a, b, &zero);
+    if constexpr (P == Precision::tf32x3) {
+      product(a, split_lo_.data(), &one);
+      product(a_low, b, &one);
+    } else {
+      (void)a_low;
+    }
   }
   void class_gemm(std::size_t k, const DeviceBuffer<V>& in, DeviceBuffer<V>& out) {
     if (s_.nodes_per_cell == 0) return;
     const void* b = input(in);
     mark(SolveComponent::copies);
-    gemm(npc_pad_, s_.class_cells[k] * nrhs_, npc_pad_, class_[k].data(), npc_pad_, b, npc_pad_, out.data(), npc_pad_);
+    gemm(npc_pad_, s_.class_cells[k] * nrhs_, npc_pad_, class_[k].data(),
+         P == Precision::tf32x3 ? class_lo_[k].data() : nullptr, npc_pad_, b, npc_pad_, out.data(), npc_pad_);
     mark(SolveComponent::gemm_classes);
   }
   /// Records an event after the work queued so far; the time since the previous mark is
@@ -410,13 +470,14 @@ class CudaSolvePhase final : public SolvePhase {
   std::vector<SolveComponent> marks_;
   ComponentSeconds times_{};
   std::int64_t ne_pad_ = 0, npc_pad_ = 0, nrhs_ = 0;
-  DeviceBuffer<M> pi_;
-  std::vector<DeviceBuffer<M>> class_;
+  DeviceBuffer<M> pi_, pi_lo_;
+  std::vector<DeviceBuffer<M>> class_, class_lo_;
   DeviceCsr<M> b_, bt_;
   std::vector<DeviceCsr<M>> d_, dt_;
   DeviceBuffer<V> bc_, be_, xc_, xe_, re_;
   std::vector<DeviceBuffer<V>> bi_, xi_, yi_;
   DeviceBuffer<__half> half_;
+  DeviceBuffer<float> split_hi_, split_lo_;
   std::vector<double> scale_;
   double setup_seconds_ = 0.0;
 };
@@ -431,6 +492,8 @@ std::unique_ptr<SolvePhase> make_cuda_solve_phase(const PrehandledSystem& system
       return std::make_unique<CudaSolvePhase<Precision::fp32>>(system);
     case Precision::tf32:
       return std::make_unique<CudaSolvePhase<Precision::tf32>>(system);
+    case Precision::tf32x3:
+      return std::make_unique<CudaSolvePhase<Precision::tf32x3>>(system);
     case Precision::fp16:
       return std::make_unique<CudaSolvePhase<Precision::fp16>>(system);
   }

@@ -8,7 +8,10 @@
 // Precisions: fp64 and fp32 (matrices and vectors in that format); tf32: FP32 data, the GEMMs on
 // TF32 tensor cores (inputs rounded to TF32, FP32 accumulation; sparse products in FP32); fp16:
 // matrices and every input of a product rounded to FP16, products accumulated and vectors kept in
-// FP32 (what FP16 tensor cores with FP32 accumulation compute). The CPU emulates tf32 and fp16 with
+// FP32 (what FP16 tensor cores with FP32 accumulation compute); tf32x3: FP32 data, each GEMM as
+// three TF32 tensor-core GEMMs of the split operands a = a_hi + a_lo (a_hi = tf32(a),
+// a_lo = tf32(a - a_hi)): a_hi b_hi + a_hi b_lo + a_lo b_hi with FP32 accumulation, the lo*lo term
+// dropped - FP32 accuracy from TF32 tensor cores (sparse products in FP32). The CPU emulates tf32 and fp16 with
 // the host conversions of arch/number_formats.h and sgemm: products of FP16 or TF32 values are exact
 // in FP32. Each right-hand side is scaled by a power of two so that its largest entry lies in
 // [0.5, 1) before conversion (exact; keeps FP16 clear of underflow), and the solution is scaled back.
@@ -21,11 +24,12 @@
 
 namespace tcfem::direct {
 
-enum class Precision { fp64, fp32, tf32, fp16 };
+enum class Precision { fp64, fp32, tf32, tf32x3, fp16 };
 const char* to_string(Precision p);
-/// Throws InputError naming `option` for names other than fp64, fp32, tf32, fp16.
+/// Throws InputError naming `option` for names other than fp64, fp32, tf32, tf32x3, fp16.
 Precision parse_precision(const std::string& name, const std::string& option = "--precision");
-/// Bytes per stored matrix entry on the device (8, 4, 4, 2) and per vector entry (8, 4, 4, 4).
+/// Bytes per stored matrix entry on the device (8, 4, 4, 8 (hi and lo), 2) and per vector entry
+/// (8, 4, 4, 4, 4).
 int matrix_bytes(Precision p);
 int vector_bytes(Precision p);
 
@@ -60,6 +64,12 @@ std::unique_ptr<SolvePhase> make_cpu_solve_phase(const PrehandledSystem& system,
 /// CUDA: cuBLAS GEMM (FP64; FP32; TF32 and FP16 tensor cores with FP32 accumulation) and CSR kernels.
 /// Throws InputError without a CUDA backend or device, or when the device memory does not suffice.
 std::unique_ptr<SolvePhase> make_cuda_solve_phase(const PrehandledSystem& system, Precision precision);
+
+/// The TF32 split of a value: hi = tf32(v), lo = tf32(v - hi) (both exact in FP32).
+struct Tf32Split {
+  float hi, lo;
+};
+Tf32Split split_tf32(double v);
 
 /// Per right-hand side: the power of two that maps its largest entry into [0.5, 1) (1 for zero).
 std::vector<double> column_scales(const BlockVectors<double>& b);

@@ -230,7 +230,7 @@ TEST(DirectSolve, ManyRightHandSidesEqualOneAtATime) {
   std::uniform_real_distribution<double> u(-1, 1);
   std::vector<double> b(static_cast<std::size_t>(n * nrhs));
   for (auto& v : b) v = u(rng);
-  for (auto p : {Precision::fp64, Precision::fp32, Precision::tf32, Precision::fp16}) {
+  for (auto p : {Precision::fp64, Precision::fp32, Precision::tf32, Precision::tf32x3, Precision::fp16}) {
     auto phase = make_cpu_solve_phase(s.system(), p);
     phase->load(s.prehandle(b, nrhs));
     phase->run();
@@ -243,7 +243,9 @@ TEST(DirectSolve, ManyRightHandSidesEqualOneAtATime) {
       std::vector<double> col(all.begin() + r * n, all.begin() + (r + 1) * n);
       // FP64, FP32: round-off of a different summation order; TF32, FP16: it can flip the rounding
       // of intermediate vectors to the narrow format
-      const double tol = p == Precision::fp64 ? 1e-14 : p == Precision::fp32 ? 1e-6 : 1e-4;
+      const double tol = p == Precision::fp64                               ? 1e-14
+                         : p == Precision::fp32 || p == Precision::tf32x3 ? 1e-6
+                                                                           : 1e-4;
       EXPECT_LE(relative_difference(col, x), tol) << to_string(p);
     }
   }
@@ -260,24 +262,25 @@ TEST(DirectPrecision, Fp32MatchesFp64AndFp16AndTf32StayBelow1e3) {
     const auto b = assemble_load(s.hierarchy().fine, s.dofs(), u);
     const auto exact = interpolate(s.hierarchy().fine, s.dofs(), u);
     const auto bh = s.prehandle(b, 1);
-    double err[4];
+    double err[5];
     std::vector<double> x64;
     int k = 0;
-    for (auto p : {Precision::fp64, Precision::fp32, Precision::fp16, Precision::tf32}) {
+    for (auto p : {Precision::fp64, Precision::fp32, Precision::fp16, Precision::tf32, Precision::tf32x3}) {
       auto phase = make_cpu_solve_phase(s.system(), p);
       phase->load(bh);
       phase->run();
       const auto x = s.recover(phase->result());
       if (p == Precision::fp64) x64 = x;
       err[k++] = relative_difference(x, exact);
-      if (p == Precision::fp32) {
-        EXPECT_LE(relative_difference(x, x64), 1e-5);
+      if (p == Precision::fp32 || p == Precision::tf32x3) {
+        EXPECT_LE(relative_difference(x, x64), 1e-5) << to_string(p);
       }
       if (p == Precision::fp16 || p == Precision::tf32) {
         EXPECT_LE(relative_difference(x, x64), 1e-2);
       }
     }
     EXPECT_NEAR(err[1], err[0], 1e-3 * err[0]) << "n = " << freq;  // identical in a plot
+    EXPECT_NEAR(err[4], err[0], 1e-3 * err[0]) << "n = " << freq;  // 3xTF32: FP32 accuracy
     if (err[0] < 1e-3) {
       EXPECT_LT(err[2], 1e-3) << "n = " << freq;
     }
