@@ -19,6 +19,7 @@
 #include "core/memory.h"
 #include "io/json_report.h"
 #include "io/vtu_writer.h"
+#include "multigrid/device_multigrid_solve.h"
 #include "multigrid/multigrid_solve.h"
 #include "operators/laplace_operator.h"
 #include "operators/sparse_matrix.h"
@@ -67,6 +68,7 @@ struct SolveOptions {
   std::string coarse_solver = "auto";
   int restart = 30;
   bool restart_given = false;
+  bool mg_timing = false;
   std::vector<std::string> multigrid_options_given;  // options that only a multigrid solve reads
 };
 
@@ -115,18 +117,20 @@ void validate(const SolveOptions& o) {
   if (uses_multigrid(o)) {
     const auto p = precision::parse_precision(o.mg_precision);
     if (!p) range_error("--mg-precision", o.mg_precision, precision::allowed_precision_names());
-    if (*p != precision::Precision::fp64 && *p != precision::Precision::fp32)
-      range_error("--mg-precision", o.mg_precision, "fp64, fp32 (the CPU V-cycle)");
+    if (o.backend == "cpu" && *p != precision::Precision::fp64 && *p != precision::Precision::fp32)
+      range_error("--mg-precision", o.mg_precision,
+                  "fp64, fp32 with --backend cpu; with --backend cuda also " + precision::allowed_precision_names());
     if (o.disc == "dg" && o.smoother != "chebyshev")
       throw InputError("--smoother " + o.smoother +
                        ": the vertex-patch smoothers support --disc cg only; use --smoother chebyshev for dg");
-    if (o.backend == "cuda")
-      throw InputError("--backend cuda: the multigrid solvers (--precond mg, --solver mg|fmg) run on --backend cpu only");
+    if (o.backend == "cuda" && o.variant != "auto")
+      throw InputError("--variant " + o.variant +
+                       ": the multigrid solvers on --backend cuda choose their kernels per level; leave --variant out");
     if (o.operator_path == "assembled")
       throw InputError("--operator-path assembled: not available with multigrid (--precond mg, --solver mg|fmg)");
   }
-  if (o.backend == "cuda" && o.solver != "cg")
-    throw InputError("--solver " + o.solver + ": runs on --backend cpu only");
+  if (o.backend == "cuda" && o.solver != "cg" && !uses_multigrid(o))
+    throw InputError("--solver " + o.solver + ": runs on --backend cpu only, or with --precond mg on --backend cuda");
   if (o.backend == "cuda") require_device("--backend cuda");
   if (!o.json_file.empty()) io::check_output_path("--json", o.json_file);
   if (!o.vtu_file.empty()) io::check_output_path("--vtu", o.vtu_file);
@@ -162,12 +166,13 @@ int run_solve(const SolveOptions& o) {
   const double op = operators::MatrixFreeOperator<dim, double>::estimated_bytes_per_dof(cfg, geometry) * n_dofs_est;
   double estimate = vectors + op + 64e6;
   if (o.operator_path == "assembled") estimate += 12.0 * n_dofs_est * std::pow(disc == fe::Disc::cg ? 2 * k + 1 : 3 * (k + 1), dim);
-  if (o.solver == "fgmres") estimate += (2.0 * o.restart + 4.0) * 8.0 * n_dofs_est;  // Krylov basis V and Z
+  const bool device_multigrid = o.backend == "cuda" && uses_multigrid(o);  // basis and levels in device memory
+  if (o.solver == "fgmres" && !device_multigrid) estimate += (2.0 * o.restart + 4.0) * 8.0 * n_dofs_est;  // V and Z
   if (uses_multigrid(o)) {
     // all levels (a geometric series, 8/7 in 3D, 4/3 in 2D), about 7 vectors each in the V-cycle's
     // precision (cycle, smoother and Chebyshev work vectors), plus a dense coarse factor
     const double level_sum = dim == 3 ? 8.0 / 7.0 : 4.0 / 3.0;
-    estimate += level_sum * 7.0 * (o.mg_precision == "fp64" ? 8.0 : 4.0) * n_dofs_est;
+    if (!device_multigrid) estimate += level_sum * 7.0 * (o.mg_precision == "fp64" ? 8.0 : 4.0) * n_dofs_est;
     const double coarse_dofs = coarsest_level_dofs<dim>(o, n);
     const bool dense = o.coarse_solver == "cholesky" ||
                        (o.coarse_solver == "auto" && coarse_dofs <= double(multigrid::max_dense_coarse_dofs));
@@ -208,9 +213,10 @@ int run_solve(const SolveOptions& o) {
   if (o.operator_path == "assembled") {
     assembled = std::make_unique<operators::SparseMatrix>(operators::assemble_operator<dim>(mesh, dofs, cfg, operators::Form::laplace));
     diag = assembled->diagonal();
-  } else {
+  } else if (!(o.backend == "cuda" && uses_multigrid(o))) {  // the device multigrid solve needs no fine diagonal
     A.compute_diagonal(diag);
   }
+  if (diag.size() == 0) diag.resize(dofs.n_local(), 1.0);  // unused placeholder
   solvers::JacobiPreconditioner<double> P(diag);
   auto b = problem::assemble_rhs<dim>(mesh, dofs);
   Vector<double> x(dofs.n_local());
@@ -236,6 +242,7 @@ int run_solve(const SolveOptions& o) {
   std::string device_name, kernel_name;
   std::optional<multigrid::MultigridSolveReport> mg_report;
   solvers::KrylovTimes krylov_times;
+  std::optional<multigrid::DeviceMultigridInfo> device_mg;
   if (uses_multigrid(o)) {
     multigrid::MultigridSolveSettings mgs;
     mgs.solver = *multigrid::parse_outer_solver(o.solver);
@@ -247,7 +254,20 @@ int run_solve(const SolveOptions& o) {
     mgs.multigrid.post_smooth = o.post_smooth;
     mgs.multigrid.coarse = *multigrid::parse_coarse_solver_kind(o.coarse_solver);
     mgs.fgmres.restart = o.restart;
-    mg_report = multigrid::solve_with_multigrid<dim>(mesh, cfg, A, b, x, mgs, control);
+    if (o.backend == "cuda") {
+      multigrid::DeviceMultigridOptions options;
+      options.component_timing = o.mg_timing;
+      options.progress = [&](const std::string& s) { say(s); };
+      device_mg.emplace();
+      mg_report = multigrid::solve_with_multigrid_cuda<dim>(mesh, dofs, cfg, b, x, mgs, control, options, *device_mg);
+      device_name = device_mg->device_name;
+      kernel_name = device_mg->outer_kernel;
+      std::snprintf(line, sizeof line, "  device          %s, %.3g GB held\n  kernel          %s (outer solver)\n",
+                    device_name.c_str(), double(device_mg->device_bytes) / 1e9, kernel_name.c_str());
+      say(line);
+    } else {
+      mg_report = multigrid::solve_with_multigrid<dim>(mesh, cfg, A, b, x, mgs, control);
+    }
     result = mg_report->result;
     t_solve = mg_report->solve_seconds;
     t_device_setup = mg_report->setup_seconds;  // counted with the setup
@@ -301,7 +321,9 @@ int run_solve(const SolveOptions& o) {
     const std::string name = o.solver == "cg" ? "CG" : o.solver == "fgmres" ? "FGMRES" : o.solver == "mg" ? "V-cycle" : "FMG V-cycle";
     solver_text = name + " iterations (" + (uses_multigrid(o) ? o.mg_precision + " multigrid" : std::string("Jacobi")) + ")";
   }
-  if (mg_report) {
+  if (mg_report && device_mg && !device_mg->component_times) {
+    say("  time per level  not measured (add --mg-timing to time every V-cycle component on the device)\n");
+  } else if (mg_report) {
     say("  time per level  level     DoFs   smoother   operator   transfer    vectors     coarse  [s]\n");
     for (int l = mg_report->n_levels - 1; l >= 0; --l) {
       const auto& t = mg_report->times.levels[l];
@@ -414,7 +436,9 @@ int run_solve(const SolveOptions& o) {
                                      {"transfer", t.transfer_calls},
                                      {"coarse", t.coarse_calls}}}});
       }
+      j["config"]["mg_timing"] = o.mg_timing;
       j["multigrid"] = {{"n_levels", r.n_levels},
+                        {"component_times_measured", !device_mg || device_mg->component_times},
                         {"coarse_solver", multigrid::to_string(r.coarse)},
                         {"precision", o.mg_precision},
                         {"setup_seconds", r.setup_seconds},
@@ -423,6 +447,10 @@ int run_solve(const SolveOptions& o) {
                         {"v_cycle_seconds", r.times.total()},
                         {"fmg_seconds", r.fmg_seconds},
                         {"levels", levels}};
+      if (device_mg) {
+        j["multigrid"]["level_kernels"] = device_mg->level_kernels;
+        j["multigrid"]["device_bytes"] = device_mg->device_bytes;
+      }
       j["timings"]["outer_operator"] = r.outer_operator_seconds;
       j["timings"]["preconditioner"] = r.preconditioner_seconds;
       j["timings"]["outer_vector_ops"] = std::max(
@@ -500,8 +528,13 @@ std::function<int()> add_solve_command(CLI::App& app) {
                            ->check(CLI::IsMember({"fused", "separate", "global"}))
                            ->capture_default_str());
   mg_options.push_back(
-      cmd->add_option("--mg-precision", opts->mg_precision, "Precision of the V-cycle: fp64 or fp32")
+      cmd->add_option("--mg-precision", opts->mg_precision,
+                      "Precision of the V-cycle: fp64 or fp32; with --backend cuda also the tensor-core precisions "
+                      "fp16ec, bf16x3, fp16, tf32x3, bf16 (cg, Cartesian)")
           ->capture_default_str());
+  mg_options.push_back(cmd->add_flag("--mg-timing", opts->mg_timing,
+                                     "--backend cuda: time every V-cycle component per level (synchronizes the "
+                                     "device around each; without it only the outer totals are timed)"));
   mg_options.push_back(
       cmd->add_option("--pre-smooth", opts->pre_smooth, "Pre-smoothing steps per level, 0..100")->capture_default_str());
   mg_options.push_back(cmd->add_option("--post-smooth", opts->post_smooth, "Post-smoothing steps per level, 0..100")

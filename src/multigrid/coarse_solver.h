@@ -25,6 +25,8 @@ class CholeskyCoarseSolver final : public CoarseSolver<Vector<Number>> {
                        const operators::OperatorConfig& config);
   void solve(Vector<Number>& x, const Vector<Number>& b) const override;
   std::size_t size() const { return n_; }
+  /// The factor L (n x n column-major, lower triangle; A = L L^T), for the device backend.
+  const std::vector<double>& factor() const { return factor_; }
 
  private:
   std::size_t n_;

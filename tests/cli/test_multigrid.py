@@ -122,7 +122,7 @@ def test_bad_input(tmp):
         (mg + ["--coarse-solver", "lu"], "--coarse-solver"), (mg + ["--coarse-solver", "cholesky", "--cells", "30"], "--coarse-solver"), (mg + ["--disc", "dg"], "--smoother"),
         (["--solver", "mg", "--precond", "jacobi"], "--precond"), (["--smoother", "chebyshev"], "--smoother"),
         (["--mg-precision", "fp32"], "--mg-precision"), (["--restart", "10"], "--restart"),
-        (["--solver", "fgmres", "--restart", "0"], "--restart"), (mg + ["--backend", "cuda"], "--backend"),
+        (["--solver", "fgmres", "--restart", "0"], "--restart"), (mg + ["--backend", "cuda", "--variant", "generic"], "--variant"),
         (mg + ["--operator-path", "assembled"], "--operator-path"), (["--solver", "fgmres", "--backend", "cuda"], "--solver"),
     ]
     for args, option in cases:
@@ -148,8 +148,21 @@ def test_not_converged(tmp):
         check(False, "non-converged run wrote no report")
 
 
+def test_cuda_multigrid_without_device():
+    """Without a usable GPU (or without the CUDA backend), multigrid on --backend cuda is a clear input error."""
+    for solver in (["--solver", "fgmres", "--precond", "mg"], ["--solver", "mg"], ["--solver", "cg", "--precond", "mg"]):
+        r = run(["solve", "--backend", "cuda", "--cells", "2", "--degree", "2", "--smoother", "chebyshev",
+                 "--mg-precision", "fp16", "--quiet"] + solver)
+        if r.returncode in (0, 3):
+            return  # a GPU is present (3: ran, not converged)
+        lines = [l for l in r.stderr.splitlines() if l.strip()]
+        check(r.returncode == 2, f"{solver} --backend cuda without device: exit {r.returncode}")
+        check(len(lines) == 1 and "--backend cuda" in lines[0], f"{solver} --backend cuda message: {lines!r}")
+
+
 def main():
     with tempfile.TemporaryDirectory() as tmp:
+        test_cuda_multigrid_without_device()
         test_fgmres_patch(tmp)
         test_solvers_and_smoothers(tmp)
         test_summary()

@@ -1,0 +1,162 @@
+#include "multigrid/device_multigrid.h"
+
+#include <chrono>
+#include <cstdio>
+
+#include "core/error.h"
+#include "fe/quadrature.h"
+#include "multigrid/device_chebyshev_smoother.h"
+#include "multigrid/device_coarse_solver.h"
+#include "multigrid/device_patch_smoother_adapter.h"
+#include "multigrid/device_transfer.h"
+#include "operators/laplace_operator.h"
+
+namespace tcfem::multigrid {
+
+template <typename Number>
+DeviceLevelOperator<Number>::DeviceLevelOperator(std::unique_ptr<operators::DeviceOperator> op) : op_(std::move(op)) {
+  TCFEM_ASSERT(op_ && op_->value_size() == sizeof(Number), "level operator storage type differs from the V-cycle's");
+}
+
+operators::DeviceKernelKey device_level_key(int dim, const operators::OperatorConfig& config,
+                                            mesh::GeometryKind geometry, precision::Precision precision,
+                                            bool coarsest) {
+  using operators::Variant;
+  using precision::Precision;
+  operators::DeviceKernelKey key;
+  key.dim = dim;
+  key.degree = config.degree;
+  key.disc = config.disc;
+  key.cartesian = geometry == mesh::GeometryKind::cartesian && config.cartesian_fast_path;
+  key.quadrature = config.quadrature;
+  key.form = operators::Form::laplace;
+  key.precision = precision;
+  if (coarsest && precision != Precision::fp64) key.precision = Precision::fp32;
+  if (key.precision == Precision::fp64 || key.precision == Precision::fp32) {
+    key.variant = Variant::cuda_core;
+    if (!operators::device_kernel_supported(key)) key.variant = Variant::generic;
+    return key;
+  }
+  key.variant = Variant::tensor_core;
+  if (!operators::device_kernel_supported(key))
+    throw InputError(std::string("--mg-precision ") + std::string(precision::to_string(precision)) +
+                     ": the device V-cycle in this precision uses the tensor-core operators, which exist for --disc cg "
+                     "on Cartesian meshes (--geometry cartesian, --operator-path auto); fp64 and fp32 V-cycles run "
+                     "on every configuration");
+  return key;
+}
+
+template <int dim, typename Number>
+DeviceMultigrid<dim, Number>::DeviceMultigrid(const LevelHierarchy<dim>& hierarchy,
+                                              const operators::OperatorConfig& config,
+                                              const MultigridSettings& settings, precision::Precision precision,
+                                              const std::function<void(const std::string&)>& progress)
+    : hierarchy_(&hierarchy) {
+  const auto t0 = std::chrono::steady_clock::now();
+  if (settings.pre_smooth < 0 || settings.post_smooth < 0) throw InputError("smoothing steps must be >= 0");
+  if (vcycle_in_double(precision) != (sizeof(Number) == 8))
+    throw Error("device multigrid: storage type does not match the precision");
+  const int n_levels = hierarchy.n_levels();
+  operators_.resize(n_levels);
+  smoothers_.resize(n_levels);
+  transfers_.resize(n_levels);
+  info_.resize(n_levels);
+  kernels_.resize(n_levels);
+  std::vector<typename VCycle<DeviceVector<Number>>::Level> levels(n_levels);
+  const auto geometry = hierarchy.mesh(0).geometry();
+  const bool fast = geometry == mesh::GeometryKind::cartesian && config.cartesian_fast_path;
+  char text[200];
+  // the host diagonal of a level, computed as the CPU smoothers do
+  auto host_diagonal = [&](int l) {
+    operators::MatrixFreeOperator<dim, Number> cpu(hierarchy.mesh(l), hierarchy.dofs(l), config,
+                                                   operators::Form::laplace);
+    Vector<Number> d;
+    cpu.compute_diagonal(d);
+    return std::vector<Number>(d.data(), d.data() + d.size());
+  };
+  for (int l = 0; l < n_levels; ++l) {
+    const auto tl = std::chrono::steady_clock::now();
+    const auto& mesh = hierarchy.mesh(l);
+    const auto& dofs = hierarchy.dofs(l);
+    const auto key = device_level_key(dim, config, geometry, precision, l == 0);
+    kernels_[l] = key.to_string();
+    operators_[l] = std::make_unique<DeviceLevelOperator<Number>>(operators::make_device_operator<dim>(mesh, dofs, key));
+    device_bytes_ += operators_[l]->device_operator().device_bytes() + 3 * dofs.n_local() * sizeof(Number);
+    auto& info = info_[l];
+    info.level = l;
+    for (int d = 0; d < dim; ++d) info.cells[d] = mesh.n_cells()[d];
+    info.n_dofs = dofs.n_dofs();
+    levels[l].op = operators_[l].get();
+    if (l > 0) {
+      auto transfer = std::make_unique<DeviceTransfer<dim, Number>>(hierarchy.mesh(l - 1), hierarchy.dofs(l - 1),
+                                                                    mesh, dofs);
+      device_bytes_ += transfer->device_bytes();
+      transfers_[l] = std::move(transfer);
+      const auto& s = settings.smoother;
+      switch (s.kind) {
+        case SmootherKind::chebyshev: {
+          std::vector<char> constrained;
+          if (dofs.disc() == fe::Disc::cg) constrained = dofs.boundary_mask();
+          auto cheb = std::make_unique<DeviceChebyshevSmoother<Number>>(
+              *operators_[l], host_diagonal(l), constrained, s.chebyshev_degree, s.chebyshev_range,
+              s.eigenvalue_cg_steps);
+          info.lambda_max = cheb->lambda_max();
+          std::snprintf(text, sizeof text, "Chebyshev-Jacobi (degree %d, range [%.4g, %.4g])", cheb->degree(),
+                        cheb->lambda_min(), cheb->lambda_max());
+          info.smoother = text;
+          device_bytes_ += 4 * dofs.n_local() * sizeof(Number);
+          smoothers_[l] = std::move(cheb);
+          break;
+        }
+        case SmootherKind::patch:
+        case SmootherKind::patch_additive: {
+          if (dofs.disc() != fe::Disc::cg)
+            throw InputError("--smoother " + std::string(to_string(s.kind)) +
+                             ": the vertex-patch smoothers support --disc cg only; use --smoother chebyshev for dg");
+          const auto quadrature = fast ? fe::gauss(config.degree + 1)
+                                       : fe::make_quadrature(config.quadrature, config.degree);
+          const DeviceLevelOperator<Number>* op = operators_[l].get();
+          auto patch = std::make_unique<DevicePatchSmoother<dim, Number>>(
+              mesh, dofs, quadrature, s,
+              [op](Number* dst, const Number* src) { op->device_operator().vmult(dst, src); });
+          info.smoother = patch->description();
+          smoothers_[l] = std::make_unique<DevicePatchSmootherAdapter<dim, Number>>(std::move(patch));
+          break;
+        }
+      }
+      levels[l].smoother = smoothers_[l].get();
+      levels[l].transfer = transfers_[l].get();
+    }
+    if (progress) {
+      std::snprintf(text, sizeof text, "  mg setup        level %d of %d: %zu DoFs, %s (%.2f s)\n", l, n_levels - 1,
+                    dofs.n_dofs(), kernels_[l].c_str(),
+                    std::chrono::duration<double>(std::chrono::steady_clock::now() - tl).count());
+      progress(text);
+    }
+  }
+  std::vector<Number> coarse_diagonal;
+  CoarseSolverKind kind = settings.coarse;
+  if (kind == CoarseSolverKind::automatic)
+    kind = hierarchy.dofs(0).n_local() <= max_dense_coarse_dofs ? CoarseSolverKind::cholesky : CoarseSolverKind::cg;
+  if (kind == CoarseSolverKind::cg) coarse_diagonal = host_diagonal(0);
+  coarse_ = make_device_coarse_solver<dim, Number>(kind, hierarchy.mesh(0), hierarchy.dofs(0), config,
+                                                   *operators_[0], coarse_diagonal, settings.coarse_cg_tolerance,
+                                                   coarse_kind_);
+  info_[0].smoother = std::string("coarse solver: ") + to_string(coarse_kind_);
+  cycle_ = std::make_unique<VCycle<DeviceVector<Number>>>(std::move(levels), *coarse_, settings.pre_smooth,
+                                                          settings.post_smooth, settings.post_smooth_order);
+  device::synchronize();
+  setup_seconds_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+template <int dim, typename Number>
+DeviceMultigrid<dim, Number>::~DeviceMultigrid() = default;
+
+template class DeviceLevelOperator<double>;
+template class DeviceLevelOperator<float>;
+template class DeviceMultigrid<2, double>;
+template class DeviceMultigrid<3, double>;
+template class DeviceMultigrid<2, float>;
+template class DeviceMultigrid<3, float>;
+
+}  // namespace tcfem::multigrid

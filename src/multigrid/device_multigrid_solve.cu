@@ -1,0 +1,183 @@
+#include "multigrid/device_multigrid_solve.h"
+
+#include <chrono>
+#include <cstdio>
+#include <string>
+
+#include "core/device.h"
+#include "core/error.h"
+#include "core/memory.h"
+#include "multigrid/device_multigrid.h"
+#include "solvers/device_krylov.h"
+
+namespace tcfem::multigrid {
+
+namespace {
+using clock_type = std::chrono::steady_clock;
+double seconds_since(clock_type::time_point t) {
+  return std::chrono::duration<double>(clock_type::now() - t).count();
+}
+/// Host clock for the outer totals; waits for the device first when components are timed.
+clock_type::time_point timing_point() {
+  if (device::component_timing()) device::synchronize();
+  return clock_type::now();
+}
+
+template <int dim, typename Number>
+MultigridSolveReport run(const mesh::BoxMesh<dim>& mesh, const fe::DofLayout<dim>& dofs,
+                         const operators::OperatorConfig& config, const Vector<double>& b, Vector<double>& x,
+                         const MultigridSolveSettings& settings, const solvers::SolverControl& control,
+                         const DeviceMultigridOptions& options, DeviceMultigridInfo& info) {
+  MultigridSolveReport report;
+  const auto t_setup = clock_type::now();
+  LevelHierarchy<dim> hierarchy(mesh.n_cells(), mesh.geometry(), config.disc, config.degree);
+  TCFEM_ASSERT(hierarchy.dofs(hierarchy.finest()).n_local() == b.size(), "hierarchy and vector sizes differ");
+  MultigridSettings mg_settings = settings.multigrid;
+  if (settings.solver == OuterSolver::cg) mg_settings.post_smooth_order = SweepOrder::backward;  // symmetric
+  DeviceMultigrid<dim, Number> mg(hierarchy, config, mg_settings, settings.precision, options.progress);
+  const int finest = mg.n_levels() - 1;
+  // the outer fp64 operator: the finest level's when the V-cycle runs in fp64
+  std::unique_ptr<operators::DeviceOperator> outer_owned;
+  const operators::DeviceOperator* outer = nullptr;
+  if constexpr (sizeof(Number) == 8) {
+    outer = &mg.level_operator(finest).device_operator();
+    info.outer_kernel = mg.level_kernels()[finest];
+  } else {
+    const auto key = device_level_key(dim, config, mesh.geometry(), precision::Precision::fp64, false);
+    outer_owned = operators::make_device_operator<dim>(mesh, dofs, key);
+    outer = outer_owned.get();
+    info.outer_kernel = key.to_string();
+  }
+  const std::size_t n = b.size();
+  solvers::DeviceVectorD d_b(n), d_x(n);
+  d_b.copy_from_host(b.data(), n);
+  d_x.copy_from_host(x.data(), n);
+  DeviceVector<Number> vb(vcycle_in_double(settings.precision) ? 0 : n), vx(vb.size());
+  device::synchronize();
+  report.setup_seconds = seconds_since(t_setup);
+  report.n_levels = mg.n_levels();
+  report.levels = mg.level_info();
+  report.coarse = mg.coarse_solver_kind();
+  info.level_kernels = mg.level_kernels();
+  info.device_bytes = mg.device_bytes() + (outer_owned ? outer_owned->device_bytes() : 0) + 2 * n * sizeof(double);
+  mg.times().reset(mg.n_levels());
+
+  const solvers::DeviceLinearMap A = [&](solvers::DeviceVectorD& dst, const solvers::DeviceVectorD& src) {
+    const auto t = timing_point();
+    outer->vmult(dst.data(), src.data());
+    report.outer_operator_seconds += std::chrono::duration<double>(timing_point() - t).count();
+    ++report.outer_operator_calls;
+  };
+  // z = V-cycle(r) from a zero initial guess, in Number (conversion on entry and exit)
+  const solvers::DeviceLinearMap P = [&](solvers::DeviceVectorD& z, const solvers::DeviceVectorD& r) {
+    const auto t = timing_point();
+    auto& times = mg.times();
+    if constexpr (sizeof(Number) == 8) {
+      device::set_zero(z);
+      mg.vcycle(z, r);
+    } else {
+      const auto tc = timing_point();
+      device::convert(vb, r);
+      device::set_zero(vx);
+      times.conversion += std::chrono::duration<double>(timing_point() - tc).count();
+      mg.vcycle(vx, vb);
+      const auto tc2 = timing_point();
+      device::convert(z, vx);
+      times.conversion += std::chrono::duration<double>(timing_point() - tc2).count();
+    }
+    report.preconditioner_seconds += std::chrono::duration<double>(timing_point() - t).count();
+    ++report.preconditioner_calls;
+  };
+  device::synchronize();
+  const auto t_solve = clock_type::now();
+  switch (settings.solver) {
+    case OuterSolver::fgmres:
+      report.result = solvers::solve_fgmres_device(A, d_x, d_b, P, control, settings.fgmres, &report.krylov);
+      break;
+    case OuterSolver::cg:
+      report.result = solvers::solve_cg_device(A, d_x, d_b, P, control);
+      break;
+    case OuterSolver::fmg: {
+      const auto t_fmg = clock_type::now();
+      if constexpr (sizeof(Number) == 8) {
+        mg.full_multigrid(d_x, d_b);
+      } else {
+        device::convert(vb, d_b);
+        mg.full_multigrid(vx, vb);
+        device::convert(d_x, vx);
+      }
+      device::synchronize();
+      report.fmg_seconds = seconds_since(t_fmg);
+      report.result = solvers::solve_richardson_device(A, d_x, d_b, P, control);
+      break;
+    }
+    case OuterSolver::mg:
+      report.result = solvers::solve_richardson_device(A, d_x, d_b, P, control);
+      break;
+  }
+  device::synchronize();
+  report.solve_seconds = seconds_since(t_solve);
+  d_x.copy_to_host(x.data());
+  report.times = mg.times();
+  info.component_times = device::component_timing();
+  if (!info.component_times) {
+    // without synchronization the host clock saw launches, not device work: leave the seconds out
+    for (auto& l : report.times.levels) l.smoother = l.operator_apply = l.transfer = l.vector_ops = l.coarse = 0.0;
+    report.times.conversion = 0.0;
+  }
+  return report;
+}
+}  // namespace
+
+double estimate_device_multigrid_bytes(int dim, double fine_dofs, const operators::OperatorConfig& config,
+                                       mesh::GeometryKind geometry, const MultigridSolveSettings& settings) {
+  const double n = fine_dofs;
+  const double level_sum = dim == 3 ? 8.0 / 7.0 : 4.0 / 3.0;
+  const double s = vcycle_in_double(settings.precision) ? 8.0 : 4.0;
+  double outer_vectors = 4.0;  // b, x and two work vectors
+  switch (settings.solver) {
+    case OuterSolver::fgmres: outer_vectors += 2.0 * settings.fgmres.restart + 1.0 + 4.0; break;
+    case OuterSolver::cg: outer_vectors += 4.0; break;
+    case OuterSolver::mg:
+    case OuterSolver::fmg: outer_vectors += 2.0; break;
+  }
+  // per level: 3 cycle vectors, transfer work (one fine vector), smoother vectors (Chebyshev 4)
+  const double level_vectors = 3.0 + 1.0 + 4.0;
+  const double op_bytes_per_dof = dim == 3 ? operators::MatrixFreeOperator<3, double>::estimated_bytes_per_dof(config, geometry)
+                                           : operators::MatrixFreeOperator<2, double>::estimated_bytes_per_dof(config, geometry);
+  return outer_vectors * 8.0 * n + level_sum * n * (level_vectors * s + op_bytes_per_dof * s / 8.0) +
+         op_bytes_per_dof * n + 320e6;  // operators' geometry, dense coarse factor and runtime
+}
+
+template <int dim>
+MultigridSolveReport solve_with_multigrid_cuda(const mesh::BoxMesh<dim>& mesh, const fe::DofLayout<dim>& dofs,
+                                               const operators::OperatorConfig& config, const Vector<double>& b,
+                                               Vector<double>& x, const MultigridSolveSettings& settings,
+                                               const solvers::SolverControl& control,
+                                               const DeviceMultigridOptions& options, DeviceMultigridInfo& info) {
+  const DeviceInfo dev = require_device("--backend cuda");
+  info.device_name = dev.name;
+  if (dofs.n_local() != dofs.n_dofs()) throw InputError("--backend cuda: multigrid runs on meshes owned by one process");
+  const double need = estimate_device_multigrid_bytes(dim, double(dofs.n_dofs()), config, mesh.geometry(), settings);
+  if (need > 0.9 * double(dev.free_memory))
+    throw InputError("--cells/--refine: the multigrid solve needs an estimated " + format_bytes(need) +
+                     " of device memory, but only " + format_bytes(double(dev.free_memory)) + " is free on " +
+                     dev.name);
+  device::set_component_timing(options.component_timing);
+  if (vcycle_in_double(settings.precision))
+    return run<dim, double>(mesh, dofs, config, b, x, settings, control, options, info);
+  return run<dim, float>(mesh, dofs, config, b, x, settings, control, options, info);
+}
+
+template MultigridSolveReport solve_with_multigrid_cuda<2>(const mesh::BoxMesh<2>&, const fe::DofLayout<2>&,
+                                                           const operators::OperatorConfig&, const Vector<double>&,
+                                                           Vector<double>&, const MultigridSolveSettings&,
+                                                           const solvers::SolverControl&,
+                                                           const DeviceMultigridOptions&, DeviceMultigridInfo&);
+template MultigridSolveReport solve_with_multigrid_cuda<3>(const mesh::BoxMesh<3>&, const fe::DofLayout<3>&,
+                                                           const operators::OperatorConfig&, const Vector<double>&,
+                                                           Vector<double>&, const MultigridSolveSettings&,
+                                                           const solvers::SolverControl&,
+                                                           const DeviceMultigridOptions&, DeviceMultigridInfo&);
+
+}  // namespace tcfem::multigrid

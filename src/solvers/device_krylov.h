@@ -1,0 +1,31 @@
+#pragma once
+// Krylov solvers on device vectors in double precision, mirroring the CPU ones step for step:
+// FGMRES(m) (solvers/fgmres.h) with the Arnoldi basis V and the preconditioned vectors Z in device
+// memory and classical Gram-Schmidt with one re-orthogonalization as block products through
+// cuBLAS (c = V^T w as one dgemv, w -= V c as one dgemv); preconditioned CG (solvers/cg.h); and
+// the Richardson iteration x += P (b - A x) (solvers/richardson.h). Only scalars go to the host:
+// the Gram-Schmidt coefficients and norms of FGMRES, the dot products of CG.
+// Includes CUDA headers: for .cu files and device tests only.
+#include <functional>
+
+#include "multigrid/device_vector.h"
+#include "solvers/cg.h"
+#include "solvers/fgmres.h"
+
+namespace tcfem::solvers {
+
+using DeviceVectorD = multigrid::DeviceVector<double>;
+/// dst = op(src) on device vectors (asynchronous).
+using DeviceLinearMap = std::function<void(DeviceVectorD&, const DeviceVectorD&)>;
+
+SolverResult solve_fgmres_device(const DeviceLinearMap& A, DeviceVectorD& x, const DeviceVectorD& b,
+                                 const DeviceLinearMap& P, const SolverControl& control,
+                                 const FgmresSettings& settings = {}, KrylovTimes* times = nullptr);
+
+SolverResult solve_cg_device(const DeviceLinearMap& A, DeviceVectorD& x, const DeviceVectorD& b,
+                             const DeviceLinearMap& P, const SolverControl& control);
+
+SolverResult solve_richardson_device(const DeviceLinearMap& A, DeviceVectorD& x, const DeviceVectorD& b,
+                                     const DeviceLinearMap& P, const SolverControl& control);
+
+}  // namespace tcfem::solvers
