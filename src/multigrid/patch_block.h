@@ -1,0 +1,303 @@
+#pragma once
+// The block program of the vertex-patch smoother kernels (seed 004, Section 3), host/device: the
+// CUDA kernels (device_patch_kernels.cuh) run it with a thread block, the CPU tests
+// (tests/unit/test_patch_block.cpp) with one host thread per block, block after block. One block
+// handles L.patches patches of one color; the patch tensors live in shared memory in the rotating
+// layouts of patch_kernel_layouts.h, one thread per line of each contraction.
+//
+// Why no atomics: the patches of one color have vertices whose coordinates have equal parity, so
+// two of them differ by at least 2 in some direction d. The nodes a patch reads (its full node box
+// (v_d - 1) k .. (v_d + 1) k) and the inner nodes another patch of the color writes
+// ((v'_d - 1) k + 1 .. (v'_d + 1) k - 1 with |v_d - v'_d| >= 2) are then disjoint along d: a block
+// never reads an entry another block of the same launch writes, and no two blocks write one entry.
+// Colors are separate launches (stream order), so each color sees the updates of the previous ones.
+// The additive smoother uses the same color launches to sum the overlapping corrections without
+// atomics (see device_patch_smoother.cu).
+#include "core/hd.h"
+#include "multigrid/patch_kernel_layouts.h"
+
+/// Full unrolling of the loops over the nodes of a line (compile-time trip counts) on the device.
+#if defined(__CUDACC__)
+#define TCFEM_PATCH_UNROLL _Pragma("unroll")
+#else
+#define TCFEM_PATCH_UNROLL
+#endif
+
+namespace tcfem::multigrid::patch_kernels {
+
+/// a b + c, one rounding on the device
+template <typename Number>
+TCFEM_HD inline Number fmadd(Number a, Number b, Number c) {
+#if defined(__CUDA_ARCH__)
+  return fma(a, b, c);
+#else
+  return a * b + c;
+#endif
+}
+
+/// Launch parameters of one color.
+template <typename Number>
+struct PatchKernelParams {
+  const Number* inverse_diagonal = nullptr;  ///< ni^dim: 1 / (lambda_x + lambda_y (+ lambda_z)), lexicographic
+  Number* x = nullptr;
+  const Number* b = nullptr;
+  const Number* r_in = nullptr;  ///< solve kernels: residual buffer of the color, or global residual vector
+  Number* r_out = nullptr;       ///< residual kernel: residual buffer of the color
+  long long stride[3] = {1, 0, 0};  ///< lattice strides
+  long long extent[3] = {1, 1, 1};  ///< lattice nodes per direction
+  int count[3] = {1, 1, 1};         ///< patches of the color per direction
+  int parity[3] = {0, 0, 0};        ///< vertex parity of the color per direction (1: odd)
+  int n_patches = 0;                ///< patches of the color
+  Number omega = Number(1);
+};
+
+/// The 1D matrices of all directions, passed by value as a kernel parameter (constant bank): per
+/// direction d at d * (2 ni nf + ni ni): M (ni x nf, row-major; inner rows, all columns), L
+/// (likewise), V (ni x ni, column j the eigenvector j). Every index into it is a compile-time
+/// constant after unrolling, so the FMAs take the entry straight from the constant bank: no
+/// shared-memory load per FMA, and every lane of a warp reads the same entry. 17.6 KB for 3D,
+/// k = 8, double (kernel parameters may have 32 KB since CUDA 12.1 on sm_70 and newer).
+template <int dim, int k, typename Number>
+struct PatchMatrices {
+  static constexpr int stride = 2 * (2 * k - 1) * (2 * k + 1) + (2 * k - 1) * (2 * k - 1);
+  Number m[dim * stride];
+};
+
+/// Lattice coordinates of the lowest node of a patch (the color's patch number `patch`).
+template <int dim, int k, typename Number>
+TCFEM_HD inline void patch_origin(const PatchKernelParams<Number>& p, int patch, long long (&c)[3]) {
+  int r = patch;
+TCFEM_PATCH_UNROLL
+  for (int d = 0; d < dim; ++d) {
+    const int m = r % p.count[d];
+    r /= p.count[d];
+    const int v = p.parity[d] ? 1 + 2 * m : 2 + 2 * m;  // interior vertex coordinate, 1 .. n_d - 1
+    c[d] = static_cast<long long>(v - 1) * k;
+  }
+}
+
+template <int dim, typename Number>
+TCFEM_HD inline long long lattice_offset(const PatchKernelParams<Number>& p, const long long (&c)[3]) {
+  long long g = 0;
+TCFEM_PATCH_UNROLL
+  for (int d = 0; d < dim; ++d) g += c[d] * p.stride[d];
+  return g;
+}
+
+/// Global index of inner node n (lexicographic in the (2k-1)^dim inner box) of the patch with origin c.
+template <int dim, int k, typename Number>
+TCFEM_HD inline long long inner_index(const PatchKernelParams<Number>& p, const long long (&c)[3], int n) {
+  constexpr int ni = 2 * k - 1;
+  long long g = 0;
+  int r = n;
+TCFEM_PATCH_UNROLL
+  for (int d = 0; d < dim; ++d) {
+    g += (c[d] + 1 + r % ni) * p.stride[d];
+    r /= ni;
+  }
+  return g;
+}
+
+/// sum_j a[j * stride] v[j]: a row (stride 1) or a column (stride n) of a 1D matrix of the
+/// kernel parameter (the same entry for every lane).
+template <int n, int stride, typename Number>
+TCFEM_HD inline Number dot(const Number* a, const Number (&v)[n]) {
+  Number s = a[0] * v[0];
+TCFEM_PATCH_UNROLL
+  for (int j = 1; j < n; ++j) s = fmadd(a[j * stride], v[j], s);
+  return s;
+}
+
+template <int n, typename Number>
+TCFEM_HD inline void load_line(const Number* src, Number (&v)[n]) {
+TCFEM_PATCH_UNROLL
+  for (int j = 0; j < n; ++j) v[j] = src[j];
+}
+
+/// The work of one thread block: patches block * L.patches .. + L.patches - 1 of the color, with
+/// `g` the threads of the block (on the host: one thread doing every item of a phase in turn) and
+/// `smem` the block's shared array of L.shared_elements() values.
+template <int dim, int k, typename Number, KernelKind kind>
+TCFEM_HD void patch_block(const ThreadGroup g, const int block, const PatchKernelParams<Number>& p,
+                          const PatchMatrices<dim, k, Number>& matrices, Number* smem) {
+  constexpr PatchLayout L = patch_layout(dim, k, sizeof(Number), kind);
+  constexpr int nf = 2 * k + 1, ni = 2 * k - 1;
+  constexpr int ms = PatchMatrices<dim, k, Number>::stride;
+  static_assert(ms == L.matrix_stride(), "matrix layout");
+  const Number* mats = matrices.m;
+  const int tid = g.rank;
+  const int first_patch = block * L.patches;
+  auto patch_ok = [&](const Item& it) { return it.valid && first_patch + it.patch < p.n_patches; };
+
+  // ---- gather: x_F (constrained nodes as 0), or the local residual, into buf0 -----------------
+  {
+    constexpr int count = gather_count(L, kind);
+    for (int q = tid; q < phase_slots(L, count); q += g.size) {
+      const Item it = phase_item(L, count, q);
+      if (!patch_ok(it)) continue;
+      const int patch = first_patch + it.patch;
+      Number* dst = smem + buf0_offset(L, it.patch) + it.index;
+      long long c[3];
+      patch_origin<dim, k>(p, patch, c);
+      if constexpr (has_residual(kind)) {
+        int r = it.index;
+        bool constrained = false;
+        long long g = 0;
+TCFEM_PATCH_UNROLL
+        for (int d = 0; d < dim; ++d) {
+          const long long cd = c[d] + r % nf;
+          r /= nf;
+          constrained |= cd == 0 || cd == p.extent[d] - 1;
+          g += cd * p.stride[d];
+        }
+        *dst = constrained ? Number(0) : p.x[g];
+      } else if constexpr (kind == KernelKind::solve_from_buffer) {
+        *dst = p.r_in[static_cast<long long>(patch) * ipow(ni, dim) + it.index];
+      } else {
+        *dst = p.r_in[inner_index<dim, k>(p, c, it.index)];
+      }
+    }
+  }
+  g.sync();
+
+  // ---- localized residual r_I = b_I - A_{I,F} x_F (seed 004, Eq. 8) ----------------------------
+  if constexpr (has_residual(kind)) {
+    const Number* M0 = mats;
+    const Number* L0 = mats + ni * nf;
+    const Number* M1 = mats + ms;
+    const Number* L1 = mats + ms + ni * nf;
+    // x phase: a = M0 u, b = L0 u  ([x'][z][y] / [x'][y])
+    {
+      constexpr int lines = ipow(nf, dim - 1), out_size = lines * ni;
+      for (int q = tid; q < phase_slots(L, lines); q += g.size) {
+        const Item it = phase_item(L, lines, q);
+        if (!patch_ok(it)) continue;
+        Number v[nf];
+        load_line(smem + buf0_offset(L, it.patch) + line_in_address(nf, it.index, 0), v);
+        Number* out = smem + buf1_offset(L, it.patch);
+TCFEM_PATCH_UNROLL
+        for (int i = 0; i < ni; ++i) {
+          out[line_out_address(lines, i, it.index)] = dot<nf, 1>(M0 + i * nf, v);
+          out[out_size + line_out_address(lines, i, it.index)] = dot<nf, 1>(L0 + i * nf, v);
+        }
+      }
+    }
+    g.sync();
+    if constexpr (dim == 3) {
+      const Number* M2 = mats + 2 * ms;
+      const Number* L2 = mats + 2 * ms + ni * nf;
+      // y phase: c = M1 a, e = L1 a + M1 b  ([y'][x'][z])
+      {
+        constexpr int lines = ni * nf, in_size = lines * nf, out_size = lines * ni;
+        for (int q = tid; q < phase_slots(L, lines); q += g.size) {
+          const Item it = phase_item(L, lines, q);
+          if (!patch_ok(it)) continue;
+          const Number* in = smem + buf1_offset(L, it.patch) + line_in_address(nf, it.index, 0);
+          Number va[nf], vb[nf];
+          load_line(in, va);
+          load_line(in + in_size, vb);
+          Number* out = smem + buf0_offset(L, it.patch);
+TCFEM_PATCH_UNROLL
+          for (int i = 0; i < ni; ++i) {
+            out[line_out_address(lines, i, it.index)] = dot<nf, 1>(M1 + i * nf, va);
+            out[out_size + line_out_address(lines, i, it.index)] =
+                dot<nf, 1>(L1 + i * nf, va) + dot<nf, 1>(M1 + i * nf, vb);
+          }
+        }
+      }
+      g.sync();
+      // z phase: r = b - (L2 c + M2 e)  ([z'][y'][x'], lexicographic)
+      {
+        constexpr int lines = ni * ni, in_size = lines * nf;
+        for (int q = tid; q < phase_slots(L, lines); q += g.size) {
+          const Item it = phase_item(L, lines, q);
+          if (!patch_ok(it)) continue;
+          const int patch = first_patch + it.patch;
+          const Number* in = smem + buf0_offset(L, it.patch) + line_in_address(nf, it.index, 0);
+          Number vc[nf], ve[nf];
+          load_line(in, vc);
+          load_line(in + in_size, ve);
+          long long c[3];
+          patch_origin<dim, k>(p, patch, c);
+TCFEM_PATCH_UNROLL
+          for (int i = 0; i < ni; ++i) {
+            const int n = line_out_address(lines, i, it.index);
+            const Number r = p.b[inner_index<dim, k>(p, c, n)] - (dot<nf, 1>(L2 + i * nf, vc) + dot<nf, 1>(M2 + i * nf, ve));
+            if constexpr (kind == KernelKind::residual)
+              p.r_out[static_cast<long long>(patch) * (ni * ni * ni) + n] = r;
+            else
+              smem[buf1_offset(L, it.patch) + n] = r;
+          }
+        }
+      }
+    } else {
+      // y phase: r = b - (L1 a + M1 b)  ([y'][x'], lexicographic)
+      constexpr int lines = ni, in_size = lines * nf;
+      for (int q = tid; q < phase_slots(L, lines); q += g.size) {
+        const Item it = phase_item(L, lines, q);
+        if (!patch_ok(it)) continue;
+        const int patch = first_patch + it.patch;
+        const Number* in = smem + buf1_offset(L, it.patch) + line_in_address(nf, it.index, 0);
+        Number va[nf], vb[nf];
+        load_line(in, va);
+        load_line(in + in_size, vb);
+        long long c[3];
+        patch_origin<dim, k>(p, patch, c);
+TCFEM_PATCH_UNROLL
+        for (int i = 0; i < ni; ++i) {
+          const int n = line_out_address(lines, i, it.index);
+          const Number r = p.b[inner_index<dim, k>(p, c, n)] - (dot<nf, 1>(L1 + i * nf, va) + dot<nf, 1>(M1 + i * nf, vb));
+          if constexpr (kind == KernelKind::residual)
+            p.r_out[static_cast<long long>(patch) * (ni * ni) + n] = r;
+          else
+            smem[buf0_offset(L, it.patch) + n] = r;
+        }
+      }
+    }
+  }
+
+  // ---- local solve by fast diagonalization, x_I += omega A_j^{-1} r_I ------------------------
+  if constexpr (has_solve(kind)) {
+    g.sync();
+    constexpr int lines = ipow(ni, dim - 1);
+    int cur = line_phases(L, kind).residual_buffer;
+TCFEM_PATCH_UNROLL
+    for (int s = 0; s < 2 * dim; ++s) {
+      const int d = s % dim;
+      const Number* V = mats + d * ms + 2 * ni * nf;
+      for (int q = tid; q < phase_slots(L, lines); q += g.size) {
+        const Item it = phase_item(L, lines, q);
+        if (!patch_ok(it)) continue;
+        const int o_in = cur == 0 ? buf0_offset(L, it.patch) : buf1_offset(L, it.patch);
+        const int o_out = cur == 0 ? buf1_offset(L, it.patch) : buf0_offset(L, it.patch);
+        Number v[ni];
+        load_line(smem + o_in + line_in_address(ni, it.index, 0), v);
+        if (s < dim - 1) {  // V_d^T
+TCFEM_PATCH_UNROLL
+          for (int i = 0; i < ni; ++i) smem[o_out + line_out_address(lines, i, it.index)] = dot<ni, ni>(V + i, v);
+        } else if (s == dim - 1) {  // V_d^T, then the inverse eigenvalue sums (lexicographic again)
+TCFEM_PATCH_UNROLL
+          for (int i = 0; i < ni; ++i) {
+            const int n = line_out_address(lines, i, it.index);
+            smem[o_out + n] = dot<ni, ni>(V + i, v) * p.inverse_diagonal[n];
+          }
+        } else if (s < 2 * dim - 1) {  // V_d
+TCFEM_PATCH_UNROLL
+          for (int i = 0; i < ni; ++i) smem[o_out + line_out_address(lines, i, it.index)] = dot<ni, 1>(V + i * ni, v);
+        } else {  // last V_d: lexicographic result, added to x
+          long long c[3];
+          patch_origin<dim, k>(p, first_patch + it.patch, c);
+TCFEM_PATCH_UNROLL
+          for (int i = 0; i < ni; ++i) {
+            const long long g = inner_index<dim, k>(p, c, line_out_address(lines, i, it.index));
+            p.x[g] += p.omega * dot<ni, 1>(V + i * ni, v);
+          }
+        }
+      }
+      cur = 1 - cur;
+      if (s < 2 * dim - 1) g.sync();
+    }
+  }
+}
+
+}  // namespace tcfem::multigrid::patch_kernels
