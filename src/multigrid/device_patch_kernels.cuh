@@ -14,7 +14,8 @@ __global__ void __launch_bounds__(patch_layout(dim, k, sizeof(Number), kind).thr
                  const __grid_constant__ PatchMatrices<dim, k, Number> matrices) {
   extern __shared__ __align__(16) unsigned char patch_smem_raw[];
   patch_block<dim, k, Number, kind>(ThreadGroup{static_cast<int>(threadIdx.x), static_cast<int>(blockDim.x)},
-                                    static_cast<int>(blockIdx.x), p, matrices, reinterpret_cast<Number*>(patch_smem_raw));
+                                    static_cast<int>(blockIdx.x), static_cast<int>(blockIdx.y),
+                                    static_cast<int>(blockIdx.z), p, matrices, reinterpret_cast<Number*>(patch_smem_raw));
 }
 
 /// r = b - r (r holds A x on entry).

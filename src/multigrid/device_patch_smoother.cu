@@ -44,7 +44,7 @@ void launch_patch_kernel(const PatchKernelParams<Number>& p, const std::vector<N
   std::copy(matrices.begin(), matrices.end(), m.m);
   const auto kernel = &patch_kernels::patch_kernel<dim, k, Number, kind>;
   TCFEM_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, L.shared_bytes()));
-  const unsigned blocks = static_cast<unsigned>((p.n_patches + L.patches - 1) / L.patches);
+  const dim3 blocks((p.count[0] + L.patches - 1) / L.patches, p.count[1], dim == 3 ? p.count[2] : 1);
   kernel<<<blocks, L.threads, L.shared_bytes()>>>(p, m);
   TCFEM_CUDA_CHECK_LAUNCH();
 }
@@ -141,6 +141,9 @@ DevicePatchSmoother<dim, Number>::DevicePatchSmoother(const mesh::BoxMesh<dim>& 
   I.colors = patch_kernels::patch_kernel_colors<dim, Number>(mesh, dofs);
   std::size_t largest = 0;
   for (auto& p : I.colors) {
+    for (int d = 1; d < dim; ++d)
+      if (p.count[d] > 65535)
+        throw InputError("--cells: the device patch smoother allows at most 131071 cells along y and z");
     p.inverse_diagonal = I.inverse_diagonal.data();
     p.omega = static_cast<Number>(I.omega);
     I.n_patches += p.n_patches;

@@ -63,17 +63,28 @@ struct PatchMatrices {
   Number m[dim * stride];
 };
 
-/// Lattice coordinates of the lowest node of a patch (the color's patch number `patch`).
+/// A patch of the color by its position m = (m_0, m_1, m_2) among the color's patches per
+/// direction (0 <= m_d < count[d]; m_2 = 0 in 2D). Blocks are laid on a grid of
+/// ceil(count[0] / L.patches) x count[1] (x count[2]) blocks, so no integer division is needed.
+struct PatchPosition {
+  int m[3] = {0, 0, 0};
+};
+
+/// Lattice coordinates of the lowest node of a patch.
 template <int dim, int k, typename Number>
-TCFEM_HD inline void patch_origin(const PatchKernelParams<Number>& p, int patch, long long (&c)[3]) {
-  int r = patch;
+TCFEM_HD inline void patch_origin(const PatchKernelParams<Number>& p, const PatchPosition& pos, long long (&c)[3]) {
 TCFEM_PATCH_UNROLL
   for (int d = 0; d < dim; ++d) {
-    const int m = r % p.count[d];
-    r /= p.count[d];
-    const int v = p.parity[d] ? 1 + 2 * m : 2 + 2 * m;  // interior vertex coordinate, 1 .. n_d - 1
+    const int v = p.parity[d] ? 1 + 2 * pos.m[d] : 2 + 2 * pos.m[d];  // interior vertex coordinate, 1 .. n_d - 1
     c[d] = static_cast<long long>(v - 1) * k;
   }
+}
+
+/// The patch's number within its color, m_0 + count_0 (m_1 + count_1 m_2): its slot in the
+/// residual buffer of the separate variant.
+template <typename Number>
+TCFEM_HD inline long long patch_number(const PatchKernelParams<Number>& p, const PatchPosition& pos) {
+  return pos.m[0] + static_cast<long long>(p.count[0]) * (pos.m[1] + static_cast<long long>(p.count[1]) * pos.m[2]);
 }
 
 template <int dim, typename Number>
@@ -114,11 +125,13 @@ TCFEM_PATCH_UNROLL
   for (int j = 0; j < n; ++j) v[j] = src[j];
 }
 
-/// The work of one thread block: patches block * L.patches .. + L.patches - 1 of the color, with
+/// The work of one thread block (bx, by, bz): the patches m = (bx L.patches + j, by, bz),
+/// j = 0 .. L.patches - 1, of the color, with
 /// `g` the threads of the block (on the host: one thread doing every item of a phase in turn) and
 /// `smem` the block's shared array of L.shared_elements() values.
 template <int dim, int k, typename Number, KernelKind kind>
-TCFEM_HD void patch_block(const ThreadGroup g, const int block, const PatchKernelParams<Number>& p,
+TCFEM_HD void patch_block(const ThreadGroup g, const int bx, const int by, const int bz,
+                          const PatchKernelParams<Number>& p,
                           const PatchMatrices<dim, k, Number>& matrices, Number* smem) {
   constexpr PatchLayout L = patch_layout(dim, k, sizeof(Number), kind);
   constexpr int nf = 2 * k + 1, ni = 2 * k - 1;
@@ -126,8 +139,15 @@ TCFEM_HD void patch_block(const ThreadGroup g, const int block, const PatchKerne
   static_assert(ms == L.matrix_stride(), "matrix layout");
   const Number* mats = matrices.m;
   const int tid = g.rank;
-  const int first_patch = block * L.patches;
-  auto patch_ok = [&](const Item& it) { return it.valid && first_patch + it.patch < p.n_patches; };
+  const int first_m0 = bx * L.patches;
+  auto patch_ok = [&](const Item& it) { return it.valid && first_m0 + it.patch < p.count[0]; };
+  auto position = [&](const Item& it) {
+    PatchPosition pos;
+    pos.m[0] = first_m0 + it.patch;
+    pos.m[1] = by;
+    pos.m[2] = bz;
+    return pos;
+  };
 
   // ---- gather: x_F (constrained nodes as 0), or the local residual, into buf0 -----------------
   {
@@ -135,7 +155,7 @@ TCFEM_HD void patch_block(const ThreadGroup g, const int block, const PatchKerne
     for (int q = tid; q < phase_slots(L, count); q += g.size) {
       const Item it = phase_item(L, count, q);
       if (!patch_ok(it)) continue;
-      const int patch = first_patch + it.patch;
+      const PatchPosition patch = position(it);
       Number* dst = smem + buf0_offset(L, it.patch) + it.index;
       long long c[3];
       patch_origin<dim, k>(p, patch, c);
@@ -152,7 +172,7 @@ TCFEM_PATCH_UNROLL
         }
         *dst = constrained ? Number(0) : p.x[g];
       } else if constexpr (kind == KernelKind::solve_from_buffer) {
-        *dst = p.r_in[static_cast<long long>(patch) * ipow(ni, dim) + it.index];
+        *dst = p.r_in[patch_number(p, patch) * ipow(ni, dim) + it.index];
       } else {
         *dst = p.r_in[inner_index<dim, k>(p, c, it.index)];
       }
@@ -212,7 +232,7 @@ TCFEM_PATCH_UNROLL
         for (int q = tid; q < phase_slots(L, lines); q += g.size) {
           const Item it = phase_item(L, lines, q);
           if (!patch_ok(it)) continue;
-          const int patch = first_patch + it.patch;
+          const PatchPosition patch = position(it);
           const Number* in = smem + buf0_offset(L, it.patch) + line_in_address(nf, it.index, 0);
           Number vc[nf], ve[nf];
           load_line(in, vc);
@@ -224,7 +244,7 @@ TCFEM_PATCH_UNROLL
             const int n = line_out_address(lines, i, it.index);
             const Number r = p.b[inner_index<dim, k>(p, c, n)] - (dot<nf, 1>(L2 + i * nf, vc) + dot<nf, 1>(M2 + i * nf, ve));
             if constexpr (kind == KernelKind::residual)
-              p.r_out[static_cast<long long>(patch) * (ni * ni * ni) + n] = r;
+              p.r_out[patch_number(p, patch) * (ni * ni * ni) + n] = r;
             else
               smem[buf1_offset(L, it.patch) + n] = r;
           }
@@ -236,7 +256,7 @@ TCFEM_PATCH_UNROLL
       for (int q = tid; q < phase_slots(L, lines); q += g.size) {
         const Item it = phase_item(L, lines, q);
         if (!patch_ok(it)) continue;
-        const int patch = first_patch + it.patch;
+        const PatchPosition patch = position(it);
         const Number* in = smem + buf1_offset(L, it.patch) + line_in_address(nf, it.index, 0);
         Number va[nf], vb[nf];
         load_line(in, va);
@@ -248,7 +268,7 @@ TCFEM_PATCH_UNROLL
           const int n = line_out_address(lines, i, it.index);
           const Number r = p.b[inner_index<dim, k>(p, c, n)] - (dot<nf, 1>(L1 + i * nf, va) + dot<nf, 1>(M1 + i * nf, vb));
           if constexpr (kind == KernelKind::residual)
-            p.r_out[static_cast<long long>(patch) * (ni * ni) + n] = r;
+            p.r_out[patch_number(p, patch) * (ni * ni) + n] = r;
           else
             smem[buf0_offset(L, it.patch) + n] = r;
         }
@@ -286,7 +306,7 @@ TCFEM_PATCH_UNROLL
           for (int i = 0; i < ni; ++i) smem[o_out + line_out_address(lines, i, it.index)] = dot<ni, 1>(V + i * ni, v);
         } else {  // last V_d: lexicographic result, added to x
           long long c[3];
-          patch_origin<dim, k>(p, first_patch + it.patch, c);
+          patch_origin<dim, k>(p, position(it), c);
 TCFEM_PATCH_UNROLL
           for (int i = 0; i < ni; ++i) {
             const long long g = inner_index<dim, k>(p, c, line_out_address(lines, i, it.index));

@@ -31,11 +31,13 @@ void run_color(const PatchKernelParams<Number>& p, const std::vector<Number>& ma
   ASSERT_EQ(mats.size(), sizeof(m.m) / sizeof(Number));
   std::copy(mats.begin(), mats.end(), m.m);
   std::vector<Number> smem(L.shared_elements());
-  const int blocks = (p.n_patches + L.patches - 1) / L.patches;
-  for (int b = 0; b < blocks; ++b) {
-    std::fill(smem.begin(), smem.end(), std::numeric_limits<Number>::quiet_NaN());
-    patch_block<dim, k, Number, kind>(ThreadGroup{0, 1}, b, p, m, smem.data());
-  }
+  const int bx = (p.count[0] + L.patches - 1) / L.patches, bz = dim == 3 ? p.count[2] : 1;
+  for (int z = 0; z < bz; ++z)
+    for (int y = 0; y < p.count[1]; ++y)
+      for (int x = 0; x < bx; ++x) {
+        std::fill(smem.begin(), smem.end(), std::numeric_limits<Number>::quiet_NaN());
+        patch_block<dim, k, Number, kind>(ThreadGroup{0, 1}, x, y, z, p, m, smem.data());
+      }
 }
 
 template <int dim, int k, typename Number>
