@@ -16,6 +16,17 @@
 #include "core/hd.h"
 #include "multigrid/patch_kernel_layouts.h"
 
+/// A load of data that no thread changes during the launch (b, the residual, the eigenvalue
+/// sums): through the read-only data cache on the device.
+template <typename Number>
+TCFEM_HD inline Number load_read_only(const Number* ptr) {
+#if defined(__CUDA_ARCH__)
+  return __ldg(ptr);
+#else
+  return *ptr;
+#endif
+}
+
 /// Full unrolling of the loops over the nodes of a line (compile-time trip counts) on the device.
 #if defined(__CUDACC__)
 #define TCFEM_PATCH_UNROLL _Pragma("unroll")
@@ -172,9 +183,9 @@ TCFEM_PATCH_UNROLL
         }
         *dst = constrained ? Number(0) : p.x[g];
       } else if constexpr (kind == KernelKind::solve_from_buffer) {
-        *dst = p.r_in[patch_number(p, patch) * ipow(ni, dim) + it.index];
+        *dst = load_read_only(p.r_in + patch_number(p, patch) * ipow(ni, dim) + it.index);
       } else {
-        *dst = p.r_in[inner_index<dim, k>(p, c, it.index)];
+        *dst = load_read_only(p.r_in + inner_index<dim, k>(p, c, it.index));
       }
     }
   }
@@ -242,7 +253,7 @@ TCFEM_PATCH_UNROLL
 TCFEM_PATCH_UNROLL
           for (int i = 0; i < ni; ++i) {
             const int n = line_out_address(lines, i, it.index);
-            const Number r = p.b[inner_index<dim, k>(p, c, n)] - (dot<nf, 1>(L2 + i * nf, vc) + dot<nf, 1>(M2 + i * nf, ve));
+            const Number r = load_read_only(p.b + inner_index<dim, k>(p, c, n)) - (dot<nf, 1>(L2 + i * nf, vc) + dot<nf, 1>(M2 + i * nf, ve));
             if constexpr (kind == KernelKind::residual)
               p.r_out[patch_number(p, patch) * (ni * ni * ni) + n] = r;
             else
@@ -266,7 +277,7 @@ TCFEM_PATCH_UNROLL
 TCFEM_PATCH_UNROLL
         for (int i = 0; i < ni; ++i) {
           const int n = line_out_address(lines, i, it.index);
-          const Number r = p.b[inner_index<dim, k>(p, c, n)] - (dot<nf, 1>(L1 + i * nf, va) + dot<nf, 1>(M1 + i * nf, vb));
+          const Number r = load_read_only(p.b + inner_index<dim, k>(p, c, n)) - (dot<nf, 1>(L1 + i * nf, va) + dot<nf, 1>(M1 + i * nf, vb));
           if constexpr (kind == KernelKind::residual)
             p.r_out[patch_number(p, patch) * (ni * ni) + n] = r;
           else
@@ -299,7 +310,7 @@ TCFEM_PATCH_UNROLL
 TCFEM_PATCH_UNROLL
           for (int i = 0; i < ni; ++i) {
             const int n = line_out_address(lines, i, it.index);
-            smem[o_out + n] = dot<ni, ni>(V + i, v) * p.inverse_diagonal[n];
+            smem[o_out + n] = dot<ni, ni>(V + i, v) * load_read_only(p.inverse_diagonal + n);
           }
         } else if (s < 2 * dim - 1) {  // V_d
 TCFEM_PATCH_UNROLL
