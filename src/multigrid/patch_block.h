@@ -98,14 +98,6 @@ TCFEM_HD inline long long patch_number(const PatchKernelParams<Number>& p, const
   return pos.m[0] + static_cast<long long>(p.count[0]) * (pos.m[1] + static_cast<long long>(p.count[1]) * pos.m[2]);
 }
 
-template <int dim, typename Number>
-TCFEM_HD inline long long lattice_offset(const PatchKernelParams<Number>& p, const long long (&c)[3]) {
-  long long g = 0;
-TCFEM_PATCH_UNROLL
-  for (int d = 0; d < dim; ++d) g += c[d] * p.stride[d];
-  return g;
-}
-
 /// Global index of inner node n (lexicographic in the (2k-1)^dim inner box) of the patch with origin c.
 template <int dim, int k, typename Number>
 TCFEM_HD inline long long inner_index(const PatchKernelParams<Number>& p, const long long (&c)[3], int n) {
@@ -173,15 +165,15 @@ TCFEM_HD void patch_block(const ThreadGroup g, const int bx, const int by, const
       if constexpr (has_residual(kind)) {
         int r = it.index;
         bool constrained = false;
-        long long g = 0;
+        long long node = 0;
 TCFEM_PATCH_UNROLL
         for (int d = 0; d < dim; ++d) {
           const long long cd = c[d] + r % nf;
           r /= nf;
           constrained |= cd == 0 || cd == p.extent[d] - 1;
-          g += cd * p.stride[d];
+          node += cd * p.stride[d];
         }
-        *dst = constrained ? Number(0) : p.x[g];
+        *dst = constrained ? Number(0) : p.x[node];
       } else if constexpr (kind == KernelKind::solve_from_buffer) {
         *dst = load_read_only(p.r_in + patch_number(p, patch) * ipow(ni, dim) + it.index);
       } else {
@@ -320,8 +312,8 @@ TCFEM_PATCH_UNROLL
           patch_origin<dim, k>(p, position(it), c);
 TCFEM_PATCH_UNROLL
           for (int i = 0; i < ni; ++i) {
-            const long long g = inner_index<dim, k>(p, c, line_out_address(lines, i, it.index));
-            p.x[g] += p.omega * dot<ni, 1>(V + i * ni, v);
+            const long long node = inner_index<dim, k>(p, c, line_out_address(lines, i, it.index));
+            p.x[node] += p.omega * dot<ni, 1>(V + i * ni, v);
           }
         }
       }
