@@ -5,6 +5,7 @@
 // memory fits an sm_90 block; and the work counts match a direct count of the phases.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <set>
 #include <string>
 #include <utility>
@@ -44,6 +45,19 @@ TEST(PatchKernelLayouts, ConflictFree) {
           EXPECT_GT(accesses, 0) << name(dim, k, bytes, kind);
           EXPECT_EQ(worst, 1) << name(dim, k, bytes, kind) << " phase " << worst_phase;
         }
+}
+
+// the check can fail: patches sharing a lane group (padding to 4 lanes instead of 16) conflict
+TEST(PatchKernelLayouts, BrokenPaddingConflicts) {
+  auto L = patch_layout(3, 3, 8, KernelKind::fused);
+  L.group = 4;
+  L.patches = 4;
+  L.threads = 256;
+  int worst = 1;
+  for_each_patch_access(L, KernelKind::fused, [&](char, const std::array<long, warp_lanes>& a) {
+    worst = std::max(worst, access_cost(a, 8).degree);
+  });
+  EXPECT_GT(worst, 1);
 }
 
 TEST(PatchKernelLayouts, SizesAndBlocks) {
