@@ -1,9 +1,15 @@
 #pragma once
-// The vertex-patch Schwarz smoothers (multiplicative `patch`, additive `patch_additive`) on the
-// device: the same smoothing steps as VertexPatchSmoother (multigrid/patch_smoother.h) on device
-// vectors of this level. No CUDA headers.
+// The vertex-patch Schwarz smoothers of patch_smoother.h on the GPU (seed 004, Section 3): the
+// multiplicative smoother with the fused kernel (gather, localized residual, fast-diagonalization
+// solve and update per patch in one kernel), the separate variant (residuals of a color into a
+// buffer, then the solves), the global variant (the residual of the level operator per color, then
+// the solves; always used on deformed meshes), and the additive smoother. Same results as
+// VertexPatchSmoother<dim, Number> for the same settings. Kernels: device_patch_kernels.cuh,
+// layouts and work counts: patch_kernel_layouts.h, documentation: docs/patch_smoother_kernels.md.
+// No CUDA headers here; builds without CUDA throw InputError from the constructor.
 #include <cstddef>
 #include <functional>
+#include <memory>
 #include <string>
 
 #include "fe/dof_layout.h"
@@ -26,6 +32,18 @@ class DevicePatchSmoother {
   void smooth(Number* x, const Number* b, SweepOrder order) const;
   std::size_t size() const;
   std::string description() const;
+
+  /// Work of one smoothing step (all colors; level_vmult of the global / additive variants not
+  /// included): floating-point operations, shared-memory bytes of the patch arrays (see
+  /// patch_kernel_layouts.h) and global-memory bytes without cache reuse.
+  double flops_per_step() const;
+  double shared_bytes_per_step() const;
+  double global_bytes_per_step() const;
+
+  struct Impl;
+
+ private:
+  std::unique_ptr<Impl> impl_;
 };
 
 }  // namespace tcfem::multigrid

@@ -59,6 +59,10 @@ class PatchFastDiagonalization {
   void apply_inverse(Number* x, Number* tmp) const;
   int n_inner() const { return n_; }
   const std::vector<double>& eigenvalues(int d) const { return lambda_[d]; }
+  /// Row-major n x n; column j is the eigenvector of eigenvalue j (M-orthonormal).
+  const std::vector<Number>& eigenvectors(int d) const { return vectors_[d]; }
+  /// 1 / (lambda_0 + ... + lambda_{dim-1}) as a lexicographic tensor of n^dim entries.
+  const std::vector<Number>& inverse_diagonal() const { return inverse_diagonal_; }
 
  private:
   int n_;

@@ -1,0 +1,267 @@
+// DevicePatchSmoother: setup on the host (1D patch matrices and fast diagonalization exactly as
+// VertexPatchSmoother builds them), the dispatch table of the kernels over the degree, and the
+// sequence of launches of one smoothing step.
+//
+// Additive smoother: x += omega sum_j R_j^T A_j^{-1} R_j (b - A x). The residual r = b - A x is
+// computed once (level_vmult); the corrections of overlapping patches are summed by a colored
+// accumulation: the 2^dim colors are launched one after the other, each adding omega A_j^{-1} r_j
+// straight into x. Patches of one color have disjoint inner nodes (device_patch_kernels.cuh), so
+// no two blocks of a launch write one entry, and r does not change, so the order of the colors
+// does not matter: no atomics, and the result is deterministic.
+#include "multigrid/device_patch_smoother.h"
+
+#include <algorithm>
+#include <array>
+#include <cstdio>
+#include <utility>
+#include <vector>
+
+#include "core/cuda_check.h"
+#include "core/device.h"
+#include "core/device_buffer.h"
+#include "core/error.h"
+#include "multigrid/device_patch_kernels.cuh"
+#include "multigrid/patch_kernel_setup.h"
+
+namespace tcfem::multigrid {
+
+using patch_kernels::KernelKind;
+using patch_kernels::PatchKernelParams;
+using patch_kernels::PatchLayout;
+
+namespace {
+
+/// Launches the kernel of one (dim, k, Number, kind) for one color: the 1D matrices (host copy,
+/// dim * (2 ni nf + ni ni) entries) travel by value as a kernel parameter.
+template <typename Number>
+using Launcher = void (*)(const PatchKernelParams<Number>& p, const std::vector<Number>& matrices);
+
+template <int dim, int k, typename Number, KernelKind kind>
+void launch_patch_kernel(const PatchKernelParams<Number>& p, const std::vector<Number>& matrices) {
+  constexpr PatchLayout L = patch_kernels::patch_layout(dim, k, sizeof(Number), kind);
+  patch_kernels::PatchMatrices<dim, k, Number> m;
+  TCFEM_ASSERT(matrices.size() == sizeof(m.m) / sizeof(Number), "patch matrix size");
+  std::copy(matrices.begin(), matrices.end(), m.m);
+  const auto kernel = &patch_kernels::patch_kernel<dim, k, Number, kind>;
+  TCFEM_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, L.shared_bytes()));
+  const dim3 blocks((p.count[0] + L.patches - 1) / L.patches, p.count[1], dim == 3 ? p.count[2] : 1);
+  kernel<<<blocks, L.threads, L.shared_bytes()>>>(p, m);
+  TCFEM_CUDA_CHECK_LAUNCH();
+}
+
+/// The launchers of one (dim, Number, kind) for the degrees 1..8, indexed by k - 1.
+template <int dim, typename Number, KernelKind kind, int... ks>
+constexpr std::array<Launcher<Number>, sizeof...(ks)> launcher_table(std::integer_sequence<int, ks...>) {
+  return {&launch_patch_kernel<dim, ks + 1, Number, kind>...};
+}
+
+template <int dim, typename Number>
+Launcher<Number> launcher(int k, KernelKind kind) {
+  constexpr auto seq = std::make_integer_sequence<int, 8>();
+  static constexpr auto fused = launcher_table<dim, Number, KernelKind::fused>(seq);
+  static constexpr auto residual = launcher_table<dim, Number, KernelKind::residual>(seq);
+  static constexpr auto from_buffer = launcher_table<dim, Number, KernelKind::solve_from_buffer>(seq);
+  static constexpr auto from_vector = launcher_table<dim, Number, KernelKind::solve_from_vector>(seq);
+  TCFEM_ASSERT(k >= 1 && k <= 8, "patch kernel degree");
+  switch (kind) {
+    case KernelKind::fused: return fused[k - 1];
+    case KernelKind::residual: return residual[k - 1];
+    case KernelKind::solve_from_buffer: return from_buffer[k - 1];
+    case KernelKind::solve_from_vector: return from_vector[k - 1];
+  }
+  throw Error("unknown patch kernel kind");
+}
+
+unsigned grid_1d(long long n, int threads) {
+  const long long blocks = (n + threads - 1) / threads;
+  return static_cast<unsigned>(std::min<long long>(std::max<long long>(blocks, 1), 132LL * 16));
+}
+
+}  // namespace
+
+template <int dim, typename Number>
+struct DevicePatchSmoother<dim, Number>::Impl {
+  bool additive = false;
+  PatchVariant variant = PatchVariant::fused;
+  double omega = 1.0;
+  int k = 1;
+  std::size_t n = 0;
+  std::size_t n_patches = 0;
+  std::function<void(Number*, const Number*)> level_vmult;
+  std::vector<Number> matrices;  // host copy; a kernel parameter of every launch
+  DeviceBuffer<Number> inverse_diagonal;
+  mutable DeviceBuffer<Number> residual, color_buffer;  // work vectors of a step
+  DeviceBuffer<long long> constrained;
+  std::vector<PatchKernelParams<Number>> colors;  // per color; pointers to vectors set per step
+
+  void launch(KernelKind kind, const PatchKernelParams<Number>& p) const {
+    if (p.n_patches == 0) return;
+    launcher<dim, Number>(k, kind)(p, matrices);
+  }
+
+  void global_residual(Number* x, const Number* b) const {
+    level_vmult(residual.data(), x);
+    patch_kernels::residual_from_product_kernel<<<grid_1d(static_cast<long long>(n), 256), 256>>>(
+        residual.data(), b, static_cast<long long>(n));
+    TCFEM_CUDA_CHECK_LAUNCH();
+  }
+};
+
+template <int dim, typename Number>
+DevicePatchSmoother<dim, Number>::DevicePatchSmoother(const mesh::BoxMesh<dim>& mesh, const fe::DofLayout<dim>& dofs,
+                                                      const fe::Quadrature1D& quadrature,
+                                                      const SmootherSettings& settings,
+                                                      std::function<void(Number* dst, const Number* src)> level_vmult)
+    : impl_(std::make_unique<Impl>()) {
+  auto& I = *impl_;
+  if (settings.kind != SmootherKind::patch && settings.kind != SmootherKind::patch_additive)
+    throw InputError("--smoother: the device patch smoother implements patch and patch-additive only");
+  if (dofs.disc() != fe::Disc::cg)
+    throw InputError("--smoother patch: the vertex-patch smoothers support --disc cg only (use chebyshev for dg)");
+  if (dofs.degree() < 1 || dofs.degree() > 8)
+    throw InputError("--degree: the device patch smoother supports degrees 1..8");
+  const auto& part = mesh.partition();
+  for (int d = 0; d < dim; ++d)
+    if (part.ghosted.begin[d] != 0 || part.ghosted.end[d] != mesh.n_cells()[d])
+      throw InputError("--backend cuda: the device patch smoother needs the whole mesh on one device");
+  if (!query_device(0).available)
+    throw InputError("--backend cuda: no CUDA device available for the patch smoother");
+  I.additive = settings.kind == SmootherKind::patch_additive;
+  I.variant = mesh.geometry() == mesh::GeometryKind::cartesian ? settings.patch_variant : PatchVariant::global;
+  I.omega = settings.relaxation.value_or(I.additive ? additive_default_relaxation(dim) : 1.0);
+  I.k = dofs.degree();
+  I.n = dofs.n_local();
+  I.level_vmult = std::move(level_vmult);
+  if ((I.additive || I.variant == PatchVariant::global) && !I.level_vmult)
+    throw InputError("--patch-variant global / --smoother patch-additive: the level operator is missing");
+
+  std::vector<Number> inverse_diagonal;
+  I.matrices = patch_kernels::patch_kernel_matrices<dim, Number>(mesh, I.k, quadrature, inverse_diagonal);
+  I.inverse_diagonal = DeviceBuffer<Number>(inverse_diagonal);
+  I.colors = patch_kernels::patch_kernel_colors<dim, Number>(mesh, dofs);
+  std::size_t largest = 0;
+  for (auto& p : I.colors) {
+    for (int d = 1; d < dim; ++d)
+      if (p.count[d] > 65535)
+        throw InputError("--cells: the device patch smoother allows at most 131071 cells along y and z");
+    p.inverse_diagonal = I.inverse_diagonal.data();
+    p.omega = static_cast<Number>(I.omega);
+    I.n_patches += p.n_patches;
+    largest = std::max<std::size_t>(largest, p.n_patches);
+  }
+  std::vector<long long> constrained;
+  const auto& mask = dofs.boundary_mask();
+  for (std::size_t i = 0; i < mask.size(); ++i)
+    if (mask[i]) constrained.push_back(static_cast<long long>(i));
+  I.constrained = DeviceBuffer<long long>(constrained);
+  if (I.additive || I.variant == PatchVariant::global) I.residual.allocate(I.n);
+  if (!I.additive && I.variant == PatchVariant::separate)
+    I.color_buffer.allocate(largest * patch_kernels::ipow(2 * I.k - 1, dim));
+  // poison the work vectors (all bits set: NaN in float and double): a read before a write shows
+  for (auto* buf : {&I.residual, &I.color_buffer})
+    if (buf->size()) TCFEM_CUDA_CHECK(cudaMemset(buf->data(), 0xFF, buf->size() * sizeof(Number)));
+}
+
+template <int dim, typename Number>
+DevicePatchSmoother<dim, Number>::~DevicePatchSmoother() = default;
+
+template <int dim, typename Number>
+void DevicePatchSmoother<dim, Number>::smooth(Number* x, const Number* b, SweepOrder order) const {
+  const auto& I = *impl_;
+  const int n_colors = 1 << dim;
+  if (I.additive) {
+    I.global_residual(x, b);
+    for (int c = 0; c < n_colors; ++c) {  // colored accumulation of the corrections into x
+      auto p = I.colors[c];
+      p.x = x;
+      p.r_in = I.residual.data();
+      I.launch(KernelKind::solve_from_vector, p);
+    }
+  } else {
+    for (int i = 0; i < n_colors; ++i) {
+      auto p = I.colors[order == SweepOrder::forward ? i : n_colors - 1 - i];
+      if (p.n_patches == 0) continue;
+      p.x = x;
+      p.b = b;
+      switch (I.variant) {
+        case PatchVariant::fused:
+          I.launch(KernelKind::fused, p);
+          break;
+        case PatchVariant::separate:
+          p.r_out = I.color_buffer.data();
+          I.launch(KernelKind::residual, p);
+          p.r_in = I.color_buffer.data();
+          I.launch(KernelKind::solve_from_buffer, p);
+          break;
+        case PatchVariant::global:
+          I.global_residual(x, b);
+          p.r_in = I.residual.data();
+          I.launch(KernelKind::solve_from_vector, p);
+          break;
+      }
+    }
+  }
+  const long long nc = static_cast<long long>(I.constrained.size());
+  if (nc > 0) {
+    patch_kernels::set_constrained_kernel<<<grid_1d(nc, 256), 256>>>(x, b, I.constrained.data(), nc);
+    TCFEM_CUDA_CHECK_LAUNCH();
+  }
+}
+
+template <int dim, typename Number>
+std::size_t DevicePatchSmoother<dim, Number>::size() const {
+  return impl_->n;
+}
+
+template <int dim, typename Number>
+std::string DevicePatchSmoother<dim, Number>::description() const {
+  const auto& I = *impl_;
+  char text[200];
+  std::snprintf(text, sizeof text, "%s (%s, %zu patches, %d colors, relaxation %g, device)",
+                I.additive ? "additive vertex patch" : "multiplicative vertex patch",
+                I.additive ? "global residual" : to_string(I.variant), I.n_patches, 1 << dim, I.omega);
+  return text;
+}
+
+namespace {
+template <int dim>
+std::pair<KernelKind, KernelKind> step_kernels(bool additive, PatchVariant v) {
+  if (additive || v == PatchVariant::global) return {KernelKind::solve_from_vector, KernelKind::solve_from_vector};
+  if (v == PatchVariant::separate) return {KernelKind::residual, KernelKind::solve_from_buffer};
+  return {KernelKind::fused, KernelKind::fused};
+}
+}  // namespace
+
+template <int dim, typename Number>
+double DevicePatchSmoother<dim, Number>::flops_per_step() const {
+  const auto& I = *impl_;
+  const auto [a, b] = step_kernels<dim>(I.additive, I.variant);
+  const double per = patch_kernels::patch_flops(dim, I.k, a) + (a == b ? 0.0 : patch_kernels::patch_flops(dim, I.k, b));
+  return per * double(I.n_patches);
+}
+
+template <int dim, typename Number>
+double DevicePatchSmoother<dim, Number>::shared_bytes_per_step() const {
+  const auto& I = *impl_;
+  const auto [a, b] = step_kernels<dim>(I.additive, I.variant);
+  auto bytes = [&](KernelKind kind) {
+    return patch_kernels::patch_shared_bytes(patch_kernels::patch_layout(dim, I.k, sizeof(Number), kind), kind);
+  };
+  return (bytes(a) + (a == b ? 0.0 : bytes(b))) * double(I.n_patches);
+}
+
+template <int dim, typename Number>
+double DevicePatchSmoother<dim, Number>::global_bytes_per_step() const {
+  const auto& I = *impl_;
+  const auto [a, b] = step_kernels<dim>(I.additive, I.variant);
+  const double per = patch_kernels::patch_global_bytes(dim, I.k, sizeof(Number), a) +
+                     (a == b ? 0.0 : patch_kernels::patch_global_bytes(dim, I.k, sizeof(Number), b));
+  return per * double(I.n_patches);
+}
+
+template class DevicePatchSmoother<2, double>;
+template class DevicePatchSmoother<3, double>;
+template class DevicePatchSmoother<2, float>;
+template class DevicePatchSmoother<3, float>;
+
+}  // namespace tcfem::multigrid

@@ -1,0 +1,326 @@
+#pragma once
+// The block program of the vertex-patch smoother kernels (seed 004, Section 3), host/device: the
+// CUDA kernels (device_patch_kernels.cuh) run it with a thread block, the CPU tests
+// (tests/unit/test_patch_block.cpp) with one host thread per block, block after block. One block
+// handles L.patches patches of one color; the patch tensors live in shared memory in the rotating
+// layouts of patch_kernel_layouts.h, one thread per line of each contraction.
+//
+// Why no atomics: the patches of one color have vertices whose coordinates have equal parity, so
+// two of them differ by at least 2 in some direction d. The nodes a patch reads (its full node box
+// (v_d - 1) k .. (v_d + 1) k) and the inner nodes another patch of the color writes
+// ((v'_d - 1) k + 1 .. (v'_d + 1) k - 1 with |v_d - v'_d| >= 2) are then disjoint along d: a block
+// never reads an entry another block of the same launch writes, and no two blocks write one entry.
+// Colors are separate launches (stream order), so each color sees the updates of the previous ones.
+// The additive smoother uses the same color launches to sum the overlapping corrections without
+// atomics (see device_patch_smoother.cu).
+#include "core/hd.h"
+#include "multigrid/patch_kernel_layouts.h"
+
+/// A load of data that no thread changes during the launch (b, the residual, the eigenvalue
+/// sums): through the read-only data cache on the device.
+template <typename Number>
+TCFEM_HD inline Number load_read_only(const Number* ptr) {
+#if defined(__CUDA_ARCH__)
+  return __ldg(ptr);
+#else
+  return *ptr;
+#endif
+}
+
+/// Full unrolling of the loops over the nodes of a line (compile-time trip counts) on the device.
+#if defined(__CUDACC__)
+#define TCFEM_PATCH_UNROLL _Pragma("unroll")
+#else
+#define TCFEM_PATCH_UNROLL
+#endif
+
+namespace tcfem::multigrid::patch_kernels {
+
+/// a b + c, one rounding on the device
+template <typename Number>
+TCFEM_HD inline Number fmadd(Number a, Number b, Number c) {
+#if defined(__CUDA_ARCH__)
+  return fma(a, b, c);
+#else
+  return a * b + c;
+#endif
+}
+
+/// Launch parameters of one color.
+template <typename Number>
+struct PatchKernelParams {
+  const Number* inverse_diagonal = nullptr;  ///< ni^dim: 1 / (lambda_x + lambda_y (+ lambda_z)), lexicographic
+  Number* x = nullptr;
+  const Number* b = nullptr;
+  const Number* r_in = nullptr;  ///< solve kernels: residual buffer of the color, or global residual vector
+  Number* r_out = nullptr;       ///< residual kernel: residual buffer of the color
+  long long stride[3] = {1, 0, 0};  ///< lattice strides
+  long long extent[3] = {1, 1, 1};  ///< lattice nodes per direction
+  int count[3] = {1, 1, 1};         ///< patches of the color per direction
+  int parity[3] = {0, 0, 0};        ///< vertex parity of the color per direction (1: odd)
+  int n_patches = 0;                ///< patches of the color
+  Number omega = Number(1);
+};
+
+/// The 1D matrices of all directions, passed by value as a kernel parameter (constant bank): per
+/// direction d at d * (2 ni nf + ni ni): M (ni x nf, row-major; inner rows, all columns), L
+/// (likewise), V (ni x ni, column j the eigenvector j). Every index into it is a compile-time
+/// constant after unrolling, so the FMAs take the entry straight from the constant bank: no
+/// shared-memory load per FMA, and every lane of a warp reads the same entry. 17.6 KB for 3D,
+/// k = 8, double (kernel parameters may have 32 KB since CUDA 12.1 on sm_70 and newer).
+template <int dim, int k, typename Number>
+struct PatchMatrices {
+  static constexpr int stride = 2 * (2 * k - 1) * (2 * k + 1) + (2 * k - 1) * (2 * k - 1);
+  Number m[dim * stride];
+};
+
+/// A patch of the color by its position m = (m_0, m_1, m_2) among the color's patches per
+/// direction (0 <= m_d < count[d]; m_2 = 0 in 2D). Blocks are laid on a grid of
+/// ceil(count[0] / L.patches) x count[1] (x count[2]) blocks, so no integer division is needed.
+struct PatchPosition {
+  int m[3] = {0, 0, 0};
+};
+
+/// Lattice coordinates of the lowest node of a patch.
+template <int dim, int k, typename Number>
+TCFEM_HD inline void patch_origin(const PatchKernelParams<Number>& p, const PatchPosition& pos, long long (&c)[3]) {
+TCFEM_PATCH_UNROLL
+  for (int d = 0; d < dim; ++d) {
+    const int v = p.parity[d] ? 1 + 2 * pos.m[d] : 2 + 2 * pos.m[d];  // interior vertex coordinate, 1 .. n_d - 1
+    c[d] = static_cast<long long>(v - 1) * k;
+  }
+}
+
+/// The patch's number within its color, m_0 + count_0 (m_1 + count_1 m_2): its slot in the
+/// residual buffer of the separate variant.
+template <typename Number>
+TCFEM_HD inline long long patch_number(const PatchKernelParams<Number>& p, const PatchPosition& pos) {
+  return pos.m[0] + static_cast<long long>(p.count[0]) * (pos.m[1] + static_cast<long long>(p.count[1]) * pos.m[2]);
+}
+
+/// Global index of inner node n (lexicographic in the (2k-1)^dim inner box) of the patch with origin c.
+template <int dim, int k, typename Number>
+TCFEM_HD inline long long inner_index(const PatchKernelParams<Number>& p, const long long (&c)[3], int n) {
+  constexpr int ni = 2 * k - 1;
+  long long g = 0;
+  int r = n;
+TCFEM_PATCH_UNROLL
+  for (int d = 0; d < dim; ++d) {
+    g += (c[d] + 1 + r % ni) * p.stride[d];
+    r /= ni;
+  }
+  return g;
+}
+
+/// sum_j a[j * stride] v[j]: a row (stride 1) or a column (stride n) of a 1D matrix of the
+/// kernel parameter (the same entry for every lane).
+template <int n, int stride, typename Number>
+TCFEM_HD inline Number dot(const Number* a, const Number (&v)[n]) {
+  Number s = a[0] * v[0];
+TCFEM_PATCH_UNROLL
+  for (int j = 1; j < n; ++j) s = fmadd(a[j * stride], v[j], s);
+  return s;
+}
+
+template <int n, typename Number>
+TCFEM_HD inline void load_line(const Number* src, Number (&v)[n]) {
+TCFEM_PATCH_UNROLL
+  for (int j = 0; j < n; ++j) v[j] = src[j];
+}
+
+/// The work of one thread block (bx, by, bz): the patches m = (bx L.patches + j, by, bz),
+/// j = 0 .. L.patches - 1, of the color, with
+/// `g` the threads of the block (on the host: one thread doing every item of a phase in turn) and
+/// `smem` the block's shared array of L.shared_elements() values.
+template <int dim, int k, typename Number, KernelKind kind>
+TCFEM_HD void patch_block(const ThreadGroup g, const int bx, const int by, const int bz,
+                          const PatchKernelParams<Number>& p,
+                          const PatchMatrices<dim, k, Number>& matrices, Number* smem) {
+  constexpr PatchLayout L = patch_layout(dim, k, sizeof(Number), kind);
+  constexpr int nf = 2 * k + 1, ni = 2 * k - 1;
+  constexpr int ms = PatchMatrices<dim, k, Number>::stride;
+  static_assert(ms == L.matrix_stride(), "matrix layout");
+  const Number* mats = matrices.m;
+  const int tid = g.rank;
+  const int first_m0 = bx * L.patches;
+  auto patch_ok = [&](const Item& it) { return it.valid && first_m0 + it.patch < p.count[0]; };
+  auto position = [&](const Item& it) {
+    PatchPosition pos;
+    pos.m[0] = first_m0 + it.patch;
+    pos.m[1] = by;
+    pos.m[2] = bz;
+    return pos;
+  };
+
+  // ---- gather: x_F (constrained nodes as 0), or the local residual, into buf0 -----------------
+  {
+    constexpr int count = gather_count(L, kind);
+    for (int q = tid; q < phase_slots(L, count); q += g.size) {
+      const Item it = phase_item(L, count, q);
+      if (!patch_ok(it)) continue;
+      const PatchPosition patch = position(it);
+      Number* dst = smem + buf0_offset(L, it.patch) + it.index;
+      long long c[3];
+      patch_origin<dim, k>(p, patch, c);
+      if constexpr (has_residual(kind)) {
+        int r = it.index;
+        bool constrained = false;
+        long long node = 0;
+TCFEM_PATCH_UNROLL
+        for (int d = 0; d < dim; ++d) {
+          const long long cd = c[d] + r % nf;
+          r /= nf;
+          constrained |= cd == 0 || cd == p.extent[d] - 1;
+          node += cd * p.stride[d];
+        }
+        *dst = constrained ? Number(0) : p.x[node];
+      } else if constexpr (kind == KernelKind::solve_from_buffer) {
+        *dst = load_read_only(p.r_in + patch_number(p, patch) * ipow(ni, dim) + it.index);
+      } else {
+        *dst = load_read_only(p.r_in + inner_index<dim, k>(p, c, it.index));
+      }
+    }
+  }
+  g.sync();
+
+  // ---- localized residual r_I = b_I - A_{I,F} x_F (seed 004, Eq. 8) ----------------------------
+  if constexpr (has_residual(kind)) {
+    const Number* M0 = mats;
+    const Number* L0 = mats + ni * nf;
+    const Number* M1 = mats + ms;
+    const Number* L1 = mats + ms + ni * nf;
+    // x phase: a = M0 u, b = L0 u  ([x'][z][y] / [x'][y])
+    {
+      constexpr int lines = ipow(nf, dim - 1), out_size = lines * ni;
+      for (int q = tid; q < phase_slots(L, lines); q += g.size) {
+        const Item it = phase_item(L, lines, q);
+        if (!patch_ok(it)) continue;
+        Number v[nf];
+        load_line(smem + buf0_offset(L, it.patch) + line_in_address(nf, it.index, 0), v);
+        Number* out = smem + buf1_offset(L, it.patch);
+TCFEM_PATCH_UNROLL
+        for (int i = 0; i < ni; ++i) {
+          out[line_out_address(lines, i, it.index)] = dot<nf, 1>(M0 + i * nf, v);
+          out[out_size + line_out_address(lines, i, it.index)] = dot<nf, 1>(L0 + i * nf, v);
+        }
+      }
+    }
+    g.sync();
+    if constexpr (dim == 3) {
+      const Number* M2 = mats + 2 * ms;
+      const Number* L2 = mats + 2 * ms + ni * nf;
+      // y phase: c = M1 a, e = L1 a + M1 b  ([y'][x'][z])
+      {
+        constexpr int lines = ni * nf, in_size = lines * nf, out_size = lines * ni;
+        for (int q = tid; q < phase_slots(L, lines); q += g.size) {
+          const Item it = phase_item(L, lines, q);
+          if (!patch_ok(it)) continue;
+          const Number* in = smem + buf1_offset(L, it.patch) + line_in_address(nf, it.index, 0);
+          Number va[nf], vb[nf];
+          load_line(in, va);
+          load_line(in + in_size, vb);
+          Number* out = smem + buf0_offset(L, it.patch);
+TCFEM_PATCH_UNROLL
+          for (int i = 0; i < ni; ++i) {
+            out[line_out_address(lines, i, it.index)] = dot<nf, 1>(M1 + i * nf, va);
+            out[out_size + line_out_address(lines, i, it.index)] =
+                dot<nf, 1>(L1 + i * nf, va) + dot<nf, 1>(M1 + i * nf, vb);
+          }
+        }
+      }
+      g.sync();
+      // z phase: r = b - (L2 c + M2 e)  ([z'][y'][x'], lexicographic)
+      {
+        constexpr int lines = ni * ni, in_size = lines * nf;
+        for (int q = tid; q < phase_slots(L, lines); q += g.size) {
+          const Item it = phase_item(L, lines, q);
+          if (!patch_ok(it)) continue;
+          const PatchPosition patch = position(it);
+          const Number* in = smem + buf0_offset(L, it.patch) + line_in_address(nf, it.index, 0);
+          Number vc[nf], ve[nf];
+          load_line(in, vc);
+          load_line(in + in_size, ve);
+          long long c[3];
+          patch_origin<dim, k>(p, patch, c);
+TCFEM_PATCH_UNROLL
+          for (int i = 0; i < ni; ++i) {
+            const int n = line_out_address(lines, i, it.index);
+            const Number r = load_read_only(p.b + inner_index<dim, k>(p, c, n)) - (dot<nf, 1>(L2 + i * nf, vc) + dot<nf, 1>(M2 + i * nf, ve));
+            if constexpr (kind == KernelKind::residual)
+              p.r_out[patch_number(p, patch) * (ni * ni * ni) + n] = r;
+            else
+              smem[buf1_offset(L, it.patch) + n] = r;
+          }
+        }
+      }
+    } else {
+      // y phase: r = b - (L1 a + M1 b)  ([y'][x'], lexicographic)
+      constexpr int lines = ni, in_size = lines * nf;
+      for (int q = tid; q < phase_slots(L, lines); q += g.size) {
+        const Item it = phase_item(L, lines, q);
+        if (!patch_ok(it)) continue;
+        const PatchPosition patch = position(it);
+        const Number* in = smem + buf1_offset(L, it.patch) + line_in_address(nf, it.index, 0);
+        Number va[nf], vb[nf];
+        load_line(in, va);
+        load_line(in + in_size, vb);
+        long long c[3];
+        patch_origin<dim, k>(p, patch, c);
+TCFEM_PATCH_UNROLL
+        for (int i = 0; i < ni; ++i) {
+          const int n = line_out_address(lines, i, it.index);
+          const Number r = load_read_only(p.b + inner_index<dim, k>(p, c, n)) - (dot<nf, 1>(L1 + i * nf, va) + dot<nf, 1>(M1 + i * nf, vb));
+          if constexpr (kind == KernelKind::residual)
+            p.r_out[patch_number(p, patch) * (ni * ni) + n] = r;
+          else
+            smem[buf0_offset(L, it.patch) + n] = r;
+        }
+      }
+    }
+  }
+
+  // ---- local solve by fast diagonalization, x_I += omega A_j^{-1} r_I ------------------------
+  if constexpr (has_solve(kind)) {
+    g.sync();
+    constexpr int lines = ipow(ni, dim - 1);
+    int cur = line_phases(L, kind).residual_buffer;
+TCFEM_PATCH_UNROLL
+    for (int s = 0; s < 2 * dim; ++s) {
+      const int d = s % dim;
+      const Number* V = mats + d * ms + 2 * ni * nf;
+      for (int q = tid; q < phase_slots(L, lines); q += g.size) {
+        const Item it = phase_item(L, lines, q);
+        if (!patch_ok(it)) continue;
+        const int o_in = cur == 0 ? buf0_offset(L, it.patch) : buf1_offset(L, it.patch);
+        const int o_out = cur == 0 ? buf1_offset(L, it.patch) : buf0_offset(L, it.patch);
+        Number v[ni];
+        load_line(smem + o_in + line_in_address(ni, it.index, 0), v);
+        if (s < dim - 1) {  // V_d^T
+TCFEM_PATCH_UNROLL
+          for (int i = 0; i < ni; ++i) smem[o_out + line_out_address(lines, i, it.index)] = dot<ni, ni>(V + i, v);
+        } else if (s == dim - 1) {  // V_d^T, then the inverse eigenvalue sums (lexicographic again)
+TCFEM_PATCH_UNROLL
+          for (int i = 0; i < ni; ++i) {
+            const int n = line_out_address(lines, i, it.index);
+            smem[o_out + n] = dot<ni, ni>(V + i, v) * load_read_only(p.inverse_diagonal + n);
+          }
+        } else if (s < 2 * dim - 1) {  // V_d
+TCFEM_PATCH_UNROLL
+          for (int i = 0; i < ni; ++i) smem[o_out + line_out_address(lines, i, it.index)] = dot<ni, 1>(V + i * ni, v);
+        } else {  // last V_d: lexicographic result, added to x
+          long long c[3];
+          patch_origin<dim, k>(p, position(it), c);
+TCFEM_PATCH_UNROLL
+          for (int i = 0; i < ni; ++i) {
+            const long long node = inner_index<dim, k>(p, c, line_out_address(lines, i, it.index));
+            p.x[node] += p.omega * dot<ni, 1>(V + i * ni, v);
+          }
+        }
+      }
+      cur = 1 - cur;
+      if (s < 2 * dim - 1) g.sync();
+    }
+  }
+}
+
+}  // namespace tcfem::multigrid::patch_kernels

@@ -1,0 +1,274 @@
+#pragma once
+// Thread maps and shared-memory layouts of the vertex-patch smoother kernels
+// (device_patch_kernels.cuh), as host-callable constexpr functions without CUDA-only code: the
+// kernels index shared memory with them, and tests/unit/test_patch_kernel_layouts.cpp enumerates
+// every warp-wide shared access of every kernel phase and checks that no two lanes of a warp touch
+// different words of one bank (bank model of operators/cuda_core_layouts.h).
+//
+// Notation: k the degree, nf = 2k+1 nodes of a patch per direction, ni = 2k-1 inner nodes.
+// Every patch array is a dense tensor whose last (fastest) index is contiguous. A contraction
+// along that index ("a line phase") reads lines of n_in contiguous values and writes
+//   out[i][a][b] for in[a][b][c]: address_in(l, j) = l n_in + j, address_out(i, l) = i L + l,
+// with l = b + n_b a the line number and L the number of lines: the contracted index becomes the
+// slowest one and the index order rotates (z,y,x) -> (x',z,y) -> (y',x',z) -> (z',y',x') in 3D,
+// (y,x) -> (x',y) -> (y',x') in 2D; after dim phases the tensor is lexicographic again. One
+// thread per line: it holds its n_in inputs in registers and forms the n_out outputs one by one
+// with the 1D matrix entry shared by all lanes (from the constant bank: the matrices are a kernel
+// parameter, see device_patch_kernels.cuh).
+//
+// Bank conflicts: n_in = 2k+1 or 2k-1 is odd, so l n_in + j and i L + l, over the lines l of one
+// lane group, hit distinct banks (odd strides and unit strides are permutations modulo the bank
+// count). A lane group is the set of lanes of one shared-memory wavefront: 16 lanes for 8-byte
+// values (a warp's 8-byte access is two half-warps), 32 lanes for 4-byte values. Patches never
+// share a lane group: the items (lines, or nodes in the gather) of a patch are padded to a multiple
+// of the group size, so the arrays of the patches can sit anywhere.
+#include <array>
+
+#include "core/hd.h"
+
+namespace tcfem::multigrid::patch_kernels {
+
+inline constexpr int warp_lanes = 32;
+
+TCFEM_HD constexpr int ipow(int n, int p) { return p == 0 ? 1 : n * ipow(n, p - 1); }
+TCFEM_HD constexpr int round_up(int n, int m) { return (n + m - 1) / m * m; }
+
+/// What one kernel launch does per patch.
+enum class KernelKind : int {
+  fused = 0,              ///< gather x_F, local residual, local solve, x_I += omega c
+  residual = 1,           ///< gather x_F, local residual -> a global buffer of the color's patches
+  solve_from_buffer = 2,  ///< local residual from that buffer, local solve, x_I += omega c
+  solve_from_vector = 3,  ///< local residual gathered from a global residual vector, solve, update
+};
+
+TCFEM_HD constexpr bool has_residual(KernelKind kind) {
+  return kind == KernelKind::fused || kind == KernelKind::residual;
+}
+TCFEM_HD constexpr bool has_solve(KernelKind kind) { return kind != KernelKind::residual; }
+
+/// Per-block layout of one kernel.
+struct PatchLayout {
+  int dim = 3, k = 1, nf = 3, ni = 1, value_bytes = 8;
+  int group = 16;    ///< lanes of one shared wavefront; each patch's items start at a multiple
+  int patches = 1;   ///< patches per thread block
+  int threads = 32;  ///< block size (a multiple of 32)
+  int buf0 = 0;      ///< elements per patch of the first work array
+  int buf1 = 0;      ///< elements per patch of the second work array
+  /// elements per direction of the 1D matrices (M, L: ni x nf; V: ni x ni), a kernel parameter
+  TCFEM_HD constexpr int matrix_stride() const { return 2 * ni * nf + ni * ni; }
+  TCFEM_HD constexpr int shared_elements() const { return patches * (buf0 + buf1); }
+  TCFEM_HD constexpr int shared_bytes() const { return shared_elements() * value_bytes; }
+};
+
+/// Largest block size the layouts use and the dynamic shared memory budget of a multi-patch block:
+/// several patches share a block until about 256 threads or 96 KB (two blocks per SM on sm_90).
+inline constexpr int target_threads = 256;
+inline constexpr int multi_patch_smem_budget = 96 * 1024;
+
+TCFEM_HD constexpr PatchLayout patch_layout(int dim, int k, int value_bytes, KernelKind kind) {
+  PatchLayout L;
+  L.dim = dim;
+  L.k = k;
+  L.nf = 2 * k + 1;
+  L.ni = 2 * k - 1;
+  L.value_bytes = value_bytes;
+  L.group = value_bytes == 8 ? 16 : 32;
+  const int nf = L.nf, ni = L.ni;
+  const int inner = ipow(ni, dim);
+  if (has_residual(kind)) {
+    // buf0: x_F (nf^dim), in 3D later the two products of the y phase (2 ni^2 nf)
+    // buf1: the two products of the x phase (2 ni nf^(dim-1)), in 3D later the residual (ni^3)
+    const int p0 = ipow(nf, dim), p1 = dim == 3 ? 2 * ni * ni * nf : 0;
+    L.buf0 = p0 > p1 ? p0 : p1;
+    const int q1 = 2 * ni * ipow(nf, dim - 1);
+    L.buf1 = q1 > inner ? q1 : inner;
+  } else {
+    L.buf0 = inner;
+    L.buf1 = inner;
+  }
+  // threads per patch: the lines of the largest line phase, padded to the lane group
+  const int lines = has_residual(kind) ? ipow(nf, dim - 1) : ipow(ni, dim - 1);
+  const int per_patch = round_up(lines, L.group);
+  int p = target_threads / per_patch;
+  if (p < 1) p = 1;
+  while (p > 1 && p * (L.buf0 + L.buf1) * value_bytes > multi_patch_smem_budget) --p;
+  L.patches = p;
+  L.threads = round_up(p * per_patch, warp_lanes);
+  return L;
+}
+
+/// One item of a phase: a line (line phases) or a node (gather/scatter phases) of a patch.
+struct Item {
+  int patch = 0;  ///< patch within the block
+  int index = 0;  ///< line or node within the patch
+  bool valid = false;
+};
+
+/// Item q of a phase with `count` items per patch: items of a patch occupy round_up(count, group)
+/// consecutive slots, so that no lane group holds items of two patches.
+TCFEM_HD constexpr Item phase_item(const PatchLayout& L, int count, int q) {
+  const int per_patch = round_up(count, L.group);
+  Item it;
+  it.patch = q / per_patch;
+  it.index = q % per_patch;
+  it.valid = it.index < count && it.patch < L.patches;
+  return it;
+}
+/// Slots of a phase (the loop bound of the block's strided item loop).
+TCFEM_HD constexpr int phase_slots(const PatchLayout& L, int count) { return L.patches * round_up(count, L.group); }
+
+/// Shared addresses (in elements, relative to the patch's array) of a line phase.
+TCFEM_HD constexpr int line_in_address(int n_in, int line, int j) { return line * n_in + j; }
+TCFEM_HD constexpr int line_out_address(int lines, int i, int line) { return i * lines + line; }
+
+/// Offsets (elements) of the arrays of patch p.
+TCFEM_HD constexpr int buf0_offset(const PatchLayout& L, int p) { return p * L.buf0; }
+TCFEM_HD constexpr int buf1_offset(const PatchLayout& L, int p) { return L.patches * L.buf0 + p * L.buf1; }
+
+/// One line phase of a kernel: contraction of n_in -> n_out values per line over `lines` lines,
+/// with `arrays_in` input tensors (read at the same line) and `arrays_out` outputs, reading
+/// buffer `from` (0/1) and writing buffer `to` (0/1, or -1: the outputs go to global memory).
+struct LinePhase {
+  int n_in, n_out, lines, arrays_in, arrays_out, from, to;
+};
+
+/// The line phases of a kernel, in order (at most 3 residual + 2 dim solve phases).
+struct PhaseList {
+  LinePhase phase[9]{};
+  int count = 0;
+  /// buffer (0/1) holding the lexicographic local residual when the solve starts
+  int residual_buffer = 0;
+};
+
+TCFEM_HD constexpr PhaseList line_phases(const PatchLayout& L, KernelKind kind) {
+  PhaseList P;
+  const int nf = L.nf, ni = L.ni, dim = L.dim;
+  if (has_residual(kind)) {
+    if (dim == 3) {
+      P.phase[P.count++] = {nf, ni, nf * nf, 1, 2, 0, 1};  // x: M0 u, L0 u
+      P.phase[P.count++] = {nf, ni, ni * nf, 2, 2, 1, 0};  // y: M1 a, L1 a + M1 b
+      // z: r = b - (L2 c + M2 e): to buf1, or to the global buffer
+      P.phase[P.count++] = {nf, ni, ni * ni, 2, 1, 0, kind == KernelKind::residual ? -1 : 1};
+      P.residual_buffer = 1;
+    } else {
+      P.phase[P.count++] = {nf, ni, nf, 1, 2, 0, 1};                                      // x
+      P.phase[P.count++] = {nf, ni, ni, 2, 1, 1, kind == KernelKind::residual ? -1 : 0};  // y
+      P.residual_buffer = 0;
+    }
+  } else {
+    P.residual_buffer = 0;  // the load phase writes buf0
+  }
+  if (has_solve(kind)) {
+    int cur = P.residual_buffer;
+    for (int s = 0; s < 2 * dim; ++s) {
+      const bool last = s == 2 * dim - 1;
+      P.phase[P.count++] = {ni, ni, ipow(ni, dim - 1), 1, 1, cur, last ? -1 : 1 - cur};
+      cur = 1 - cur;
+    }
+  }
+  return P;
+}
+
+/// Node phases (gather of x_F into buf0, load of the residual into buf0): `count` nodes per patch,
+/// node n of patch p stored at buffer address n.
+TCFEM_HD constexpr int gather_count(const PatchLayout& L, KernelKind kind) {
+  return has_residual(kind) ? ipow(L.nf, L.dim) : ipow(L.ni, L.dim);
+}
+
+/// Every warp-wide shared access of one block of a kernel: f(phase name, addresses), addresses
+/// in elements of the block's shared array, -1 for inactive lanes. Phase names: 'G' gather
+/// stores, 'R' line reads, 'W' line writes. (The 1D matrices are not in shared memory.)
+template <class F>
+constexpr void for_each_patch_access(const PatchLayout& L, KernelKind kind, F&& f) {
+  std::array<long, warp_lanes> a{};
+  const int warps = L.threads / warp_lanes;
+  // gather / load
+  {
+    const int count = gather_count(L, kind), slots = phase_slots(L, count);
+    for (int base = 0; base < slots; base += L.threads)
+      for (int w = 0; w < warps; ++w) {
+        for (int l = 0; l < warp_lanes; ++l) {
+          const auto it = phase_item(L, count, base + w * warp_lanes + l);
+          a[l] = it.valid ? buf0_offset(L, it.patch) + it.index : -1;
+        }
+        f('G', a);
+      }
+  }
+  const auto P = line_phases(L, kind);
+  for (int ph = 0; ph < P.count; ++ph) {
+    const auto& lp = P.phase[ph];
+    const int slots = phase_slots(L, lp.lines);
+    const int in_size = lp.lines * lp.n_in, out_size = lp.lines * lp.n_out;
+    for (int base = 0; base < slots; base += L.threads)
+      for (int w = 0; w < warps; ++w) {
+        for (int arr = 0; arr < lp.arrays_in; ++arr)
+          for (int j = 0; j < lp.n_in; ++j) {
+            for (int l = 0; l < warp_lanes; ++l) {
+              const auto it = phase_item(L, lp.lines, base + w * warp_lanes + l);
+              const int off = lp.from == 0 ? buf0_offset(L, it.patch) : buf1_offset(L, it.patch);
+              a[l] = it.valid ? off + arr * in_size + line_in_address(lp.n_in, it.index, j) : -1;
+            }
+            f('R', a);
+          }
+        if (lp.to < 0) continue;
+        for (int arr = 0; arr < lp.arrays_out; ++arr)
+          for (int i = 0; i < lp.n_out; ++i) {
+            for (int l = 0; l < warp_lanes; ++l) {
+              const auto it = phase_item(L, lp.lines, base + w * warp_lanes + l);
+              const int off = lp.to == 0 ? buf0_offset(L, it.patch) : buf1_offset(L, it.patch);
+              a[l] = it.valid ? off + arr * out_size + line_out_address(lp.lines, i, it.index) : -1;
+            }
+            f('W', a);
+          }
+      }
+  }
+}
+
+// ---- work counts of one smoothing step (per patch) ------------------------------------------
+
+/// Floating-point operations of one patch (an FMA counts 2): line phases, the residual
+/// subtraction, the eigenvalue scaling and the update.
+TCFEM_HD constexpr double patch_flops(int dim, int k, KernelKind kind) {
+  const double nf = 2 * k + 1, ni = 2 * k - 1;
+  double fma = 0.0, other = 0.0;
+  if (has_residual(kind)) {
+    if (dim == 3)
+      fma += 2 * nf * nf * ni * nf + 3 * ni * nf * ni * nf + 2 * ni * ni * ni * nf;
+    else
+      fma += 2 * nf * ni * nf + 2 * ni * ni * nf;
+    other += dim == 3 ? ni * ni * ni : ni * ni;  // b - A u
+  }
+  if (has_solve(kind)) {
+    const double inner = dim == 3 ? ni * ni * ni : ni * ni;
+    fma += 2 * dim * inner * ni;
+    other += inner;  // eigenvalue scaling
+    fma += inner;    // x += omega c
+  }
+  return 2.0 * fma + other;
+}
+
+/// Shared-memory bytes of one patch: element loads and stores of the patch arrays (gather stores,
+/// line reads, line writes to shared memory). The 1D matrix entries come from the constant bank.
+TCFEM_HD constexpr double patch_shared_bytes(const PatchLayout& L, KernelKind kind) {
+  double elements = gather_count(L, kind);
+  const auto P = line_phases(L, kind);
+  for (int ph = 0; ph < P.count; ++ph) {
+    const auto& lp = P.phase[ph];
+    elements += double(lp.lines) * lp.n_in * lp.arrays_in;
+    if (lp.to >= 0) elements += double(lp.lines) * lp.n_out * lp.arrays_out;
+  }
+  return elements * L.value_bytes;
+}
+
+/// Global-memory bytes of one patch (without cache reuse): x_F and b_I read, x_I read and written;
+/// the residual kernels write / the solve kernels read ni^dim residual values instead.
+TCFEM_HD constexpr double patch_global_bytes(int dim, int k, int value_bytes, KernelKind kind) {
+  const double full = ipow(2 * k + 1, dim), inner = ipow(2 * k - 1, dim);
+  double n = 0.0;
+  if (has_residual(kind)) n += full + inner;  // x_F, b_I
+  if (kind == KernelKind::residual) n += inner;
+  if (has_solve(kind)) n += (kind == KernelKind::fused ? 0.0 : inner) + 2 * inner;  // r, x_I read + write
+  return n * value_bytes;
+}
+
+}  // namespace tcfem::multigrid::patch_kernels

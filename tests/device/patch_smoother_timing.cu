@@ -1,0 +1,178 @@
+// Timing driver of the vertex-patch smoother kernels (a measurement tool, not a test): for each
+// (precision, degree) it builds DevicePatchSmoother on a Cartesian box of about --dofs DoFs, runs
+// --warmup smoothing steps, then times --reps steps one by one with CUDA events (one step: the
+// 2^dim color launches and the Dirichlet copy) and prints the median with the work model of
+// patch_kernel_layouts.h: FLOP per DoF and TFLOP/s with the fraction of the FP64 (or FP32) FMA
+// peak, shared-memory bytes per DoF and TB/s with the fraction of the shared-memory bandwidth,
+// and the global bytes (without cache reuse) per DoF and GB/s.
+//
+//   patch_smoother_timing [--dim 3] [--prec fp64,fp32] [--degrees 3-7] [--dofs 1e8]
+//                         [--variant fused|separate] [--reps 10] [--warmup 2]
+//                         [--fp64-peak 31.6] [--fp32-peak 66.9] [--smem-peak 32.7]
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "core/cuda_check.h"
+#include "core/device.h"
+#include "core/device_buffer.h"
+#include "multigrid/device_patch_smoother.h"
+
+namespace {
+using namespace tcfem;
+
+std::vector<std::string> split(const std::string& s) {
+  std::vector<std::string> out;
+  std::size_t b = 0;
+  while (true) {
+    const auto e = s.find(',', b);
+    out.push_back(s.substr(b, e == std::string::npos ? std::string::npos : e - b));
+    if (e == std::string::npos) break;
+    b = e + 1;
+  }
+  return out;
+}
+
+std::vector<int> degrees(const std::string& s) {
+  std::vector<int> out;
+  for (const auto& item : split(s)) {
+    const auto dash = item.find('-');
+    if (dash == std::string::npos)
+      out.push_back(std::atoi(item.c_str()));
+    else
+      for (int k = std::atoi(item.substr(0, dash).c_str()); k <= std::atoi(item.substr(dash + 1).c_str()); ++k)
+        out.push_back(k);
+  }
+  return out;
+}
+
+float median(std::vector<float> t) {
+  std::sort(t.begin(), t.end());
+  return t.size() % 2 ? t[t.size() / 2] : 0.5f * (t[t.size() / 2 - 1] + t[t.size() / 2]);
+}
+
+struct Peaks {
+  double fp64 = 31.6, fp32 = 66.9, smem = 32.7;  // TFLOP/s, TFLOP/s, TB/s
+};
+
+template <int dim, typename Number>
+void run(int k, double target, multigrid::PatchVariant variant, int reps, int warmup, const Peaks& peaks) {
+  const int n = std::max(2, int(std::lround((std::pow(target, 1.0 / dim) - 1.0) / k)));
+  std::array<int, dim> nc;
+  nc.fill(n);
+  mesh::BoxMesh<dim> mesh(nc, mesh::GeometryKind::cartesian);
+  fe::DofLayout<dim> dofs(mesh, fe::Disc::cg, k);
+  multigrid::SmootherSettings settings;
+  settings.kind = multigrid::SmootherKind::patch;
+  settings.patch_variant = variant;
+  multigrid::DevicePatchSmoother<dim, Number> smoother(mesh, dofs, fe::gauss(k + 1), settings, nullptr);
+  const std::size_t N = dofs.n_local();
+  DeviceBuffer<Number> x, b;
+  {
+    std::mt19937_64 rng(12345);
+    std::uniform_real_distribution<double> dist(-1.0, 1.0);
+    std::vector<Number> h(N);
+    for (auto& v : h) v = static_cast<Number>(dist(rng));
+    x = DeviceBuffer<Number>(h);
+    for (auto& v : h) v = static_cast<Number>(dist(rng));
+    b = DeviceBuffer<Number>(h);
+  }
+  cudaEvent_t e0, e1;
+  TCFEM_CUDA_CHECK(cudaEventCreate(&e0));
+  TCFEM_CUDA_CHECK(cudaEventCreate(&e1));
+  for (int i = 0; i < warmup; ++i) smoother.smooth(x.data(), b.data(), multigrid::SweepOrder::forward);
+  TCFEM_CUDA_CHECK(cudaDeviceSynchronize());
+  std::vector<float> t(reps);
+  for (int r = 0; r < reps; ++r) {
+    TCFEM_CUDA_CHECK(cudaEventRecord(e0));
+    smoother.smooth(x.data(), b.data(), multigrid::SweepOrder::forward);
+    TCFEM_CUDA_CHECK(cudaEventRecord(e1));
+    TCFEM_CUDA_CHECK(cudaEventSynchronize(e1));
+    TCFEM_CUDA_CHECK(cudaEventElapsedTime(&t[r], e0, e1));
+  }
+  TCFEM_CUDA_CHECK(cudaGetLastError());
+  // the iterate must stay finite (random x and b, exact local solves)
+  {
+    std::vector<Number> h(std::min<std::size_t>(N, 1 << 20));
+    TCFEM_CUDA_CHECK(cudaMemcpy(h.data(), x.data(), h.size() * sizeof(Number), cudaMemcpyDeviceToHost));
+    for (const auto v : h)
+      if (!std::isfinite(double(v))) throw Error("patch smoother timing: non-finite iterate");
+  }
+  const double sec = median(t) * 1e-3, nd = double(dofs.n_dofs());
+  const double flops = smoother.flops_per_step(), smem = smoother.shared_bytes_per_step(),
+               glob = smoother.global_bytes_per_step();
+  const double tflops = flops / sec * 1e-12, tbs = smem / sec * 1e-12;
+  const double peak = sizeof(Number) == 8 ? peaks.fp64 : peaks.fp32;
+  std::printf("patch %s %dD %s k=%d cells=%d dofs=%.3e  %8.3f ms (min %.3f max %.3f)  %6.2f GDoF/s  flop/dof %6.0f  "
+              "%6.2f TFLOP/s (%4.1f%% of %s FMA peak)  smem %6.0f B/dof %5.2f TB/s (%4.1f%%)  global %5.1f B/dof %6.0f GB/s\n",
+              multigrid::to_string(variant), dim, sizeof(Number) == 8 ? "fp64" : "fp32", k, n, nd, sec * 1e3,
+              *std::min_element(t.begin(), t.end()), *std::max_element(t.begin(), t.end()), nd / sec * 1e-9,
+              flops / nd, tflops, 100.0 * tflops / peak, sizeof(Number) == 8 ? "FP64" : "FP32", smem / nd, tbs,
+              100.0 * tbs / peaks.smem, glob / nd, glob / sec * 1e-9);
+  std::fflush(stdout);
+  cudaEventDestroy(e0);
+  cudaEventDestroy(e1);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int dim = 3, reps = 10, warmup = 2;
+  std::string precs = "fp64,fp32", degs = "3-7", variant = "fused";
+  double target = 1e8;
+  Peaks peaks;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    const std::string a = argv[i], v = argv[i + 1];
+    if (a == "--dim") dim = std::atoi(v.c_str());
+    else if (a == "--prec") precs = v;
+    else if (a == "--degrees") degs = v;
+    else if (a == "--dofs") target = std::atof(v.c_str());
+    else if (a == "--reps") reps = std::max(1, std::atoi(v.c_str()));
+    else if (a == "--warmup") warmup = std::atoi(v.c_str());
+    else if (a == "--variant") variant = v;
+    else if (a == "--fp64-peak") peaks.fp64 = std::atof(v.c_str());
+    else if (a == "--fp32-peak") peaks.fp32 = std::atof(v.c_str());
+    else if (a == "--smem-peak") peaks.smem = std::atof(v.c_str());
+    else {
+      std::fprintf(stderr, "unknown option %s\n", a.c_str());
+      return 2;
+    }
+  }
+  const auto var = multigrid::parse_patch_variant(variant);
+  if (!var || *var == multigrid::PatchVariant::global || (dim != 2 && dim != 3)) {
+    std::fprintf(stderr, "--variant: fused or separate; --dim: 2 or 3\n");
+    return 2;
+  }
+  try {
+    const auto info = query_device(0);
+    if (!info.available) {
+      std::fprintf(stderr, "no CUDA device: %s\n", info.reason.c_str());
+      return 1;
+    }
+    std::printf("device %s, %d SMs, %.2f GHz\n", info.name.c_str(), info.sm_count, info.clock_ghz);
+    for (const auto& p : split(precs))
+      for (int k : degrees(degs)) {
+        try {
+          if (p != "fp64" && p != "fp32") throw InputError("--prec: fp64 or fp32");
+          if (dim == 3)
+            p == "fp64" ? run<3, double>(k, target, *var, reps, warmup, peaks)
+                        : run<3, float>(k, target, *var, reps, warmup, peaks);
+          else
+            p == "fp64" ? run<2, double>(k, target, *var, reps, warmup, peaks)
+                        : run<2, float>(k, target, *var, reps, warmup, peaks);
+        } catch (const InputError& e) {
+          std::printf("patch %dD %s k=%d: %s\n", dim, p.c_str(), k, e.what());
+        }
+      }
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "error: %s\n", e.what());
+    return 1;
+  }
+  return 0;
+}

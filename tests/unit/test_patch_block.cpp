@@ -1,0 +1,193 @@
+// The block program of the device vertex-patch smoother (multigrid/patch_block.h) on the CPU: the
+// launch sequence of DevicePatchSmoother::smooth (colors in order, each color's blocks one after
+// the other, one host thread per block, shared memory a NaN-poisoned host array) with the same
+// setup (patch_kernel_setup.h), against VertexPatchSmoother: fused, separate, global and additive,
+// forward then backward, dim 2 and 3, degrees 1..8, anisotropic Cartesian meshes and a deformed one.
+// This checks the index maps, the rotating layouts, the buffers and the phase order of the kernels
+// without a GPU; the device tests check the same on the device.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "multigrid/multigrid.h"
+#include "multigrid/patch_block.h"
+#include "multigrid/patch_kernel_setup.h"
+#include "multigrid/patch_smoother.h"
+
+namespace {
+using namespace tcfem;
+using namespace tcfem::multigrid::patch_kernels;
+using multigrid::PatchVariant;
+using multigrid::SweepOrder;
+
+template <int dim, int k, typename Number, KernelKind kind>
+void run_color(const PatchKernelParams<Number>& p, const std::vector<Number>& mats) {
+  constexpr auto L = patch_layout(dim, k, sizeof(Number), kind);
+  PatchMatrices<dim, k, Number> m;
+  ASSERT_EQ(mats.size(), sizeof(m.m) / sizeof(Number));
+  std::copy(mats.begin(), mats.end(), m.m);
+  std::vector<Number> smem(L.shared_elements());
+  const int bx = (p.count[0] + L.patches - 1) / L.patches, bz = dim == 3 ? p.count[2] : 1;
+  for (int z = 0; z < bz; ++z)
+    for (int y = 0; y < p.count[1]; ++y)
+      for (int x = 0; x < bx; ++x) {
+        std::fill(smem.begin(), smem.end(), std::numeric_limits<Number>::quiet_NaN());
+        patch_block<dim, k, Number, kind>(ThreadGroup{0, 1}, x, y, z, p, m, smem.data());
+      }
+}
+
+template <int dim, int k, typename Number>
+void run_kind(KernelKind kind, const PatchKernelParams<Number>& p, const std::vector<Number>& mats) {
+  if (p.n_patches == 0) return;
+  switch (kind) {
+    case KernelKind::fused: return run_color<dim, k, Number, KernelKind::fused>(p, mats);
+    case KernelKind::residual: return run_color<dim, k, Number, KernelKind::residual>(p, mats);
+    case KernelKind::solve_from_buffer: return run_color<dim, k, Number, KernelKind::solve_from_buffer>(p, mats);
+    case KernelKind::solve_from_vector: return run_color<dim, k, Number, KernelKind::solve_from_vector>(p, mats);
+  }
+}
+
+enum class Case { fused, separate, global, additive };
+
+template <int dim, int k, typename Number = double>
+double emulation_error(const std::array<int, dim>& nc, mesh::GeometryKind g, Case c, unsigned seed) {
+  mesh::BoxMesh<dim> mesh(nc, g);
+  fe::DofLayout<dim> dofs(mesh, fe::Disc::cg, k);
+  operators::OperatorConfig config;
+  config.disc = fe::Disc::cg;
+  config.degree = k;
+  multigrid::MatrixFreeLevelOperator<dim, Number> op(mesh, dofs, config);
+  const auto quadrature = op.matrix_free().path() == operators::Path::cartesian
+                              ? fe::gauss(k + 1)
+                              : fe::make_quadrature(config.quadrature, k);
+  const bool additive = c == Case::additive;
+  const double omega = additive ? multigrid::additive_default_relaxation(dim) : 1.0;
+  PatchVariant variant = c == Case::separate ? PatchVariant::separate
+                         : c == Case::global ? PatchVariant::global
+                                             : PatchVariant::fused;
+  multigrid::VertexPatchSmoother<dim, Number> ref(mesh, dofs, quadrature, additive, variant, omega, op);
+  if (g != mesh::GeometryKind::cartesian) variant = PatchVariant::global;
+
+  const std::size_t n = dofs.n_local();
+  std::mt19937 gen(seed);
+  std::uniform_real_distribution<double> dist(-1.0, 1.0);
+  Vector<Number> x(n), b(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    x[i] = static_cast<Number>(dist(gen));
+    b[i] = static_cast<Number>(dist(gen));
+  }
+  Vector<Number> y = x;
+
+  std::vector<Number> inverse_diagonal;
+  const auto mats = patch_kernel_matrices<dim, Number>(mesh, k, quadrature, inverse_diagonal);
+  auto colors = patch_kernel_colors<dim, Number>(mesh, dofs);
+  std::size_t n_patches = 0, largest = 0;
+  for (const auto& p : colors) {
+    n_patches += p.n_patches;
+    largest = std::max<std::size_t>(largest, p.n_patches);
+  }
+  EXPECT_EQ(n_patches, ref.n_patches());
+  for (int col = 0; col < (1 << dim); ++col) EXPECT_EQ(std::size_t(colors[col].n_patches), ref.colors()[col].size());
+  Vector<Number> residual(n);
+  std::vector<Number> buffer(largest * ipow(2 * k - 1, dim), std::numeric_limits<Number>::quiet_NaN());
+  auto global_residual = [&](const Vector<Number>& u) {
+    op.vmult(residual, u);
+    for (std::size_t i = 0; i < n; ++i) residual[i] = b[i] - residual[i];
+  };
+  const auto& mask = dofs.boundary_mask();
+  for (const auto order : {SweepOrder::forward, SweepOrder::backward}) {
+    ref.smooth(x, b, order);
+    // the launch sequence of DevicePatchSmoother::smooth
+    const int n_colors = 1 << dim;
+    if (additive) {
+      global_residual(y);
+      for (int col = 0; col < n_colors; ++col) {
+        auto p = colors[col];
+        p.inverse_diagonal = inverse_diagonal.data();
+        p.omega = static_cast<Number>(omega);
+        p.x = y.data();
+        p.r_in = residual.data();
+        run_kind<dim, k, Number>(KernelKind::solve_from_vector, p, mats);
+      }
+    } else {
+      for (int i = 0; i < n_colors; ++i) {
+        auto p = colors[order == SweepOrder::forward ? i : n_colors - 1 - i];
+        p.inverse_diagonal = inverse_diagonal.data();
+        p.omega = static_cast<Number>(omega);
+        p.x = y.data();
+        p.b = b.data();
+        if (variant == PatchVariant::fused) {
+          run_kind<dim, k, Number>(KernelKind::fused, p, mats);
+        } else if (variant == PatchVariant::separate) {
+          p.r_out = buffer.data();
+          run_kind<dim, k, Number>(KernelKind::residual, p, mats);
+          p.r_in = buffer.data();
+          run_kind<dim, k, Number>(KernelKind::solve_from_buffer, p, mats);
+        } else {
+          global_residual(y);
+          p.r_in = residual.data();
+          run_kind<dim, k, Number>(KernelKind::solve_from_vector, p, mats);
+        }
+      }
+    }
+    for (std::size_t i = 0; i < n; ++i)
+      if (mask[i]) y[i] = b[i];
+  }
+  double d = 0.0, s = 0.0;
+  for (std::size_t i = 0; i < n; ++i) {
+    if (!std::isfinite(y[i])) return std::numeric_limits<double>::infinity();
+    d += (double(y[i]) - x[i]) * (double(y[i]) - x[i]);
+    s += double(x[i]) * x[i];
+  }
+  return std::sqrt(d / s);
+}
+
+template <int k>
+void check_degree() {
+  const int n3 = k <= 2 ? 5 : 3, n2 = 7 - k / 2;
+  unsigned seed = 100 * k;
+  for (Case c : {Case::fused, Case::separate, Case::global, Case::additive}) {
+    const std::string what = "k=" + std::to_string(k) + " case " + std::to_string(static_cast<int>(c));
+    EXPECT_LT((emulation_error<2, k>({n2 + 1, n2}, mesh::GeometryKind::cartesian, c, ++seed)), 1e-12) << "2D " << what;
+    EXPECT_LT((emulation_error<3, k>({n3 + 1, n3, n3 + 2}, mesh::GeometryKind::cartesian, c, ++seed)), 1e-12)
+        << "3D " << what;
+  }
+  // several blocks per color (multi-patch blocks: 2D always, 3D for low degrees), colors without patches
+  EXPECT_LT((emulation_error<2, k>({33, 2}, mesh::GeometryKind::cartesian, Case::fused, ++seed)), 1e-12) << k;
+  if (k <= 2) {
+    EXPECT_LT((emulation_error<3, k>({9, 6, 2}, mesh::GeometryKind::cartesian, Case::fused, ++seed)), 1e-12) << k;
+  }
+  // deformed: global residual of the level operator, Cartesian patch inverse
+  EXPECT_LT((emulation_error<2, k>({4, 5}, mesh::GeometryKind::deformed, Case::fused, ++seed)), 1e-12) << k;
+}
+
+TEST(PatchBlockEmulation, Degree1) { check_degree<1>(); }
+TEST(PatchBlockEmulation, Degree2) { check_degree<2>(); }
+TEST(PatchBlockEmulation, Degree3) { check_degree<3>(); }
+TEST(PatchBlockEmulation, Degree4) { check_degree<4>(); }
+TEST(PatchBlockEmulation, Degree5) { check_degree<5>(); }
+TEST(PatchBlockEmulation, Degree6) { check_degree<6>(); }
+TEST(PatchBlockEmulation, Degree7) { check_degree<7>(); }
+TEST(PatchBlockEmulation, Degree8) { check_degree<8>(); }
+
+// float: the layouts of 4-byte values (32-lane groups, other patches per block); the tolerance
+// only separates rounding (float, different operation order than the CPU smoother) from index errors
+TEST(PatchBlockEmulation, Float) {
+  EXPECT_LT((emulation_error<3, 1, float>({7, 6, 5}, mesh::GeometryKind::cartesian, Case::fused, 11)), 1e-4);
+  EXPECT_LT((emulation_error<3, 3, float>({4, 3, 5}, mesh::GeometryKind::cartesian, Case::separate, 12)), 1e-4);
+  EXPECT_LT((emulation_error<3, 5, float>({3, 4, 3}, mesh::GeometryKind::cartesian, Case::fused, 13)), 1e-4);
+  EXPECT_LT((emulation_error<3, 8, float>({3, 3, 4}, mesh::GeometryKind::cartesian, Case::additive, 14)), 1e-4);
+  EXPECT_LT((emulation_error<2, 2, float>({21, 6}, mesh::GeometryKind::cartesian, Case::fused, 15)), 1e-4);
+  EXPECT_LT((emulation_error<2, 7, float>({5, 6}, mesh::GeometryKind::cartesian, Case::global, 16)), 1e-4);
+}
+
+TEST(PatchBlockEmulation, Deformed3D) {
+  EXPECT_LT((emulation_error<3, 2>({3, 4, 3}, mesh::GeometryKind::deformed, Case::fused, 7)), 1e-12);
+  EXPECT_LT((emulation_error<3, 3>({3, 3, 4}, mesh::GeometryKind::deformed, Case::additive, 8)), 1e-12);
+}
+
+}  // namespace
