@@ -1,8 +1,15 @@
 // The solve phase of the direct solver on a CUDA device: cuBLAS GEMM for the products with Pi^{-1}
 // and the C_k^{-1} (FP64 with DMMA tensor cores, FP32, FP16 tensor cores with FP32 accumulation)
-// and CSR kernels for B, B^T, D_k, D_k^T. Leading dimensions are padded to multiples of 8 entries
-// (16-byte aligned FP16 columns, what the tensor-core GEMM kernels want); padding rows and columns
-// hold zeros.
+// and sparse kernels for B, B^T, D_k, D_k^T.
+// Layout of the many right-hand sides: right-hand side fastest. Every node of a block (C, E, and
+// the interior nodes of class k) has a slot s, and entry (slot s, right-hand side r) is stored at
+// r + nrhs_pad * s; interior node j of cell c of class k has slot c + cells_k * j. So a sparse
+// product reads and writes each node's nrhs values as one contiguous, coalesced run (a warp per
+// row, lanes over right-hand sides), and the dense products are GEMMs with the vectors on the left:
+//   X_E^T = R_E^T Pi^{-1}   ((nrhs_pad x |E|) (|E| x |E|)),
+//   X_k^T = Y_k^T C_k^{-1}  ((nrhs_pad cells_k x npc) (npc x npc)),
+// using the symmetry of the inverses. Counts are padded to multiples of 8 (16-byte aligned FP16
+// columns, what the tensor-core GEMM kernels want); padding entries hold zeros.
 #include <cublas_v2.h>
 #include <cuda_fp16.h>
 
@@ -96,24 +103,62 @@ __device__ inline double to_acc(double v) { return v; }
 __device__ inline float to_acc(float v) { return v; }
 __device__ inline float to_acc(__half v) { return __half2float(v); }
 
-/// y[:, r] -= A x[:, r] for a CSR matrix A; with round_input, x is rounded to FP16 first.
+/// Length of the row segments of the sparse products: one warp per segment, one entry per lane.
+constexpr int segment_length = 32;
+
+/// y(slot, r) -= sum_p values[p] x(cols[p], r) over the segments of a CSR matrix whose rows and
+/// columns are slots, for all right-hand sides r < nrhs; entries at r + ld * slot. Rows are split
+/// into segments of at most 32 entries (the hierarchical basis couples a few edge nodes to
+/// thousands of interior nodes), one warp per segment: the lanes load the segment's columns and
+/// values at once and broadcast them, and each lane accumulates eight right-hand sides in
+/// registers, so every access to x and y is a coalesced run and the x loads are independent.
+/// Segments of rows split into several are added with atomics (their summation order, and so the
+/// last bits of those rows, may vary between runs). With round_input, x is rounded to FP16 first.
 template <typename M, typename V, bool round_input>
-__global__ void csr_subtract_kernel(std::int64_t rows, const std::int64_t* __restrict__ row_ptr,
-                                    const std::int32_t* __restrict__ cols, const M* __restrict__ values,
-                                    std::int64_t nrhs, const V* __restrict__ x, std::int64_t ldx, V* __restrict__ y,
-                                    std::int64_t ldy) {
-  const std::int64_t i = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x;
-  if (i >= rows) return;
-  const std::int64_t begin = row_ptr[i], end = row_ptr[i + 1];
-  if (begin == end) return;
-  for (std::int64_t r = blockIdx.y; r < nrhs; r += gridDim.y) {
-    V s = 0;
-    for (std::int64_t p = begin; p < end; ++p) {
-      V xv = x[cols[p] + r * ldx];
-      if constexpr (round_input) xv = __half2float(__float2half_rn(xv));
-      s += to_acc(values[p]) * xv;
+__global__ void __launch_bounds__(256)
+    multi_subtract_kernel(std::int64_t segments, const std::int32_t* __restrict__ segment_slot,
+                          const std::int64_t* __restrict__ segment_begin, const std::int32_t* __restrict__ segment_info,
+                          const std::int32_t* __restrict__ cols, const M* __restrict__ values, std::int64_t nrhs,
+                          std::int64_t ld, const V* __restrict__ x, V* __restrict__ y) {
+  constexpr int per_lane = 8;
+  const std::int64_t segment = (blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x) / 32;
+  const int lane = threadIdx.x % 32;
+  if (segment >= segments) return;
+  const std::int64_t begin = segment_begin[segment];
+  const int info = segment_info[segment];  // length, negative: the row has several segments
+  const int length = info < 0 ? -info : info;
+  const std::int32_t my_col = lane < length ? cols[begin + lane] : 0;
+  const V my_value = lane < length ? to_acc(values[begin + lane]) : V(0);
+  V* yrow = y + std::int64_t(segment_slot[segment]) * ld;
+  for (std::int64_t r0 = 0; r0 < nrhs; r0 += 32 * per_lane) {
+    V acc[per_lane];
+#pragma unroll
+    for (int t = 0; t < per_lane; ++t) acc[t] = 0;
+#pragma unroll 4
+    for (int q = 0; q < length; ++q) {
+      const std::int32_t col = __shfl_sync(0xffffffffu, my_col, q);
+      const V a = __shfl_sync(0xffffffffu, my_value, q);
+      const V* xrow = x + std::int64_t(col) * ld;
+#pragma unroll
+      for (int t = 0; t < per_lane; ++t) {
+        const std::int64_t r = r0 + lane + 32 * t;
+        if (r < nrhs) {
+          V xv = xrow[r];
+          if constexpr (round_input) xv = __half2float(__float2half_rn(xv));
+          acc[t] += a * xv;
+        }
+      }
     }
-    y[i + r * ldy] -= s;
+#pragma unroll
+    for (int t = 0; t < per_lane; ++t) {
+      const std::int64_t r = r0 + lane + 32 * t;
+      if (r < nrhs) {
+        if (info < 0)
+          atomicAdd(yrow + r, -acc[t]);
+        else
+          yrow[r] -= acc[t];
+      }
+    }
   }
 }
 
@@ -135,10 +180,14 @@ __global__ void to_half_kernel(std::int64_t n, const float* __restrict__ in, __h
     out[i] = __float2half_rn(in[i]);
 }
 
+/// A sparse matrix on the device as row segments of at most segment_length entries (empty rows
+/// dropped), rows and columns as slots.
 template <typename M>
 struct DeviceCsr {
-  std::int64_t rows = 0;
-  DeviceBuffer<std::int64_t> row_ptr;
+  std::int64_t segments = 0;
+  DeviceBuffer<std::int32_t> segment_slot;   ///< the row's slot
+  DeviceBuffer<std::int64_t> segment_begin;  ///< first entry
+  DeviceBuffer<std::int32_t> segment_info;   ///< entries; negated when the row has several segments
   DeviceBuffer<std::int32_t> cols;
   DeviceBuffer<M> values;
 };
@@ -173,10 +222,17 @@ class CudaSolvePhase final : public SolvePhase {
       pi_lo_ = upload_padded(s.pi_inverse, s.n_edge, ne_pad_, true);
       for (const auto& c : s.class_inverse) class_lo_.push_back(upload_padded(c, s.nodes_per_cell, npc_pad_, true));
     }
-    b_ = upload_csr(s.b, nullptr);
-    bt_ = upload_csr(s.bt, nullptr);
-    for (const auto& m : s.d) d_.push_back(upload_csr(m, nullptr, true));
-    for (const auto& m : s.dt) dt_.push_back(upload_csr(m, &m));
+    // slots: C and E nodes are their own indices; interior node j of cell c of class k: c + cells_k j
+    const std::int64_t npc = std::max<std::int64_t>(s.nodes_per_cell, 1);
+    auto identity = [](std::int64_t i) { return i; };
+    b_ = upload_csr(s.b, identity, identity);
+    bt_ = upload_csr(s.bt, identity, identity);
+    for (std::size_t k = 0; k < s.d.size(); ++k) {
+      const std::int64_t cells = s.class_cells[k];
+      auto interior = [cells, npc](std::int64_t q) { return q / npc + cells * (q % npc); };
+      d_.push_back(upload_csr(s.d[k], identity, interior));
+      dt_.push_back(upload_csr(s.dt[k], interior, identity));
+    }
     TCFEM_CUDA_CHECK(cudaDeviceSynchronize());
     setup_seconds_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - t_setup).count();
   }
@@ -192,6 +248,7 @@ class CudaSolvePhase final : public SolvePhase {
 
   void load(const BlockVectors<double>& b) override {
     nrhs_ = b.nrhs;
+    nrhs_pad_ = pad8(nrhs_);
     for (auto* buf : {&bc_, &be_, &xc_, &xe_, &re_}) *buf = DeviceBuffer<V>();
     half_ = DeviceBuffer<__half>();
     split_hi_ = DeviceBuffer<float>();
@@ -200,7 +257,7 @@ class CudaSolvePhase final : public SolvePhase {
     xi_.clear();
     yi_.clear();
     for (std::size_t k = 0; k < s_.class_cells.size(); ++k)
-      if (s_.class_cells[k] * nrhs_ > INT_MAX)
+      if (s_.class_cells[k] * pad8(nrhs_) > INT_MAX)
         throw InputError("--rhs: cells x right-hand sides exceeds the 32-bit GEMM size; use fewer right-hand sides");
     // b, x and scratch for every block, plus the FP16 copy of the largest GEMM input
     double largest = double(ne_pad_), rows = double(s_.n_coarse) * 2 + double(ne_pad_) * 3;
@@ -208,7 +265,7 @@ class CudaSolvePhase final : public SolvePhase {
       rows += 3.0 * double(cells * npc_pad_);
       largest = std::max(largest, double(cells * npc_pad_));
     }
-    const double need = double(nrhs_) * (rows * sizeof(V) + (P == Precision::fp16     ? 2.0 * largest
+    const double need = double(pad8(nrhs_)) * (rows * sizeof(V) + (P == Precision::fp16     ? 2.0 * largest
                                                              : P == Precision::tf32x3 ? 8.0 * largest
                                                                                       : 0.0));
     std::size_t free_b = 0, total_b = 0;
@@ -227,41 +284,40 @@ class CudaSolvePhase final : public SolvePhase {
     xc_ = DeviceBuffer<V>(bc_.size());
     xe_ = DeviceBuffer<V>(be_.size());
     re_ = DeviceBuffer<V>(be_.size());
-    if constexpr (P == Precision::fp16) half_ = DeviceBuffer<__half>(static_cast<std::size_t>(largest * nrhs_));
+    if constexpr (P == Precision::fp16) half_ = DeviceBuffer<__half>(static_cast<std::size_t>(largest * nrhs_pad_));
     if constexpr (P == Precision::tf32x3) {
-      split_hi_ = DeviceBuffer<float>(static_cast<std::size_t>(largest * nrhs_));
-      split_lo_ = DeviceBuffer<float>(static_cast<std::size_t>(largest * nrhs_));
+      split_hi_ = DeviceBuffer<float>(static_cast<std::size_t>(largest * nrhs_pad_));
+      split_lo_ = DeviceBuffer<float>(static_cast<std::size_t>(largest * nrhs_pad_));
     }
   }
 
   double run() override {
-    const std::int64_t nc = s_.n_coarse;
     marks_.clear();
     TCFEM_CUDA_CHECK(cudaEventRecord(start_, stream_));
     // (4): r_E = b_E - B^T b_C - sum_k D_k C_k^{-1} b_k; x_E = Pi^{-1} r_E
     copy(re_, be_);
     mark(SolveComponent::copies);
-    subtract(bt_, bc_.data(), nc, re_.data(), ne_pad_);
+    subtract(bt_, bc_.data(), re_.data());
     mark(SolveComponent::sparse);
     for (std::size_t k = 0; k < class_.size(); ++k) {
       class_gemm(k, bi_[k], yi_[k]);
-      subtract(d_[k], yi_[k].data(), class_ld(k), re_.data(), ne_pad_);
+      subtract(d_[k], yi_[k].data(), re_.data());
       mark(SolveComponent::sparse);
     }
     const void* r = input(re_);
     mark(SolveComponent::copies);
-    gemm(ne_pad_, nrhs_, ne_pad_, pi_.data(), pi_lo_.data(), ne_pad_, r, ne_pad_, xe_.data(), ne_pad_);
+    gemm(nrhs_pad_, ne_pad_, ne_pad_, r, nrhs_pad_, pi_.data(), pi_lo_.data(), ne_pad_, xe_.data(), nrhs_pad_);
     mark(SolveComponent::gemm_pi);
     // (5): x_C = b_C - B x_E
     copy(xc_, bc_);
     mark(SolveComponent::copies);
-    subtract(b_, xe_.data(), ne_pad_, xc_.data(), nc);
+    subtract(b_, xe_.data(), xc_.data());
     mark(SolveComponent::sparse);
     // (6): x_k = C_k^{-1} (b_k - D_k^T x_E)
     for (std::size_t k = 0; k < class_.size(); ++k) {
       copy(yi_[k], bi_[k]);
       mark(SolveComponent::copies);
-      subtract(dt_[k], xe_.data(), ne_pad_, yi_[k].data(), class_ld(k));
+      subtract(dt_[k], xe_.data(), yi_[k].data());
       mark(SolveComponent::sparse);
       class_gemm(k, yi_[k], xi_[k]);
     }
@@ -286,17 +342,18 @@ class CudaSolvePhase final : public SolvePhase {
   BlockVectors<double> result() const override {
     BlockVectors<double> x;
     x.nrhs = nrhs_;
-    x.c = download(xc_, s_.n_coarse, s_.n_coarse);
-    x.e = download(xe_, s_.n_edge, ne_pad_);
+    x.c = download(xc_, s_.n_coarse);
+    x.e = download(xe_, s_.n_edge);
     for (std::size_t k = 0; k < xi_.size(); ++k) {
-      // cell-major padded columns back to the host layout
+      // slots c + cells j, right-hand side fastest, back to the host layout
       const std::int64_t cells = s_.class_cells[k], npc = s_.nodes_per_cell;
       const auto h = xi_[k].to_host();
       std::vector<double> out(static_cast<std::size_t>(cells * npc * nrhs_));
-      for (std::int64_t r = 0; r < nrhs_; ++r)
-        for (std::int64_t c = 0; c < cells; ++c)
-          for (std::int64_t j = 0; j < npc; ++j)
-            out[j + c * npc + r * cells * npc] = double(h[j + c * npc_pad_ + r * cells * npc_pad_]) / scale_[r];
+      for (std::int64_t j = 0; j < npc; ++j)
+        for (std::int64_t c = 0; c < cells; ++c) {
+          const V* src = h.data() + (c + cells * j) * nrhs_pad_;
+          for (std::int64_t r = 0; r < nrhs_; ++r) out[j + c * npc + r * cells * npc] = double(src[r]) / scale_[r];
+        }
       x.i.push_back(std::move(out));
     }
     return x;
@@ -306,7 +363,6 @@ class CudaSolvePhase final : public SolvePhase {
   double setup_seconds() const override { return setup_seconds_; }
 
  private:
-  std::int64_t class_ld(std::size_t k) const { return s_.class_cells[k] * npc_pad_; }
 
   /// The n x n matrix `a` on the device as an ld x ld matrix, zero-padded; converted and copied
   /// in blocks of columns so that no full-size host copy is made. tf32x3: the hi part of the
@@ -335,28 +391,32 @@ class CudaSolvePhase final : public SolvePhase {
 
   /// pad_cols: the columns are I_k indices (cell * npc + j), moved to cell * npc_pad + j;
   /// row_source (D_k^T): the rows are I_k indices, spread to padded rows (padding rows empty).
-  DeviceCsr<M> upload_csr(const CsrMatrix& m, const CsrMatrix* row_source, bool pad_cols = false) {
-    const std::int64_t npc = std::max<std::int64_t>(s_.nodes_per_cell, 1);
-    std::vector<std::int64_t> row_ptr;
-    std::vector<std::int32_t> cols(m.cols.begin(), m.cols.end());
-    if (pad_cols)
-      for (auto& c : cols) c = static_cast<std::int32_t>(c / npc * npc_pad_ + c % npc);
-    if (row_source) {
-      const std::int64_t cells = m.n_rows / npc;
-      row_ptr.assign(static_cast<std::size_t>(cells * npc_pad_ + 1), 0);
-      for (std::int64_t c = 0; c < cells; ++c)
-        for (std::int64_t j = 0; j < npc_pad_; ++j) {
-          const std::int64_t src = j < npc ? c * npc + j : -1;
-          row_ptr[c * npc_pad_ + j + 1] = src >= 0 ? m.row_ptr[src + 1] : row_ptr[c * npc_pad_ + j];
-        }
-    } else {
-      row_ptr = m.row_ptr;
+  /// The nonempty rows of `m` as segments, rows and columns mapped to slots.
+  template <class RowSlot, class ColSlot>
+  DeviceCsr<M> upload_csr(const CsrMatrix& m, RowSlot row_slot, ColSlot col_slot) {
+    std::vector<std::int32_t> slot, info;
+    std::vector<std::int64_t> begin;
+    for (std::int64_t i = 0; i < m.n_rows; ++i) {
+      const std::int64_t b = m.row_ptr[i], e = m.row_ptr[i + 1];
+      const bool split = e - b > segment_length;
+      for (std::int64_t p = b; p < e; p += segment_length) {
+        const auto length = static_cast<std::int32_t>(std::min<std::int64_t>(segment_length, e - p));
+        slot.push_back(static_cast<std::int32_t>(row_slot(i)));
+        begin.push_back(p);
+        info.push_back(split ? -length : length);
+      }
     }
+    std::vector<std::int32_t> cols(m.cols.size());
     std::vector<M> values(m.values.size());
-    for (std::size_t p = 0; p < values.size(); ++p) values[p] = host_convert<M>(m.values[p]);
+    for (std::size_t p = 0; p < cols.size(); ++p) {
+      cols[p] = static_cast<std::int32_t>(col_slot(m.cols[p]));
+      values[p] = host_convert<M>(m.values[p]);
+    }
     DeviceCsr<M> d;
-    d.rows = static_cast<std::int64_t>(row_ptr.size()) - 1;
-    d.row_ptr = DeviceBuffer<std::int64_t>(row_ptr);
+    d.segments = static_cast<std::int64_t>(slot.size());
+    d.segment_slot = DeviceBuffer<std::int32_t>(slot);
+    d.segment_begin = DeviceBuffer<std::int64_t>(begin);
+    d.segment_info = DeviceBuffer<std::int32_t>(info);
     d.cols = DeviceBuffer<std::int32_t>(cols);
     d.values = DeviceBuffer<M>(values);
     return d;
@@ -366,26 +426,30 @@ class CudaSolvePhase final : public SolvePhase {
     if constexpr (P == Precision::fp16) return arch::Fp16Format::round(static_cast<float>(v));
     return static_cast<V>(v);
   }
-  DeviceBuffer<V> upload_vectors(const std::vector<double>& v, std::int64_t rows, std::int64_t ld) const {
-    std::vector<V> h(static_cast<std::size_t>(ld * nrhs_), V(0));
-    for (std::int64_t r = 0; r < nrhs_; ++r)
-      for (std::int64_t i = 0; i < rows; ++i) h[i + r * ld] = host_vector_value(v[i + r * rows] * scale_[r]);
+  /// rows x nrhs (host, column-major) to slots 0..slots-1 with the right-hand side fastest.
+  DeviceBuffer<V> upload_vectors(const std::vector<double>& v, std::int64_t rows, std::int64_t slots) const {
+    std::vector<V> h(static_cast<std::size_t>(slots * nrhs_pad_), V(0));
+    for (std::int64_t i = 0; i < rows; ++i)
+      for (std::int64_t r = 0; r < nrhs_; ++r) h[r + i * nrhs_pad_] = host_vector_value(v[i + r * rows] * scale_[r]);
     return DeviceBuffer<V>(h);
   }
+  /// Interior nodes of class k: node j of cell c to slot c + cells j (npc_pad slots per cell).
   DeviceBuffer<V> upload_class_vectors(const std::vector<double>& v, std::size_t k) const {
     const std::int64_t cells = s_.class_cells[k], npc = s_.nodes_per_cell;
-    std::vector<V> h(static_cast<std::size_t>(cells * npc_pad_ * nrhs_), V(0));
-    for (std::int64_t r = 0; r < nrhs_; ++r)
-      for (std::int64_t c = 0; c < cells; ++c)
-        for (std::int64_t j = 0; j < npc; ++j)
-          h[j + c * npc_pad_ + r * cells * npc_pad_] = host_vector_value(v[j + c * npc + r * cells * npc] * scale_[r]);
+    std::vector<V> h(static_cast<std::size_t>(cells * npc_pad_ * nrhs_pad_), V(0));
+    for (std::int64_t j = 0; j < npc; ++j)
+      for (std::int64_t c = 0; c < cells; ++c) {
+        V* dst = h.data() + (c + cells * j) * nrhs_pad_;
+        for (std::int64_t r = 0; r < nrhs_; ++r)
+          dst[r] = host_vector_value(v[j + c * npc + r * cells * npc] * scale_[r]);
+      }
     return DeviceBuffer<V>(h);
   }
-  std::vector<double> download(const DeviceBuffer<V>& d, std::int64_t rows, std::int64_t ld) const {
+  std::vector<double> download(const DeviceBuffer<V>& d, std::int64_t rows) const {
     const auto h = d.to_host();
     std::vector<double> out(static_cast<std::size_t>(rows * nrhs_));
-    for (std::int64_t r = 0; r < nrhs_; ++r)
-      for (std::int64_t i = 0; i < rows; ++i) out[i + r * rows] = double(h[i + r * ld]) / scale_[r];
+    for (std::int64_t i = 0; i < rows; ++i)
+      for (std::int64_t r = 0; r < nrhs_; ++r) out[i + r * rows] = double(h[r + i * nrhs_pad_]) / scale_[r];
     return out;
   }
 
@@ -394,13 +458,14 @@ class CudaSolvePhase final : public SolvePhase {
       TCFEM_CUDA_CHECK(
           cudaMemcpyAsync(dst.data(), src.data(), src.size() * sizeof(V), cudaMemcpyDeviceToDevice, stream_));
   }
-  void subtract(const DeviceCsr<M>& a, const V* x, std::int64_t ldx, V* y, std::int64_t ldy) {
-    if (a.rows == 0 || a.cols.size() == 0 || nrhs_ == 0) return;
-    const int threads = 256;
-    const dim3 grid(static_cast<unsigned>((a.rows + threads - 1) / threads),
-                    static_cast<unsigned>(std::min<std::int64_t>(nrhs_, 65535)));
-    csr_subtract_kernel<M, V, P == Precision::fp16><<<grid, threads, 0, stream_>>>(
-        a.rows, a.row_ptr.data(), a.cols.data(), a.values.data(), nrhs_, x, ldx, y, ldy);
+  /// y -= A x on slot-indexed blocks of nrhs_pad_ entries per slot.
+  void subtract(const DeviceCsr<M>& a, const V* x, V* y) {
+    if (a.segments == 0 || nrhs_ == 0) return;
+    const int threads = 256, warps_per_block = threads / 32;
+    const auto blocks = static_cast<unsigned>((a.segments + warps_per_block - 1) / warps_per_block);
+    multi_subtract_kernel<M, V, P == Precision::fp16><<<blocks, threads, 0, stream_>>>(
+        a.segments, a.segment_slot.data(), a.segment_begin.data(), a.segment_info.data(), a.cols.data(),
+        a.values.data(), nrhs_, nrhs_pad_, x, y);
     TCFEM_CUDA_CHECK_LAUNCH();
   }
   /// The GEMM input: the vectors themselves, (fp16) their FP16 copy, or (tf32x3) the hi part of
@@ -424,29 +489,32 @@ class CudaSolvePhase final : public SolvePhase {
   }
   /// c = a b (m x k times k x n); tf32x3: a_hi b_hi + a_hi b_lo + a_lo b_hi with a_lo = a_low and
   /// b_lo in split_lo_ (b is the hi part from input()).
-  void gemm(std::int64_t m, std::int64_t n, std::int64_t k, const M* a, const M* a_low, std::int64_t lda,
-            const void* b, std::int64_t ldb, V* c, std::int64_t ldc) {
+  /// c = a b (m x k times k x n) with the vectors `a` (from input()) on the left and the symmetric
+  /// inverse b; tf32x3: a_hi b_hi + a_lo b_hi + a_hi b_lo with a_lo in split_lo_ and b_lo = b_low.
+  void gemm(std::int64_t m, std::int64_t n, std::int64_t k, const void* a, std::int64_t lda, const M* b,
+            const M* b_low, std::int64_t ldb, V* c, std::int64_t ldc) {
     if (m == 0 || n == 0) return;
     const V one = 1, zero = 0;
-    auto product = [&](const M* x, const void* y, const V* beta) {
+    auto product = [&](const void* x, const M* y, const V* beta) {
       TCFEM_CUBLAS_CHECK(cublasGemmEx(handle_, CUBLAS_OP_N, CUBLAS_OP_N, int(m), int(n), int(k), &one, x,
-                                      Types<P>::matrix_type, int(lda), y, Types<P>::input_type, int(ldb), beta, c,
+                                      Types<P>::input_type, int(lda), y, Types<P>::matrix_type, int(ldb), beta, c,
                                       Types<P>::vector_type, int(ldc), Types<P>::compute, CUBLAS_GEMM_DEFAULT));
     };
     product(a, b, &zero);
     if constexpr (P == Precision::tf32x3) {
-      product(a, split_lo_.data(), &one);
-      product(a_low, b, &one);
+      product(split_lo_.data(), b, &one);
+      product(a, b_low, &one);
     } else {
-      (void)a_low;
+      (void)b_low;
     }
   }
   void class_gemm(std::size_t k, const DeviceBuffer<V>& in, DeviceBuffer<V>& out) {
     if (s_.nodes_per_cell == 0) return;
     const void* b = input(in);
     mark(SolveComponent::copies);
-    gemm(npc_pad_, s_.class_cells[k] * nrhs_, npc_pad_, class_[k].data(),
-         P == Precision::tf32x3 ? class_lo_[k].data() : nullptr, npc_pad_, b, npc_pad_, out.data(), npc_pad_);
+    const std::int64_t rows = s_.class_cells[k] * nrhs_pad_;  // (right-hand side, cell) pairs
+    gemm(rows, npc_pad_, npc_pad_, b, rows, class_[k].data(), P == Precision::tf32x3 ? class_lo_[k].data() : nullptr,
+         npc_pad_, out.data(), rows);
     mark(SolveComponent::gemm_classes);
   }
   /// Records an event after the work queued so far; the time since the previous mark is
@@ -469,7 +537,7 @@ class CudaSolvePhase final : public SolvePhase {
   std::vector<cudaEvent_t> events_;
   std::vector<SolveComponent> marks_;
   ComponentSeconds times_{};
-  std::int64_t ne_pad_ = 0, npc_pad_ = 0, nrhs_ = 0;
+  std::int64_t ne_pad_ = 0, npc_pad_ = 0, nrhs_ = 0, nrhs_pad_ = 0;
   DeviceBuffer<M> pi_, pi_lo_;
   std::vector<DeviceBuffer<M>> class_, class_lo_;
   DeviceCsr<M> b_, bt_;
