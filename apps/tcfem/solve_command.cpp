@@ -162,11 +162,17 @@ int run_solve(const SolveOptions& o) {
   const int k = o.degree;
   const double n_cells = std::pow(double(n), dim);
   const double n_dofs_est = disc == fe::Disc::cg ? std::pow(double(n) * k + 1, dim) : n_cells * std::pow(k + 1, dim);
-  const double vectors = 9.0 * 8.0 * n_dofs_est + (disc == fe::Disc::cg ? n_dofs_est : 0.0);
-  const double op = operators::MatrixFreeOperator<dim, double>::estimated_bytes_per_dof(cfg, geometry) * n_dofs_est;
+  const bool device_multigrid = o.backend == "cuda" && uses_multigrid(o);  // basis and levels in device memory
+  // host: the device multigrid solve keeps only b, x and the boundary masks of the levels on the
+  // host (its operators, vectors and basis live on the device); the other solvers hold the
+  // operator's data, the diagonal and their work vectors
+  const double vectors = device_multigrid ? (2.0 * 8.0 + 2.5) * n_dofs_est
+                                          : 9.0 * 8.0 * n_dofs_est + (disc == fe::Disc::cg ? n_dofs_est : 0.0);
+  const double op = device_multigrid
+                        ? 0.0
+                        : operators::MatrixFreeOperator<dim, double>::estimated_bytes_per_dof(cfg, geometry) * n_dofs_est;
   double estimate = vectors + op + 64e6;
   if (o.operator_path == "assembled") estimate += 12.0 * n_dofs_est * std::pow(disc == fe::Disc::cg ? 2 * k + 1 : 3 * (k + 1), dim);
-  const bool device_multigrid = o.backend == "cuda" && uses_multigrid(o);  // basis and levels in device memory
   if (o.solver == "fgmres" && !device_multigrid) estimate += (2.0 * o.restart + 4.0) * 8.0 * n_dofs_est;  // V and Z
   if (uses_multigrid(o)) {
     // all levels (a geometric series, 8/7 in 3D, 4/3 in 2D), about 7 vectors each in the V-cycle's
@@ -197,6 +203,13 @@ int run_solve(const SolveOptions& o) {
   auto say = [&](const std::string& s) {
     if (!o.quiet) std::cout << s << std::flush;
   };
+  // one line per setup and output stage with the seconds since the start, flushed at once, so that
+  // a run stopped early shows how far it got
+  auto stage = [&](const char* what) {
+    char text[160];
+    std::snprintf(text, sizeof text, "  stage           %-36s at %8.2f s\n", what, seconds_since(t_start));
+    say(text);
+  };
   char line[512];
   std::snprintf(line, sizeof line, "tcfem solve: %dD %s Q%d, %d^%d cells, %s geometry, backend %s\n", dim,
                 o.disc.c_str(), k, n, dim, o.geometry.c_str(), o.backend.c_str());
@@ -207,23 +220,37 @@ int run_solve(const SolveOptions& o) {
   nc.fill(n);
   mesh::BoxMesh<dim> mesh(nc, geometry);
   fe::DofLayout<dim> dofs(mesh, disc, k);
-  operators::LaplaceOperator<dim, double> A(mesh, dofs, cfg, operators::Form::laplace);
+  std::snprintf(line, sizeof line, "mesh, DoF layout (%.3g DoFs)", double(dofs.n_dofs()));
+  stage(line);
+  // the host operator: for the CPU solvers and the Jacobi diagonal; the device multigrid solve builds
+  // its own operators on the device
+  std::unique_ptr<operators::LaplaceOperator<dim, double>> host_operator;
+  if (!device_multigrid) {
+    host_operator = std::make_unique<operators::LaplaceOperator<dim, double>>(mesh, dofs, cfg, operators::Form::laplace);
+    stage("host operator");
+  }
+  const operators::Path path = geometry == mesh::GeometryKind::cartesian && cfg.cartesian_fast_path
+                                   ? operators::Path::cartesian
+                                   : operators::Path::general;
   Vector<double> diag;
   std::unique_ptr<operators::SparseMatrix> assembled;
   if (o.operator_path == "assembled") {
     assembled = std::make_unique<operators::SparseMatrix>(operators::assemble_operator<dim>(mesh, dofs, cfg, operators::Form::laplace));
     diag = assembled->diagonal();
-  } else if (!(o.backend == "cuda" && uses_multigrid(o))) {  // the device multigrid solve needs no fine diagonal
-    A.compute_diagonal(diag);
+    stage("assembled matrix");
+  } else if (!uses_multigrid(o)) {  // the multigrid solvers need no fine diagonal
+    host_operator->compute_diagonal(diag);
+    stage("diagonal");
   }
-  if (diag.size() == 0) diag.resize(dofs.n_local(), 1.0);  // unused placeholder
-  solvers::JacobiPreconditioner<double> P(diag);
+  std::optional<solvers::JacobiPreconditioner<double>> P;
+  if (!uses_multigrid(o)) P.emplace(diag);
   auto b = problem::assemble_rhs<dim>(mesh, dofs);
   Vector<double> x(dofs.n_local());
+  stage("right-hand side");
   const double t_setup = seconds_since(t_start);
   std::snprintf(line, sizeof line, "  DoFs            %zu (all, boundary included)\n  operator path   %s%s\n  setup           %.3f s\n",
-                dofs.n_dofs(), assembled ? "assembled" : operators::to_string(A.path()),
-                A.path() == operators::Path::general ? (std::string(", quadrature ") + o.quadrature).c_str() : "",
+                dofs.n_dofs(), assembled ? "assembled" : operators::to_string(path),
+                path == operators::Path::general ? (std::string(", quadrature ") + o.quadrature).c_str() : "",
                 t_setup);
   say(line);
 
@@ -266,7 +293,7 @@ int run_solve(const SolveOptions& o) {
                     device_name.c_str(), double(device_mg->device_bytes) / 1e9, kernel_name.c_str());
       say(line);
     } else {
-      mg_report = multigrid::solve_with_multigrid<dim>(mesh, cfg, A, b, x, mgs, control);
+      mg_report = multigrid::solve_with_multigrid<dim>(mesh, cfg, *host_operator, b, x, mgs, control);
     }
     result = mg_report->result;
     t_solve = mg_report->solve_seconds;
@@ -282,9 +309,9 @@ int run_solve(const SolveOptions& o) {
     solvers::FgmresSettings fs;
     fs.restart = o.restart;
     if (assembled)
-      result = solvers::solve_fgmres(*assembled, x, b, P, control, fs, &krylov_times);
+      result = solvers::solve_fgmres(*assembled, x, b, *P, control, fs, &krylov_times);
     else
-      result = solvers::solve_fgmres(A, x, b, P, control, fs, &krylov_times);
+      result = solvers::solve_fgmres(*host_operator, x, b, *P, control, fs, &krylov_times);
     t_solve = seconds_since(t_solve_start);
   } else if (o.backend == "cuda") {
     const auto choice = o.variant == "generic"       ? solvers::VariantChoice::generic
@@ -302,18 +329,20 @@ int run_solve(const SolveOptions& o) {
     say(line);
   } else if (assembled) {
     const auto t_solve_start = clock_type::now();
-    result = solvers::solve_cg(*assembled, x, b, P, control);
+    result = solvers::solve_cg(*assembled, x, b, *P, control);
     t_solve = seconds_since(t_solve_start);
   } else {
     const auto t_solve_start = clock_type::now();
-    result = solvers::solve_cg(A, x, b, P, control);
+    result = solvers::solve_cg(*host_operator, x, b, *P, control);
     t_solve = seconds_since(t_solve_start);
   }
 
   // ---- errors and output
+  stage("solve");
   const auto t_post = clock_type::now();
   const auto errors = problem::compute_errors<dim>(mesh, dofs, x);
   const double t_errors = seconds_since(t_post);
+  stage("errors");
   const double applies = mg_report ? double(mg_report->outer_operator_calls) : result.iterations + 1;
   const double dofs_per_s = t_solve > 0 ? double(dofs.n_dofs()) * applies / t_solve : 0.0;
   std::string solver_text = "CG iterations (Jacobi)";
@@ -362,6 +391,7 @@ int run_solve(const SolveOptions& o) {
     }
     data.point_fields = {{"u", std::move(values)}, {"u_exact", std::move(exact)}, {"error", std::move(err)}};
     io::write_vtu(o.vtu_file, data);
+    stage("VTU output");
     say("  wrote           " + o.vtu_file + "\n");
   }
   const double t_total = seconds_since(t_start);
@@ -381,7 +411,7 @@ int run_solve(const SolveOptions& o) {
                    {"disc", o.disc},
                    {"geometry", o.geometry},
                    {"quadrature", o.quadrature},
-                   {"operator_path", assembled ? "assembled" : operators::to_string(A.path())},
+                   {"operator_path", assembled ? "assembled" : operators::to_string(path)},
                    {"solver", o.solver},
                    {"preconditioner", uses_multigrid(o) ? "mg" : "jacobi"},
                    {"tol", o.tol},
@@ -459,7 +489,7 @@ int run_solve(const SolveOptions& o) {
     }
     j["throughput"] = {{"operator_dofs_per_second", dofs_per_s},
                        {"solve_dofs_per_second", t_solve > 0 ? dofs.n_dofs() / t_solve : 0.0}};
-    j["memory"] = {{"estimated_bytes", estimate}, {"operator_bytes", A.memory_bytes()}};
+    j["memory"] = {{"estimated_bytes", estimate}, {"operator_bytes", host_operator ? host_operator->memory_bytes() : 0}};
     io::write_file_atomically(o.json_file, j.dump(2) + "\n");
     say("  wrote           " + o.json_file + "\n");
   }

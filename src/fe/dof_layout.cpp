@@ -1,5 +1,7 @@
 #include "fe/dof_layout.h"
 
+#include "core/parallel.h"
+
 namespace tcfem::fe {
 
 const char* to_string(Disc d) { return d == Disc::cg ? "cg" : "dg"; }
@@ -20,15 +22,27 @@ DofLayout<dim>::DofLayout(const mesh::BoxMesh<dim>& mesh, Disc disc, int degree)
       lattice_extent_[d] = static_cast<long>(part.ghosted.extent(d)) * degree + 1;
       n_local_ *= static_cast<std::size_t>(lattice_extent_[d]);
     }
-    boundary_mask_.assign(n_local_, 0);
-    for (std::size_t i = 0; i < n_local_; ++i) {
-      std::size_t r = i;
-      for (int d = 0; d < dim; ++d) {
-        const long p = lattice_begin_[d] + static_cast<long>(r % lattice_extent_[d]);
-        r /= lattice_extent_[d];
-        if (p == 0 || p == static_cast<long>(part.global_cells[d]) * degree) boundary_mask_[i] = 1;
+    // by lattice lines along x: a line lies on the boundary when one of its other coordinates does,
+    // otherwise only its end nodes on the x faces of the box can
+    boundary_mask_.resize(n_local_);
+    const std::size_t line = static_cast<std::size_t>(lattice_extent_[0]);
+    const long last_x = static_cast<long>(part.global_cells[0]) * degree;
+    parallel_chunks(0, n_local_ / line, [&](std::size_t l0, std::size_t l1, int) {
+      for (std::size_t l = l0; l < l1; ++l) {
+        std::size_t r = l;
+        bool on_boundary = false;
+        for (int d = 1; d < dim; ++d) {
+          const long p = lattice_begin_[d] + static_cast<long>(r % lattice_extent_[d]);
+          r /= lattice_extent_[d];
+          if (p == 0 || p == static_cast<long>(part.global_cells[d]) * degree) on_boundary = true;
+        }
+        char* m = boundary_mask_.data() + l * line;
+        for (std::size_t i = 0; i < line; ++i) {
+          const long p = lattice_begin_[0] + static_cast<long>(i);
+          m[i] = (on_boundary || p == 0 || p == last_x) ? 1 : 0;
+        }
       }
-    }
+    }, host_threads(), 256);
   } else {
     n_dofs_global_ = mesh.n_global_cells() * dofs_per_cell_;
     n_local_ = part.ghosted.n_cells() * dofs_per_cell_;

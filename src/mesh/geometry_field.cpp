@@ -1,5 +1,7 @@
 #include "mesh/geometry_field.h"
 
+#include <algorithm>
+
 #include "core/error.h"
 #include "fe/quadrature.h"
 
@@ -52,6 +54,37 @@ void GeometryField<dim>::cell_nodes(const std::array<int, dim>& c, double* out) 
   }
 }
 
+template <int dim>
+MappedCellNodes<dim>::MappedCellNodes(const BoxMesh<dim>& mesh, int degree)
+    : mesh_(&mesh), degree_(degree), h_(mesh.cell_size()) {
+  if (degree < 1 || degree > 8) throw InputError("geometry degree must be in 1..8");
+  nodes_per_cell_ = 1;
+  for (int d = 0; d < dim; ++d) nodes_per_cell_ *= degree + 1;
+  gll_ = fe::gauss_lobatto(degree + 1).points;
+}
+
+template <int dim>
+void MappedCellNodes<dim>::cell_nodes(const std::array<int, dim>& c, double* out) const {
+  // the arithmetic of the GeometryField constructor: a lattice node belongs to the cell on its right
+  // (the last cell for the last node), so shared nodes get identical coordinates from every cell
+  const int n = degree_ + 1;
+  for (int i = 0; i < nodes_per_cell_; ++i) {
+    int r = i;
+    Point<dim> x;
+    for (int d = 0; d < dim; ++d) {
+      const long p = static_cast<long>(c[d]) * degree_ + (r % n);
+      r /= n;
+      const long cell = std::min<long>(p / degree_, mesh_->n_cells()[d] - 1);
+      const int local = static_cast<int>(p - cell * degree_);
+      x[d] = (cell + gll_[local]) * h_[d];
+    }
+    const auto y = mesh_->map(x);
+    for (int d = 0; d < dim; ++d) out[d * nodes_per_cell_ + i] = y[d];
+  }
+}
+
+template class MappedCellNodes<2>;
+template class MappedCellNodes<3>;
 template class GeometryField<2>;
 template class GeometryField<3>;
 

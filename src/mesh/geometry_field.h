@@ -27,4 +27,22 @@ class GeometryField {
   std::vector<double> coords_;  // [node][d]
 };
 
+/// The cell nodes of GeometryField, computed per call from BoxMesh::map instead of read from a
+/// stored field: the same values bit for bit, no memory per node. Thread-safe (const).
+template <int dim>
+class MappedCellNodes {
+ public:
+  MappedCellNodes(const BoxMesh<dim>& mesh, int degree);
+  int nodes_per_cell() const { return nodes_per_cell_; }
+  /// Coordinates of the (k+1)^dim nodes of cell `c`, lexicographic: out[d * nodes_per_cell() + i].
+  void cell_nodes(const std::array<int, dim>& c, double* out) const;
+
+ private:
+  const BoxMesh<dim>* mesh_;
+  int degree_;
+  int nodes_per_cell_;
+  std::vector<double> gll_;
+  Point<dim> h_;
+};
+
 }  // namespace tcfem::mesh

@@ -81,7 +81,9 @@ DeviceMultigrid<dim, Number>::DeviceMultigrid(const LevelHierarchy<dim>& hierarc
     const auto key = device_level_key(dim, config, geometry, precision, l == 0);
     kernels_[l] = key.to_string();
     operators_[l] = std::make_unique<DeviceLevelOperator<Number>>(operators::make_device_operator<dim>(mesh, dofs, key));
-    device_bytes_ += operators_[l]->device_operator().device_bytes() + 3 * dofs.n_local() * sizeof(Number);
+    // the cycle's x, b, r; only r on the finest level (x and b are the caller's)
+    device_bytes_ += operators_[l]->device_operator().device_bytes() +
+                     (l + 1 == n_levels ? 1 : 3) * dofs.n_local() * sizeof(Number);
     auto& info = info_[l];
     info.level = l;
     for (int d = 0; d < dim; ++d) info.cells[d] = mesh.n_cells()[d];

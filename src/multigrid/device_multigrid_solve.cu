@@ -30,7 +30,14 @@ MultigridSolveReport run(const mesh::BoxMesh<dim>& mesh, const fe::DofLayout<dim
                          const DeviceMultigridOptions& options, DeviceMultigridInfo& info) {
   MultigridSolveReport report;
   const auto t_setup = clock_type::now();
+  auto progress = [&](const char* what) {
+    if (!options.progress) return;
+    char text[200];
+    std::snprintf(text, sizeof text, "  mg setup        %s (%.2f s)\n", what, seconds_since(t_setup));
+    options.progress(text);
+  };
   LevelHierarchy<dim> hierarchy(mesh.n_cells(), mesh.geometry(), config.disc, config.degree);
+  progress("level meshes and DoF layouts");
   TCFEM_ASSERT(hierarchy.dofs(hierarchy.finest()).n_local() == b.size(), "hierarchy and vector sizes differ");
   MultigridSettings mg_settings = settings.multigrid;
   if (settings.solver == OuterSolver::cg) mg_settings.post_smooth_order = SweepOrder::backward;  // symmetric
@@ -55,6 +62,7 @@ MultigridSolveReport run(const mesh::BoxMesh<dim>& mesh, const fe::DofLayout<dim
   DeviceVector<Number> vb(vcycle_in_double(settings.precision) ? 0 : n), vx(vb.size());
   device::synchronize();
   report.setup_seconds = seconds_since(t_setup);
+  progress("outer operator, b and x on the device");
   report.n_levels = mg.n_levels();
   report.levels = mg.level_info();
   report.coarse = mg.coarse_solver_kind();
@@ -129,26 +137,6 @@ MultigridSolveReport run(const mesh::BoxMesh<dim>& mesh, const fe::DofLayout<dim
 }
 }  // namespace
 
-double estimate_device_multigrid_bytes(int dim, double fine_dofs, const operators::OperatorConfig& config,
-                                       mesh::GeometryKind geometry, const MultigridSolveSettings& settings) {
-  const double n = fine_dofs;
-  const double level_sum = dim == 3 ? 8.0 / 7.0 : 4.0 / 3.0;
-  const double s = vcycle_in_double(settings.precision) ? 8.0 : 4.0;
-  double outer_vectors = 4.0;  // b, x and two work vectors
-  switch (settings.solver) {
-    case OuterSolver::fgmres: outer_vectors += 2.0 * settings.fgmres.restart + 1.0 + 4.0; break;
-    case OuterSolver::cg: outer_vectors += 4.0; break;
-    case OuterSolver::mg:
-    case OuterSolver::fmg: outer_vectors += 2.0; break;
-  }
-  // per level: 3 cycle vectors, transfer work (one fine vector), smoother vectors (Chebyshev 4)
-  const double level_vectors = 3.0 + 1.0 + 4.0;
-  const double op_bytes_per_dof = dim == 3 ? operators::MatrixFreeOperator<3, double>::estimated_bytes_per_dof(config, geometry)
-                                           : operators::MatrixFreeOperator<2, double>::estimated_bytes_per_dof(config, geometry);
-  return outer_vectors * 8.0 * n + level_sum * n * (level_vectors * s + op_bytes_per_dof * s / 8.0) +
-         op_bytes_per_dof * n + 320e6;  // operators' geometry, dense coarse factor and runtime
-}
-
 template <int dim>
 MultigridSolveReport solve_with_multigrid_cuda(const mesh::BoxMesh<dim>& mesh, const fe::DofLayout<dim>& dofs,
                                                const operators::OperatorConfig& config, const Vector<double>& b,
@@ -158,11 +146,9 @@ MultigridSolveReport solve_with_multigrid_cuda(const mesh::BoxMesh<dim>& mesh, c
   const DeviceInfo dev = require_device("--backend cuda");
   info.device_name = dev.name;
   if (dofs.n_local() != dofs.n_dofs()) throw InputError("--backend cuda: multigrid runs on meshes owned by one process");
-  const double need = estimate_device_multigrid_bytes(dim, double(dofs.n_dofs()), config, mesh.geometry(), settings);
-  if (need > 0.9 * double(dev.free_memory))
-    throw InputError("--cells/--refine: the multigrid solve needs an estimated " + format_bytes(need) +
-                     " of device memory, but only " + format_bytes(double(dev.free_memory)) + " is free on " +
-                     dev.name);
+  const auto need = estimate_device_multigrid_memory(dim, double(dofs.n_dofs()), config, mesh.geometry(), settings);
+  if (need.total() > 0.9 * double(dev.free_memory))
+    throw InputError(device_memory_refusal(need, double(dofs.n_dofs()), double(dev.free_memory), dev.name, settings));
   device::set_component_timing(options.component_timing);
   if (vcycle_in_double(settings.precision))
     return run<dim, double>(mesh, dofs, config, b, x, settings, control, options, info);

@@ -33,9 +33,22 @@ struct DeviceMultigridInfo {
   bool component_times = false;            ///< whether report.times holds device times per component
 };
 
-/// Device memory (bytes) a multigrid solve on the device is estimated to need.
+/// Device memory (bytes) a multigrid solve on the device is estimated to need, by part.
+struct DeviceMemoryEstimate {
+  double outer = 0.0;      ///< fp64 vectors of the outer solver (b, x, Krylov basis and work vectors)
+  double levels = 0.0;     ///< the V-cycle's vectors on all levels (cycle, transfer and smoother work)
+  double operators = 0.0;  ///< stored operator data (geometry) of all levels and the outer operator
+  double fixed = 0.0;      ///< dense coarse factor, kernel tables and the CUDA runtime
+  double total() const { return outer + levels + operators + fixed; }
+};
+DeviceMemoryEstimate estimate_device_multigrid_memory(int dim, double fine_dofs, const operators::OperatorConfig& config,
+                                                      mesh::GeometryKind geometry, const MultigridSolveSettings& settings);
 double estimate_device_multigrid_bytes(int dim, double fine_dofs, const operators::OperatorConfig& config,
                                        mesh::GeometryKind geometry, const MultigridSolveSettings& settings);
+/// The message refusing a problem whose estimate exceeds 90% of `free_bytes`: names the parts and
+/// how to shrink the largest (--restart, --solver cg, --mg-precision).
+std::string device_memory_refusal(const DeviceMemoryEstimate& need, double fine_dofs, double free_bytes,
+                                  const std::string& device_name, const MultigridSolveSettings& settings);
 
 /// Solves A x = b (b and x on the host; x holds the initial guess) on the device. Throws
 /// InputError before allocating when the estimate exceeds the free device memory.

@@ -4,11 +4,6 @@
 
 namespace tcfem::multigrid {
 
-double estimate_device_multigrid_bytes(int, double, const operators::OperatorConfig&, mesh::GeometryKind,
-                                       const MultigridSolveSettings&) {
-  return 0.0;
-}
-
 template <int dim>
 MultigridSolveReport solve_with_multigrid_cuda(const mesh::BoxMesh<dim>&, const fe::DofLayout<dim>&,
                                                const operators::OperatorConfig&, const Vector<double>&,

@@ -60,8 +60,10 @@ class VCycle {
       TCFEM_ASSERT(levels_[l].op, "a level without operator");
       TCFEM_ASSERT(l == 0 || (levels_[l].smoother && levels_[l].transfer), "a level without smoother or transfer");
       const std::size_t n = levels_[l].op->size();
-      x_.push_back(Ops::make(n));
-      b_.push_back(Ops::make(n));
+      // the finest level's x and b are the caller's: no storage for them
+      const bool top = l + 1 == levels_.size();
+      x_.push_back(Ops::make(top ? 0 : n));
+      b_.push_back(Ops::make(top ? 0 : n));
       r_.push_back(Ops::make(n));
     }
     times_.reset(levels_.size());

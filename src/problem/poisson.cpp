@@ -1,7 +1,10 @@
 #include "problem/poisson.h"
 
 #include <cmath>
+#include <memory>
 #include <numbers>
+
+#include "core/parallel.h"
 
 #include "fe/lagrange.h"
 #include "mesh/geometry_field.h"
@@ -37,29 +40,132 @@ double right_hand_side(const mesh::Point<dim>& x) {
 }
 
 namespace {
-// Per-cell loop at Gauss(k+2) points: f(cell, x[dim][nq], J[dim*dim][nq], weights) for each owned cell.
-template <int dim, typename F>
-void for_each_cell_at_points(const mesh::BoxMesh<dim>& mesh, int degree, F&& f) {
-  const auto basis = fe::LagrangeBasis1D::gauss_lobatto(degree);
-  const auto quad = fe::gauss(degree + 2);
-  tensor::Evaluator<dim, double> ev(basis, quad);
-  mesh::GeometryField<dim> geometry(mesh, degree);
-  const int nq = ev.points_per_cell();
-  std::vector<double> nodes(dim * ev.dofs_per_cell()), x(dim * nq), J(dim * dim * nq), w(nq);
-  for (int q = 0; q < nq; ++q) {
-    int r = q;
-    w[q] = 1.0;
-    for (int d = 0; d < dim; ++d) {
-      w[q] *= quad.weights[r % quad.size()];
-      r /= quad.size();
+// The geometry of one cell at the Gauss(k+2) points: x[dim][nq], J[dim*dim][nq], weights w[nq].
+// Cartesian cells: x = (c + xi) h and J = diag(h) directly; other cells: the isoparametric map of
+// the mapped nodes. One per thread (the evaluator holds scratch memory).
+template <int dim>
+struct CellPoints {
+  CellPoints(const mesh::BoxMesh<dim>& mesh, int degree)
+      : quad(fe::gauss(degree + 2)), ev(fe::LagrangeBasis1D::gauss_lobatto(degree), quad), geometry(mesh, degree),
+        cartesian(mesh.geometry() == mesh::GeometryKind::cartesian), h(mesh.cell_size()) {
+    nq = ev.points_per_cell();
+    nodes.resize(dim * ev.dofs_per_cell());
+    x.resize(dim * nq);
+    J.resize(dim * dim * nq);
+    w.resize(nq);
+    for (int q = 0; q < nq; ++q) {
+      int r = q;
+      w[q] = 1.0;
+      for (int d = 0; d < dim; ++d) {
+        w[q] *= quad.weights[r % quad.size()];
+        r /= quad.size();
+      }
     }
   }
-  for (std::size_t cell = 0; cell < mesh.n_owned_cells(); ++cell) {
-    const auto c = mesh.cell_index(cell);
-    geometry.cell_nodes(c, nodes.data());
-    operators::cell_jacobians<dim>(ev, nodes.data(), x.data(), J.data());
-    f(ev, c, x, J, w);
+  void reinit(const std::array<int, dim>& c) {
+    if (!cartesian) {
+      geometry.cell_nodes(c, nodes.data());
+      operators::cell_jacobians<dim>(ev, nodes.data(), x.data(), J.data());
+      return;
+    }
+    const int n = quad.size();
+    for (int q = 0; q < nq; ++q) {
+      int r = q;
+      for (int d = 0; d < dim; ++d) {
+        x[d * nq + q] = (c[d] + quad.points[r % n]) * h[d];
+        r /= n;
+      }
+    }
+    // sin and cos of pi x_d per direction and 1D point (the same x_d as above)
+    for (int d = 0; d < dim; ++d) {
+      sin_1d[d].resize(n);
+      cos_1d[d].resize(n);
+      for (int i = 0; i < n; ++i) {
+        const double xd = (c[d] + quad.points[i]) * h[d];
+        sin_1d[d][i] = std::sin(pi * xd);
+        cos_1d[d][i] = std::cos(pi * xd);
+      }
+    }
+    if (!jacobian_set) {  // constant
+      for (int a = 0; a < dim; ++a)
+        for (int b = 0; b < dim; ++b)
+          for (int q = 0; q < nq; ++q) J[(a * dim + b) * nq + q] = a == b ? h[a] : 0.0;
+      jacobian_set = true;
+    }
   }
+  mesh::Point<dim> point(int q) const {
+    mesh::Point<dim> p;
+    for (int d = 0; d < dim; ++d) p[d] = x[d * nq + q];
+    return p;
+  }
+  /// exact_solution and exact_gradient at point q: on Cartesian cells from the 1D tables, with the
+  /// arithmetic of those functions (the same values bit for bit)
+  double exact(int q) const {
+    if (!cartesian) return exact_solution<dim>(point(q));
+    const int n = quad.size();
+    double u = 1.0;
+    for (int d = 0, r = q; d < dim; ++d, r /= n) u *= sin_1d[d][r % n];
+    return u;
+  }
+  mesh::Point<dim> exact_grad(int q) const {
+    if (!cartesian) return exact_gradient<dim>(point(q));
+    const int n = quad.size();
+    std::array<int, dim> i;
+    for (int d = 0, r = q; d < dim; ++d, r /= n) i[d] = r % n;
+    mesh::Point<dim> g;
+    for (int d = 0; d < dim; ++d) {
+      double v = pi * cos_1d[d][i[d]];
+      for (int e = 0; e < dim; ++e)
+        if (e != d) v *= sin_1d[e][i[e]];
+      g[d] = v;
+    }
+    return g;
+  }
+  fe::Quadrature1D quad;
+  tensor::Evaluator<dim, double> ev;
+  std::array<std::vector<double>, dim> sin_1d, cos_1d;
+  mesh::MappedCellNodes<dim> geometry;  // computed per cell: no stored geometry field
+  bool cartesian;
+  mesh::Point<dim> h;
+  bool jacobian_set = false;
+  int nq = 0;
+  std::vector<double> nodes, x, J, w;
+};
+
+// Cells per thread and batch of the parallel cell loops.
+constexpr std::size_t cells_per_thread_batch = 2048;
+
+// The owned cells in batches of consecutive cell numbers: per_cell(state, cell, slot, thread) runs
+// in parallel over a batch (slot = position in the batch), then after_batch(first, count) runs on
+// the calling thread, so that results can be combined in the sequential cell order.
+template <int dim, typename State, typename PerCell, typename AfterBatch>
+void for_each_cell_batch(const mesh::BoxMesh<dim>& mesh, std::vector<std::unique_ptr<State>>& states,
+                         PerCell&& per_cell, AfterBatch&& after_batch) {
+  const int threads = static_cast<int>(states.size());
+  const std::size_t n_cells = mesh.n_owned_cells();
+  const std::size_t batch = cells_per_thread_batch * static_cast<std::size_t>(threads);
+  for (std::size_t first = 0; first < n_cells; first += batch) {
+    const std::size_t count = std::min(batch, n_cells - first);
+    parallel_chunks(
+        0, count,
+        [&](std::size_t b, std::size_t e, int t) {
+          for (std::size_t slot = b; slot < e; ++slot) per_cell(*states[t], first + slot, slot);
+        },
+        threads);
+    after_batch(first, count);
+  }
+}
+
+template <int dim, typename State, typename... Args>
+std::vector<std::unique_ptr<State>> make_states(int threads, const Args&... args) {
+  std::vector<std::unique_ptr<State>> states;
+  for (int t = 0; t < threads; ++t) states.push_back(std::make_unique<State>(args...));
+  return states;
+}
+
+int cell_loop_threads(std::size_t n_cells) {
+  // small meshes: one thread (thread start-up would cost more than the work)
+  return n_cells < cells_per_thread_batch ? 1 : host_threads();
 }
 
 template <int dim>
@@ -75,27 +181,42 @@ template <int dim>
 Vector<double> assemble_rhs(const mesh::BoxMesh<dim>& mesh, const fe::DofLayout<dim>& dofs) {
   Vector<double> b(dofs.n_local());
   const int n = dofs.dofs_per_cell();
+  struct State : CellPoints<dim> {
+    State(const mesh::BoxMesh<dim>& m, int k) : CellPoints<dim>(m, k) {}
+    std::vector<double> fq;
+  };
+  const int threads = cell_loop_threads(mesh.n_owned_cells());
+  auto states = make_states<dim, State>(threads, mesh, dofs.degree());
+  // cell vectors in parallel, summed into b in the sequential cell order (results independent of
+  // the thread count)
+  std::vector<double> local(std::min(mesh.n_owned_cells(), cells_per_thread_batch * threads) * n);
   std::vector<index_t> idx(n);
-  std::vector<double> fq, local(n);
-  for_each_cell_at_points<dim>(mesh, dofs.degree(), [&](const auto& ev, const auto& c, const auto& x,
-                                                        const auto& J, const auto& w) {
-    const int nq = ev.points_per_cell();
-    fq.resize(nq);
-    for (int q = 0; q < nq; ++q) {
-      mesh::Point<dim> xq;
-      for (int d = 0; d < dim; ++d) xq[d] = x[d * nq + q];
-      std::array<std::array<double, dim>, dim> inv;
-      const double det = operators::invert<dim>(jacobian_at<dim>(J, q, nq), inv);
-      fq[q] = right_hand_side<dim>(xq) * det * w[q];
-    }
-    ev.integrate_values(fq.data(), local.data());
-    dofs.cell_dof_indices(c, idx.data());
-    for (int i = 0; i < n; ++i) b[idx[i]] += local[i];
-  });
+  for_each_cell_batch<dim>(
+      mesh, states,
+      [&](State& s, std::size_t cell, std::size_t slot) {
+        s.reinit(mesh.cell_index(cell));
+        const int nq = s.nq;
+        s.fq.resize(nq);
+        for (int q = 0; q < nq; ++q) {
+          std::array<std::array<double, dim>, dim> inv;
+          const double det = operators::invert<dim>(jacobian_at<dim>(s.J, q, nq), inv);
+          s.fq[q] = dim * pi * pi * s.exact(q) * det * s.w[q];  // right_hand_side(x_q)
+        }
+        s.ev.integrate_values(s.fq.data(), local.data() + slot * n);
+      },
+      [&](std::size_t first, std::size_t count) {
+        for (std::size_t slot = 0; slot < count; ++slot) {
+          dofs.cell_dof_indices(mesh.cell_index(first + slot), idx.data());
+          const double* l = local.data() + slot * n;
+          for (int i = 0; i < n; ++i) b[idx[i]] += l[i];
+        }
+      });
   if (dofs.disc() == fe::Disc::cg) {
     const auto& mask = dofs.boundary_mask();
-    for (std::size_t i = 0; i < b.size(); ++i)
-      if (mask[i]) b[i] = 0.0;
+    parallel_chunks(0, b.size(), [&](std::size_t i0, std::size_t i1, int) {
+      for (std::size_t i = i0; i < i1; ++i)
+        if (mask[i]) b[i] = 0.0;
+    }, host_threads(), std::size_t(1) << 16);
   }
   return b;
 }
@@ -103,55 +224,73 @@ Vector<double> assemble_rhs(const mesh::BoxMesh<dim>& mesh, const fe::DofLayout<
 template <int dim>
 Errors compute_errors(const mesh::BoxMesh<dim>& mesh, const fe::DofLayout<dim>& dofs, const Vector<double>& u) {
   const int n = dofs.dofs_per_cell();
-  std::vector<index_t> idx(n);
-  std::vector<double> local(n), uq, grad;
+  struct State : CellPoints<dim> {
+    State(const mesh::BoxMesh<dim>& m, int k, int n_dofs) : CellPoints<dim>(m, k), idx(n_dofs), local(n_dofs) {}
+    std::vector<index_t> idx;
+    std::vector<double> local, uq, grad;
+  };
+  const int threads = cell_loop_threads(mesh.n_owned_cells());
+  auto states = make_states<dim, State>(threads, mesh, dofs.degree(), n);
+  // per-cell sums in parallel, added in the sequential cell order
+  std::vector<std::array<long double, 2>> cell_sums(std::min(mesh.n_owned_cells(), cells_per_thread_batch * threads));
   long double e0 = 0.0L, e1 = 0.0L;
-  for_each_cell_at_points<dim>(mesh, dofs.degree(), [&](const auto& ev, const auto& c, const auto& x,
-                                                        const auto& J, const auto& w) {
-    const int nq = ev.points_per_cell();
-    uq.resize(nq);
-    grad.resize(dim * nq);
-    dofs.cell_dof_indices(c, idx.data());
-    for (int i = 0; i < n; ++i) local[i] = u[idx[i]];
-    ev.values(local.data(), uq.data());
-    ev.gradients_from_values(uq.data(), grad.data());
-    for (int q = 0; q < nq; ++q) {
-      mesh::Point<dim> xq;
-      for (int d = 0; d < dim; ++d) xq[d] = x[d * nq + q];
-      std::array<std::array<double, dim>, dim> inv;
-      const double jxw = operators::invert<dim>(jacobian_at<dim>(J, q, nq), inv) * w[q];
-      const double diff = uq[q] - exact_solution<dim>(xq);
-      e0 += diff * diff * jxw;
-      const auto g = exact_gradient<dim>(xq);
-      for (int a = 0; a < dim; ++a) {
-        double gh = 0.0;  // physical gradient: J^{-T} ref gradient
-        for (int b = 0; b < dim; ++b) gh += inv[b][a] * grad[b * nq + q];
-        e1 += (gh - g[a]) * (gh - g[a]) * jxw;
-      }
-    }
-  });
+  for_each_cell_batch<dim>(
+      mesh, states,
+      [&](State& s, std::size_t cell, std::size_t slot) {
+        const auto c = mesh.cell_index(cell);
+        s.reinit(c);
+        const int nq = s.nq;
+        s.uq.resize(nq);
+        s.grad.resize(dim * nq);
+        dofs.cell_dof_indices(c, s.idx.data());
+        for (int i = 0; i < n; ++i) s.local[i] = u[s.idx[i]];
+        s.ev.values(s.local.data(), s.uq.data());
+        s.ev.gradients_from_values(s.uq.data(), s.grad.data());
+        long double c0 = 0.0L, c1 = 0.0L;
+        for (int q = 0; q < nq; ++q) {
+          std::array<std::array<double, dim>, dim> inv;
+          const double jxw = operators::invert<dim>(jacobian_at<dim>(s.J, q, nq), inv) * s.w[q];
+          const double diff = s.uq[q] - s.exact(q);
+          c0 += diff * diff * jxw;
+          const auto g = s.exact_grad(q);
+          for (int a = 0; a < dim; ++a) {
+            double gh = 0.0;  // physical gradient: J^{-T} ref gradient
+            for (int b = 0; b < dim; ++b) gh += inv[b][a] * s.grad[b * nq + q];
+            c1 += (gh - g[a]) * (gh - g[a]) * jxw;
+          }
+        }
+        cell_sums[slot] = {c0, c1};
+      },
+      [&](std::size_t, std::size_t count) {
+        for (std::size_t slot = 0; slot < count; ++slot) {
+          e0 += cell_sums[slot][0];
+          e1 += cell_sums[slot][1];
+        }
+      });
   return {std::sqrt(static_cast<double>(e0)), std::sqrt(static_cast<double>(e1))};
 }
 
 template <int dim>
 void cell_node_values(const mesh::BoxMesh<dim>& mesh, const fe::DofLayout<dim>& dofs, const Vector<double>& u,
                       std::vector<double>& points, std::vector<double>& values) {
-  mesh::GeometryField<dim> geometry(mesh, dofs.degree());
+  const mesh::MappedCellNodes<dim> geometry(mesh, dofs.degree());
   const int n = dofs.dofs_per_cell();
   const std::size_t n_cells = mesh.n_owned_cells();
   points.assign(n_cells * n * 3, 0.0);
   values.assign(n_cells * n, 0.0);
-  std::vector<double> nodes(dim * n);
-  std::vector<index_t> idx(n);
-  for (std::size_t cell = 0; cell < n_cells; ++cell) {
-    const auto c = mesh.cell_index(cell);
-    geometry.cell_nodes(c, nodes.data());
-    dofs.cell_dof_indices(c, idx.data());
-    for (int i = 0; i < n; ++i) {
-      for (int d = 0; d < dim; ++d) points[(cell * n + i) * 3 + d] = nodes[d * n + i];
-      values[cell * n + i] = u[idx[i]];
+  parallel_chunks(0, n_cells, [&](std::size_t c0, std::size_t c1, int) {
+    std::vector<double> nodes(dim * n);
+    std::vector<index_t> idx(n);
+    for (std::size_t cell = c0; cell < c1; ++cell) {
+      const auto c = mesh.cell_index(cell);
+      geometry.cell_nodes(c, nodes.data());
+      dofs.cell_dof_indices(c, idx.data());
+      for (int i = 0; i < n; ++i) {
+        for (int d = 0; d < dim; ++d) points[(cell * n + i) * 3 + d] = nodes[d * n + i];
+        values[cell * n + i] = u[idx[i]];
+      }
     }
-  }
+  }, host_threads(), 256);
 }
 
 template double exact_solution<2>(const mesh::Point<2>&);

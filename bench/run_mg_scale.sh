@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# The device multigrid solve at 1e8 DoFs and more: 3D cg, degrees 3..7, FGMRES(10) + V(1,1)
+# multiplicative patch smoother, every V-cycle precision, tol 1e-8, one JSON report per run and one
+# summary line per run. Usage: bench/run_mg_scale.sh [BUILD_DIR] [OUT_DIR] [PRECISIONS...]
+#   (defaults: build-dev, mg_scale, fp64 fp32 fp16ec bf16x3 fp16)
+# LARGEST=1 adds the largest problem that fits (CG + V-cycle, 1.53e9 DoFs) in fp32 and fp64.
+set -u
+build=${1:-build-dev}
+out=${2:-mg_scale}
+shift 2 2>/dev/null || shift $#
+precisions=${*:-fp64 fp32 fp16ec bf16x3 fp16}
+mkdir -p "$out"
+# degree : size option (>= 1e8 DoFs, a coarse level the dense Cholesky factor accepts)
+cases=("3:--cells 192" "4:--refine 7" "5:--refine 7" "6:--cells 96 --coarse-solver cholesky"
+       "7:--cells 96 --coarse-solver cholesky")
+summary() {
+  python3 - "$1" <<'PY'
+import json, sys
+try:
+    j = json.load(open(sys.argv[1]))
+except Exception as e:
+    print(f"{sys.argv[1]}: no report ({e})"); sys.exit()
+c, t = j["config"], j["timings"]
+print(f"k={c['degree']} {c.get('mg_precision','-'):7s} {c['solver']:6s} dofs={j['n_dofs']:.4g} it={j['iterations']} "
+      f"conv={j['converged']} res={j['final_relative_residual']:.2e} L2={j['errors']['l2']:.6e} "
+      f"setup={t['setup']:.2f}s solve={t['solve']:.3f}s errors={t['errors']:.2f}s total={t['total']:.2f}s "
+      f"GDoF/s={j['n_dofs']/t['solve']/1e9 if t['solve'] > 0 else 0:.3f} device_GB={j.get('multigrid',{}).get('device_bytes',0)/1e9:.1f}")
+PY
+}
+run() {  # name, options...
+  local name=$1; shift
+  timeout 300 "$build/tcfem" solve --backend cuda --dim 3 "$@" --json "$out/$name.json" > "$out/$name.log" 2>&1
+  echo "rc=$? $(summary "$out/$name.json")"
+}
+for p in $precisions; do
+  for c in "${cases[@]}"; do
+    k=${c%%:*}; size=${c#*:}
+    # shellcheck disable=SC2086
+    run "k${k}_${p}" --degree "$k" $size --solver fgmres --restart 10 --precond mg --smoother patch \
+        --mg-precision "$p" --tol 1e-8 --max-iter 50
+  done
+done
+if [ "${LARGEST:-0}" = 1 ]; then
+  for p in fp32 fp64; do
+    run "largest_k3_${p}" --degree 3 --cells 384 --solver cg --precond mg --smoother patch --mg-precision "$p" --tol 1e-8 --max-iter 100
+  done
+fi

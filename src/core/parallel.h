@@ -1,0 +1,55 @@
+#pragma once
+// Host-side parallel loops over index ranges with std::thread. The thread count is the hardware
+// concurrency, or TCFEM_HOST_THREADS when set (1 runs everything on the calling thread).
+#include <algorithm>
+#include <cstddef>
+#include <cstdlib>
+#include <exception>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+namespace tcfem {
+
+/// Threads used by the host-side setup and post-processing loops.
+inline int host_threads() {
+  if (const char* s = std::getenv("TCFEM_HOST_THREADS")) {
+    const int n = std::atoi(s);
+    if (n >= 1) return std::min(n, 1024);
+  }
+  return std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+}
+
+/// Splits [begin, end) into contiguous chunks, one per thread, and calls f(chunk_begin, chunk_end,
+/// thread) for each; thread t gets the t-th chunk in order. Chunks have at least `grain` indices
+/// (fewer threads on small ranges). The first exception thrown is rethrown.
+template <typename F>
+void parallel_chunks(std::size_t begin, std::size_t end, F&& f, int threads = host_threads(), std::size_t grain = 1) {
+  if (end <= begin) return;
+  const std::size_t n = end - begin;
+  const std::size_t t = std::min<std::size_t>(static_cast<std::size_t>(std::max(1, threads)),
+                                              std::max<std::size_t>(1, n / std::max<std::size_t>(1, grain)));
+  if (t == 1) {
+    f(begin, end, 0);
+    return;
+  }
+  std::exception_ptr error;
+  std::mutex error_mutex;
+  std::vector<std::thread> pool;
+  pool.reserve(t);
+  for (std::size_t i = 0; i < t; ++i) {
+    const std::size_t b = begin + n * i / t, e = begin + n * (i + 1) / t;
+    pool.emplace_back([&, b, e, i] {
+      try {
+        f(b, e, static_cast<int>(i));
+      } catch (...) {
+        std::lock_guard<std::mutex> lock(error_mutex);
+        if (!error) error = std::current_exception();
+      }
+    });
+  }
+  for (auto& th : pool) th.join();
+  if (error) std::rethrow_exception(error);
+}
+
+}  // namespace tcfem

@@ -1,0 +1,72 @@
+// The device memory estimate of the multigrid solve: parts as counted from the allocations, and a
+// refusal message that names the parts and the way out.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "multigrid/device_multigrid_solve.h"
+
+namespace {
+using namespace tcfem;
+using namespace tcfem::multigrid;
+
+MultigridSolveSettings settings(OuterSolver solver, precision::Precision p, int restart = 30) {
+  MultigridSolveSettings s;
+  s.solver = solver;
+  s.precision = p;
+  s.fgmres.restart = restart;
+  return s;
+}
+
+operators::OperatorConfig cg_config(int k) {
+  operators::OperatorConfig c;
+  c.disc = fe::Disc::cg;
+  c.degree = k;
+  return c;
+}
+
+TEST(DeviceMemoryEstimate, PartsPerDof) {
+  const double n = 1e8;
+  const auto cart = mesh::GeometryKind::cartesian;
+  // FGMRES(30), fp64 V-cycle, fused patch smoother: 2 + 61 + 4 outer vectors; per level x, b, r,
+  // transfer work (r only on the finest level)
+  const auto e = estimate_device_multigrid_memory(3, n, cg_config(4), cart, settings(OuterSolver::fgmres, precision::Precision::fp64));
+  EXPECT_DOUBLE_EQ(e.outer, 67.0 * 8.0 * n);
+  EXPECT_NEAR(e.levels, 8.0 * n * (8.0 / 7.0 * 4.0 - 2.0), 1.0);
+  EXPECT_EQ(e.operators, 0.0);  // Cartesian kernels store no geometry
+  EXPECT_NEAR(e.total(), e.outer + e.levels + e.fixed, 1.0);
+  // fp32 V-cycle: half the level bytes, plus b and x in float
+  const auto f = estimate_device_multigrid_memory(3, n, cg_config(4), cart, settings(OuterSolver::fgmres, precision::Precision::fp32));
+  EXPECT_NEAR(f.levels, e.levels / 2.0, 1.0);
+  EXPECT_DOUBLE_EQ(f.outer, e.outer + 8.0 * n);
+  // CG: 2 + 4 outer vectors
+  const auto c = estimate_device_multigrid_memory(3, n, cg_config(4), cart, settings(OuterSolver::cg, precision::Precision::fp16ec));
+  EXPECT_DOUBLE_EQ(c.outer, 6.0 * 8.0 * n + 8.0 * n);
+  // the Chebyshev smoother's four vectors per level
+  auto s = settings(OuterSolver::cg, precision::Precision::fp64);
+  s.multigrid.smoother.kind = SmootherKind::chebyshev;
+  const auto ch = estimate_device_multigrid_memory(3, n, cg_config(4), cart, s);
+  EXPECT_NEAR(ch.levels - estimate_device_multigrid_memory(3, n, cg_config(4), cart, settings(OuterSolver::cg, precision::Precision::fp64)).levels,
+              8.0 * n * 8.0 / 7.0 * 4.0, 1.0);
+  // general geometry stores quadrature data: more than the Cartesian path
+  const auto g = estimate_device_multigrid_memory(3, n, cg_config(4), mesh::GeometryKind::deformed,
+                                                  settings(OuterSolver::cg, precision::Precision::fp64));
+  EXPECT_GT(g.operators, 0.0);
+}
+
+TEST(DeviceMemoryEstimate, RefusalNamesPartsAndRemedy) {
+  const auto s = settings(OuterSolver::fgmres, precision::Precision::fp64);
+  const auto e = estimate_device_multigrid_memory(3, 5e8, cg_config(4), mesh::GeometryKind::cartesian, s);
+  const std::string msg = device_memory_refusal(e, 5e8, 139e9, "NVIDIA H200", s);
+  EXPECT_NE(msg.find("--cells/--refine"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("outer solver"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("V-cycle levels"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("--restart"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("NVIDIA H200"), std::string::npos) << msg;
+  const auto c = settings(OuterSolver::cg, precision::Precision::fp64);
+  const std::string msg2 = device_memory_refusal(
+      estimate_device_multigrid_memory(3, 2e9, cg_config(4), mesh::GeometryKind::cartesian, c), 2e9, 139e9, "H200", c);
+  EXPECT_NE(msg2.find("--mg-precision fp32"), std::string::npos) << msg2;
+}
+
+}  // namespace
