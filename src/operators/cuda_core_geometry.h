@@ -12,8 +12,11 @@
 //   J = H + eps g^T,  g_j = s_j'(xi_j) prod_{i != j} s_i(xi_i),
 // hence (matrix determinant lemma, Sherman-Morrison), with b = H^{-1} g and beta = 1 + eps . b,
 //   det J = det H beta,   J^{-1} = H^{-1} - H^{-1} eps b^T / beta,
-// and the flux f = w det J J^{-1} J^{-T} u of a reference gradient u is
-//   t = H^{-1} u - b (eps . H^{-1} u) / beta,   f = w det H (beta H^{-1} t - H^{-1} eps (b . t)).
+// and the flux f = w det J J^{-1} J^{-T} u of a reference gradient u is f = H^{-1} g with
+//   v = H^{-1} u,   t = v - b (eps . v) / beta,   g = w det H (beta t - eps (b . t)).
+// H^{-1} is folded into the derivative rows (v comes out of the gradient contraction, and the
+// transposed gradient takes g), so a point costs 3 products for b (the per-column products
+// s_x s_y, s_x' s_y, s_x s_y' are formed once per thread), 33 FLOPs and one division in 3D.
 // Per direction and cell index only s_j and s_j'/h_j at the quadrature points are needed (1D
 // tables, a few KB). A Cartesian mesh is the case eps = 0.
 //
@@ -41,7 +44,8 @@ struct GeomLayout {
   int cells = 1;         ///< cells per block
   int cell_threads = 1;  ///< q^(dim-1)
   int Q = 1;             ///< q^dim: elements of one buffer
-  int cell_stride = 3;   ///< elements per cell (3 buffers, padded to an odd count)
+  int cell_stride = 3;   ///< elements per cell (3 buffers, padded to an odd count; the kernels take
+                         ///< the stride and the cells per block from GeomParams, see geom_tuned_layout)
   int threads = 1;
   int sB = 1, sBt = 1, sD = 1;  ///< row strides of the shared 1D tables B (q x n), B^T (n x q), D, D^T (q x q)
   TCFEM_HD constexpr int n() const { return k + 1; }
@@ -73,8 +77,9 @@ TCFEM_HD constexpr int geom_address(const GeomLayout& L, int cell, int buf, int 
 
 /// Kernel parameters (passed as __grid_constant__: the uniform table entries are constant-bank
 /// operands). B: q x n interpolation to the quadrature points; D: q x q collocation derivative on
-/// them; w: weights. Geometry: s[d][c * q + i] = s_d at point i of cell index c along d,
-/// ds[d][c * q + i] = s_d'(xi_i) / h_d.
+/// them; Dc = D / h of the column direction (z in 3D, y in 2D); w: weights. Geometry:
+/// s[d][c * q + i] = s_d at point i of cell index c along d, ds[d][c * q + i] = s_d'(xi_i) / h_d.
+/// cells, cell_stride: cells per block and elements per cell slot of the launch (<= L.cells, >= 3 Q).
 template <int dim, int k, int q, typename Number>
 struct GeomParams {
   static constexpr int n = k + 1;
@@ -83,21 +88,20 @@ struct GeomParams {
   std::int64_t total_cells = 0;
   Number inv_h[3] = {1, 1, 1};
   Number eps[3] = {0, 0, 0};
-  Number a[3] = {0, 0, 0};  ///< eps_d / h_d
   Number hprod = 1;         ///< det H
   Number B[q][n] = {};
   Number D[q][q] = {};
+  Number Dc[q][q] = {};
   Number w[q] = {};
+  int cells = 1;
+  int cell_stride = 3;
   const Number* s[3] = {};
   const Number* ds[3] = {};
 };
 
-/// The flux f = w det J J^{-1} J^{-T} u at one point (in place: u in, f out) from the 1D table values
-/// s_j, ds_j (= s_j'/h_j) of the point; `whp` = w_q det H.
+/// b_j = s_j' / h_j prod_{i != j} s_i of one point from its 1D table values (s, ds = s'/h).
 template <int dim, typename Number>
-TCFEM_HD inline void deformed_flux(const Number* eps, const Number* a, const Number* inv_h, Number whp,
-                                   const Number* s, const Number* ds, Number* u) {
-  Number b[dim];
+TCFEM_HD inline void deformed_b(const Number* s, const Number* ds, Number* b) {
   if constexpr (dim == 3) {
     b[0] = ds[0] * s[1] * s[2];
     b[1] = s[0] * ds[1] * s[2];
@@ -106,22 +110,30 @@ TCFEM_HD inline void deformed_flux(const Number* eps, const Number* a, const Num
     b[0] = ds[0] * s[1];
     b[1] = s[0] * ds[1];
   }
-  Number beta = 1, au = 0;
-  for (int d = 0; d < dim; ++d) {
-    beta += eps[d] * b[d];
-    au += a[d] * u[d];
-  }
-  const Number c = au / beta;
-  Number t[dim], bt = 0;
-  for (int d = 0; d < dim; ++d) {
-    t[d] = u[d] * inv_h[d] - b[d] * c;
-    bt += b[d] * t[d];
-  }
-  for (int d = 0; d < dim; ++d) u[d] = whp * (beta * t[d] * inv_h[d] - a[d] * bt);
 }
 
-/// FLOPs of deformed_flux as written (the division counted as one).
-TCFEM_HD constexpr int deformed_flux_flops(int dim) { return dim == 3 ? 6 + 12 + 1 + 9 + 6 + 15 : 2 + 8 + 1 + 6 + 4 + 10; }
+/// The scaled flux at one point, in place: v = H^{-1} u in, g = H f out, f = w det J J^{-1} J^{-T} u;
+/// `whp` = w_q det H, b from deformed_b.
+template <int dim, typename Number>
+TCFEM_HD inline void deformed_flux(const Number* eps, Number whp, const Number* b, Number* v) {
+  Number beta = 1, ev = 0;
+  for (int d = 0; d < dim; ++d) {
+    beta += eps[d] * b[d];
+    ev += eps[d] * v[d];
+  }
+  const Number c = ev / beta;
+  Number bt = 0;
+  for (int d = 0; d < dim; ++d) {
+    v[d] -= b[d] * c;
+    bt += b[d] * v[d];
+  }
+  const Number g1 = whp * beta, g2 = whp * bt;
+  for (int d = 0; d < dim; ++d) v[d] = g1 * v[d] - eps[d] * g2;
+}
+
+/// FLOPs per point of b (3D: from the per-column products) and deformed_flux as written (the
+/// division counted as one).
+TCFEM_HD constexpr int deformed_flux_flops(int dim) { return dim == 3 ? 3 + 6 + 5 + 1 + 6 + 5 + 2 + 9 : 2 + 4 + 3 + 1 + 4 + 3 + 2 + 6; }
 
 /// Per-thread state: the column of values in the last direction and its flux.
 template <int q, typename Number>
@@ -149,11 +161,13 @@ struct GeomProgram {
     Number* Bt;     // n x q, stride sBt
     Number* D;      // q x q, stride sD
     Number* Dt;     // q x q, stride sD
+    int stride;     // elements per cell slot
   };
-  TCFEM_HD static Tables arrays(Number* smem) {
+  TCFEM_HD static Tables arrays(Number* smem, const Params& p) {
     Tables t;
     t.cells = smem;
-    t.B = smem + L.cells * L.cell_stride;
+    t.stride = p.cell_stride;
+    t.B = smem + p.cells * p.cell_stride;
     t.Bt = t.B + q * L.sB;
     t.D = t.Bt + n * L.sBt;
     t.Dt = t.D + q * L.sD;
@@ -166,7 +180,7 @@ struct GeomProgram {
     const int r = tid % L.cell_threads;
     th.a = r % q;
     th.b = dim == 3 ? r / q : 0;
-    const std::int64_t cell = block * L.cells + th.slot;
+    const std::int64_t cell = block * p.cells + th.slot;
     th.active = cell < p.total_cells;
     std::int64_t rest = th.active ? cell : 0;
     for (int d = 0; d < dim; ++d) {
@@ -203,7 +217,7 @@ struct GeomProgram {
   }
 
   TCFEM_HD static Number* buf(const Tables& t, const Thread& th, int b) {
-    return t.cells + th.slot * L.cell_stride + b * L.Q;
+    return t.cells + th.slot * t.stride + b * L.Q;
   }
   TCFEM_HD static int at(int x, int y, int z) { return (z * q + y) * q + x; }
 
@@ -269,28 +283,26 @@ struct GeomProgram {
     if (!th.active) return;
     Number ra[q], rb[q];
     for (int c = 0; c < q; ++c) {
-      ra[c] = t.D[th.a * L.sD + c];
-      rb[c] = t.D[th.b * L.sD + c];
+      ra[c] = t.D[th.a * L.sD + c] * p.inv_h[0];
+      rb[c] = t.D[th.b * L.sD + c] * p.inv_h[1];
     }
     const Number* A = buf(t, th, 0);
     Number* FX = buf(t, th, 1);
     Number* FY = buf(t, th, 2);
-    Number s[3], ds[3];
-    s[0] = p.s[0][th.c[0] * q + th.a];
-    ds[0] = p.ds[0][th.c[0] * q + th.a];
-    s[1] = p.s[1][th.c[1] * q + th.b];
-    ds[1] = p.ds[1][th.c[1] * q + th.b];
+    const Number s0 = p.s[0][th.c[0] * q + th.a], ds0 = p.ds[0][th.c[0] * q + th.a];
+    const Number s1 = p.s[1][th.c[1] * q + th.b], ds1 = p.ds[1][th.c[1] * q + th.b];
+    const Number s01 = s0 * s1, d0s1 = ds0 * s1, s0d1 = s0 * ds1;
     const Number wab = p.hprod * p.w[th.a] * p.w[th.b];
     for (int z = 0; z < q; ++z) {
       Number u[3] = {0, 0, 0};
       for (int c = 0; c < q; ++c) {
         u[0] += ra[c] * A[at(c, th.b, z)];
         u[1] += rb[c] * A[at(th.a, c, z)];
-        u[2] += p.D[z][c] * th.r[c];
+        u[2] += p.Dc[z][c] * th.r[c];
       }
-      s[2] = p.s[2][th.c[2] * q + z];
-      ds[2] = p.ds[2][th.c[2] * q + z];
-      deformed_flux<3>(p.eps, p.a, p.inv_h, wab * p.w[z], s, ds, u);
+      const Number s2 = p.s[2][th.c[2] * q + z], ds2 = p.ds[2][th.c[2] * q + z];
+      const Number b[3] = {d0s1 * s2, s0d1 * s2, s01 * ds2};
+      deformed_flux<3>(p.eps, wab * p.w[z], b, u);
       FX[at(th.a, th.b, z)] = u[0];
       FY[at(th.a, th.b, z)] = u[1];
       th.f[z] = u[2];
@@ -303,8 +315,8 @@ struct GeomProgram {
     if (!th.active) return;
     Number ca[q], cb[q];
     for (int c = 0; c < q; ++c) {
-      ca[c] = t.Dt[th.a * L.sD + c];
-      cb[c] = t.Dt[th.b * L.sD + c];
+      ca[c] = t.Dt[th.a * L.sD + c] * p.inv_h[0];
+      cb[c] = t.Dt[th.b * L.sD + c] * p.inv_h[1];
     }
     const Number* FX = buf(t, th, 1);
     const Number* FY = buf(t, th, 2);
@@ -313,7 +325,7 @@ struct GeomProgram {
       for (int c = 0; c < q; ++c) {
         v += ca[c] * FX[at(c, th.b, z)];
         v += cb[c] * FY[at(th.a, c, z)];
-        v += p.D[c][z] * th.f[c];
+        v += p.Dc[c][z] * th.f[c];
       }
       th.r[z] = v;
     }
@@ -383,22 +395,20 @@ struct GeomProgram {
   TCFEM_HD static void grad_flux2(const Params& p, const Tables& t, Thread& th, int in, int out) {
     if (!th.active) return;
     Number ra[q];
-    for (int c = 0; c < q; ++c) ra[c] = t.D[th.a * L.sD + c];
+    for (int c = 0; c < q; ++c) ra[c] = t.D[th.a * L.sD + c] * p.inv_h[0];
     const Number* U = buf(t, th, in);
     Number* FX = buf(t, th, out);
-    Number s[2], ds[2];
-    s[0] = p.s[0][th.c[0] * q + th.a];
-    ds[0] = p.ds[0][th.c[0] * q + th.a];
+    const Number s0 = p.s[0][th.c[0] * q + th.a], ds0 = p.ds[0][th.c[0] * q + th.a];
     const Number wa = p.hprod * p.w[th.a];
     for (int y = 0; y < q; ++y) {
       Number u[2] = {0, 0};
       for (int c = 0; c < q; ++c) {
         u[0] += ra[c] * U[at(c, y, 0)];
-        u[1] += p.D[y][c] * th.r[c];
+        u[1] += p.Dc[y][c] * th.r[c];
       }
-      s[1] = p.s[1][th.c[1] * q + y];
-      ds[1] = p.ds[1][th.c[1] * q + y];
-      deformed_flux<2>(p.eps, p.a, p.inv_h, wa * p.w[y], s, ds, u);
+      const Number s1 = p.s[1][th.c[1] * q + y], ds1 = p.ds[1][th.c[1] * q + y];
+      const Number b[2] = {ds0 * s1, s0 * ds1};
+      deformed_flux<2>(p.eps, wa * p.w[y], b, u);
       FX[at(th.a, y, 0)] = u[0];
       th.f[y] = u[1];
     }
@@ -408,13 +418,13 @@ struct GeomProgram {
   TCFEM_HD static void grad_t2(const Params& p, const Tables& t, Thread& th, int in, Number* dst) {
     if (!th.active) return;
     Number ca[q];
-    for (int c = 0; c < q; ++c) ca[c] = t.Dt[th.a * L.sD + c];
+    for (int c = 0; c < q; ++c) ca[c] = t.Dt[th.a * L.sD + c] * p.inv_h[0];
     const Number* FX = buf(t, th, in);
     for (int y = 0; y < q; ++y) {
       Number v = 0;
       for (int c = 0; c < q; ++c) {
         v += ca[c] * FX[at(c, y, 0)];
-        v += p.D[c][y] * th.f[c];
+        v += p.Dc[c][y] * th.f[c];
       }
       th.r[y] = v;
     }

@@ -1,10 +1,20 @@
 #pragma once
 // __global__ kernel of the general-geometry cuda-core cg Laplacian and its operator: the phases of
-// GeomProgram (cuda_core_geometry.h) with a barrier between each two, one block per `L.cells`
+// GeomProgram (cuda_core_geometry.h) with a barrier between each two, one block per `p.cells`
 // cells; instantiated per precision in cuda_core_geometry_fp64.cu / _fp32.cu.
+//
+// Measurement knobs, read when the operator is built (docs/cuda_core_kernels.md):
+//   TCFEM_CUDA_CORE_GEOM_BLOCKS=1|3|4  resident blocks of L.threads the compiler must allow per SM
+//                                      (__launch_bounds__ minimum: 1 = no register cap, 3 ~ 80,
+//                                      4 = 64 registers per thread); 3D BP5/BP3 only, else 1
+//   TCFEM_CUDA_CORE_GEOM_CELLS=<n>     cells per block (1..L.cells, default L.cells)
+//   TCFEM_CUDA_CORE_GEOM_PAD=auto|odd  cell stride: fewest bank-model wavefronts (default) or the
+//                                      odd stride 3 Q (+1)
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <array>
+#include <cstdlib>
 #include <memory>
 #include <string>
 
@@ -16,13 +26,13 @@
 
 namespace tcfem::operators::cuda_core {
 
-template <int dim, int k, int q, bool colloc, typename Number>
-__global__ void __launch_bounds__(GeomProgram<dim, k, q, colloc, Number>::L.threads)
+template <int dim, int k, int q, bool colloc, typename Number, int min_blocks>
+__global__ void __launch_bounds__(GeomProgram<dim, k, q, colloc, Number>::L.threads, min_blocks)
     geom_kernel(const __grid_constant__ GeomParams<dim, k, q, Number> p, const Number* __restrict__ src,
                 Number* __restrict__ dst) {
   using Prog = GeomProgram<dim, k, q, colloc, Number>;
   extern __shared__ __align__(16) unsigned char smem_raw[];
-  const auto t = Prog::arrays(reinterpret_cast<Number*>(smem_raw));
+  const auto t = Prog::arrays(reinterpret_cast<Number*>(smem_raw), p);
   typename Prog::Thread th;
   Prog::init(p, blockIdx.x, threadIdx.x, th);
   Prog::load_tables(p, t, threadIdx.x, blockDim.x);
@@ -61,6 +71,35 @@ __global__ void __launch_bounds__(GeomProgram<dim, k, q, colloc, Number>::L.thre
   }
 }
 
+/// The knobs of the general-geometry kernels (see the top of this file); bad values are InputErrors.
+struct GeomKnobs {
+  int min_blocks = 1;
+  int cells = 0;  ///< 0: the layout's
+  bool odd_stride = false;
+};
+inline GeomKnobs geom_knobs() {
+  GeomKnobs g;
+  if (const char* e = std::getenv("TCFEM_CUDA_CORE_GEOM_BLOCKS"); e && *e) {
+    const std::string v = e;
+    if (v != "1" && v != "3" && v != "4")
+      throw InputError("TCFEM_CUDA_CORE_GEOM_BLOCKS must be 1, 3 or 4 (got '" + v + "')");
+    g.min_blocks = std::stoi(v);
+  }
+  if (const char* e = std::getenv("TCFEM_CUDA_CORE_GEOM_CELLS"); e && *e) {
+    char* end = nullptr;
+    const long v = std::strtol(e, &end, 10);
+    if (*end != 0 || v < 1 || v > 1024)
+      throw InputError(std::string("TCFEM_CUDA_CORE_GEOM_CELLS must be a positive cell count (got '") + e + "')");
+    g.cells = int(v);
+  }
+  if (const char* e = std::getenv("TCFEM_CUDA_CORE_GEOM_PAD"); e && *e) {
+    const std::string v = e;
+    if (v != "auto" && v != "odd") throw InputError("TCFEM_CUDA_CORE_GEOM_PAD must be auto or odd (got '" + v + "')");
+    g.odd_stride = v == "odd";
+  }
+  return g;
+}
+
 /// cg Laplacian on general geometry (deformed or Cartesian box), geometry from 1D tables:
 /// memset of dst + one kernel.
 template <int dim, int k, int q, bool colloc, typename Number>
@@ -68,6 +107,17 @@ class CgGeometryOperator final : public DeviceOperator {
  public:
   using Prog = GeomProgram<dim, k, q, colloc, Number>;
   static constexpr GeomLayout L = Prog::L;
+  using Kernel = void (*)(GeomParams<dim, k, q, Number>, const Number*, Number*);
+  /// register-capped variants exist for 3D BP5 and BP3
+  static constexpr bool capped_variants = dim == 3 && (colloc || q == k + 2);
+
+  static Kernel pick_kernel(int min_blocks) {
+    if constexpr (capped_variants) {
+      if (min_blocks == 3) return geom_kernel<dim, k, q, colloc, Number, 3>;
+      if (min_blocks == 4) return geom_kernel<dim, k, q, colloc, Number, 4>;
+    }
+    return geom_kernel<dim, k, q, colloc, Number, 1>;
+  }
 
   CgGeometryOperator(const mesh::BoxMesh<dim>& mesh, const fe::DofLayout<dim>& dofs, const DeviceKernelKey& key)
       : key_(key), n_local_(dofs.n_local()) {
@@ -81,20 +131,26 @@ class CgGeometryOperator final : public DeviceOperator {
       ds[d] = ds_[d]->data();
     }
     params_ = setup.params(s, ds);
+    const GeomKnobs knobs = geom_knobs();
+    params_.cells = knobs.cells > 0 ? std::min(knobs.cells, L.cells) : L.cells;
+    params_.cell_stride = knobs.odd_stride ? L.cell_stride : geom_best_cell_stride(L, int(sizeof(Number)));
+    const GeomLayout launch = geom_tuned_layout(L, params_.cells, params_.cell_stride);
+    threads_ = launch.threads;
     table_bytes_ = setup.table_bytes();
     blocks_ = geom_blocks<dim, k, q, colloc, Number>(params_);
     if (blocks_ > std::int64_t(0x7fffffff)) throw InputError("cuda-core: the mesh has too many cells for one launch");
-    smem_ = L.smem_elements() * int(sizeof(Number));
-    auto kernel = geom_kernel<dim, k, q, colloc, Number>;
+    smem_ = launch.smem_elements() * int(sizeof(Number));
+    min_blocks_ = capped_variants ? knobs.min_blocks : 1;
+    kernel_ = pick_kernel(min_blocks_);
     if (smem_ > 48 * 1024)
-      TCFEM_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem_));
+      TCFEM_CUDA_CHECK(cudaFuncSetAttribute(kernel_, cudaFuncAttributeMaxDynamicSharedMemorySize, smem_));
     TCFEM_CUDA_CHECK(
-        cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared));
+        cudaFuncSetAttribute(kernel_, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared));
     int per_sm = 0;
-    TCFEM_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, L.threads, smem_));
+    TCFEM_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel_, threads_, smem_));
     if (per_sm < 1)
       throw InputError("cuda-core: the general-geometry kernel does not fit on the device (" + std::to_string(smem_) +
-                       " bytes of shared memory, " + std::to_string(L.threads) + " threads)");
+                       " bytes of shared memory, " + std::to_string(threads_) + " threads)");
     (void)info;
     constexpr auto w = geom_cell_work<dim, k, q, colloc>();
     const double cells = double(params_.total_cells);
@@ -108,7 +164,17 @@ class CgGeometryOperator final : public DeviceOperator {
     auto* d = static_cast<Number*>(dst);
     const auto* sp = static_cast<const Number*>(src);
     TCFEM_CUDA_CHECK(cudaMemsetAsync(d, 0, n_local_ * sizeof(Number)));
-    geom_kernel<dim, k, q, colloc, Number><<<static_cast<unsigned>(blocks_), L.threads, smem_>>>(params_, sp, d);
+    const auto grid = static_cast<unsigned>(blocks_);
+    if constexpr (capped_variants) {
+      if (min_blocks_ == 3)
+        geom_kernel<dim, k, q, colloc, Number, 3><<<grid, threads_, smem_>>>(params_, sp, d);
+      else if (min_blocks_ == 4)
+        geom_kernel<dim, k, q, colloc, Number, 4><<<grid, threads_, smem_>>>(params_, sp, d);
+      else
+        geom_kernel<dim, k, q, colloc, Number, 1><<<grid, threads_, smem_>>>(params_, sp, d);
+    } else {
+      geom_kernel<dim, k, q, colloc, Number, 1><<<grid, threads_, smem_>>>(params_, sp, d);
+    }
     TCFEM_CUDA_CHECK_LAUNCH();
   }
   std::size_t n_local() const override { return n_local_; }
@@ -125,6 +191,9 @@ class CgGeometryOperator final : public DeviceOperator {
   std::array<std::unique_ptr<DeviceBuffer<Number>>, dim> s_, ds_;
   GeomParams<dim, k, q, Number> params_{};
   std::int64_t blocks_ = 0;
+  Kernel kernel_ = nullptr;  ///< the launched instantiation (attributes, occupancy)
+  int min_blocks_ = 1;
+  int threads_ = 0;
   int smem_ = 0;
   std::size_t table_bytes_ = 0;
   double flops_ = 0, dram_ = 0, shared_ = 0;

@@ -134,7 +134,6 @@ GeomSetup<dim, k, q, Number> make_geom_setup(const mesh::BoxMesh<dim>& mesh, fe:
     p.total_cells *= mesh.n_cells()[d];
     p.inv_h[d] = Number(1.0 / t.h[d]);
     p.eps[d] = Number(t.eps[d]);
-    p.a[d] = Number(t.eps[d] / t.h[d]);
     hprod *= t.h[d];
     g.s[d].assign(t.s[d].begin(), t.s[d].end());
     g.ds[d].assign(t.ds[d].begin(), t.ds[d].end());
@@ -143,16 +142,29 @@ GeomSetup<dim, k, q, Number> make_geom_setup(const mesh::BoxMesh<dim>& mesh, fe:
   for (int i = 0; i < q; ++i) {
     p.w[i] = Number(quad.weights[i]);
     for (int j = 0; j <= k; ++j) p.B[i][j] = Number(ev.B()[i * (k + 1) + j]);
-    for (int j = 0; j < q; ++j) p.D[i][j] = Number(ev.Dq()[i * q + j]);
+    for (int j = 0; j < q; ++j) {
+      p.D[i][j] = Number(ev.Dq()[i * q + j]);
+      p.Dc[i][j] = Number(ev.Dq()[i * q + j] / t.h[dim - 1]);
+    }
   }
+  constexpr GeomLayout L = geom_layout(dim, k, q);
+  p.cells = L.cells;
+  p.cell_stride = L.cell_stride;
   return g;
+}
+
+/// The layout of a launch with `cells` cells per block and `stride` elements per cell slot.
+constexpr GeomLayout geom_tuned_layout(GeomLayout L, int cells, int stride) {
+  L.cells = cells;
+  L.threads = cells * L.cell_threads;
+  L.cell_stride = stride;
+  return L;
 }
 
 /// Blocks of one launch.
 template <int dim, int k, int q, bool colloc, typename Number>
 std::int64_t geom_blocks(const GeomParams<dim, k, q, Number>& p) {
-  constexpr auto L = GeomProgram<dim, k, q, colloc, Number>::L;
-  return (p.total_cells + L.cells - 1) / L.cells;
+  return (p.total_cells + p.cells - 1) / p.cells;
 }
 
 /// Work of one apply as the kernel performs it (per cell; inactive slots of the last block left out).
@@ -227,10 +239,10 @@ template <int dim, int k, int q, bool colloc, typename Number>
 void emulate_geom(const GeomParams<dim, k, q, Number>& p, const Number* src, Number* dst, std::size_t n_dofs,
                   bool reverse = false) {
   using Prog = GeomProgram<dim, k, q, colloc, Number>;
-  constexpr auto L = Prog::L;
+  const auto L = geom_tuned_layout(Prog::L, p.cells, p.cell_stride);
   for (std::size_t i = 0; i < n_dofs; ++i) dst[i] = Number(0);
   std::vector<Number> smem(L.smem_elements(), Number(std::nan("")));
-  const auto t = Prog::arrays(smem.data());
+  const auto t = Prog::arrays(smem.data(), p);
   std::vector<typename Prog::Thread> th(L.threads);
   const std::int64_t blocks = geom_blocks<dim, k, q, colloc, Number>(p);
   for (std::int64_t blk = 0; blk < blocks; ++blk) {
@@ -319,6 +331,35 @@ void for_each_geom_access(const GeomLayout& L, F&& f) {
         if (L.dim == 3) pattern('T', [&](int, int, int b) { return long(b * s + c); });
       }
   }
+}
+
+}  // namespace tcfem::operators::cuda_core
+
+namespace tcfem::operators::cuda_core {
+
+/// Shared-memory wavefronts of all buffer accesses of one block under the bank model.
+inline long geom_buffer_wavefronts(const GeomLayout& L, int value_bytes) {
+  long w = 0;
+  for_each_geom_access(L, [&](char name, const std::array<long, warp_lanes>& a) {
+    if (name != 'T') w += access_cost(a, value_bytes).wavefronts;
+  });
+  return w;
+}
+
+/// The cell stride in [3 Q, 3 Q + 32) with the fewest buffer wavefronts (the smallest on ties): the
+/// padding separates the banks of the rows of neighbouring cells that share a half-warp (fp64) or
+/// warp (fp32).
+inline int geom_best_cell_stride(const GeomLayout& L, int value_bytes) {
+  int best = 3 * L.Q;
+  long best_w = -1;
+  for (int s = 3 * L.Q; s < 3 * L.Q + 32; ++s) {
+    const long w = geom_buffer_wavefronts(geom_tuned_layout(L, L.cells, s), value_bytes);
+    if (best_w < 0 || w < best_w) {
+      best_w = w;
+      best = s;
+    }
+  }
+  return best;
 }
 
 }  // namespace tcfem::operators::cuda_core

@@ -2,17 +2,21 @@
 // operator on the general path (MatrixFreeOperator in fp64, same quadrature): fresh random inputs,
 // NaN-poisoned outputs, applied twice, every degree, dim 2 and 3, the three quadratures, fp64 and
 // fp32, on deformed meshes with several blocks (a partial last one), single-cell directions and the
-// Cartesian box on the general path. One line per case is printed.
+// Cartesian box on the general path; every measurement knob setting (TCFEM_CUDA_CORE_GEOM_BLOCKS,
+// _CELLS, _PAD: register-capped kernels, fewer cells per block, the odd cell stride) on the 3D and
+// 2D deformed meshes. One line per case is printed.
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <limits>
 #include <random>
 #include <string>
 #include <vector>
 
 #include "core/device.h"
+#include "core/error.h"
 #include "core/device_buffer.h"
 #include "operators/device_operator.h"
 #include "operators/laplace_operator.h"
@@ -24,6 +28,40 @@ using precision::Precision;
 using fe::QuadratureKind;
 
 bool have_device() { return query_device(0).available; }
+
+/// Values of the three knobs (nullptr: unset); set for the lifetime of the object, unset after.
+struct GeomKnobs {
+  const char* blocks = nullptr;
+  const char* cells = nullptr;
+  const char* pad = nullptr;
+  std::string tag() const {
+    std::string t;
+    if (blocks) t += std::string("blocks=") + blocks + " ";
+    if (cells) t += std::string("cells=") + cells + " ";
+    if (pad) t += std::string("pad=") + pad + " ";
+    return t.empty() ? "default" : t.substr(0, t.size() - 1);
+  }
+};
+class ScopedKnobs {
+ public:
+  explicit ScopedKnobs(const GeomKnobs& k) {
+    set("TCFEM_CUDA_CORE_GEOM_BLOCKS", k.blocks);
+    set("TCFEM_CUDA_CORE_GEOM_CELLS", k.cells);
+    set("TCFEM_CUDA_CORE_GEOM_PAD", k.pad);
+  }
+  ~ScopedKnobs() {
+    for (const char* n : {"TCFEM_CUDA_CORE_GEOM_BLOCKS", "TCFEM_CUDA_CORE_GEOM_CELLS", "TCFEM_CUDA_CORE_GEOM_PAD"})
+      unsetenv(n);
+  }
+
+ private:
+  static void set(const char* name, const char* v) {
+    if (v)
+      setenv(name, v, 1);
+    else
+      unsetenv(name);
+  }
+};
 
 template <int dim, typename Number>
 double geometry_error(int k, QuadratureKind kind, const std::array<int, dim>& nc, mesh::GeometryKind geo,
@@ -71,15 +109,18 @@ double geometry_error(int k, QuadratureKind kind, const std::array<int, dim>& nc
 }
 
 template <int dim, typename Number>
-void check(int k, QuadratureKind kind, const std::array<int, dim>& nc, mesh::GeometryKind geo, std::uint64_t seed) {
+void check(int k, QuadratureKind kind, const std::array<int, dim>& nc, mesh::GeometryKind geo, std::uint64_t seed,
+           const GeomKnobs& knobs = {}) {
+  const ScopedKnobs scope(knobs);
   const double tol = sizeof(Number) == 8 ? 1e-12 : 1e-5;
   const double e = geometry_error<dim, Number>(k, kind, nc, geo, seed);
   std::string cells;
   for (int d = 0; d < dim; ++d) cells += (d ? "x" : "") + std::to_string(nc[d]);
-  std::printf("cuda-core general cg %dD k=%d %-8s %-4s %-9s cells %-8s rel. error %.3e (tol %.0e) %s\n", dim, k,
-              fe::to_string(kind), sizeof(Number) == 8 ? "fp64" : "fp32", mesh::to_string(geo), cells.c_str(), e, tol,
-              e < tol ? "ok" : "FAIL");
-  EXPECT_LT(e, tol) << dim << "D k=" << k << " " << fe::to_string(kind) << " cells " << cells;
+  std::printf("cuda-core general cg %dD k=%d %-8s %-4s %-9s cells %-8s knobs %-22s rel. error %.3e (tol %.0e) %s\n",
+              dim, k, fe::to_string(kind), sizeof(Number) == 8 ? "fp64" : "fp32", mesh::to_string(geo), cells.c_str(),
+              knobs.tag().c_str(), e, tol, e < tol ? "ok" : "FAIL");
+  EXPECT_LT(e, tol) << dim << "D k=" << k << " " << fe::to_string(kind) << " cells " << cells << " knobs "
+                    << knobs.tag();
 }
 
 class CudaCoreGeometry : public ::testing::TestWithParam<int> {};
@@ -101,6 +142,27 @@ TEST_P(CudaCoreGeometry, DeformedCgMatchesCpu) {
     check<2, float>(k, kind, {23, 17}, G::deformed, seeds());
     check<2, double>(k, kind, {1, 4}, G::deformed, seeds());
     check<2, double>(k, kind, {3, 2}, G::cartesian, seeds());
+    // every other knob setting (blocks: register caps of the 3D BP5/BP3 kernels; cells: smaller
+    // blocks, a partial last one; pad=odd: the unpadded stride)
+    const GeomKnobs settings[] = {{"3", nullptr, nullptr}, {"4", nullptr, nullptr}, {"1", "1", nullptr},
+                                  {"4", "3", nullptr},     {nullptr, "2", "odd"},  {"3", nullptr, "odd"}};
+    for (const auto& s : settings) {
+      check<3, double>(k, kind, m3, G::deformed, seeds(), s);
+      check<3, float>(k, kind, m3, G::deformed, seeds(), s);
+      check<2, double>(k, kind, {23, 17}, G::deformed, seeds(), s);
+    }
+  }
+}
+
+TEST(CudaCoreGeometryKnobs, BadValuesAreInputErrors) {
+  if (!have_device()) GTEST_SKIP() << "no CUDA device: GPU tests skip";
+  for (const GeomKnobs& bad : {GeomKnobs{"2", nullptr, nullptr}, GeomKnobs{nullptr, "0", nullptr},
+                               GeomKnobs{nullptr, "x", nullptr}, GeomKnobs{nullptr, nullptr, "skew"}}) {
+    const ScopedKnobs scope(bad);
+    EXPECT_THROW((geometry_error<3, double>(4, QuadratureKind::gll_k1, {2, 2, 2}, mesh::GeometryKind::deformed, 1)),
+                 InputError)
+        << bad.tag();
+    std::printf("cuda-core general cg knobs %-22s rejected ok\n", bad.tag().c_str());
   }
 }
 

@@ -5,6 +5,7 @@
 // of the layouts under the bank model.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <random>
@@ -42,11 +43,10 @@ std::pair<double, double> table_geometry_error(const std::array<int, dim>& nc, i
   const int nq = ev.points_per_cell(), nb = ev.dofs_per_cell();
   std::vector<double> nodes(dim * nb), x(dim * nq), J(dim * dim * nq);
   double err_j = 0, max_j = 0, err_c = 0, max_c = 0;
-  std::array<double, 3> eps{}, a{}, inv_h{};
+  std::array<double, 3> eps{}, inv_h{};
   double hprod = 1;
   for (int d = 0; d < dim; ++d) {
     eps[d] = tables.eps[d];
-    a[d] = tables.eps[d] / tables.h[d];
     inv_h[d] = 1.0 / tables.h[d];
     hprod *= tables.h[d];
   }
@@ -68,19 +68,21 @@ std::pair<double, double> table_geometry_error(const std::array<int, dim>& nc, i
           err_j = std::max(err_j, std::abs(Jt[r][j] - ref));
           max_j = std::max(max_j, std::abs(ref));
         }
-      // flux coefficients: deformed_flux of the unit vectors gives the columns of C
-      double s[3], ds[3];
+      // flux coefficients: the scaled flux of the unit vectors (v = H^{-1} e_j, f = H^{-1} g) gives
+      // the columns of C
+      double s[3], ds[3], b[3];
       for (int d = 0; d < dim; ++d) {
         s[d] = tables.s[d][std::size_t(c[d]) * q + i[d]];
         ds[d] = tables.ds[d][std::size_t(c[d]) * q + i[d]];
       }
+      deformed_b<dim>(s, ds, b);
       for (int j = 0; j < dim; ++j) {
         double u[3] = {0, 0, 0};
-        u[j] = 1;
-        deformed_flux<dim>(eps.data(), a.data(), inv_h.data(), w * hprod, s, ds, u);
+        u[j] = inv_h[j];
+        deformed_flux<dim>(eps.data(), w * hprod, b, u);
         for (int r = 0; r < dim; ++r) {
           const double ref = cells.coef[(cell * operators::n_sym<dim> + operators::sym_index<dim>(r, j)) * nq + p];
-          err_c = std::max(err_c, std::abs(u[r] - ref));
+          err_c = std::max(err_c, std::abs(inv_h[r] * u[r] - ref));
           max_c = std::max(max_c, std::abs(ref));
         }
       }
@@ -106,7 +108,8 @@ TEST(CudaCoreGeometry, TableJacobiansMatchGeometryField) {
 }
 
 template <int dim, int k, QuadratureKind kind, typename Number>
-double emulated_error(const std::array<int, dim>& nc, mesh::GeometryKind geo, std::uint64_t seed, bool reverse) {
+double emulated_error(const std::array<int, dim>& nc, mesh::GeometryKind geo, std::uint64_t seed, bool reverse,
+                      bool tuned = false) {
   constexpr int q = geom_points(kind, k);
   constexpr bool colloc = kind == QuadratureKind::gll_k1;
   mesh::BoxMesh<dim> mesh(nc, geo);
@@ -118,7 +121,13 @@ double emulated_error(const std::array<int, dim>& nc, mesh::GeometryKind geo, st
   cfg.cartesian_fast_path = false;
   operators::MatrixFreeOperator<dim, double> A(mesh, dofs, cfg, operators::Form::laplace);
   const auto setup = make_geom_setup<dim, k, q, Number>(mesh, kind);
-  const auto p = setup.host_params();
+  auto p = setup.host_params();
+  if (tuned) {
+    // the launch shape of the knobs: fewer cells per block, the searched stride
+    constexpr auto L = geom_layout(dim, k, q);
+    p.cells = std::max(1, L.cells > 2 ? (L.cells - 1) / 2 : 1);
+    p.cell_stride = geom_best_cell_stride(L, int(sizeof(Number)));
+  }
   std::mt19937_64 rng(seed);
   std::uniform_real_distribution<double> dist(-1.0, 1.0);
   const std::size_t n = dofs.n_local();
@@ -144,11 +153,14 @@ void check_emulation(std::mt19937_64& seeds) {
   const std::array<int, 3> m3 = k <= 2 ? std::array<int, 3>{5, 4, 4} : std::array<int, 3>{3, 2, 3};
   EXPECT_LT((emulated_error<3, k, kind, double>(m3, G::deformed, seeds(), false)), 1e-12) << "3D " << what;
   EXPECT_LT((emulated_error<3, k, kind, double>(m3, G::deformed, seeds(), true)), 1e-12) << "3D rev " << what;
+  EXPECT_LT((emulated_error<3, k, kind, double>(m3, G::deformed, seeds(), true, true)), 1e-12) << "3D tuned " << what;
+  EXPECT_LT((emulated_error<3, k, kind, float>(m3, G::deformed, seeds(), false, true)), 1e-5) << "3D fp32 tuned " << what;
   EXPECT_LT((emulated_error<3, k, kind, float>(m3, G::deformed, seeds(), false)), 1e-5) << "3D fp32 " << what;
   EXPECT_LT((emulated_error<3, k, kind, double>({1, 2, 1}, G::deformed, seeds(), false)), 1e-12) << "3D " << what;
   EXPECT_LT((emulated_error<3, k, kind, double>({2, 1, 2}, G::cartesian, seeds(), false)), 1e-12) << "3D cart " << what;
   EXPECT_LT((emulated_error<2, k, kind, double>({12, 9}, G::deformed, seeds(), false)), 1e-12) << "2D " << what;
   EXPECT_LT((emulated_error<2, k, kind, double>({12, 9}, G::deformed, seeds(), true)), 1e-12) << "2D rev " << what;
+  EXPECT_LT((emulated_error<2, k, kind, double>({12, 9}, G::deformed, seeds(), true, true)), 1e-12) << "2D tuned " << what;
   EXPECT_LT((emulated_error<2, k, kind, float>({12, 9}, G::deformed, seeds(), false)), 1e-5) << "2D fp32 " << what;
   EXPECT_LT((emulated_error<2, k, kind, double>({1, 3}, G::deformed, seeds(), false)), 1e-12) << "2D " << what;
   EXPECT_LT((emulated_error<2, k, kind, double>({3, 2}, G::cartesian, seeds(), false)), 1e-12) << "2D cart " << what;
@@ -193,6 +205,13 @@ TEST(CudaCoreGeometry, LayoutConflicts) {
           // rows and cells; documented in docs/cuda_core_kernels.md)
           EXPECT_EQ(c.second, 1) << dim << "D k=" << k << " q=" << q << " " << bytes << " B";
           EXPECT_LE(c.first, 4) << dim << "D k=" << k << " q=" << q << " " << bytes << " B";
+          // the searched cell stride: no more wavefronts than the odd stride, at most 32 more elements
+          const int s = geom_best_cell_stride(L, bytes);
+          EXPECT_GE(s, 3 * L.Q);
+          EXPECT_LT(s, 3 * L.Q + 32);
+          EXPECT_LE(geom_buffer_wavefronts(geom_tuned_layout(L, L.cells, s), bytes), geom_buffer_wavefronts(L, bytes))
+              << dim << "D k=" << k << " q=" << q << " " << bytes << " B";
+          EXPECT_LE((L.cells * s + L.table_elements()) * bytes, 75 * 1024);  // still three blocks per SM
         }
 }
 
