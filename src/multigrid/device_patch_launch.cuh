@@ -18,7 +18,7 @@ void launch_patch_kernel(const PatchKernelParams<Number>& p, const std::vector<N
   PatchMatrices<dim, k, Number> m;
   TCFEM_ASSERT(matrices.size() == sizeof(m.m) / sizeof(Number), "patch matrix size");
   std::copy(matrices.begin(), matrices.end(), m.m);
-  const auto kernel = &patch_kernel<dim, k, Number, kind, con>;
+  const auto kernel = patch_kernel_of<dim, k, Number, kind, con>();
   TCFEM_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, L.shared_bytes()));
   TCFEM_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout, patch_carveout()));
   const dim3 blocks((p.count[0] + L.patches - 1) / L.patches, p.count[1], dim == 3 ? p.count[2] : 1);
@@ -29,7 +29,7 @@ void launch_patch_kernel(const PatchKernelParams<Number>& p, const std::vector<N
 template <int dim, int k, typename Number, KernelKind kind, Contraction con>
 PatchKernelInfo query_patch_kernel(int /*unused*/) {
   constexpr PatchLayout L = patch_layout(dim, k, sizeof(Number), kind);
-  const auto kernel = &patch_kernel<dim, k, Number, kind, con>;
+  const auto kernel = patch_kernel_of<dim, k, Number, kind, con>();
   TCFEM_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, L.shared_bytes()));
   TCFEM_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout, patch_carveout()));
   cudaFuncAttributes attr{};

@@ -290,8 +290,16 @@ TCFEM_PATCH_UNROLL
         Number v[nf];
         load_line(smem + buf0_offset(L, it.patch) + line_in_address(nf, it.index, 0), v);
         Number* out = smem + buf1_offset(L, it.patch);
-        apply_line<ni, nf, con>(M0, v, [&](int i, Number y) { out[line_out_address(lines, i, it.index)] = y; });
-        apply_line<ni, nf, con>(L0, v, [&](int i, Number y) { out[out_size + line_out_address(lines, i, it.index)] = y; });
+        if constexpr (con == Contraction::dense) {
+TCFEM_PATCH_UNROLL
+          for (int i = 0; i < ni; ++i) {
+            out[line_out_address(lines, i, it.index)] = dot<nf, 1>(M0 + i * nf, v);
+            out[out_size + line_out_address(lines, i, it.index)] = dot<nf, 1>(L0 + i * nf, v);
+          }
+        } else {
+          apply_line<ni, nf, con>(M0, v, [&](int i, Number y) { out[line_out_address(lines, i, it.index)] = y; });
+          apply_line<ni, nf, con>(L0, v, [&](int i, Number y) { out[out_size + line_out_address(lines, i, it.index)] = y; });
+        }
       }
     }
     g.sync();
@@ -309,12 +317,21 @@ TCFEM_PATCH_UNROLL
           load_line(in, va);
           load_line(in + in_size, vb);
           Number* out = smem + buf0_offset(L, it.patch);
-          apply_line<ni, nf, con>(M1, va, [&](int i, Number y) { out[line_out_address(lines, i, it.index)] = y; });
-          // e = L1 a + M1 b
-          Number* oe = out + out_size;
-          Number t[ni];
-          apply_line<ni, nf, con>(L1, va, [&](int i, Number y) { t[i] = y; });
-          apply_line<ni, nf, con>(M1, vb, [&](int i, Number y) { oe[line_out_address(lines, i, it.index)] = t[i] + y; });
+          if constexpr (con == Contraction::dense) {
+TCFEM_PATCH_UNROLL
+            for (int i = 0; i < ni; ++i) {
+              out[line_out_address(lines, i, it.index)] = dot<nf, 1>(M1 + i * nf, va);
+              out[out_size + line_out_address(lines, i, it.index)] =
+                  dot<nf, 1>(L1 + i * nf, va) + dot<nf, 1>(M1 + i * nf, vb);
+            }
+          } else {
+            apply_line<ni, nf, con>(M1, va, [&](int i, Number y) { out[line_out_address(lines, i, it.index)] = y; });
+            // e = L1 a + M1 b
+            Number* oe = out + out_size;
+            Number t[ni];
+            apply_line<ni, nf, con>(L1, va, [&](int i, Number y) { t[i] = y; });
+            apply_line<ni, nf, con>(M1, vb, [&](int i, Number y) { oe[line_out_address(lines, i, it.index)] = t[i] + y; });
+          }
         }
       }
       g.sync();
@@ -331,16 +348,26 @@ TCFEM_PATCH_UNROLL
           load_line(in + in_size, ve);
           long long c[3];
           patch_origin<dim, k>(p, patch, c);
-          Number t[ni];
-          apply_line<ni, nf, con>(L2, vc, [&](int i, Number y) { t[i] = y; });
-          apply_line<ni, nf, con>(M2, ve, [&](int i, Number y) {
-            const int n = line_out_address(lines, i, it.index);
-            const Number r = load_read_only(p.b + inner_index<dim, k>(p, c, n)) - (t[i] + y);
+          auto store = [&](int n, Number r) {
             if constexpr (kind == KernelKind::residual)
               p.r_out[patch_number(p, patch) * (ni * ni * ni) + n] = r;
             else
               smem[buf1_offset(L, it.patch) + n] = r;
-          });
+          };
+          if constexpr (con == Contraction::dense) {
+TCFEM_PATCH_UNROLL
+            for (int i = 0; i < ni; ++i) {
+              const int n = line_out_address(lines, i, it.index);
+              store(n, load_read_only(p.b + inner_index<dim, k>(p, c, n)) - (dot<nf, 1>(L2 + i * nf, vc) + dot<nf, 1>(M2 + i * nf, ve)));
+            }
+          } else {
+            Number t[ni];
+            apply_line<ni, nf, con>(L2, vc, [&](int i, Number y) { t[i] = y; });
+            apply_line<ni, nf, con>(M2, ve, [&](int i, Number y) {
+              const int n = line_out_address(lines, i, it.index);
+              store(n, load_read_only(p.b + inner_index<dim, k>(p, c, n)) - (t[i] + y));
+            });
+          }
         }
       }
     } else {
@@ -356,16 +383,26 @@ TCFEM_PATCH_UNROLL
         load_line(in + in_size, vb);
         long long c[3];
         patch_origin<dim, k>(p, patch, c);
-        Number t[ni];
-        apply_line<ni, nf, con>(L1, va, [&](int i, Number y) { t[i] = y; });
-        apply_line<ni, nf, con>(M1, vb, [&](int i, Number y) {
-          const int n = line_out_address(lines, i, it.index);
-          const Number r = load_read_only(p.b + inner_index<dim, k>(p, c, n)) - (t[i] + y);
+        auto store = [&](int n, Number r) {
           if constexpr (kind == KernelKind::residual)
             p.r_out[patch_number(p, patch) * (ni * ni) + n] = r;
           else
             smem[buf0_offset(L, it.patch) + n] = r;
-        });
+        };
+        if constexpr (con == Contraction::dense) {
+TCFEM_PATCH_UNROLL
+          for (int i = 0; i < ni; ++i) {
+            const int n = line_out_address(lines, i, it.index);
+            store(n, load_read_only(p.b + inner_index<dim, k>(p, c, n)) - (dot<nf, 1>(L1 + i * nf, va) + dot<nf, 1>(M1 + i * nf, vb)));
+          }
+        } else {
+          Number t[ni];
+          apply_line<ni, nf, con>(L1, va, [&](int i, Number y) { t[i] = y; });
+          apply_line<ni, nf, con>(M1, vb, [&](int i, Number y) {
+            const int n = line_out_address(lines, i, it.index);
+            store(n, load_read_only(p.b + inner_index<dim, k>(p, c, n)) - (t[i] + y));
+          });
+        }
       }
     }
   }
