@@ -13,6 +13,8 @@
 #include <algorithm>
 #include <array>
 #include <cstdio>
+#include <cstdlib>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -21,6 +23,7 @@
 #include "core/device_buffer.h"
 #include "core/error.h"
 #include "multigrid/device_patch_kernels.cuh"
+#include "multigrid/device_patch_launch.h"
 #include "multigrid/patch_kernel_setup.h"
 
 namespace tcfem::multigrid {
@@ -31,46 +34,31 @@ using patch_kernels::PatchLayout;
 
 namespace {
 
-/// Launches the kernel of one (dim, k, Number, kind) for one color: the 1D matrices (host copy,
-/// dim * (2 ni nf + ni ni) entries) travel by value as a kernel parameter.
-template <typename Number>
-using Launcher = void (*)(const PatchKernelParams<Number>& p, const std::vector<Number>& matrices);
-
-template <int dim, int k, typename Number, KernelKind kind>
-void launch_patch_kernel(const PatchKernelParams<Number>& p, const std::vector<Number>& matrices) {
-  constexpr PatchLayout L = patch_kernels::patch_layout(dim, k, sizeof(Number), kind);
-  patch_kernels::PatchMatrices<dim, k, Number> m;
-  TCFEM_ASSERT(matrices.size() == sizeof(m.m) / sizeof(Number), "patch matrix size");
-  std::copy(matrices.begin(), matrices.end(), m.m);
-  const auto kernel = &patch_kernels::patch_kernel<dim, k, Number, kind>;
-  TCFEM_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, L.shared_bytes()));
-  const dim3 blocks((p.count[0] + L.patches - 1) / L.patches, p.count[1], dim == 3 ? p.count[2] : 1);
-  kernel<<<blocks, L.threads, L.shared_bytes()>>>(p, m);
-  TCFEM_CUDA_CHECK_LAUNCH();
+/// The contraction of the line phases: TCFEM_PATCH_CONTRACTION=dense|even-odd (default even-odd;
+/// dense where the patch matrices lack the symmetry, see patch_even_odd_matrices).
+patch_kernels::Contraction requested_contraction() {
+  const char* env = std::getenv("TCFEM_PATCH_CONTRACTION");
+  if (env == nullptr || *env == '\0') return patch_kernels::Contraction::even_odd;
+  const std::string v = env;
+  if (v == "dense") return patch_kernels::Contraction::dense;
+  if (v == "even-odd") return patch_kernels::Contraction::even_odd;
+  throw InputError("TCFEM_PATCH_CONTRACTION: dense or even-odd, not '" + v + "'");
 }
 
-/// The launchers of one (dim, Number, kind) for the degrees 1..8, indexed by k - 1.
-template <int dim, typename Number, KernelKind kind, int... ks>
-constexpr std::array<Launcher<Number>, sizeof...(ks)> launcher_table(std::integer_sequence<int, ks...>) {
-  return {&launch_patch_kernel<dim, ks + 1, Number, kind>...};
-}
+}  // namespace
 
-template <int dim, typename Number>
-Launcher<Number> launcher(int k, KernelKind kind) {
-  constexpr auto seq = std::make_integer_sequence<int, 8>();
-  static constexpr auto fused = launcher_table<dim, Number, KernelKind::fused>(seq);
-  static constexpr auto residual = launcher_table<dim, Number, KernelKind::residual>(seq);
-  static constexpr auto from_buffer = launcher_table<dim, Number, KernelKind::solve_from_buffer>(seq);
-  static constexpr auto from_vector = launcher_table<dim, Number, KernelKind::solve_from_vector>(seq);
-  TCFEM_ASSERT(k >= 1 && k <= 8, "patch kernel degree");
-  switch (kind) {
-    case KernelKind::fused: return fused[k - 1];
-    case KernelKind::residual: return residual[k - 1];
-    case KernelKind::solve_from_buffer: return from_buffer[k - 1];
-    case KernelKind::solve_from_vector: return from_vector[k - 1];
-  }
-  throw Error("unknown patch kernel kind");
+namespace patch_kernels {
+int patch_carveout() {
+  const char* env = std::getenv("TCFEM_PATCH_CARVEOUT");
+  if (env == nullptr || *env == '\0') return 100;
+  char* end = nullptr;
+  const long v = std::strtol(env, &end, 10);
+  if (*end != '\0' || v < -1 || v > 100) throw InputError("TCFEM_PATCH_CARVEOUT: -1 (driver's choice) or 0..100 percent");
+  return static_cast<int>(v);
 }
+}  // namespace patch_kernels
+
+namespace {
 
 unsigned grid_1d(long long n, int threads) {
   const long long blocks = (n + threads - 1) / threads;
@@ -88,7 +76,8 @@ struct DevicePatchSmoother<dim, Number>::Impl {
   std::size_t n = 0;
   std::size_t n_patches = 0;
   std::function<void(Number*, const Number*)> level_vmult;
-  std::vector<Number> matrices;  // host copy; a kernel parameter of every launch
+  patch_kernels::Contraction contraction = patch_kernels::Contraction::even_odd;
+  std::vector<Number> matrices;  // host copy (in the form of the contraction); a kernel parameter of every launch
   DeviceBuffer<Number> inverse_diagonal;
   mutable DeviceBuffer<Number> residual, color_buffer;  // work vectors of a step
   DeviceBuffer<long long> constrained;
@@ -96,7 +85,10 @@ struct DevicePatchSmoother<dim, Number>::Impl {
 
   void launch(KernelKind kind, const PatchKernelParams<Number>& p) const {
     if (p.n_patches == 0) return;
-    launcher<dim, Number>(k, kind)(p, matrices);
+    const auto launcher = contraction == patch_kernels::Contraction::dense
+                              ? patch_kernels::patch_launcher<dim, Number, patch_kernels::Contraction::dense>(k, kind)
+                              : patch_kernels::patch_launcher<dim, Number, patch_kernels::Contraction::even_odd>(k, kind);
+    launcher(p, matrices);
   }
 
   void global_residual(Number* x, const Number* b) const {
@@ -137,6 +129,16 @@ DevicePatchSmoother<dim, Number>::DevicePatchSmoother(const mesh::BoxMesh<dim>& 
 
   std::vector<Number> inverse_diagonal;
   I.matrices = patch_kernels::patch_kernel_matrices<dim, Number>(mesh, I.k, quadrature, inverse_diagonal);
+  I.contraction = requested_contraction();
+  if (I.contraction == patch_kernels::Contraction::even_odd) {
+    try {
+      auto diagonal = inverse_diagonal;
+      I.matrices = patch_kernels::patch_even_odd_matrices<dim, Number>(I.k, I.matrices, diagonal);
+      inverse_diagonal = std::move(diagonal);
+    } catch (const Error&) {
+      I.contraction = patch_kernels::Contraction::dense;  // no symmetry to exploit: dense products
+    }
+  }
   I.inverse_diagonal = DeviceBuffer<Number>(inverse_diagonal);
   I.colors = patch_kernels::patch_kernel_colors<dim, Number>(mesh, dofs);
   std::size_t largest = 0;
@@ -216,10 +218,11 @@ std::size_t DevicePatchSmoother<dim, Number>::size() const {
 template <int dim, typename Number>
 std::string DevicePatchSmoother<dim, Number>::description() const {
   const auto& I = *impl_;
-  char text[200];
-  std::snprintf(text, sizeof text, "%s (%s, %zu patches, %d colors, relaxation %g, device)",
+  char text[240];
+  std::snprintf(text, sizeof text, "%s (%s, %zu patches, %d colors, relaxation %g, %s products, device)",
                 I.additive ? "additive vertex patch" : "multiplicative vertex patch",
-                I.additive ? "global residual" : to_string(I.variant), I.n_patches, 1 << dim, I.omega);
+                I.additive ? "global residual" : to_string(I.variant), I.n_patches, 1 << dim, I.omega,
+                I.contraction == patch_kernels::Contraction::dense ? "dense" : "even-odd");
   return text;
 }
 
@@ -238,6 +241,39 @@ double DevicePatchSmoother<dim, Number>::flops_per_step() const {
   const auto [a, b] = step_kernels<dim>(I.additive, I.variant);
   const double per = patch_kernels::patch_flops(dim, I.k, a) + (a == b ? 0.0 : patch_kernels::patch_flops(dim, I.k, b));
   return per * double(I.n_patches);
+}
+
+template <int dim, typename Number>
+double DevicePatchSmoother<dim, Number>::flops_performed_per_step() const {
+  const auto& I = *impl_;
+  const auto [a, b] = step_kernels<dim>(I.additive, I.variant);
+  const double per = patch_kernels::patch_flops_performed(dim, I.k, a, I.contraction) +
+                     (a == b ? 0.0 : patch_kernels::patch_flops_performed(dim, I.k, b, I.contraction));
+  return per * double(I.n_patches);
+}
+
+template <int dim, typename Number>
+std::string DevicePatchSmoother<dim, Number>::kernel_info() const {
+  const auto& I = *impl_;
+  const auto [a, b] = step_kernels<dim>(I.additive, I.variant);
+  std::string out;
+  for (const KernelKind kind : {a, b}) {
+    if (kind == b && a == b && !out.empty()) break;
+    const auto info = I.contraction == patch_kernels::Contraction::dense
+                          ? patch_kernels::patch_kernel_info<dim, Number, patch_kernels::Contraction::dense>(I.k, kind)
+                          : patch_kernels::patch_kernel_info<dim, Number, patch_kernels::Contraction::even_odd>(I.k, kind);
+    char text[160];
+    std::snprintf(text, sizeof text, "%sregs %d threads %d smem %.1f KB blocks/SM %d (%d warps)", out.empty() ? "" : "; ",
+                  info.registers, info.threads, info.shared_bytes / 1024.0, info.blocks_per_sm,
+                  info.blocks_per_sm * info.threads / 32);
+    out += text;
+  }
+  return out;
+}
+
+template <int dim, typename Number>
+bool DevicePatchSmoother<dim, Number>::even_odd() const {
+  return impl_->contraction == patch_kernels::Contraction::even_odd;
 }
 
 template <int dim, typename Number>

@@ -34,9 +34,16 @@ class DevicePatchSmoother {
   std::string description() const;
 
   /// Work of one smoothing step (all colors; level_vmult of the global / additive variants not
-  /// included): floating-point operations, shared-memory bytes of the patch arrays (see
+  /// included): floating-point operations (of the dense products, the work model), shared-memory bytes of the patch arrays (see
   /// patch_kernel_layouts.h) and global-memory bytes without cache reuse.
   double flops_per_step() const;
+  /// FLOP the kernels perform (fewer than flops_per_step with the even-odd products).
+  double flops_performed_per_step() const;
+  /// Whether the kernels use the even-odd products (TCFEM_PATCH_CONTRACTION=dense|even-odd,
+  /// default even-odd where the patch matrices have the symmetry; see patch_block.h).
+  bool even_odd() const;
+  /// Registers, block size, shared memory and resident blocks per SM of the kernels of a step.
+  std::string kernel_info() const;
   double shared_bytes_per_step() const;
   double global_bytes_per_step() const;
 

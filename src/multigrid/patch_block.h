@@ -64,7 +64,8 @@ struct PatchKernelParams {
 
 /// The 1D matrices of all directions, passed by value as a kernel parameter (constant bank): per
 /// direction d at d * (2 ni nf + ni ni): M (ni x nf, row-major; inner rows, all columns), L
-/// (likewise), V (ni x ni, column j the eigenvector j). Every index into it is a compile-time
+/// (likewise), V (ni x ni, column j the eigenvector j); for Contraction::even_odd the same slots
+/// hold the halved forms of apply_line / apply_eigenvectors (patch_even_odd_matrices). Every index into it is a compile-time
 /// constant after unrolling, so the FMAs take the entry straight from the constant bank: no
 /// shared-memory load per FMA, and every lane of a warp reads the same entry. 17.6 KB for 3D,
 /// k = 8, double (kernel parameters may have 32 KB since CUDA 12.1 on sm_70 and newer).
@@ -122,6 +123,97 @@ TCFEM_PATCH_UNROLL
   return s;
 }
 
+/// y = A u for one line, A (n_out x n_in, both odd) a 1D matrix of the kernel parameter at `a`;
+/// store(i, y_i) takes the outputs. dense: A row-major. even_odd: A centrosymmetric, stored as
+/// P ((n_out/2 + 1) x (n_in/2 + 1), row-major: P_ij = (A_ij + A_i,n_in-1-j) / 2 for j < n_in/2,
+/// the middle column A_i,n_in/2) followed by Q ((n_out/2) x (n_in/2): (A_ij - A_i,n_in-1-j) / 2);
+/// with e_j = u_j + u_{n_in-1-j}, o_j = u_j - u_{n_in-1-j}:
+/// y_i = P_i e + P_i,mid u_mid + Q_i o and y_{n_out-1-i} = P_i e + P_i,mid u_mid - Q_i o.
+template <int n_out, int n_in, Contraction con, typename Number, class Store>
+TCFEM_HD inline void apply_line(const Number* a, const Number (&u)[n_in], Store&& store) {
+  if constexpr (con == Contraction::dense) {
+TCFEM_PATCH_UNROLL
+    for (int i = 0; i < n_out; ++i) store(i, dot<n_in, 1>(a + i * n_in, u));
+  } else {
+    static_assert(n_out % 2 == 1 && n_in % 2 == 1, "even-odd contraction of odd line lengths");
+    constexpr int ho = n_out / 2, hi = n_in / 2;
+    const Number* P = a;
+    const Number* Q = a + (ho + 1) * (hi + 1);
+    Number e[hi + 1], o[hi > 0 ? hi : 1];
+TCFEM_PATCH_UNROLL
+    for (int j = 0; j < hi; ++j) {
+      e[j] = u[j] + u[n_in - 1 - j];
+      o[j] = u[j] - u[n_in - 1 - j];
+    }
+    e[hi] = u[hi];
+TCFEM_PATCH_UNROLL
+    for (int i = 0; i < ho; ++i) {
+      const Number pe = dot<hi + 1, 1>(P + i * (hi + 1), e);
+      Number po = Number(0);
+TCFEM_PATCH_UNROLL
+      for (int j = 0; j < hi; ++j) po = fmadd(Q[i * hi + j], o[j], po);
+      store(i, pe + po);
+      store(n_out - 1 - i, pe - po);
+    }
+    store(ho, dot<hi + 1, 1>(P + ho * (hi + 1), e));
+  }
+}
+
+/// The eigenvector contractions of the fast diagonalization (n odd). dense: V row-major (n x n,
+/// column c the eigenvector c); transposed: w = V^T u, else w = V u. even_odd: the eigenvectors
+/// ordered symmetric ones first (n/2 + 1 of them), antisymmetric ones after (n/2), stored as the
+/// upper rows 0 .. n/2 of that V (row-major, (n/2 + 1) x n): V^T u takes the even part of u for
+/// the symmetric and the odd part for the antisymmetric vectors, V w sums the two groups
+/// separately and forms row i and row n-1-i from their sum and difference.
+template <int n, bool transposed, Contraction con, typename Number, class Store>
+TCFEM_HD inline void apply_eigenvectors(const Number* v, const Number (&u)[n], Store&& store) {
+  if constexpr (con == Contraction::dense) {
+    if constexpr (transposed) {
+TCFEM_PATCH_UNROLL
+      for (int i = 0; i < n; ++i) store(i, dot<n, n>(v + i, u));
+    } else {
+TCFEM_PATCH_UNROLL
+      for (int i = 0; i < n; ++i) store(i, dot<n, 1>(v + i * n, u));
+    }
+  } else {
+    static_assert(n % 2 == 1, "even-odd contraction of odd line lengths");
+    constexpr int h = n / 2, hs = h + 1;  // rows 0 .. h stored; hs symmetric vectors
+    if constexpr (transposed) {
+      Number e[h + 1], o[h > 0 ? h : 1];
+TCFEM_PATCH_UNROLL
+      for (int i = 0; i < h; ++i) {
+        e[i] = u[i] + u[n - 1 - i];
+        o[i] = u[i] - u[n - 1 - i];
+      }
+      e[h] = u[h];
+TCFEM_PATCH_UNROLL
+      for (int c = 0; c < hs; ++c) store(c, dot<h + 1, n>(v + c, e));
+TCFEM_PATCH_UNROLL
+      for (int c = hs; c < n; ++c) {
+        Number s = Number(0);
+TCFEM_PATCH_UNROLL
+        for (int i = 0; i < h; ++i) s = fmadd(v[i * n + c], o[i], s);
+        store(c, s);
+      }
+    } else {
+TCFEM_PATCH_UNROLL
+      for (int i = 0; i < h; ++i) {
+        Number s = v[i * n] * u[0], t = Number(0);
+TCFEM_PATCH_UNROLL
+        for (int c = 1; c < hs; ++c) s = fmadd(v[i * n + c], u[c], s);
+TCFEM_PATCH_UNROLL
+        for (int c = hs; c < n; ++c) t = fmadd(v[i * n + c], u[c], t);
+        store(i, s + t);
+        store(n - 1 - i, s - t);
+      }
+      Number s = v[h * n] * u[0];
+TCFEM_PATCH_UNROLL
+      for (int c = 1; c < hs; ++c) s = fmadd(v[h * n + c], u[c], s);
+      store(h, s);
+    }
+  }
+}
+
 template <int n, typename Number>
 TCFEM_HD inline void load_line(const Number* src, Number (&v)[n]) {
 TCFEM_PATCH_UNROLL
@@ -132,7 +224,7 @@ TCFEM_PATCH_UNROLL
 /// j = 0 .. L.patches - 1, of the color, with
 /// `g` the threads of the block (on the host: one thread doing every item of a phase in turn) and
 /// `smem` the block's shared array of L.shared_elements() values.
-template <int dim, int k, typename Number, KernelKind kind>
+template <int dim, int k, typename Number, KernelKind kind, Contraction con = Contraction::dense>
 TCFEM_HD void patch_block(const ThreadGroup g, const int bx, const int by, const int bz,
                           const PatchKernelParams<Number>& p,
                           const PatchMatrices<dim, k, Number>& matrices, Number* smem) {
@@ -198,10 +290,15 @@ TCFEM_PATCH_UNROLL
         Number v[nf];
         load_line(smem + buf0_offset(L, it.patch) + line_in_address(nf, it.index, 0), v);
         Number* out = smem + buf1_offset(L, it.patch);
+        if constexpr (con == Contraction::dense) {
 TCFEM_PATCH_UNROLL
-        for (int i = 0; i < ni; ++i) {
-          out[line_out_address(lines, i, it.index)] = dot<nf, 1>(M0 + i * nf, v);
-          out[out_size + line_out_address(lines, i, it.index)] = dot<nf, 1>(L0 + i * nf, v);
+          for (int i = 0; i < ni; ++i) {
+            out[line_out_address(lines, i, it.index)] = dot<nf, 1>(M0 + i * nf, v);
+            out[out_size + line_out_address(lines, i, it.index)] = dot<nf, 1>(L0 + i * nf, v);
+          }
+        } else {
+          apply_line<ni, nf, con>(M0, v, [&](int i, Number y) { out[line_out_address(lines, i, it.index)] = y; });
+          apply_line<ni, nf, con>(L0, v, [&](int i, Number y) { out[out_size + line_out_address(lines, i, it.index)] = y; });
         }
       }
     }
@@ -220,11 +317,20 @@ TCFEM_PATCH_UNROLL
           load_line(in, va);
           load_line(in + in_size, vb);
           Number* out = smem + buf0_offset(L, it.patch);
+          if constexpr (con == Contraction::dense) {
 TCFEM_PATCH_UNROLL
-          for (int i = 0; i < ni; ++i) {
-            out[line_out_address(lines, i, it.index)] = dot<nf, 1>(M1 + i * nf, va);
-            out[out_size + line_out_address(lines, i, it.index)] =
-                dot<nf, 1>(L1 + i * nf, va) + dot<nf, 1>(M1 + i * nf, vb);
+            for (int i = 0; i < ni; ++i) {
+              out[line_out_address(lines, i, it.index)] = dot<nf, 1>(M1 + i * nf, va);
+              out[out_size + line_out_address(lines, i, it.index)] =
+                  dot<nf, 1>(L1 + i * nf, va) + dot<nf, 1>(M1 + i * nf, vb);
+            }
+          } else {
+            apply_line<ni, nf, con>(M1, va, [&](int i, Number y) { out[line_out_address(lines, i, it.index)] = y; });
+            // e = L1 a + M1 b
+            Number* oe = out + out_size;
+            Number t[ni];
+            apply_line<ni, nf, con>(L1, va, [&](int i, Number y) { t[i] = y; });
+            apply_line<ni, nf, con>(M1, vb, [&](int i, Number y) { oe[line_out_address(lines, i, it.index)] = t[i] + y; });
           }
         }
       }
@@ -242,14 +348,25 @@ TCFEM_PATCH_UNROLL
           load_line(in + in_size, ve);
           long long c[3];
           patch_origin<dim, k>(p, patch, c);
-TCFEM_PATCH_UNROLL
-          for (int i = 0; i < ni; ++i) {
-            const int n = line_out_address(lines, i, it.index);
-            const Number r = load_read_only(p.b + inner_index<dim, k>(p, c, n)) - (dot<nf, 1>(L2 + i * nf, vc) + dot<nf, 1>(M2 + i * nf, ve));
+          auto store = [&](int n, Number r) {
             if constexpr (kind == KernelKind::residual)
               p.r_out[patch_number(p, patch) * (ni * ni * ni) + n] = r;
             else
               smem[buf1_offset(L, it.patch) + n] = r;
+          };
+          if constexpr (con == Contraction::dense) {
+TCFEM_PATCH_UNROLL
+            for (int i = 0; i < ni; ++i) {
+              const int n = line_out_address(lines, i, it.index);
+              store(n, load_read_only(p.b + inner_index<dim, k>(p, c, n)) - (dot<nf, 1>(L2 + i * nf, vc) + dot<nf, 1>(M2 + i * nf, ve)));
+            }
+          } else {
+            Number t[ni];
+            apply_line<ni, nf, con>(L2, vc, [&](int i, Number y) { t[i] = y; });
+            apply_line<ni, nf, con>(M2, ve, [&](int i, Number y) {
+              const int n = line_out_address(lines, i, it.index);
+              store(n, load_read_only(p.b + inner_index<dim, k>(p, c, n)) - (t[i] + y));
+            });
           }
         }
       }
@@ -266,14 +383,25 @@ TCFEM_PATCH_UNROLL
         load_line(in + in_size, vb);
         long long c[3];
         patch_origin<dim, k>(p, patch, c);
-TCFEM_PATCH_UNROLL
-        for (int i = 0; i < ni; ++i) {
-          const int n = line_out_address(lines, i, it.index);
-          const Number r = load_read_only(p.b + inner_index<dim, k>(p, c, n)) - (dot<nf, 1>(L1 + i * nf, va) + dot<nf, 1>(M1 + i * nf, vb));
+        auto store = [&](int n, Number r) {
           if constexpr (kind == KernelKind::residual)
             p.r_out[patch_number(p, patch) * (ni * ni) + n] = r;
           else
             smem[buf0_offset(L, it.patch) + n] = r;
+        };
+        if constexpr (con == Contraction::dense) {
+TCFEM_PATCH_UNROLL
+          for (int i = 0; i < ni; ++i) {
+            const int n = line_out_address(lines, i, it.index);
+            store(n, load_read_only(p.b + inner_index<dim, k>(p, c, n)) - (dot<nf, 1>(L1 + i * nf, va) + dot<nf, 1>(M1 + i * nf, vb)));
+          }
+        } else {
+          Number t[ni];
+          apply_line<ni, nf, con>(L1, va, [&](int i, Number y) { t[i] = y; });
+          apply_line<ni, nf, con>(M1, vb, [&](int i, Number y) {
+            const int n = line_out_address(lines, i, it.index);
+            store(n, load_read_only(p.b + inner_index<dim, k>(p, c, n)) - (t[i] + y));
+          });
         }
       }
     }
@@ -296,25 +424,21 @@ TCFEM_PATCH_UNROLL
         Number v[ni];
         load_line(smem + o_in + line_in_address(ni, it.index, 0), v);
         if (s < dim - 1) {  // V_d^T
-TCFEM_PATCH_UNROLL
-          for (int i = 0; i < ni; ++i) smem[o_out + line_out_address(lines, i, it.index)] = dot<ni, ni>(V + i, v);
+          apply_eigenvectors<ni, true, con>(V, v, [&](int i, Number y) { smem[o_out + line_out_address(lines, i, it.index)] = y; });
         } else if (s == dim - 1) {  // V_d^T, then the inverse eigenvalue sums (lexicographic again)
-TCFEM_PATCH_UNROLL
-          for (int i = 0; i < ni; ++i) {
+          apply_eigenvectors<ni, true, con>(V, v, [&](int i, Number y) {
             const int n = line_out_address(lines, i, it.index);
-            smem[o_out + n] = dot<ni, ni>(V + i, v) * load_read_only(p.inverse_diagonal + n);
-          }
+            smem[o_out + n] = y * load_read_only(p.inverse_diagonal + n);
+          });
         } else if (s < 2 * dim - 1) {  // V_d
-TCFEM_PATCH_UNROLL
-          for (int i = 0; i < ni; ++i) smem[o_out + line_out_address(lines, i, it.index)] = dot<ni, 1>(V + i * ni, v);
+          apply_eigenvectors<ni, false, con>(V, v, [&](int i, Number y) { smem[o_out + line_out_address(lines, i, it.index)] = y; });
         } else {  // last V_d: lexicographic result, added to x
           long long c[3];
           patch_origin<dim, k>(p, position(it), c);
-TCFEM_PATCH_UNROLL
-          for (int i = 0; i < ni; ++i) {
+          apply_eigenvectors<ni, false, con>(V, v, [&](int i, Number y) {
             const long long node = inner_index<dim, k>(p, c, line_out_address(lines, i, it.index));
-            p.x[node] += p.omega * dot<ni, 1>(V + i * ni, v);
-          }
+            p.x[node] += p.omega * y;
+          });
         }
       }
       cur = 1 - cur;

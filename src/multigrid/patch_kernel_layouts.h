@@ -41,6 +41,14 @@ enum class KernelKind : int {
   solve_from_vector = 3,  ///< local residual gathered from a global residual vector, solve, update
 };
 
+/// How a line phase contracts with its 1D matrix.
+///  dense:    n_out n_in FMAs per line, the matrix as it is.
+///  even_odd: the patch matrices M_d, L_d are centrosymmetric (A[n-1-i][m-1-j] = A[i][j]; the patch
+///            is symmetric about its vertex) and each eigenvector is symmetric or antisymmetric, so
+///            a line splits into even and odd parts u_j +- u_{n-1-j} and each half needs only half
+///            of the products: about n_out n_in / 2 FMAs per line (patch_even_odd_matrices).
+enum class Contraction : int { dense = 0, even_odd = 1 };
+
 TCFEM_HD constexpr bool has_residual(KernelKind kind) {
   return kind == KernelKind::fused || kind == KernelKind::residual;
 }
@@ -54,6 +62,10 @@ struct PatchLayout {
   int threads = 32;  ///< block size (a multiple of 32)
   int buf0 = 0;      ///< elements per patch of the first work array
   int buf1 = 0;      ///< elements per patch of the second work array
+  /// resident blocks per SM the even-odd kernels ask of the compiler (__launch_bounds__): as many
+  /// as the shared memory allows, unless that leaves fewer registers per thread than the line
+  /// phases need without heavy spilling (80 for k <= 5, 96 above, 8-byte values; from ptxas -v)
+  int min_blocks = 1;
   /// elements per direction of the 1D matrices (M, L: ni x nf; V: ni x ni), a kernel parameter
   TCFEM_HD constexpr int matrix_stride() const { return 2 * ni * nf + ni * ni; }
   TCFEM_HD constexpr int shared_elements() const { return patches * (buf0 + buf1); }
@@ -64,6 +76,10 @@ struct PatchLayout {
 /// several patches share a block until about 256 threads or 96 KB (two blocks per SM on sm_90).
 inline constexpr int target_threads = 256;
 inline constexpr int multi_patch_smem_budget = 96 * 1024;
+/// sm_90: shared memory per SM, reserved per block, registers per SM
+inline constexpr int sm90_shared_per_sm = 228 * 1024;
+inline constexpr int shared_reserved_per_block = 1024;
+inline constexpr int registers_per_sm = 65536;
 
 TCFEM_HD constexpr PatchLayout patch_layout(int dim, int k, int value_bytes, KernelKind kind) {
   PatchLayout L;
@@ -94,6 +110,12 @@ TCFEM_HD constexpr PatchLayout patch_layout(int dim, int k, int value_bytes, Ker
   while (p > 1 && p * (L.buf0 + L.buf1) * value_bytes > multi_patch_smem_budget) --p;
   L.patches = p;
   L.threads = round_up(p * per_patch, warp_lanes);
+  if (value_bytes == 8) {
+    const int smem_blocks = sm90_shared_per_sm / (L.shared_bytes() + shared_reserved_per_block);
+    const int reg_blocks = registers_per_sm / (L.threads * (k <= 5 ? 80 : 96));
+    const int b = smem_blocks < reg_blocks ? smem_blocks : reg_blocks;
+    L.min_blocks = b > 1 ? b : 1;
+  }
   return L;
 }
 
@@ -243,6 +265,40 @@ TCFEM_HD constexpr double patch_flops(int dim, int k, KernelKind kind) {
     fma += 2 * dim * inner * ni;
     other += inner;  // eigenvalue scaling
     fma += inner;    // x += omega c
+  }
+  return 2.0 * fma + other;
+}
+
+/// FMAs of one line contraction n_in -> n_out (odd sizes) as the kernel performs it.
+TCFEM_HD constexpr double line_fmas(int n_out, int n_in, Contraction con) {
+  if (con == Contraction::dense) return double(n_out) * n_in;
+  const int ho = n_out / 2, hi = n_in / 2;
+  return double(ho + 1) * (hi + 1) + double(ho) * hi;  // even part incl. the middle row/column, odd part
+}
+
+/// Floating-point operations one patch performs with contraction `con` (an FMA counts 2; the
+/// even/odd sums and differences count 1 each). For dense, patch_flops.
+TCFEM_HD constexpr double patch_flops_performed(int dim, int k, KernelKind kind, Contraction con) {
+  if (con == Contraction::dense) return patch_flops(dim, k, kind);
+  const int nf = 2 * k + 1, ni = 2 * k - 1;
+  const double inner = ipow(ni, dim);
+  double fma = 0.0, other = 0.0;
+  if (has_residual(kind)) {
+    const double mf = line_fmas(ni, nf, con);
+    if (dim == 3)
+      fma += 2 * nf * nf * mf + 3 * ni * nf * mf + 2 * ni * ni * mf;
+    else
+      fma += 2 * nf * mf + 2 * ni * mf;
+    // even/odd splits of the input lines and the recombined outputs
+    other += dim == 3 ? nf * nf * (nf - 1) + 2 * ni * nf * (nf - 1) + 2 * ni * ni * (nf - 1) + (2 * nf * nf + 3 * ni * nf + 2 * ni * ni) * (ni - 1)
+                      : nf * (nf - 1) + 2 * ni * (nf - 1) + (2 * nf + 2 * ni) * (ni - 1);
+    other += inner;  // b - A u
+  }
+  if (has_solve(kind)) {
+    const double lines = ipow(ni, dim - 1), ve = double(ni / 2 + 1) * (ni / 2 + 1) + double(ni / 2) * (ni / 2);
+    const double vv = double(ni / 2) * ni + (ni / 2 + 1);
+    fma += dim * lines * (ve + vv) + inner;
+    other += dim * lines * 2 * (ni - 1) + inner;
   }
   return 2.0 * fma + other;
 }

@@ -5,6 +5,8 @@
 // the 2^dim colors.
 #include <algorithm>
 #include <array>
+#include <cmath>
+#include <limits>
 #include <vector>
 
 #include "fe/dof_layout.h"
@@ -12,6 +14,7 @@
 #include "mesh/box_mesh.h"
 #include "multigrid/patch_block.h"
 #include "multigrid/patch_smoother.h"
+#include "core/error.h"
 
 namespace tcfem::multigrid::patch_kernels {
 
@@ -39,6 +42,80 @@ std::vector<Number> patch_kernel_matrices(const mesh::BoxMesh<dim>& mesh, int k,
   }
   inverse_diagonal = fd.inverse_diagonal();
   return mats;
+}
+
+/// The matrices of patch_kernel_matrices in the form of Contraction::even_odd (patch_block.h):
+/// per direction M_d, L_d as P (P_ij = (A_ij + A_i,nf-1-j) / 2, j < k; column k: A_ik; rows 0 .. k-1)
+/// followed by Q ((A_ij - A_i,nf-1-j) / 2, rows 0 .. k-2, columns 0 .. k-1), and V_d with its
+/// symmetric eigenvectors first, then the antisymmetric ones, rows 0 .. k-1 only; the inverse
+/// eigenvalue sums permuted alike. Throws Error when a matrix is not centrosymmetric or an
+/// eigenvector neither symmetric nor antisymmetric (to 1000 eps(Number), relative).
+template <int dim, typename Number>
+std::vector<Number> patch_even_odd_matrices(int k, const std::vector<Number>& dense,
+                                            std::vector<Number>& inverse_diagonal) {
+  const int nf = 2 * k + 1, ni = 2 * k - 1, ms = 2 * ni * nf + ni * ni;
+  const int ho = ni / 2, hi = nf / 2, h = ni / 2;
+  const double tol = 1000.0 * double(std::numeric_limits<Number>::epsilon());
+  std::vector<Number> out(dense.size(), Number(0));
+  std::array<std::vector<int>, dim> perm;
+  for (int d = 0; d < dim; ++d) {
+    const Number* m = dense.data() + d * ms;
+    Number* o = out.data() + d * ms;
+    for (int which = 0; which < 2; ++which) {  // M, L
+      const Number* A = m + which * ni * nf;
+      Number* P = o + which * ni * nf;
+      Number* Q = P + (ho + 1) * (hi + 1);
+      double scale = 0.0, asym = 0.0;
+      for (int i = 0; i < ni; ++i)
+        for (int j = 0; j < nf; ++j) {
+          scale = std::max(scale, std::abs(double(A[i * nf + j])));
+          asym = std::max(asym, std::abs(double(A[i * nf + j]) - double(A[(ni - 1 - i) * nf + nf - 1 - j])));
+        }
+      if (asym > tol * scale) throw Error("even-odd patch kernels: the 1D patch matrices are not centrosymmetric");
+      for (int i = 0; i <= ho; ++i) {
+        for (int j = 0; j < hi; ++j) P[i * (hi + 1) + j] = (A[i * nf + j] + A[i * nf + nf - 1 - j]) / Number(2);
+        P[i * (hi + 1) + hi] = A[i * nf + hi];
+      }
+      for (int i = 0; i < ho; ++i)
+        for (int j = 0; j < hi; ++j) Q[i * hi + j] = (A[i * nf + j] - A[i * nf + nf - 1 - j]) / Number(2);
+    }
+    const Number* V = m + 2 * ni * nf;
+    std::vector<int> sym, anti;
+    for (int c = 0; c < ni; ++c) {
+      double scale = 0.0, ds = 0.0, da = 0.0;
+      for (int i = 0; i < ni; ++i) {
+        const double a = V[i * ni + c], b = V[(ni - 1 - i) * ni + c];
+        scale = std::max(scale, std::abs(a));
+        ds = std::max(ds, std::abs(a - b));
+        da = std::max(da, std::abs(a + b));
+      }
+      if (ds <= tol * scale)
+        sym.push_back(c);
+      else if (da <= tol * scale)
+        anti.push_back(c);
+      else
+        throw Error("even-odd patch kernels: an eigenvector is neither symmetric nor antisymmetric");
+    }
+    if (int(sym.size()) != h + 1) throw Error("even-odd patch kernels: unexpected eigenvector symmetry");
+    perm[d] = sym;
+    perm[d].insert(perm[d].end(), anti.begin(), anti.end());
+    Number* W = o + 2 * ni * nf;
+    for (int i = 0; i <= h; ++i)
+      for (int c = 0; c < ni; ++c) W[i * ni + c] = V[i * ni + perm[d][c]];
+  }
+  const std::vector<Number> old = inverse_diagonal;
+  int total = 1;
+  for (int d = 0; d < dim; ++d) total *= ni;
+  for (int n = 0; n < total; ++n) {
+    int r = n, src = 0, s = 1;
+    for (int d = 0; d < dim; ++d) {
+      src += perm[d][r % ni] * s;
+      r /= ni;
+      s *= ni;
+    }
+    inverse_diagonal[n] = old[src];
+  }
+  return out;
 }
 
 /// Launch parameters of the colors c = 0 .. 2^dim - 1 (bit d of c: odd vertex coordinate along d,

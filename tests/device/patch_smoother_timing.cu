@@ -6,8 +6,17 @@
 // peak, shared-memory bytes per DoF and TB/s with the fraction of the shared-memory bandwidth,
 // and the global bytes (without cache reuse) per DoF and GB/s.
 //
+// The contractions of --contraction (a list: dense, even-odd; default both) are timed one after the
+// other on the same problem (TCFEM_PATCH_CONTRACTION set for each smoother); FLOP/DoF and TFLOP/s
+// are those of the dense work model (equal work for all contractions), "performed" the FLOP the
+// kernels execute and their fraction of the FMA peak.
+//
 //   patch_smoother_timing [--dim 3] [--prec fp64,fp32] [--degrees 3-7] [--dofs 1e8]
-//                         [--variant fused|separate] [--reps 10] [--warmup 2]
+//                         [--variant fused|separate] [--contraction dense,even-odd] [--carveout 100]
+//                         [--reps 10] [--warmup 2]
+// --carveout: a list of shared-memory carveouts (TCFEM_PATCH_CARVEOUT: percent, -1 the driver's
+// choice), each timed. Each line ends with the registers, block size, shared memory and resident
+// blocks per SM of the kernel.
 //                         [--fp64-peak 31.6] [--fp32-peak 66.9] [--smem-peak 32.7]
 #include <cuda_runtime.h>
 
@@ -62,7 +71,9 @@ struct Peaks {
 };
 
 template <int dim, typename Number>
-void run(int k, double target, multigrid::PatchVariant variant, int reps, int warmup, const Peaks& peaks) {
+void run(int k, double target, multigrid::PatchVariant variant, const std::string& contraction,
+         const std::string& carveout, int reps, int warmup, const Peaks& peaks) {
+  setenv("TCFEM_PATCH_CARVEOUT", carveout.c_str(), 1);
   const int n = std::max(2, int(std::lround((std::pow(target, 1.0 / dim) - 1.0) / k)));
   std::array<int, dim> nc;
   nc.fill(n);
@@ -71,7 +82,11 @@ void run(int k, double target, multigrid::PatchVariant variant, int reps, int wa
   multigrid::SmootherSettings settings;
   settings.kind = multigrid::SmootherKind::patch;
   settings.patch_variant = variant;
+  setenv("TCFEM_PATCH_CONTRACTION", contraction.c_str(), 1);
   multigrid::DevicePatchSmoother<dim, Number> smoother(mesh, dofs, fe::gauss(k + 1), settings, nullptr);
+  unsetenv("TCFEM_PATCH_CONTRACTION");
+  if (smoother.even_odd() != (contraction == "even-odd"))
+    throw Error("patch smoother timing: contraction " + contraction + " not used: " + smoother.description());
   const std::size_t N = dofs.n_local();
   DeviceBuffer<Number> x, b;
   {
@@ -109,12 +124,15 @@ void run(int k, double target, multigrid::PatchVariant variant, int reps, int wa
                glob = smoother.global_bytes_per_step();
   const double tflops = flops / sec * 1e-12, tbs = smem / sec * 1e-12;
   const double peak = sizeof(Number) == 8 ? peaks.fp64 : peaks.fp32;
-  std::printf("patch %s %dD %s k=%d cells=%d dofs=%.3e  %8.3f ms (min %.3f max %.3f)  %6.2f GDoF/s  flop/dof %6.0f  "
-              "%6.2f TFLOP/s (%4.1f%% of %s FMA peak)  smem %6.0f B/dof %5.2f TB/s (%4.1f%%)  global %5.1f B/dof %6.0f GB/s\n",
-              multigrid::to_string(variant), dim, sizeof(Number) == 8 ? "fp64" : "fp32", k, n, nd, sec * 1e3,
-              *std::min_element(t.begin(), t.end()), *std::max_element(t.begin(), t.end()), nd / sec * 1e-9,
-              flops / nd, tflops, 100.0 * tflops / peak, sizeof(Number) == 8 ? "FP64" : "FP32", smem / nd, tbs,
-              100.0 * tbs / peaks.smem, glob / nd, glob / sec * 1e-9);
+  const double performed = smoother.flops_performed_per_step() / sec * 1e-12;
+  std::printf("patch %s %-8s %dD %s k=%d cells=%d dofs=%.3e  %8.3f ms (min %.3f max %.3f)  %6.2f GDoF/s  flop/dof %6.0f  "
+              "%6.2f TFLOP/s (%4.1f%% of %s FMA peak; performed %5.2f = %4.1f%%)  smem %6.0f B/dof %5.2f TB/s (%4.1f%%)  "
+              "global %5.1f B/dof %6.0f GB/s  carveout %s  %s\n",
+              multigrid::to_string(variant), contraction.c_str(), dim, sizeof(Number) == 8 ? "fp64" : "fp32", k, n, nd,
+              sec * 1e3, *std::min_element(t.begin(), t.end()), *std::max_element(t.begin(), t.end()), nd / sec * 1e-9,
+              flops / nd, tflops, 100.0 * tflops / peak, sizeof(Number) == 8 ? "FP64" : "FP32", performed,
+              100.0 * performed / peak, smem / nd, tbs, 100.0 * tbs / peaks.smem, glob / nd, glob / sec * 1e-9,
+              carveout.c_str(), smoother.kernel_info().c_str());
   std::fflush(stdout);
   cudaEventDestroy(e0);
   cudaEventDestroy(e1);
@@ -124,7 +142,7 @@ void run(int k, double target, multigrid::PatchVariant variant, int reps, int wa
 
 int main(int argc, char** argv) {
   int dim = 3, reps = 10, warmup = 2;
-  std::string precs = "fp64,fp32", degs = "3-7", variant = "fused";
+  std::string precs = "fp64,fp32", degs = "3-7", variant = "fused", contractions = "dense,even-odd", carveouts = "100";
   double target = 1e8;
   Peaks peaks;
   for (int i = 1; i + 1 < argc; i += 2) {
@@ -136,6 +154,8 @@ int main(int argc, char** argv) {
     else if (a == "--reps") reps = std::max(1, std::atoi(v.c_str()));
     else if (a == "--warmup") warmup = std::atoi(v.c_str());
     else if (a == "--variant") variant = v;
+    else if (a == "--contraction") contractions = v;
+    else if (a == "--carveout") carveouts = v;
     else if (a == "--fp64-peak") peaks.fp64 = std::atof(v.c_str());
     else if (a == "--fp32-peak") peaks.fp32 = std::atof(v.c_str());
     else if (a == "--smem-peak") peaks.smem = std::atof(v.c_str());
@@ -144,6 +164,11 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
+  for (const auto& c : split(contractions))
+    if (c != "dense" && c != "even-odd") {
+      std::fprintf(stderr, "--contraction: a list of dense, even-odd\n");
+      return 2;
+    }
   const auto var = multigrid::parse_patch_variant(variant);
   if (!var || *var == multigrid::PatchVariant::global || (dim != 2 && dim != 3)) {
     std::fprintf(stderr, "--variant: fused or separate; --dim: 2 or 3\n");
@@ -160,12 +185,15 @@ int main(int argc, char** argv) {
       for (int k : degrees(degs)) {
         try {
           if (p != "fp64" && p != "fp32") throw InputError("--prec: fp64 or fp32");
-          if (dim == 3)
-            p == "fp64" ? run<3, double>(k, target, *var, reps, warmup, peaks)
-                        : run<3, float>(k, target, *var, reps, warmup, peaks);
-          else
-            p == "fp64" ? run<2, double>(k, target, *var, reps, warmup, peaks)
-                        : run<2, float>(k, target, *var, reps, warmup, peaks);
+          for (const auto& c : split(contractions))
+            for (const auto& cv : split(carveouts)) {
+              if (dim == 3)
+                p == "fp64" ? run<3, double>(k, target, *var, c, cv, reps, warmup, peaks)
+                            : run<3, float>(k, target, *var, c, cv, reps, warmup, peaks);
+              else
+                p == "fp64" ? run<2, double>(k, target, *var, c, cv, reps, warmup, peaks)
+                            : run<2, float>(k, target, *var, c, cv, reps, warmup, peaks);
+            }
         } catch (const InputError& e) {
           std::printf("patch %dD %s k=%d: %s\n", dim, p.c_str(), k, e.what());
         }

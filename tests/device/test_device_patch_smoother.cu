@@ -1,5 +1,6 @@
 // DevicePatchSmoother against the CPU VertexPatchSmoother: one forward and then one backward
-// smoothing step from fresh random x and b, every variant (fused, separate, global, additive),
+// smoothing step from fresh random x and b, every variant (fused, separate, global, additive) with
+// both contractions of the kernels (dense and even-odd products, TCFEM_PATCH_CONTRACTION),
 // dim 2 and 3, degrees 1..8, double and float, on anisotropic Cartesian meshes (cell sizes differ
 // per direction; several blocks per color) and on deformed meshes (global and additive). The
 // level operator handed to the device smoother is the CPU operator through host copies, so the
@@ -16,6 +17,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <limits>
 #include <random>
 #include <string>
@@ -92,8 +94,17 @@ std::vector<double> cpu_steps(const Problem<dim>& P, Case c, const std::vector<d
   return std::vector<double>(x.data(), x.data() + x.size());
 }
 
+/// TCFEM_PATCH_CONTRACTION set for the lifetime of the guard (the smoother reads it at construction).
+struct ContractionGuard {
+  explicit ContractionGuard(const char* value) { setenv("TCFEM_PATCH_CONTRACTION", value, 1); }
+  ~ContractionGuard() { unsetenv("TCFEM_PATCH_CONTRACTION"); }
+};
+
+/// The contractions of the patch kernels (the values of TCFEM_PATCH_CONTRACTION).
+const char* const contractions[] = {"dense", "even-odd"};
+
 template <int dim, typename Number>
-std::vector<double> device_steps(const Problem<dim>& P, Case c, const std::vector<double>& x0,
+std::vector<double> device_steps(const Problem<dim>& P, Case c, const char* contraction, const std::vector<double>& x0,
                                  const std::vector<double>& b0) {
   multigrid::MatrixFreeLevelOperator<dim, Number> op(P.mesh, P.dofs, P.config);
   const auto quadrature = op.matrix_free().path() == operators::Path::cartesian
@@ -107,7 +118,14 @@ std::vector<double> device_steps(const Problem<dim>& P, Case c, const std::vecto
     op.vmult(hd, hs);
     TCFEM_CUDA_CHECK(cudaMemcpy(dst, hd.data(), n * sizeof(Number), cudaMemcpyHostToDevice));
   };
+  const ContractionGuard guard(contraction);
   multigrid::DevicePatchSmoother<dim, Number> smoother(P.mesh, P.dofs, quadrature, settings_of(c), vmult);
+  // the patch matrices (Cartesian cell sizes, also for deformed meshes) have the even-odd symmetry
+  EXPECT_EQ(smoother.even_odd(), std::string(contraction) == "even-odd") << smoother.description();
+  if (smoother.even_odd()) {
+    EXPECT_GT(smoother.flops_performed_per_step(), 0.0);
+    EXPECT_LT(smoother.flops_performed_per_step(), smoother.flops_per_step());
+  }
   EXPECT_EQ(smoother.size(), n);
   EXPECT_FALSE(smoother.description().empty());
   EXPECT_GT(smoother.flops_per_step(), 0.0);
@@ -149,17 +167,19 @@ void check(const std::array<int, dim>& nc, mesh::GeometryKind g, int k, Case c, 
   const double e_cpu = rel_diff(cpu_steps<dim, float>(P, c, x0, b0), ref);
   const double eps_ratio = std::numeric_limits<double>::epsilon() / std::numeric_limits<float>::epsilon();
   const double tol_d = std::max(1e-12, 4.0 * e_cpu * eps_ratio), tol_f = std::max(1e-5, 4.0 * e_cpu);
-  const double e_d = rel_diff(device_steps<dim, double>(P, c, x0, b0), ref);
-  const double e_f = rel_diff(device_steps<dim, float>(P, c, x0, b0), ref);
   std::string cells;
   for (int d = 0; d < dim; ++d) cells += (d ? "x" : "") + std::to_string(nc[d]);
-  const std::string what = std::to_string(dim) + "D k=" + std::to_string(k) + " " + to_string(c) + " " +
-                           mesh::to_string(g) + " cells " + cells;
-  std::printf("patch smoother %-44s fp64 %.2e (tol %.1e)  fp32 %.2e (tol %.1e)  cpu fp32 %.2e  %s\n", what.c_str(),
-              e_d, tol_d, e_f, tol_f, e_cpu, e_d < tol_d && e_f < tol_f ? "ok" : "FAILED");
-  std::fflush(stdout);
-  EXPECT_LT(e_d, tol_d) << what << " fp64";
-  EXPECT_LT(e_f, tol_f) << what << " fp32";
+  for (const char* con : contractions) {
+    const double e_d = rel_diff(device_steps<dim, double>(P, c, con, x0, b0), ref);
+    const double e_f = rel_diff(device_steps<dim, float>(P, c, con, x0, b0), ref);
+    const std::string what = std::to_string(dim) + "D k=" + std::to_string(k) + " " + to_string(c) + " " + con +
+                             " " + mesh::to_string(g) + " cells " + cells;
+    std::printf("patch smoother %-53s fp64 %.2e (tol %.1e)  fp32 %.2e (tol %.1e)  cpu fp32 %.2e  %s\n", what.c_str(),
+                e_d, tol_d, e_f, tol_f, e_cpu, e_d < tol_d && e_f < tol_f ? "ok" : "FAILED");
+    std::fflush(stdout);
+    EXPECT_LT(e_d, tol_d) << what << " fp64";
+    EXPECT_LT(e_f, tol_f) << what << " fp32";
+  }
 }
 
 class DevicePatchSmootherTest : public ::testing::TestWithParam<int> {};
@@ -211,6 +231,9 @@ TEST(DevicePatchSmoother, RejectsBadInput) {
   s.kind = SmootherKind::chebyshev;
   EXPECT_THROW((multigrid::DevicePatchSmoother<2, double>(mesh, cg, fe::gauss(3), s, nullptr)), InputError);
   s.kind = SmootherKind::patch_additive;  // needs the level operator
+  EXPECT_THROW((multigrid::DevicePatchSmoother<2, double>(mesh, cg, fe::gauss(3), s, nullptr)), InputError);
+  s.kind = SmootherKind::patch;
+  const ContractionGuard guard("sparse");  // not a contraction
   EXPECT_THROW((multigrid::DevicePatchSmoother<2, double>(mesh, cg, fe::gauss(3), s, nullptr)), InputError);
 }
 

@@ -24,7 +24,7 @@ using namespace tcfem::multigrid::patch_kernels;
 using multigrid::PatchVariant;
 using multigrid::SweepOrder;
 
-template <int dim, int k, typename Number, KernelKind kind>
+template <int dim, int k, typename Number, KernelKind kind, Contraction con>
 void run_color(const PatchKernelParams<Number>& p, const std::vector<Number>& mats) {
   constexpr auto L = patch_layout(dim, k, sizeof(Number), kind);
   PatchMatrices<dim, k, Number> m;
@@ -36,24 +36,24 @@ void run_color(const PatchKernelParams<Number>& p, const std::vector<Number>& ma
     for (int y = 0; y < p.count[1]; ++y)
       for (int x = 0; x < bx; ++x) {
         std::fill(smem.begin(), smem.end(), std::numeric_limits<Number>::quiet_NaN());
-        patch_block<dim, k, Number, kind>(ThreadGroup{0, 1}, x, y, z, p, m, smem.data());
+        patch_block<dim, k, Number, kind, con>(ThreadGroup{0, 1}, x, y, z, p, m, smem.data());
       }
 }
 
-template <int dim, int k, typename Number>
+template <int dim, int k, typename Number, Contraction con>
 void run_kind(KernelKind kind, const PatchKernelParams<Number>& p, const std::vector<Number>& mats) {
   if (p.n_patches == 0) return;
   switch (kind) {
-    case KernelKind::fused: return run_color<dim, k, Number, KernelKind::fused>(p, mats);
-    case KernelKind::residual: return run_color<dim, k, Number, KernelKind::residual>(p, mats);
-    case KernelKind::solve_from_buffer: return run_color<dim, k, Number, KernelKind::solve_from_buffer>(p, mats);
-    case KernelKind::solve_from_vector: return run_color<dim, k, Number, KernelKind::solve_from_vector>(p, mats);
+    case KernelKind::fused: return run_color<dim, k, Number, KernelKind::fused, con>(p, mats);
+    case KernelKind::residual: return run_color<dim, k, Number, KernelKind::residual, con>(p, mats);
+    case KernelKind::solve_from_buffer: return run_color<dim, k, Number, KernelKind::solve_from_buffer, con>(p, mats);
+    case KernelKind::solve_from_vector: return run_color<dim, k, Number, KernelKind::solve_from_vector, con>(p, mats);
   }
 }
 
 enum class Case { fused, separate, global, additive };
 
-template <int dim, int k, typename Number = double>
+template <int dim, int k, typename Number = double, Contraction con = Contraction::dense>
 double emulation_error(const std::array<int, dim>& nc, mesh::GeometryKind g, Case c, unsigned seed) {
   mesh::BoxMesh<dim> mesh(nc, g);
   fe::DofLayout<dim> dofs(mesh, fe::Disc::cg, k);
@@ -83,7 +83,8 @@ double emulation_error(const std::array<int, dim>& nc, mesh::GeometryKind g, Cas
   Vector<Number> y = x;
 
   std::vector<Number> inverse_diagonal;
-  const auto mats = patch_kernel_matrices<dim, Number>(mesh, k, quadrature, inverse_diagonal);
+  auto mats = patch_kernel_matrices<dim, Number>(mesh, k, quadrature, inverse_diagonal);
+  if constexpr (con == Contraction::even_odd) mats = patch_even_odd_matrices<dim, Number>(k, mats, inverse_diagonal);
   auto colors = patch_kernel_colors<dim, Number>(mesh, dofs);
   std::size_t n_patches = 0, largest = 0;
   for (const auto& p : colors) {
@@ -111,7 +112,7 @@ double emulation_error(const std::array<int, dim>& nc, mesh::GeometryKind g, Cas
         p.omega = static_cast<Number>(omega);
         p.x = y.data();
         p.r_in = residual.data();
-        run_kind<dim, k, Number>(KernelKind::solve_from_vector, p, mats);
+        run_kind<dim, k, Number, con>(KernelKind::solve_from_vector, p, mats);
       }
     } else {
       for (int i = 0; i < n_colors; ++i) {
@@ -121,16 +122,16 @@ double emulation_error(const std::array<int, dim>& nc, mesh::GeometryKind g, Cas
         p.x = y.data();
         p.b = b.data();
         if (variant == PatchVariant::fused) {
-          run_kind<dim, k, Number>(KernelKind::fused, p, mats);
+          run_kind<dim, k, Number, con>(KernelKind::fused, p, mats);
         } else if (variant == PatchVariant::separate) {
           p.r_out = buffer.data();
-          run_kind<dim, k, Number>(KernelKind::residual, p, mats);
+          run_kind<dim, k, Number, con>(KernelKind::residual, p, mats);
           p.r_in = buffer.data();
-          run_kind<dim, k, Number>(KernelKind::solve_from_buffer, p, mats);
+          run_kind<dim, k, Number, con>(KernelKind::solve_from_buffer, p, mats);
         } else {
           global_residual(y);
           p.r_in = residual.data();
-          run_kind<dim, k, Number>(KernelKind::solve_from_vector, p, mats);
+          run_kind<dim, k, Number, con>(KernelKind::solve_from_vector, p, mats);
         }
       }
     }
@@ -146,23 +147,29 @@ double emulation_error(const std::array<int, dim>& nc, mesh::GeometryKind g, Cas
   return std::sqrt(d / s);
 }
 
-template <int k>
-void check_degree() {
+template <int k, Contraction con>
+void check_contraction() {
   const int n3 = k <= 2 ? 5 : 3, n2 = 7 - k / 2;
-  unsigned seed = 100 * k;
+  unsigned seed = 100 * k + 50 * static_cast<unsigned>(con);
   for (Case c : {Case::fused, Case::separate, Case::global, Case::additive}) {
     const std::string what = "k=" + std::to_string(k) + " case " + std::to_string(static_cast<int>(c));
-    EXPECT_LT((emulation_error<2, k>({n2 + 1, n2}, mesh::GeometryKind::cartesian, c, ++seed)), 1e-12) << "2D " << what;
-    EXPECT_LT((emulation_error<3, k>({n3 + 1, n3, n3 + 2}, mesh::GeometryKind::cartesian, c, ++seed)), 1e-12)
+    EXPECT_LT((emulation_error<2, k, double, con>({n2 + 1, n2}, mesh::GeometryKind::cartesian, c, ++seed)), 1e-12) << "2D " << what;
+    EXPECT_LT((emulation_error<3, k, double, con>({n3 + 1, n3, n3 + 2}, mesh::GeometryKind::cartesian, c, ++seed)), 1e-12)
         << "3D " << what;
   }
   // several blocks per color (multi-patch blocks: 2D always, 3D for low degrees), colors without patches
-  EXPECT_LT((emulation_error<2, k>({33, 2}, mesh::GeometryKind::cartesian, Case::fused, ++seed)), 1e-12) << k;
+  EXPECT_LT((emulation_error<2, k, double, con>({33, 2}, mesh::GeometryKind::cartesian, Case::fused, ++seed)), 1e-12) << k;
   if (k <= 2) {
-    EXPECT_LT((emulation_error<3, k>({9, 6, 2}, mesh::GeometryKind::cartesian, Case::fused, ++seed)), 1e-12) << k;
+    EXPECT_LT((emulation_error<3, k, double, con>({9, 6, 2}, mesh::GeometryKind::cartesian, Case::fused, ++seed)), 1e-12) << k;
   }
   // deformed: global residual of the level operator, Cartesian patch inverse
-  EXPECT_LT((emulation_error<2, k>({4, 5}, mesh::GeometryKind::deformed, Case::fused, ++seed)), 1e-12) << k;
+  EXPECT_LT((emulation_error<2, k, double, con>({4, 5}, mesh::GeometryKind::deformed, Case::fused, ++seed)), 1e-12) << k;
+}
+
+template <int k>
+void check_degree() {
+  check_contraction<k, Contraction::dense>();
+  check_contraction<k, Contraction::even_odd>();
 }
 
 TEST(PatchBlockEmulation, Degree1) { check_degree<1>(); }
@@ -188,6 +195,16 @@ TEST(PatchBlockEmulation, Float) {
 TEST(PatchBlockEmulation, Deformed3D) {
   EXPECT_LT((emulation_error<3, 2>({3, 4, 3}, mesh::GeometryKind::deformed, Case::fused, 7)), 1e-12);
   EXPECT_LT((emulation_error<3, 3>({3, 3, 4}, mesh::GeometryKind::deformed, Case::additive, 8)), 1e-12);
+}
+
+// the even-odd contraction in float and on deformed meshes
+TEST(PatchBlockEmulation, EvenOddFloatAndDeformed) {
+  constexpr auto eo = Contraction::even_odd;
+  EXPECT_LT((emulation_error<3, 1, float, eo>({7, 6, 5}, mesh::GeometryKind::cartesian, Case::fused, 21)), 1e-4);
+  EXPECT_LT((emulation_error<3, 4, float, eo>({4, 3, 5}, mesh::GeometryKind::cartesian, Case::separate, 22)), 1e-4);
+  EXPECT_LT((emulation_error<3, 7, float, eo>({3, 4, 3}, mesh::GeometryKind::cartesian, Case::fused, 23)), 1e-4);
+  EXPECT_LT((emulation_error<2, 6, float, eo>({5, 6}, mesh::GeometryKind::cartesian, Case::additive, 24)), 1e-4);
+  EXPECT_LT((emulation_error<3, 3, double, eo>({3, 3, 4}, mesh::GeometryKind::deformed, Case::fused, 25)), 1e-12);
 }
 
 }  // namespace

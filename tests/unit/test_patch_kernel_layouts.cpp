@@ -132,4 +132,31 @@ TEST(PatchKernelLayouts, WorkCounts) {
   EXPECT_DOUBLE_EQ(patch_global_bytes(3, 2, 8, KernelKind::fused), 8.0 * (125 + 27 + 2 * 27));
 }
 
+TEST(PatchKernelLayouts, EvenOddWork) {
+  // line of 3 outputs from 5 inputs: even part 2 x 3 (with the middle row and column), odd part 1 x 2
+  EXPECT_DOUBLE_EQ(line_fmas(3, 5, Contraction::even_odd), 8.0);
+  EXPECT_DOUBLE_EQ(line_fmas(3, 5, Contraction::dense), 15.0);
+  for (int dim : {2, 3})
+    for (int k = 1; k <= 8; ++k)
+      for (auto kind : {KernelKind::fused, KernelKind::residual, KernelKind::solve_from_buffer}) {
+        EXPECT_DOUBLE_EQ(patch_flops_performed(dim, k, kind, Contraction::dense), patch_flops(dim, k, kind));
+        if (k >= 3) {
+          EXPECT_LT(patch_flops_performed(dim, k, kind, Contraction::even_odd), 0.75 * patch_flops(dim, k, kind));
+          EXPECT_GT(patch_flops_performed(dim, k, kind, Contraction::even_odd), 0.5 * patch_flops(dim, k, kind));
+        }
+      }
+}
+
+TEST(PatchKernelLayouts, MinBlocks) {
+  // even-odd launch bounds of the fused 3D double kernels: shared-memory limit, register floor
+  const int expected[8] = {3, 3, 3, 4, 3, 3, 2, 1};
+  for (int k = 1; k <= 8; ++k) {
+    const auto L = patch_layout(3, k, 8, KernelKind::fused);
+    EXPECT_EQ(L.min_blocks, expected[k - 1]) << k;
+    EXPECT_LE(L.min_blocks * (L.shared_bytes() + shared_reserved_per_block), sm90_shared_per_sm) << k;
+    EXPECT_GE(registers_per_sm / (L.min_blocks * L.threads), 80) << k;
+  }
+  EXPECT_EQ(patch_layout(3, 7, 4, KernelKind::fused).min_blocks, 1);  // float: unbounded
+}
+
 }  // namespace
