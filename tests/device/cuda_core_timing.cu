@@ -22,38 +22,14 @@
 #include "core/device_buffer.h"
 #include "operators/device_operator.h"
 
+#include "timing_tool.h"
+
 namespace {
 using namespace tcfem;
 
-std::vector<std::string> split(const std::string& s) {
-  std::vector<std::string> out;
-  std::size_t b = 0;
-  while (true) {
-    const auto e = s.find(',', b);
-    out.push_back(s.substr(b, e == std::string::npos ? std::string::npos : e - b));
-    if (e == std::string::npos) break;
-    b = e + 1;
-  }
-  return out;
-}
-
-std::vector<int> degrees(const std::string& s) {
-  std::vector<int> out;
-  for (const auto& item : split(s)) {
-    const auto dash = item.find('-');
-    if (dash == std::string::npos)
-      out.push_back(std::atoi(item.c_str()));
-    else
-      for (int k = std::atoi(item.substr(0, dash).c_str()); k <= std::atoi(item.substr(dash + 1).c_str()); ++k)
-        out.push_back(k);
-  }
-  return out;
-}
-
-float median(std::vector<float> t) {
-  std::sort(t.begin(), t.end());
-  return t.size() % 2 ? t[t.size() / 2] : 0.5f * (t[t.size() / 2 - 1] + t[t.size() / 2]);
-}
+using timing_tool::degrees;
+using timing_tool::median;
+using timing_tool::split;
 
 template <int dim>
 void run(fe::Disc disc, precision::Precision prec, int k, double target, int reps, int warmup,
