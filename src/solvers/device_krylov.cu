@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "core/error.h"
+#include "solvers/arnoldi_least_squares.h"
 #include "solvers/device_blas.h"
 
 namespace tcfem::solvers {
@@ -73,7 +74,8 @@ SolverResult solve_fgmres_device(const DeviceLinearMap& A, DeviceVectorD& x, con
   const auto h = device_blas_handle();
   SolverResult res;
   DeviceBuffer<double> V(n * (m + 1)), Z(n * m), coeffs(2 * (m + 1)), y_dev(m);
-  std::vector<double> H((m + 1) * m), g(m + 1), cs(m), sn(m), y(m), c_host(2 * (m + 1));
+  ArnoldiLeastSquares ls(m);
+  std::vector<double> y(m), c_host(2 * (m + 1));
   DeviceVectorD r(n), w(n), zj(n), vj(n);
   const double bnorm = dev::norm(b);
   const double scale = bnorm > 0 ? bnorm : 1.0;
@@ -101,8 +103,7 @@ SolverResult solve_fgmres_device(const DeviceLinearMap& A, DeviceVectorD& x, con
       const double inv = 1.0 / beta;
       TCFEM_CUDA_CHECK(cudaMemcpyAsync(column(V, 0), r.data(), n * sizeof(double), cudaMemcpyDeviceToDevice));
       TCFEM_DEVICE_BLAS_CHECK(cublasDscal(h, ni, &inv, column(V, 0), 1));
-      std::fill(g.begin(), g.end(), 0.0);
-      g[0] = beta;
+      ls.start(beta);
     }
     int j_end = 0;
     bool breakdown = false;
@@ -111,7 +112,7 @@ SolverResult solve_fgmres_device(const DeviceLinearMap& A, DeviceVectorD& x, con
       P(zj, vj);
       TCFEM_CUDA_CHECK(cudaMemcpyAsync(column(Z, j), zj.data(), n * sizeof(double), cudaMemcpyDeviceToDevice));
       A(w, zj);
-      double* hcol = H.data() + j * (m + 1);  // column j of H, column-major (m+1) x m
+      double* hcol = ls.column(j);
       double hnext;
       {
         // CGS2: c1 = V^T w, w -= V c1, c2 = V^T w, w -= V c2, h = c1 + c2
@@ -136,22 +137,9 @@ SolverResult solve_fgmres_device(const DeviceLinearMap& A, DeviceVectorD& x, con
           TCFEM_DEVICE_BLAS_CHECK(cublasDscal(h, ni, &inv, column(V, j + 1), 1));
         }
       }
-      // Givens rotations (host, as on the CPU)
-      for (int i = 0; i < j; ++i) {
-        const double t = cs[i] * hcol[i] + sn[i] * hcol[i + 1];
-        hcol[i + 1] = -sn[i] * hcol[i] + cs[i] * hcol[i + 1];
-        hcol[i] = t;
-      }
-      const double d = std::hypot(hcol[j], hcol[j + 1]);
-      cs[j] = d > 0 ? hcol[j] / d : 1.0;
-      sn[j] = d > 0 ? hcol[j + 1] / d : 0.0;
-      hcol[j] = d;
-      hcol[j + 1] = 0.0;
-      g[j + 1] = -sn[j] * g[j];
-      g[j] = cs[j] * g[j];
       ++it;
       j_end = j + 1;
-      const double estimate = std::abs(g[j + 1]);
+      const double estimate = ls.add_column(j);  // Givens rotations on the host, as on the CPU
       res.history.push_back(estimate / scale);
       if (!std::isfinite(estimate)) {
         breakdown = true;
@@ -163,11 +151,7 @@ SolverResult solve_fgmres_device(const DeviceLinearMap& A, DeviceVectorD& x, con
     {
       // y = H^{-1} g (upper triangular j_end x j_end), x += Z y
       Stopwatch s(&times->vector_ops);
-      for (int i = j_end - 1; i >= 0; --i) {
-        double v = g[i];
-        for (int l = i + 1; l < j_end; ++l) v -= H[l * (m + 1) + i] * y[l];
-        y[i] = v / H[i * (m + 1) + i];
-      }
+      ls.solve(j_end, y.data());
       if (j_end > 0) {
         y_dev.copy_from_host(y.data(), j_end);
         TCFEM_DEVICE_BLAS_CHECK(cublasDgemv(h, CUBLAS_OP_N, ni, j_end, &one, Z.data(), ni, y_dev.data(), 1, &one,

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "core/error.h"
+#include "solvers/arnoldi_least_squares.h"
 #include "solvers/blas_lapack.h"
 #include "solvers/block_orthogonalization.h"
 
@@ -37,7 +38,8 @@ SolverResult solve_fgmres(const LinearMap& A, Vector<double>& x, const Vector<do
   const int m = settings.restart;
   SolverResult res;
   std::vector<double> V(n * (m + 1)), Z(n * m);
-  std::vector<double> H((m + 1) * m), g(m + 1), cs(m), sn(m), y(m), c2(m + 1);
+  ArnoldiLeastSquares ls(m);
+  std::vector<double> y(m), c2(m + 1);
   Vector<double> r(n), w(n), zj(n), vj(n);
   const double bnorm = b.norm();
   const double scale = bnorm > 0 ? bnorm : 1.0;
@@ -61,8 +63,7 @@ SolverResult solve_fgmres(const LinearMap& A, Vector<double>& x, const Vector<do
     {
       Stopwatch s(&times->vector_ops);
       for (std::size_t i = 0; i < n; ++i) V[i] = r[i] / beta;
-      std::fill(g.begin(), g.end(), 0.0);
-      g[0] = beta;
+      ls.start(beta);
     }
     int j_end = 0;
     bool breakdown = false;
@@ -71,7 +72,7 @@ SolverResult solve_fgmres(const LinearMap& A, Vector<double>& x, const Vector<do
       P(zj, vj);
       std::copy(zj.data(), zj.data() + n, Z.begin() + j * n);
       A(w, zj);
-      double* h = H.data() + j * (m + 1);  // column j of H, column-major (m+1) x m
+      double* h = ls.column(j);
       double hnext;
       {
         Stopwatch s(&times->orthogonalization);
@@ -84,22 +85,9 @@ SolverResult solve_fgmres(const LinearMap& A, Vector<double>& x, const Vector<do
         if (hnext > 0.0)
           for (std::size_t i = 0; i < n; ++i) V[(j + 1) * n + i] = w[i] / hnext;
       }
-      // Givens rotations
-      for (int i = 0; i < j; ++i) {
-        const double t = cs[i] * h[i] + sn[i] * h[i + 1];
-        h[i + 1] = -sn[i] * h[i] + cs[i] * h[i + 1];
-        h[i] = t;
-      }
-      const double d = std::hypot(h[j], h[j + 1]);
-      cs[j] = d > 0 ? h[j] / d : 1.0;
-      sn[j] = d > 0 ? h[j + 1] / d : 0.0;
-      h[j] = d;
-      h[j + 1] = 0.0;
-      g[j + 1] = -sn[j] * g[j];
-      g[j] = cs[j] * g[j];
       ++it;
       j_end = j + 1;
-      const double estimate = std::abs(g[j + 1]);
+      const double estimate = ls.add_column(j);
       res.history.push_back(estimate / scale);
       if (!std::isfinite(estimate)) {
         breakdown = true;
@@ -118,11 +106,7 @@ SolverResult solve_fgmres(const LinearMap& A, Vector<double>& x, const Vector<do
     // y = H^{-1} g (upper triangular j_end x j_end), x += Z y
     {
       Stopwatch s(&times->vector_ops);
-      for (int i = j_end - 1; i >= 0; --i) {
-        double v = g[i];
-        for (int l = i + 1; l < j_end; ++l) v -= H[l * (m + 1) + i] * y[l];
-        y[i] = v / H[i * (m + 1) + i];
-      }
+      ls.solve(j_end, y.data());
       blas::gemv(false, std::int64_t(n), j_end, 1.0, Z.data(), std::int64_t(n), y.data(), 1.0, x.data());
     }
     res.iterations = it;
