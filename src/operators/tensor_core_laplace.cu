@@ -4,8 +4,15 @@
 // bf16x3. Run-time keys map to compiled kernels through the tables of tensor_core_{cg,dg}_*.cu.
 // dg: a face-term pass on CUDA cores (dst = face terms, tensor_core_dg_faces.h) and the tensor-core
 // kernel of the self part (dst += ...).
+//
+// Knob (timing aid, read when the operator is built):
+//   TCFEM_TENSOR_CORE_DG_PASSES=faces|self   run only the face-term pass or only the self part (the
+//                                            result is then not the operator: for timing the two
+//                                            kernels of an apply separately, e.g. with tcfem bench)
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
+#include <string>
 
 #include "core/device.h"
 #include "core/device_buffer.h"
@@ -153,13 +160,27 @@ class TensorCoreCgOperator final : public DeviceOperator {
   double flops_ = 0, dram_ = 0, shared_ = 0;
 };
 
+/// Which kernels of the dg apply run (TCFEM_TENSOR_CORE_DG_PASSES; both unless set).
+struct DgPasses {
+  bool faces = true, self = true;
+};
+DgPasses dg_passes_knob() {
+  const char* env = std::getenv("TCFEM_TENSOR_CORE_DG_PASSES");
+  if (!env || !*env) return {};
+  const std::string v(env);
+  if (v == "faces") return {true, false};
+  if (v == "self") return {false, true};
+  if (v == "both") return {};
+  throw InputError("TCFEM_TENSOR_CORE_DG_PASSES: value " + v + " is not allowed; allowed: both, faces, self");
+}
+
 /// The Cartesian SIPG Laplacian: the face-term pass, then the tensor-core self part.
 template <int dim, typename Storage>
 class TensorCoreDgOperator final : public DeviceOperator {
  public:
   TensorCoreDgOperator(const mesh::BoxMesh<dim>& mesh, const fe::DofLayout<dim>& dofs, const DeviceKernelKey& key,
                        const CgKernelEntry<Storage>& entry, const DgFaceEntry<Storage>& faces)
-      : key_(key), entry_(entry), faces_(faces) {
+      : key_(key), entry_(entry), faces_(faces), passes_(dg_passes_knob()) {
     const DeviceInfo info = require_device("--variant tensor-core");
     const auto& part = mesh.partition();
     for (int d = 0; d < dim; ++d)
@@ -248,10 +269,14 @@ class TensorCoreDgOperator final : public DeviceOperator {
   void vmult(void* dst_raw, const void* src_raw) const override {
     auto* dst = static_cast<Storage*>(dst_raw);
     const auto* src = static_cast<const Storage*>(src_raw);
-    faces_.launch(face_grid_, face_blocks_, face_params_, src, dst);
-    TCFEM_CUDA_CHECK_LAUNCH();
-    entry_.launch(grid_, params_, src, dst);
-    TCFEM_CUDA_CHECK_LAUNCH();
+    if (passes_.faces) {
+      faces_.launch(face_grid_, face_blocks_, face_params_, src, dst);
+      TCFEM_CUDA_CHECK_LAUNCH();
+    }
+    if (passes_.self) {
+      entry_.launch(grid_, params_, src, dst);
+      TCFEM_CUDA_CHECK_LAUNCH();
+    }
   }
   std::size_t n_local() const override { return n_local_; }
   std::size_t value_size() const override { return sizeof(Storage); }
@@ -265,6 +290,7 @@ class TensorCoreDgOperator final : public DeviceOperator {
   DeviceKernelKey key_;
   CgKernelEntry<Storage> entry_;
   DgFaceEntry<Storage> faces_;
+  DgPasses passes_;
   DeviceBuffer<double> matrices_;
   CgKernelParams<Storage> params_;
   DgFaceParams<Storage> face_params_;
