@@ -17,9 +17,12 @@ __global__ void __launch_bounds__(dg_face_threads)
   extern __shared__ __align__(16) unsigned char smem_raw[];
   Number* P = reinterpret_cast<Number*>(smem_raw);
   Number* Q = P + F.cells() * F.plane_words();
+  Number* tables = Q + F.cells() * F.plane_words();
+  dg_face_tables<dim, n>(prm, static_cast<int>(threadIdx.x), dg_face_threads, tables);
+  __syncthreads();
   for (std::int64_t block = blockIdx.x; block < n_blocks; block += gridDim.x) {
-    dg_face_block<dim, n>(prm, block * F.cells(), static_cast<int>(threadIdx.x), dg_face_threads, src, dst, P, Q,
-                          [] { __syncthreads(); });
+    dg_face_block<dim, n>(prm, tables, block * F.cells(), static_cast<int>(threadIdx.x), dg_face_threads, src, dst, P,
+                          Q, [] { __syncthreads(); });
     __syncthreads();  // P and Q are reused by the next block of cells
   }
 }

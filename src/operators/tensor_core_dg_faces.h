@@ -55,7 +55,16 @@ struct DgFaceShape {
   /// Lines of a block: (cell, d, t), t fastest. P and Q are [4][lines()]: face value r of line l at
   /// r * lines() + l, so that consecutive items touch consecutive words.
   TCFEM_HD constexpr int lines() const { return cells() * dim * face_points(); }
-  TCFEM_HD constexpr int smem_words() const { return 2 * cells() * plane_words(); }
+  /// The tables the steps index per lane (mass, d0, d1), copied to shared memory by the kernel:
+  /// per-lane indices into kernel parameters would serialize in the constant cache.
+  /// Mass rows at an odd stride (lanes of the mass steps read rows p = 0..n-1 at once: odd strides
+  /// hit distinct banks), then d0 and d1.
+  TCFEM_HD constexpr int mass_stride() const { return n | 1; }
+  TCFEM_HD constexpr int d0_offset() const { return n * mass_stride(); }
+  TCFEM_HD constexpr int d1_offset() const { return d0_offset() + n; }
+  TCFEM_HD constexpr int table_words() const { return d1_offset() + n; }
+  /// P, Q, then the tables.
+  TCFEM_HD constexpr int smem_words() const { return 2 * cells() * plane_words() + table_words(); }
 };
 
 /// Position of the tangential index t of direction d: the other directions, lowest first.
@@ -144,9 +153,9 @@ TCFEM_HD inline void dg_face_values(const DgFaceParams<Number>& prm, std::int64_
 /// Step 2 (and 2b in 3D), item = plane * n^(dim-1) + t over the block's 4 * cells * dim planes
 /// (plane = r * cells * dim + cell * dim + d):
 /// out[plane][t] = sum_i M(pos_s, i) in[plane][t with its tangential coordinate s set to i]
-/// (s = 0: the lower tangential direction, s = 1: the upper one).
+/// (s = 0: the lower tangential direction, s = 1: the upper one). `tables`: mass, d0, d1.
 template <int dim, int n, typename Number>
-TCFEM_HD inline void dg_face_mass(const DgFaceParams<Number>& prm, int s, int item, const Number* __restrict__ in,
+TCFEM_HD inline void dg_face_mass(const Number* __restrict__ tables, int s, int item, const Number* __restrict__ in,
                                   Number* __restrict__ out) {
   constexpr int fp = DgFaceShape{dim, n}.face_points();
   const int t = item % fp;
@@ -156,14 +165,16 @@ TCFEM_HD inline void dg_face_mass(const DgFaceParams<Number>& prm, int s, int it
   const int base = t - p * step;  // the others
   const Number* row = in + plane * fp + base;
   Number sum = 0;
-  for (int i = 0; i < n; ++i) sum += prm.mass[p * n + i] * row[i * step];
+  constexpr int ms = DgFaceShape{dim, n}.mass_stride();
+  for (int i = 0; i < n; ++i) sum += tables[p * ms + i] * row[i * step];
   out[plane * fp + t] = sum;
 }
 
 /// Step 3, item = cell * n^dim + local DoF: dst = sum_d sum_r phi_r(x_d) P'[r][(cell, d, t_d)].
 template <int dim, int n, typename Number>
-TCFEM_HD inline void dg_face_result(const DgFaceParams<Number>& prm, std::int64_t first_cell, int item,
-                                    const Number* __restrict__ P, Number* __restrict__ dst) {
+TCFEM_HD inline void dg_face_result(const DgFaceParams<Number>& prm, const Number* __restrict__ tables,
+                                    std::int64_t first_cell, int item, const Number* __restrict__ P,
+                                    Number* __restrict__ dst) {
   constexpr DgFaceShape F{dim, n};
   constexpr int fp = F.face_points();
   const int local = item % F.dofs();
@@ -181,34 +192,50 @@ TCFEM_HD inline void dg_face_result(const DgFaceParams<Number>& prm, std::int64_
     constexpr int rs = F.lines();
     const Number* q = P + (cell * dim + d) * fp + t;
     const int xd = x[d];
-    v += prm.d0[xd] * q[rs] + prm.d1[xd] * q[3 * rs];
+    v += tables[F.d0_offset() + xd] * q[rs] + tables[F.d1_offset() + xd] * q[3 * rs];
     if (xd == 0) v += q[0];
     if (xd == n - 1) v += q[2 * rs];
   }
   dst[(first_cell + cell) * F.dofs() + local] = v;
 }
 
+/// The tables of the steps (DgFaceShape::table_words() words): mass rows at mass_stride(), d0, d1.
+template <int dim, int n, typename Number>
+TCFEM_HD inline void dg_face_tables(const DgFaceParams<Number>& prm, int rank, int size, Number* tables) {
+  constexpr DgFaceShape F{dim, n};
+  for (int i = rank; i < F.table_words(); i += size) {
+    Number v = 0;  // the padding column of the mass rows
+    if (i < F.d0_offset()) {
+      if (i % F.mass_stride() < n) v = prm.mass[(i / F.mass_stride()) * n + i % F.mass_stride()];
+    } else {
+      v = i < F.d1_offset() ? prm.d0[i - F.d0_offset()] : prm.d1[i - F.d1_offset()];
+    }
+    tables[i] = v;
+  }
+}
+
 /// The whole pass for the block of cells starting at first_cell, items distributed over `rank`
-/// of `size` threads; `sync` separates the steps. P and Q: cells() * plane_words() words each.
+/// of `size` threads; `sync` separates the steps. P and Q: cells() * plane_words() words each;
+/// tables from dg_face_tables.
 template <int dim, int n, typename Number, class Sync>
-TCFEM_HD inline void dg_face_block(const DgFaceParams<Number>& prm, std::int64_t first_cell, int rank, int size,
-                                   const Number* __restrict__ src, Number* __restrict__ dst, Number* P, Number* Q,
-                                   Sync&& sync) {
+TCFEM_HD inline void dg_face_block(const DgFaceParams<Number>& prm, const Number* tables, std::int64_t first_cell,
+                                   int rank, int size, const Number* __restrict__ src, Number* __restrict__ dst,
+                                   Number* P, Number* Q, Sync&& sync) {
   constexpr DgFaceShape F{dim, n};
   constexpr int lines = F.lines();
   constexpr int plane_points = 4 * lines;
   for (int item = rank; item < lines; item += size) dg_face_values<dim, n>(prm, first_cell, item, src, P);
   sync();
-  for (int item = rank; item < plane_points; item += size) dg_face_mass<dim, n>(prm, 0, item, P, Q);
+  for (int item = rank; item < plane_points; item += size) dg_face_mass<dim, n>(tables, 0, item, P, Q);
   sync();
   const Number* result = Q;
   if constexpr (dim == 3) {
-    for (int item = rank; item < plane_points; item += size) dg_face_mass<dim, n>(prm, 1, item, Q, P);
+    for (int item = rank; item < plane_points; item += size) dg_face_mass<dim, n>(tables, 1, item, Q, P);
     sync();
     result = P;
   }
   for (int item = rank; item < F.cells() * F.dofs(); item += size)
-    dg_face_result<dim, n>(prm, first_cell, item, result, dst);
+    dg_face_result<dim, n>(prm, tables, first_cell, item, result, dst);
 }
 
 /// CUDA-core flops of the pass per cell (for the work model): face values, tangential mass

@@ -466,11 +466,12 @@ std::vector<Storage> emulate_dg_faces(const std::array<int, dim>& n_cells, int k
   std::vector<Storage> dst(src.size(), std::numeric_limits<Storage>::quiet_NaN());
   auto run = [&]<int nn>(std::integral_constant<int, nn>) {
     constexpr DgFaceShape F{dim, nn};
-    std::vector<Storage> P(F.cells() * F.plane_words()), Q(P.size());
+    std::vector<Storage> P(F.cells() * F.plane_words()), Q(P.size()), tables(F.table_words());
+    dg_face_tables<dim, nn>(prm, 0, 1, tables.data());
     for (long first = 0; first < total_cells; first += F.cells()) {
       std::fill(P.begin(), P.end(), std::numeric_limits<Storage>::quiet_NaN());
       std::fill(Q.begin(), Q.end(), std::numeric_limits<Storage>::quiet_NaN());
-      dg_face_block<dim, nn>(prm, first, 0, 1, src.data(), dst.data(), P.data(), Q.data(), [] {});
+      dg_face_block<dim, nn>(prm, tables.data(), first, 0, 1, src.data(), dst.data(), P.data(), Q.data(), [] {});
     }
   };
   [&]<int... K>(std::integer_sequence<int, K...>) {
@@ -743,6 +744,11 @@ void face_pass_accesses(int dim, int n, F&& f) {
         const int t = item % fp, plane = item / fp, p = (t / step) % n;
         return long(plane) * fp + (t - p * step) + i * step;
       }, "mass load");
+    for (int i = 0; i < n; ++i)
+      for_warps(4 * rs, [&](int item) -> long {
+        const int t = item % fp, p = (t / step) % n;
+        return 2L * S.cells() * S.plane_words() + p * S.mass_stride() + i;
+      }, "mass table load");
     for_warps(4 * rs, [&](int item) -> long { return item; }, "mass store");
   }
   for (int d = 0; d < dim; ++d)
@@ -759,6 +765,12 @@ void face_pass_accesses(int dim, int n, F&& f) {
           }
         return long(r) * rs + (cell * dim + d) * fp + t;
       }, "result load");
+  for (int table : {S.d0_offset(), S.d1_offset()})
+    for_warps(S.cells() * S.dofs(), [&](int item) -> long {
+      const int local = item % S.dofs();
+      const int x[3] = {local % n, (local / n) % n, dim == 3 ? local / (n * n) : 0};
+      return 2L * S.cells() * S.plane_words() + table + x[0];  // direction x: x_d differs between lanes
+    }, "derivative table load");
 }
 
 TEST(TensorCoreDgLayouts, FacePassSharedMemoryAccesses) {
