@@ -15,7 +15,8 @@ fi
 "$tcfem" bench --ceilings --dim 3 --disc cg --degrees 1-8 --precisions fp64,fp32,tf32x3,fp16ec,bf16x3,fp16,bf16 \
   --variants cuda-core,tensor-core --dofs 3e7 --json "$out/bench_cg3d.json" > "$out/bench_cg3d.log" 2>&1
 echo "bench cg3d rc=$?"
-"$tcfem" bench --dim 3 --disc dg --degrees 1-8 --precisions fp64,fp32 --variants cuda-core,generic --dofs 3e7 \
+"$tcfem" bench --dim 3 --disc dg --degrees 1-8 --precisions fp64,fp32,tf32x3,fp16ec,bf16x3,fp16,bf16 \
+  --variants cuda-core,tensor-core,generic --dofs 3e7 \
   --json "$out/bench_dg3d.json" > "$out/bench_dg3d.log" 2>&1
 echo "bench dg3d rc=$?"
 "$tcfem" bench --dim 3 --disc cg --geometry deformed --quadrature bp5 --degrees 2-7 --precisions fp64,fp32 \

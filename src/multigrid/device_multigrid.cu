@@ -40,7 +40,7 @@ operators::DeviceKernelKey device_level_key(int dim, const operators::OperatorCo
   key.variant = Variant::tensor_core;
   if (!operators::device_kernel_supported(key))
     throw InputError(std::string("--mg-precision ") + std::string(precision::to_string(precision)) +
-                     ": the device V-cycle in this precision uses the tensor-core operators, which exist for --disc cg "
+                     ": the device V-cycle in this precision uses the tensor-core operators, which exist for --disc cg and dg "
                      "on Cartesian meshes (--geometry cartesian, --operator-path auto); fp64 and fp32 V-cycles run "
                      "on every configuration");
   return key;

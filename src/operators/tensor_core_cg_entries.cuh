@@ -1,7 +1,8 @@
 #pragma once
-// Instantiation helpers of the tensor-core cg kernels: the registry entry of one kernel and the
-// table that maps a run-time degree (1..8) to the compiled kernel. Included by tensor_core_cg_*.cu,
-// one file per precision family, so that the instantiations compile in parallel.
+// Instantiation helpers of the tensor-core kernels: the registry entry of one kernel and the
+// table that maps a run-time degree (1..8) to the compiled kernel. Included by tensor_core_cg_*.cu
+// and tensor_core_dg_*.cu, one file per precision family and discretization, so that the
+// instantiations compile in parallel.
 #include <utility>
 
 #include "operators/tensor_core_laplace.h"
@@ -27,23 +28,24 @@ CgKernelEntry<typename Config::Storage> cg_entry() {
 }
 
 /// PolicyOf::type<n>: the policy of the kernel with n nodes per direction.
-template <int dim, class PolicyOf, int... K>
+template <int dim, class PolicyOf, bool dg, int... K>
 auto cg_entry_for_degree(int degree, std::integer_sequence<int, K...>) {
   using Storage = typename PolicyOf::template type<2>::Storage;
   CgKernelEntry<Storage> entry{};
-  ((degree == K + 1 ? (void)(entry = cg_entry<CgConfig<dim, K + 2, typename PolicyOf::template type<K + 2>>>())
+  ((degree == K + 1 ? (void)(entry = cg_entry<CgConfig<dim, K + 2, typename PolicyOf::template type<K + 2>, dg>>())
                     : (void)0),
    ...);
   return entry;
 }
 
-/// The kernel of (dim, degree) for the policy family PolicyOf (empty entry outside dim 2-3, degree 1-8).
-template <class PolicyOf>
+/// The kernel of (dim, degree) for the policy family PolicyOf (empty entry outside dim 2-3, degree
+/// 1-8); dg: the self part of the SIPG operator (CgConfig).
+template <class PolicyOf, bool dg = false>
 auto cg_entry_for(int dim, int degree) {
   using seq = std::make_integer_sequence<int, 8>;
-  if (dim == 2) return cg_entry_for_degree<2, PolicyOf>(degree, seq{});
-  if (dim == 3) return cg_entry_for_degree<3, PolicyOf>(degree, seq{});
-  return decltype(cg_entry_for_degree<2, PolicyOf>(degree, seq{})){};
+  if (dim == 2) return cg_entry_for_degree<2, PolicyOf, dg>(degree, seq{});
+  if (dim == 3) return cg_entry_for_degree<3, PolicyOf, dg>(degree, seq{});
+  return decltype(cg_entry_for_degree<2, PolicyOf, dg>(degree, seq{})){};
 }
 
 }  // namespace tcfem::operators::tensor_core

@@ -1,14 +1,24 @@
-// The tensor-core kernel family (registered in device_registry.cu): the Cartesian cg Laplacian,
-// dim 2 and 3, degree 1..8, in fp64 (sm_90 m16n8k4/k8 atoms, or sm_80 m8n8k4, chosen at run time
-// with arch::select_fp64_atom) and with float storage in tf32x3, fp16, fp16ec, bf16 and bf16x3.
-// Run-time keys map to compiled kernels through the tables of tensor_core_cg_*.cu.
+// The tensor-core kernel family (registered in device_registry.cu): the Cartesian cg and SIPG (dg)
+// Laplacians, dim 2 and 3, degree 1..8, in fp64 (sm_90 m16n8k4/k8 atoms, or sm_80 m8n8k4, chosen
+// at run time with arch::select_fp64_atom) and with float storage in tf32x3, fp16, fp16ec, bf16 and
+// bf16x3. Run-time keys map to compiled kernels through the tables of tensor_core_{cg,dg}_*.cu.
+// dg: a face-term pass on CUDA cores (dst = face terms, tensor_core_dg_faces.h) and the tensor-core
+// kernel of the self part (dst += ...).
+//
+// Knob (timing aid, read when the operator is built):
+//   TCFEM_TENSOR_CORE_DG_PASSES=faces|self   run only the face-term pass or only the self part (the
+//                                            result is then not the operator: for timing the two
+//                                            kernels of an apply separately, e.g. with tcfem bench)
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
+#include <string>
 
 #include "core/device.h"
 #include "core/device_buffer.h"
 #include "fe/lagrange.h"
 #include "operators/device_variants.h"
+#include "operators/operator_tables.h"
 #include "operators/tensor_core_laplace.h"
 #include "operators/tensor_core_laplace_kernels.cuh"
 
@@ -150,6 +160,157 @@ class TensorCoreCgOperator final : public DeviceOperator {
   double flops_ = 0, dram_ = 0, shared_ = 0;
 };
 
+/// Which kernels of the dg apply run (TCFEM_TENSOR_CORE_DG_PASSES; both unless set).
+struct DgPasses {
+  bool faces = true, self = true;
+};
+DgPasses dg_passes_knob() {
+  const char* env = std::getenv("TCFEM_TENSOR_CORE_DG_PASSES");
+  if (!env || !*env) return {};
+  const std::string v(env);
+  if (v == "faces") return {true, false};
+  if (v == "self") return {false, true};
+  if (v == "both") return {};
+  throw InputError("TCFEM_TENSOR_CORE_DG_PASSES: value " + v + " is not allowed; allowed: both, faces, self");
+}
+
+/// The Cartesian SIPG Laplacian: the face-term pass, then the tensor-core self part.
+template <int dim, typename Storage>
+class TensorCoreDgOperator final : public DeviceOperator {
+ public:
+  TensorCoreDgOperator(const mesh::BoxMesh<dim>& mesh, const fe::DofLayout<dim>& dofs, const DeviceKernelKey& key,
+                       const CgKernelEntry<Storage>& entry, const DgFaceEntry<Storage>& faces)
+      : key_(key), entry_(entry), faces_(faces), passes_(dg_passes_knob()) {
+    const DeviceInfo info = require_device("--variant tensor-core");
+    const auto& part = mesh.partition();
+    for (int d = 0; d < dim; ++d)
+      if (part.owned.begin[d] != 0 || part.owned.end[d] != part.global_cells[d])
+        throw InputError("--variant tensor-core: the kernels support a single process owning the whole mesh");
+    if (dofs.disc() != fe::Disc::dg || dofs.degree() != key.degree)
+      throw InputError("--variant tensor-core: the DoF layout does not match the kernel key");
+    const int k = key.degree, n = k + 1;
+    const auto basis = fe::LagrangeBasis1D::gauss_lobatto(k);
+    const auto mass = fe::exact_mass_matrix(basis);
+    const auto h = mesh.cell_size();
+    // S_d = s_d * interior self block, s_d = prod_{e != d} h_e; the kernel's B holds S_d / sigma
+    // (entries O(1) for the 16-bit formats) and scales the result by sigma
+    std::vector<double> self[3];
+    double sigma = 0.0;
+    for (int d = 0; d < dim; ++d) {
+      double s = 1.0;
+      for (int e = 0; e < dim; ++e)
+        if (e != d) s *= h[e];
+      const auto blocks = sipg_line_blocks(basis, h[d]);
+      self[d] = blocks.self[0];
+      for (double& v : self[d]) {
+        v *= s;
+        sigma = std::max(sigma, std::abs(v));
+      }
+      const double gamma = 2.0 * k * (k + 1) / h[d];  // as in sipg_line_blocks
+      face_params_.a[d] = static_cast<Storage>(s * gamma);
+      face_params_.b[d] = static_cast<Storage>(s * 0.5 / h[d]);
+    }
+    std::vector<double> matrices(mass.data);
+    for (int d = 0; d < dim; ++d)
+      for (int i = 0; i < n * n; ++i) matrices.push_back(self[d][i] / sigma);
+    matrices_ = DeviceBuffer<double>(matrices);
+    params_.matrices = matrices_.data();
+    params_.scale = static_cast<Storage>(sigma);
+    for (int i = 0; i < n * n; ++i) face_params_.mass[i] = static_cast<Storage>(mass.data[i]);
+    for (int i = 0; i < n; ++i) {
+      face_params_.d0[i] = static_cast<Storage>(basis.derivative(i, 0.0));
+      face_params_.d1[i] = static_cast<Storage>(basis.derivative(i, 1.0));
+    }
+    params_.total_cells = 1;
+    for (int d = 0; d < dim; ++d) {
+      params_.n_cells[d] = mesh.n_cells()[d];
+      face_params_.n_cells[d] = mesh.n_cells()[d];
+      params_.total_cells *= mesh.n_cells()[d];
+    }
+    face_params_.total_cells = params_.total_cells;
+    if (params_.total_cells >= (std::int64_t(1) << 31))
+      throw InputError("--variant tensor-core: the kernels number cells in 32 bits; the mesh has " +
+                       std::to_string(params_.total_cells) + " cells");
+    const CgLayout& L = entry_.layout;
+    params_.n_batches = (params_.total_cells + L.cells - 1) / L.cells;
+    n_local_ = dofs.n_local();
+
+    if (static_cast<std::size_t>(entry_.smem_bytes) > info.shared_memory_per_block_optin)
+      throw InputError("--degree: the tensor-core kernel needs " + std::to_string(entry_.smem_bytes) +
+                       " bytes of shared memory per block, the device offers " +
+                       std::to_string(info.shared_memory_per_block_optin));
+    TCFEM_CUDA_CHECK(
+        cudaFuncSetAttribute(entry_.kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, entry_.smem_bytes));
+    int blocks_per_sm = 0;
+    TCFEM_CUDA_CHECK(
+        cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks_per_sm, entry_.kernel, L.threads(), entry_.smem_bytes));
+    grid_ = static_cast<int>(
+        std::min<std::int64_t>(params_.n_batches, std::int64_t(std::max(1, blocks_per_sm)) * info.sm_count));
+    grid_ = std::max(grid_, 1);
+    face_blocks_ = (params_.total_cells + faces_.cells - 1) / faces_.cells;
+    int face_per_sm = 0;
+    TCFEM_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&face_per_sm, faces_.kernel, dg_face_threads,
+                                                                   faces_.smem_bytes));
+    face_grid_ = static_cast<int>(
+        std::max<std::int64_t>(1, std::min<std::int64_t>(face_blocks_, std::int64_t(std::max(1, face_per_sm)) * info.sm_count)));
+
+    const BatchWork w = batch_work(L, entry_.mma_per_product);
+    const double batches = double(params_.n_batches), cells = double(params_.total_cells);
+    const double fp = dim == 3 ? n * n : n, word = sizeof(Storage);
+    flops_ = w.flops * batches + dg_face_flops_per_cell(dim, n) * cells;
+    // face pass: P written, the mass steps read n words per output and write one, the result reads
+    // about 2 dim words per DoF
+    const double face_words = 4 * dim * fp * (1 + (dim - 1) * (n + 1)) + 2.0 * dim * fp * n;
+    shared_ = w.shared_bytes * batches + face_words * word * cells;
+    // src read by both passes, dst written by the face pass, read and written by the self part
+    dram_ = 5.0 * double(n_local_) * word + double(matrices.size() * sizeof(double));
+  }
+
+  void vmult(void* dst_raw, const void* src_raw) const override {
+    auto* dst = static_cast<Storage*>(dst_raw);
+    const auto* src = static_cast<const Storage*>(src_raw);
+    if (passes_.faces) {
+      faces_.launch(face_grid_, face_blocks_, face_params_, src, dst);
+      TCFEM_CUDA_CHECK_LAUNCH();
+    }
+    if (passes_.self) {
+      entry_.launch(grid_, params_, src, dst);
+      TCFEM_CUDA_CHECK_LAUNCH();
+    }
+  }
+  std::size_t n_local() const override { return n_local_; }
+  std::size_t value_size() const override { return sizeof(Storage); }
+  const DeviceKernelKey& key() const override { return key_; }
+  double flops_per_apply() const override { return flops_; }
+  double dram_bytes_per_apply() const override { return dram_; }
+  double shared_bytes_per_apply() const override { return shared_; }
+  std::size_t device_bytes() const override { return matrices_.size() * sizeof(double); }
+
+ private:
+  DeviceKernelKey key_;
+  CgKernelEntry<Storage> entry_;
+  DgFaceEntry<Storage> faces_;
+  DgPasses passes_;
+  DeviceBuffer<double> matrices_;
+  CgKernelParams<Storage> params_;
+  DgFaceParams<Storage> face_params_;
+  std::size_t n_local_ = 0;
+  int grid_ = 1, face_grid_ = 1;
+  std::int64_t face_blocks_ = 1;
+  double flops_ = 0, dram_ = 0, shared_ = 0;
+};
+
+CgKernelEntry<float> float_dg_entry(int dim, int degree, Precision p) {
+  switch (p) {
+    case Precision::tf32x3: return dg_kernel_tf32x3(dim, degree);
+    case Precision::fp16: return dg_kernel_fp16(dim, degree, false);
+    case Precision::fp16ec: return dg_kernel_fp16(dim, degree, true);
+    case Precision::bf16: return dg_kernel_bf16(dim, degree, false);
+    case Precision::bf16x3: return dg_kernel_bf16(dim, degree, true);
+    default: return {};
+  }
+}
+
 CgKernelEntry<float> float_entry(int dim, int degree, Precision p) {
   switch (p) {
     case Precision::tf32x3: return cg_kernel_tf32x3(dim, degree);
@@ -168,6 +329,18 @@ std::unique_ptr<DeviceOperator> make_tensor_core_operator_for_shape(const mesh::
                                                                     const fe::DofLayout<dim>& dofs,
                                                                     const DeviceKernelKey& key, arch::Fp64Shape shape) {
   if (!tensor_core_supports(key) || key.dim != dim || mesh.geometry() != mesh::GeometryKind::cartesian) return nullptr;
+  if (key.disc == fe::Disc::dg) {
+    if (key.precision == Precision::fp64) {
+      const auto entry = dg_kernel_fp64(dim, key.degree, shape);
+      const auto faces = dg_face_entry_fp64(dim, key.degree);
+      if (!entry.launch || !faces.launch) return nullptr;
+      return std::make_unique<TensorCoreDgOperator<dim, double>>(mesh, dofs, key, entry, faces);
+    }
+    const auto entry = float_dg_entry(dim, key.degree, key.precision);
+    const auto faces = dg_face_entry_fp32(dim, key.degree);
+    if (!entry.launch || !faces.launch) return nullptr;
+    return std::make_unique<TensorCoreDgOperator<dim, float>>(mesh, dofs, key, entry, faces);
+  }
   if (key.precision == Precision::fp64) {
     const auto entry = cg_kernel_fp64(dim, key.degree, shape);
     if (!entry.launch) return nullptr;
@@ -189,12 +362,12 @@ template std::unique_ptr<DeviceOperator> make_tensor_core_operator_for_shape<3>(
 
 bool tensor_core_supports(const DeviceKernelKey& key) {
   return key.variant == Variant::tensor_core && (key.dim == 2 || key.dim == 3) && key.degree >= 1 &&
-         key.degree <= 8 && key.disc == fe::Disc::cg && key.cartesian && key.form == Form::laplace &&
+         key.degree <= 8 && (key.disc == fe::Disc::cg || key.disc == fe::Disc::dg) && key.cartesian && key.form == Form::laplace &&
          tensor_core::precision_supported(key.precision);
 }
 
 std::string describe_tensor_core() {
-  return "tensor-core: dim 2-3, degree 1-8, cg, cartesian, laplace, fp64/tf32x3/fp16/fp16ec/bf16/bf16x3 "
+  return "tensor-core: dim 2-3, degree 1-8, cg/dg, cartesian, laplace, fp64/tf32x3/fp16/fp16ec/bf16/bf16x3 "
          "(fp64: m16n8k4/k8 on sm_90, m8n8k4 on sm_80)";
 }
 

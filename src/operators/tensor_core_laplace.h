@@ -10,6 +10,7 @@
 
 #include "arch/capability.h"
 #include "operators/device_operator.h"
+#include "operators/tensor_core_dg_faces.h"
 #include "operators/tensor_core_layouts.h"
 #include "precision/precision.h"
 
@@ -43,6 +44,26 @@ CgKernelEntry<double> cg_kernel_fp64(int dim, int degree, arch::Fp64Shape shape)
 CgKernelEntry<float> cg_kernel_tf32x3(int dim, int degree);
 CgKernelEntry<float> cg_kernel_fp16(int dim, int degree, bool error_correction);
 CgKernelEntry<float> cg_kernel_bf16(int dim, int degree, bool three_products);
+
+/// The self part of the SIPG (dg) Laplacian (the same kernel body, CgConfig<.., dg = true>):
+/// matrices M, S_d / scale; dst += scale * sum_d (x) M (x) S_d u on the cell-wise dg numbering.
+CgKernelEntry<double> dg_kernel_fp64(int dim, int degree, arch::Fp64Shape shape);
+CgKernelEntry<float> dg_kernel_tf32x3(int dim, int degree);
+CgKernelEntry<float> dg_kernel_fp16(int dim, int degree, bool error_correction);
+CgKernelEntry<float> dg_kernel_bf16(int dim, int degree, bool three_products);
+
+/// The face-term pass of the SIPG Laplacian (tensor_core_dg_faces.h) of (dim, degree): dst = face
+/// terms; `launch` null outside dim 2-3, degree 1-8.
+template <typename Number>
+struct DgFaceEntry {
+  int cells = 1;       ///< cells per block
+  int smem_bytes = 0;  ///< dynamic shared memory per block
+  const void* kernel = nullptr;
+  void (*launch)(int grid, std::int64_t n_blocks, const DgFaceParams<Number>& params, const Number* src,
+                 Number* dst) = nullptr;
+};
+DgFaceEntry<double> dg_face_entry_fp64(int dim, int degree);
+DgFaceEntry<float> dg_face_entry_fp32(int dim, int degree);
 
 /// The operator of `key` with the FP64 shape given (ignored for the float precisions); nullptr where
 /// the family has no kernel for the key.

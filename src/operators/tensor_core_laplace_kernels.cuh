@@ -1,12 +1,13 @@
 #pragma once
-// __global__ code of the tensor-core family: the Cartesian cg Laplacian by sum factorization with
-// every 1D contraction a warp-level mma (tensor_core_layouts.h explains the algorithm, the row and
-// column maps and the shared-memory layout). One kernel body for every dimension, degree and
-// precision:
-//   template <int dim, int n, class Policy>  (Policy from precision/policies.cuh: arithmetic + atom)
-// A block of W warps runs batches of C cells: gather (global -> slot 1 of shared memory, Dirichlet
-// nodes read as 0), dim phases (load_a from shared memory -> mma with the B operands held in
-// registers for the whole kernel -> store back in place), scatter (interior nodes, atomicAdd).
+// __global__ code of the tensor-core family: the Cartesian cg Laplacian and the self part of the
+// SIPG (dg) Laplacian by sum factorization with every 1D contraction a warp-level mma
+// (tensor_core_layouts.h explains the algorithm, the row and column maps and the shared-memory
+// layout). One kernel body for every dimension, degree, precision and discretization:
+//   template <int dim, int n, class Policy, bool dg>  (Policy from precision/policies.cuh)
+// A block of W warps runs batches of C cells: gather (global -> slot 1 of shared memory; cg:
+// Dirichlet nodes read as 0), dim phases (load_a from shared memory -> mma with the B operands held
+// in registers for the whole kernel -> store back in place), scatter (cg: interior nodes,
+// atomicAdd; dg: every DoF of the cell, dst += v, one thread per DoF: no atomics).
 #include <cstdint>
 #include <type_traits>
 #include <utility>
@@ -26,9 +27,12 @@ __device__ __forceinline__ void static_for(F&& f) {
   }(std::make_integer_sequence<int, N>{});
 }
 
-/// Compile-time facts of one kernel instantiation.
-template <int dim_, int n_, class Policy_>
+/// Compile-time facts of one kernel instantiation. dg: the cell-wise DoF numbering of the SIPG
+/// space (n^dim DoFs per cell, cells in lexicographic order), the 1D matrices M and S_d
+/// (tensor_core_dg_faces.h), dst += scale * v (dst holds the face terms).
+template <int dim_, int n_, class Policy_, bool dg_ = false>
 struct CgConfig {
+  static constexpr bool dg = dg_;
   using Policy = Policy_;
   using Atom = typename Policy::Atom;
   using Storage = typename Policy::Storage;
@@ -187,6 +191,11 @@ __device__ __forceinline__ void write_cell_info(const CgKernelParams<typename Co
     info_flags[tid] = -1;
     return;
   }
+  if constexpr (Config::dg) {
+    info_base[tid] = cell * L.nodes_per_cell();
+    info_flags[tid] = 0;
+    return;
+  }
   unsigned rest = static_cast<unsigned>(cell);
   std::int64_t base = 0, stride = 1;
   int flags = 0;
@@ -232,8 +241,10 @@ __global__ void __launch_bounds__(Config::layout.threads(), Config::min_blocks)
   const int tid = static_cast<int>(threadIdx.x);
   // lane and warp from bit operations, so that the compiler knows 0 <= lane < 32
   const int warp = static_cast<int>(threadIdx.x >> 5), lane = static_cast<int>(threadIdx.x & 31u);
-  const std::int64_t row_global = prm.lattice[0];  // global stride of y
-  const std::int64_t outer_global = dim == 3 ? prm.lattice[0] * prm.lattice[1] : prm.lattice[0];
+  // global strides of y and of the outermost direction (dg: inside the cell's block of DoFs)
+  const std::int64_t row_global = Config::dg ? n : prm.lattice[0];
+  const std::int64_t outer_global =
+      Config::dg ? (dim == 3 ? n * n : n) : (dim == 3 ? prm.lattice[0] * prm.lattice[1] : prm.lattice[0]);
 
   PhaseOperandsOf<Config, 0> ops0;
   PhaseOperandsOf<Config, 1> ops1;
@@ -256,8 +267,8 @@ __global__ void __launch_bounds__(Config::layout.threads(), Config::min_blocks)
       const NodeRef ref = plane_node_ref(L, s * threads + tid);
       if (!ref.valid) continue;
       const int flags = cell_flags[ref.cell];
-      const bool skip = on_inner_boundary<dim, n>(flags, ref);
-      const bool low = (flags >> (2 * outer)) & 1, high = (flags >> (2 * outer + 1)) & 1;
+      const bool skip = Config::dg ? flags < 0 : on_inner_boundary<dim, n>(flags, ref);
+      const bool low = !Config::dg && ((flags >> (2 * outer)) & 1), high = !Config::dg && ((flags >> (2 * outer + 1)) & 1);
       const Storage* p = src + cell_base[ref.cell] + ref.local[0] + (dim == 3 ? ref.local[1] * row_global : 0);
       Storage values[n];
 #pragma unroll
@@ -286,9 +297,19 @@ __global__ void __launch_bounds__(Config::layout.threads(), Config::min_blocks)
       const NodeRef ref = plane_node_ref(L, s * threads + tid);
       if (!ref.valid) continue;
       const int flags = cell_flags[ref.cell];
+      Storage* p = dst + cell_base[ref.cell] + ref.local[0] + (dim == 3 ? ref.local[1] * row_global : 0);
+      if constexpr (Config::dg) {
+        // every DoF of the cell belongs to this thread alone: read-modify-write, no atomics
+        if (flags < 0) continue;
+        Storage values[n];
+#pragma unroll
+        for (int o = 0; o < n; ++o) values[o] = p[o * outer_global];
+#pragma unroll
+        for (int o = 0; o < n; ++o) p[o * outer_global] = values[o] + prm.scale * tensors[ref.offset + o * outer_smem];
+        continue;
+      }
       if (on_inner_boundary<dim, n>(flags, ref)) continue;
       const bool low = (flags >> (2 * outer)) & 1, high = (flags >> (2 * outer + 1)) & 1;
-      Storage* p = dst + cell_base[ref.cell] + ref.local[0] + (dim == 3 ? ref.local[1] * row_global : 0);
 #pragma unroll
       for (int o = 0; o < n; ++o) {
         if ((o == 0 && low) || (o == n - 1 && high)) continue;

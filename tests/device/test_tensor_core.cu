@@ -1,6 +1,7 @@
 // The tensor-core kernel family against the CPU operator MatrixFreeOperator<dim, double>: fresh
-// random inputs, NaN-poisoned outputs, every supported degree and precision, anisotropic grids and
-// grids of a single cell along some directions. Relative 2-norm tolerances: fp64 1e-12; tf32x3,
+// random inputs, NaN-poisoned outputs, every supported degree and precision, cg and SIPG (dg),
+// anisotropic grids and grids of a single cell along some directions. A failure names the case and
+// the worst DoF (index, cell, position in the cell, expected, got). Relative 2-norm tolerances: fp64 1e-12; tf32x3,
 // fp16ec, bf16x3 1e-5; fp16, bf16 1e-2 (the latter also show that the correction matters: they are
 // expected above 1e-5). Without a CUDA device every test skips with a message.
 #include <gtest/gtest.h>
@@ -33,27 +34,30 @@ using precision::Precision;
     if (info_.sm_major < 8) GTEST_SKIP() << "no tensor cores (sm_" << info_.sm_major << "x): skipping"; \
   } while (0)
 
-DeviceKernelKey tc_key(int dim, int degree, Precision p) {
+DeviceKernelKey tc_key(int dim, int degree, Precision p, fe::Disc disc = fe::Disc::cg) {
   DeviceKernelKey key;
   key.dim = dim;
   key.degree = degree;
-  key.disc = fe::Disc::cg;
+  key.disc = disc;
   key.cartesian = true;
   key.precision = p;
   key.variant = Variant::tensor_core;
   return key;
 }
 
-/// ||A_device x - A_cpu x|| / ||A_cpu x|| for fresh random x (infinity if any output is not finite).
+/// ||A_device x - A_cpu x|| / ||A_cpu x|| for fresh random x (infinity if any output is not finite);
+/// `worst` (if given) describes the DoF of the largest difference (the first non-finite one).
 template <int dim, typename Storage>
 double relative_error(const std::array<int, dim>& n_cells, int degree, Precision p, std::uint64_t seed,
-                      const arch::Fp64Shape* shape = nullptr) {
+                      const arch::Fp64Shape* shape = nullptr, fe::Disc disc = fe::Disc::cg,
+                      std::string* worst = nullptr) {
   mesh::BoxMesh<dim> mesh(n_cells, mesh::GeometryKind::cartesian);
-  fe::DofLayout<dim> dofs(mesh, fe::Disc::cg, degree);
+  fe::DofLayout<dim> dofs(mesh, disc, degree);
   operators::OperatorConfig cfg;
   cfg.degree = degree;
+  cfg.disc = disc;
   operators::MatrixFreeOperator<dim, double> A(mesh, dofs, cfg, operators::Form::laplace);
-  const auto key = tc_key(dim, degree, p);
+  const auto key = tc_key(dim, degree, p, disc);
   auto D = shape ? operators::tensor_core::make_tensor_core_operator_for_shape<dim>(mesh, dofs, key, *shape)
                  : operators::make_device_operator<dim>(mesh, dofs, key);
   EXPECT_TRUE(D != nullptr);
@@ -77,12 +81,26 @@ double relative_error(const std::array<int, dim>& n_cells, int degree, Precision
   D->vmult(d_y.data(), d_x.data());
   TCFEM_CUDA_CHECK(cudaDeviceSynchronize());
   d_y.copy_to_host(out.data(), n);
-  double diff = 0.0, norm = 0.0;
+  double diff = 0.0, norm = 0.0, largest = -1.0;
+  std::size_t at = 0;
   for (std::size_t i = 0; i < n; ++i) {
-    if (!std::isfinite(double(out[i]))) return std::numeric_limits<double>::infinity();
-    diff += (ref[i] - out[i]) * (ref[i] - out[i]);
+    const double e = std::isfinite(double(out[i])) ? std::abs(ref[i] - out[i]) : std::numeric_limits<double>::infinity();
+    if (e > largest) {
+      largest = e;
+      at = i;
+    }
+    if (!std::isfinite(e)) break;
+    diff += e * e;
     norm += ref[i] * ref[i];
   }
+  if (worst) {
+    const std::size_t per_cell = disc == fe::Disc::dg ? dofs.n_local() / mesh.n_owned_cells() : 0;
+    *worst = "worst DoF " + std::to_string(at) + " of " + std::to_string(n) +
+             (per_cell ? " (cell " + std::to_string(at / per_cell) + ", local " + std::to_string(at % per_cell) + ")"
+                       : std::string()) +
+             ": expected " + std::to_string(ref[at]) + ", got " + std::to_string(double(out[at]));
+  }
+  if (!std::isfinite(largest)) return std::numeric_limits<double>::infinity();
   return std::sqrt(diff / norm);
 }
 
@@ -184,15 +202,111 @@ TEST(TensorCoreOperator, Registry) {
   EXPECT_TRUE(operators::device_kernel_supported(tc_key(3, 5, Precision::fp16ec)));
   EXPECT_FALSE(operators::device_kernel_supported(tc_key(3, 9, Precision::fp64)));
   EXPECT_FALSE(operators::device_kernel_supported(tc_key(3, 3, Precision::fp32)));
-  auto dg = tc_key(3, 3, Precision::fp64);
-  dg.disc = fe::Disc::dg;
-  EXPECT_FALSE(operators::device_kernel_supported(dg));
   auto general = tc_key(3, 3, Precision::fp64);
   general.cartesian = false;
   EXPECT_FALSE(operators::device_kernel_supported(general));
   bool described = false;
   for (const auto& line : operators::describe_device_kernels()) described |= line.rfind("tensor-core:", 0) == 0;
   EXPECT_TRUE(described);
+}
+
+// ---- SIPG (dg): face-term pass + tensor-core self part ------------------------------------------
+
+/// Every degree; 3D grids (c+1) x c x (c+2), 3 x 1 x 2, 1 x 1 x 1, 2 x 3 x 1; 2D (2c+1) x 2c, 1 x 3
+/// and 4 x 1 (single cells along a direction: both faces on the boundary). One line per degree.
+template <typename Storage>
+void check_dg_precision(Precision p, const arch::Fp64Shape* shape = nullptr) {
+  std::random_device rd;
+  const double tol = tolerance(p);
+  const std::string name = std::string(precision::to_string(p)) + (shape ? " (m8n8k4)" : "");
+  for (int k = 1; k <= 8; ++k) {
+    const std::string what = "dg " + name + " k=" + std::to_string(k);
+    const int c = k <= 4 ? 4 : 2;
+    double worst3 = 0, worst2 = 0;
+    for (const auto& cells : {std::array<int, 3>{c + 1, c, c + 2}, std::array<int, 3>{3, 1, 2},
+                              std::array<int, 3>{1, 1, 1}, std::array<int, 3>{2, 3, 1}}) {
+      std::string worst;
+      const double e = relative_error<3, Storage>(cells, k, p, rd(), shape, fe::Disc::dg, &worst);
+      const bool single_cell_direction = cells[0] == 1 || cells[1] == 1 || cells[2] == 1;
+      worst3 = std::max(worst3, e);
+      EXPECT_LT(e, tolerance_on(p, tol, single_cell_direction))
+          << what << " 3D " << cells[0] << "x" << cells[1] << "x" << cells[2] << ": " << worst;
+    }
+    for (const auto& cells : {std::array<int, 2>{2 * c + 1, 2 * c}, std::array<int, 2>{1, 3},
+                              std::array<int, 2>{4, 1}}) {
+      std::string worst;
+      const double e = relative_error<2, Storage>(cells, k, p, rd(), shape, fe::Disc::dg, &worst);
+      const bool single_cell_direction = cells[0] == 1 || cells[1] == 1;
+      worst2 = std::max(worst2, e);
+      EXPECT_LT(e, tolerance_on(p, tol, single_cell_direction)) << what << " 2D " << cells[0] << "x" << cells[1] << ": "
+                                                                 << worst;
+    }
+    std::printf("[tensor-core dg] %-16s k=%d relative error: 3D %.3e, 2D %.3e (tolerance %.0e)\n", name.c_str(), k,
+                worst3, worst2, tol);
+  }
+}
+
+TEST(TensorCoreDgOperator, Fp64MatchesCpu) {
+  SKIP_WITHOUT_DEVICE();
+  check_dg_precision<double>(Precision::fp64);
+}
+
+TEST(TensorCoreDgOperator, Fp64Sm80ShapeMatchesCpu) {
+  SKIP_WITHOUT_DEVICE();
+  const arch::Fp64Shape shape = arch::Fp64Shape::m8n8k4;
+  check_dg_precision<double>(Precision::fp64, &shape);
+}
+
+TEST(TensorCoreDgOperator, SplitPrecisionsMatchCpu) {
+  SKIP_WITHOUT_DEVICE();
+  check_dg_precision<float>(Precision::tf32x3);
+  check_dg_precision<float>(Precision::fp16ec);
+  check_dg_precision<float>(Precision::bf16x3);
+}
+
+TEST(TensorCoreDgOperator, HalfPrecisionsWithinTheirTolerance) {
+  SKIP_WITHOUT_DEVICE();
+  check_dg_precision<float>(Precision::fp16);
+  check_dg_precision<float>(Precision::bf16);
+}
+
+TEST(TensorCoreDgOperator, LargeGridAndRepeatedAppliesAgree) {
+  SKIP_WITHOUT_DEVICE();
+  // many batches and many face blocks (grid-stride loops of both kernels run more than once per
+  // block): against the CPU, then a second apply must give the same bits (no atomics in dg)
+  for (int k : {2, 4, 7}) {
+    std::string worst;
+    const std::array<int, 3> cells = k == 7 ? std::array<int, 3>{13, 11, 9} : std::array<int, 3>{37, 29, 23};
+    const double e = relative_error<3, double>(cells, k, Precision::fp64, 12345 + k, nullptr, fe::Disc::dg, &worst);
+    EXPECT_LT(e, 1e-12) << "dg fp64 k=" << k << " 3D " << cells[0] << "x" << cells[1] << "x" << cells[2] << ": " << worst;
+    std::printf("[tensor-core dg] fp64 k=%d 3D %dx%dx%d relative error %.3e\n", k, cells[0], cells[1], cells[2], e);
+  }
+  mesh::BoxMesh<3> mesh({9, 7, 6}, mesh::GeometryKind::cartesian);
+  fe::DofLayout<3> dofs(mesh, fe::Disc::dg, 4);
+  auto D = operators::make_device_operator<3>(mesh, dofs, tc_key(3, 4, Precision::fp64, fe::Disc::dg));
+  ASSERT_TRUE(D != nullptr);
+  std::mt19937_64 rng(std::random_device{}());
+  std::uniform_real_distribution<double> dist(-1.0, 1.0);
+  std::vector<double> x(dofs.n_local());
+  for (auto& v : x) v = dist(rng);
+  DeviceBuffer<double> d_x(x), d_y(x.size());
+  D->vmult(d_y.data(), d_x.data());
+  const auto first = d_y.to_host();
+  D->vmult(d_y.data(), d_x.data());
+  const auto second = d_y.to_host();
+  std::size_t differing = 0;
+  for (std::size_t i = 0; i < x.size(); ++i) differing += first[i] != second[i] ? 1 : 0;
+  EXPECT_EQ(differing, 0u) << "dg fp64 k=4: repeated applies differ";
+}
+
+TEST(TensorCoreDgOperator, Registry) {
+  for (int dim : {2, 3})
+    for (int k = 1; k <= 8; ++k)
+      for (Precision p : {Precision::fp64, Precision::tf32x3, Precision::fp16, Precision::fp16ec, Precision::bf16,
+                          Precision::bf16x3})
+        EXPECT_TRUE(operators::device_kernel_supported(tc_key(dim, k, p, fe::Disc::dg))) << dim << "D k=" << k;
+  EXPECT_FALSE(operators::device_kernel_supported(tc_key(3, 3, Precision::fp32, fe::Disc::dg)));
+  EXPECT_FALSE(operators::device_kernel_supported(tc_key(3, 9, Precision::fp64, fe::Disc::dg)));
 }
 
 }  // namespace

@@ -21,6 +21,8 @@
 #include "arch/warp_mma_emulator.h"
 #include "fe/lagrange.h"
 #include "operators/laplace_operator.h"
+#include "operators/operator_tables.h"
+#include "operators/tensor_core_dg_faces.h"
 #include "operators/tensor_core_layouts.h"
 #include "precision/split_arithmetic.h"
 
@@ -426,11 +428,64 @@ struct HostPolicy {
   }
 };
 
-/// dst = A src as the kernel computes it (host emulation; memset, cell kernel, boundary copy).
+/// The face-term pass of the dg operator on the host (the item functions of tensor_core_dg_faces.h
+/// in loops, one block of cells after the other), with the parameters the operator sets up; also
+/// returns the scale sigma and the matrices S_d / sigma of the self part.
+template <int dim, typename Storage>
+std::vector<Storage> emulate_dg_faces(const std::array<int, dim>& n_cells, int k, const std::vector<Storage>& src,
+                                      double& sigma, std::array<std::vector<double>, dim>& self) {
+  const int n = k + 1;
+  const auto basis = fe::LagrangeBasis1D::gauss_lobatto(k);
+  const auto mass = fe::exact_mass_matrix(basis);
+  DgFaceParams<Storage> prm;
+  sigma = 0;
+  long total_cells = 1;
+  for (int d = 0; d < dim; ++d) total_cells *= n_cells[d];
+  for (int d = 0; d < dim; ++d) {
+    const double h = 1.0 / n_cells[d];
+    double s = 1.0;
+    for (int e = 0; e < dim; ++e)
+      if (e != d) s /= n_cells[e];
+    self[d] = operators::sipg_line_blocks(basis, h).self[0];
+    for (double& v : self[d]) {
+      v *= s;
+      sigma = std::max(sigma, std::abs(v));
+    }
+    prm.a[d] = static_cast<Storage>(s * 2.0 * k * (k + 1) / h);
+    prm.b[d] = static_cast<Storage>(s * 0.5 / h);
+    prm.n_cells[d] = n_cells[d];
+  }
+  for (auto& m : self)
+    for (double& v : m) v /= sigma;
+  prm.total_cells = total_cells;
+  for (int i = 0; i < n * n; ++i) prm.mass[i] = static_cast<Storage>(mass.data[i]);
+  for (int i = 0; i < n; ++i) {
+    prm.d0[i] = static_cast<Storage>(basis.derivative(i, 0.0));
+    prm.d1[i] = static_cast<Storage>(basis.derivative(i, 1.0));
+  }
+  std::vector<Storage> dst(src.size(), std::numeric_limits<Storage>::quiet_NaN());
+  auto run = [&]<int nn>(std::integral_constant<int, nn>) {
+    constexpr DgFaceShape F{dim, nn};
+    std::vector<Storage> P(F.cells() * F.plane_words()), Q(P.size()), tables(F.table_words());
+    dg_face_tables<dim, nn>(prm, 0, 1, tables.data());
+    for (long first = 0; first < total_cells; first += F.cells()) {
+      std::fill(P.begin(), P.end(), std::numeric_limits<Storage>::quiet_NaN());
+      std::fill(Q.begin(), Q.end(), std::numeric_limits<Storage>::quiet_NaN());
+      dg_face_block<dim, nn>(prm, tables.data(), first, 0, 1, src.data(), dst.data(), P.data(), Q.data(), [] {});
+    }
+  };
+  [&]<int... K>(std::integer_sequence<int, K...>) {
+    ((n == K + 2 ? run(std::integral_constant<int, K + 2>{}) : void()), ...);
+  }(std::make_integer_sequence<int, 8>{});
+  return dst;
+}
+
+/// dst = A src as the kernel computes it (host emulation; cg: memset, cell kernel, boundary copy;
+/// dg: face-term pass, self-part kernel).
 template <int dim, class Map, Precision P>
 std::vector<typename precision::Arithmetic<P>::Storage> emulate_apply(
     const std::array<int, dim>& n_cells, int k, const CgLayout& L,
-    const std::vector<typename precision::Arithmetic<P>::Storage>& src) {
+    const std::vector<typename precision::Arithmetic<P>::Storage>& src, bool dg = false) {
   using Policy = HostPolicy<Map, P>;
   using Storage = typename Policy::Storage;
   const int n = k + 1;
@@ -448,11 +503,16 @@ std::vector<typename precision::Arithmetic<P>::Storage> emulate_apply(
     lattice[d] = long(n_cells[d]) * k + 1;
     total_cells *= n_cells[d];
   }
-  const Storage scale = static_cast<Storage>(h_prod * g_max);
+  double sigma = 0;
+  std::array<std::vector<double>, dim> self;
+  std::vector<Storage> dst(src.size(), Storage(0));
+  if (dg) dst = emulate_dg_faces<dim, Storage>(n_cells, k, src, sigma, self);
+  const Storage scale = static_cast<Storage>(dg ? sigma : h_prod * g_max);
   auto matrix = [&](int p, Matrix1D which, int row, int col) -> double {
     if (which == Matrix1D::mass) return mass.data[row * n + col];
     if (which == Matrix1D::laplace) {
       const int d = phase_direction(dim, p);
+      if (dg) return self[d][row * n + col];
       return 1.0 / (h[d] * h[d]) / g_max * stiffness.data[row * n + col];
     }
     return 0.0;
@@ -471,7 +531,6 @@ std::vector<typename precision::Arithmetic<P>::Storage> emulate_apply(
             Policy::set_b(B[p][kc][nt][lane], e, static_cast<Storage>(matrix(p, be.matrix, be.row, be.col)));
           }
   }
-  std::vector<Storage> dst(src.size(), Storage(0));
   const long n_batches = (total_cells + L.cells - 1) / L.cells;
   std::vector<Storage> smem(L.smem_words());
   std::vector<long> cell_base(L.cells);
@@ -494,8 +553,8 @@ std::vector<typename precision::Arithmetic<P>::Storage> emulate_apply(
         flags |= (ce == 0 ? 1 : 0) << (2 * e);
         flags |= (ce == n_cells[e] - 1 ? 1 : 0) << (2 * e + 1);
       }
-      cell_base[c] = base;
-      cell_flags[c] = flags;
+      cell_base[c] = dg ? cell * L.nodes_per_cell() : base;
+      cell_flags[c] = dg ? 0 : flags;
     }
     auto boundary = [&](int flags, const int* local) {
       bool b = false;
@@ -504,6 +563,7 @@ std::vector<typename precision::Arithmetic<P>::Storage> emulate_apply(
       return b;
     };
     auto global = [&](int c, const int* local) {
+      if (dg) return cell_base[c] + local[0] + (dim == 3 ? (local[1] + n * local[2]) * n : local[1] * n);
       long idx = cell_base[c] + local[0];
       if (dim >= 2) idx += long(local[1]) * lattice[0];
       if (dim >= 3) idx += long(local[2]) * lattice[0] * lattice[1];
@@ -516,7 +576,8 @@ std::vector<typename precision::Arithmetic<P>::Storage> emulate_apply(
         NodeRef ref = plane_ref;
         ref.local[dim - 1] = o;
         Storage v = 0;
-        if (cell_flags[ref.cell] >= 0 && !boundary(cell_flags[ref.cell], ref.local)) v = src[global(ref.cell, ref.local)];
+        if (cell_flags[ref.cell] >= 0 && (dg || !boundary(cell_flags[ref.cell], ref.local)))
+          v = src[global(ref.cell, ref.local)];
         smem[ref.offset + L.tensor_stride + o * L.outer_stride()] = v;
       }
     }
@@ -561,11 +622,12 @@ std::vector<typename precision::Arithmetic<P>::Storage> emulate_apply(
       for (int o = 0; o < n; ++o) {
         NodeRef ref = plane_ref;
         ref.local[dim - 1] = o;
-        if (cell_flags[ref.cell] < 0 || boundary(cell_flags[ref.cell], ref.local)) continue;
+        if (cell_flags[ref.cell] < 0 || (!dg && boundary(cell_flags[ref.cell], ref.local))) continue;
         dst[global(ref.cell, ref.local)] += scale * smem[ref.offset + o * L.outer_stride()];
       }
     }
   }
+  if (dg) return dst;
   // boundary rows: identity
   for (std::size_t i = 0; i < dst.size(); ++i) {
     long r = long(i);
@@ -581,12 +643,14 @@ std::vector<typename precision::Arithmetic<P>::Storage> emulate_apply(
 }
 
 template <int dim, class Map, Precision P>
-double emulated_error(const std::array<int, dim>& n_cells, int k, Family family, std::uint64_t seed) {
+double emulated_error(const std::array<int, dim>& n_cells, int k, Family family, std::uint64_t seed, bool dg = false) {
   using Storage = typename precision::Arithmetic<P>::Storage;
   mesh::BoxMesh<dim> mesh(n_cells, mesh::GeometryKind::cartesian);
-  fe::DofLayout<dim> dofs(mesh, fe::Disc::cg, k);
+  const fe::Disc disc = dg ? fe::Disc::dg : fe::Disc::cg;
+  fe::DofLayout<dim> dofs(mesh, disc, k);
   operators::OperatorConfig cfg;
   cfg.degree = k;
+  cfg.disc = disc;
   operators::MatrixFreeOperator<dim, double> A(mesh, dofs, cfg, operators::Form::laplace);
   std::mt19937_64 rng(seed);
   std::uniform_real_distribution<double> dist(-1.0, 1.0);
@@ -598,7 +662,7 @@ double emulated_error(const std::array<int, dim>& n_cells, int k, Family family,
   }
   A.vmult(ref, xd);
   const CgLayout L = make_cg_layout(dim, k + 1, shape_of(family, k + 1));
-  const auto y = emulate_apply<dim, Map, P>(n_cells, k, L, x);
+  const auto y = emulate_apply<dim, Map, P>(n_cells, k, L, x, dg);
   double diff = 0, norm = 0;
   for (std::size_t i = 0; i < y.size(); ++i) {
     if (!std::isfinite(double(y[i]))) return std::numeric_limits<double>::infinity();
@@ -611,14 +675,15 @@ double emulated_error(const std::array<int, dim>& n_cells, int k, Family family,
 /// Fixed seeds: the emulation checks the maps, splits and roundings deterministically (the device
 /// tests draw fresh inputs). bf16x3 sits at a few 1e-6 (operands kept to ~2^-17 by two bf16 parts).
 template <class Map, Precision P>
-void check_emulation(Family family, double tolerance, std::vector<int> degrees) {
+void check_emulation(Family family, double tolerance, std::vector<int> degrees, bool dg = false) {
   std::mt19937_64 rd(20261121);
   for (int k : degrees) {
-    const std::string what = std::string(precision::to_string(P)) + " " + name_of(family) + " k=" + std::to_string(k);
-    EXPECT_LT((emulated_error<3, Map, P>({3, 2, 4}, k, family, rd())), tolerance) << what << " 3D 3x2x4";
-    EXPECT_LT((emulated_error<3, Map, P>({1, 2, 1}, k, family, rd())), tolerance) << what << " 3D 1x2x1";
-    EXPECT_LT((emulated_error<2, Map, P>({5, 3}, k, family, rd())), tolerance) << what << " 2D 5x3";
-    EXPECT_LT((emulated_error<2, Map, P>({1, 4}, k, family, rd())), tolerance) << what << " 2D 1x4";
+    const std::string what = std::string(dg ? "dg " : "cg ") + std::string(precision::to_string(P)) + " " + name_of(family) +
+                             " k=" + std::to_string(k);
+    EXPECT_LT((emulated_error<3, Map, P>({3, 2, 4}, k, family, rd(), dg)), tolerance) << what << " 3D 3x2x4";
+    EXPECT_LT((emulated_error<3, Map, P>({1, 2, 1}, k, family, rd(), dg)), tolerance) << what << " 3D 1x2x1";
+    EXPECT_LT((emulated_error<2, Map, P>({5, 3}, k, family, rd(), dg)), tolerance) << what << " 2D 5x3";
+    EXPECT_LT((emulated_error<2, Map, P>({1, 4}, k, family, rd(), dg)), tolerance) << what << " 2D 1x4";
   }
 }
 
@@ -637,6 +702,112 @@ TEST(TensorCoreEmulation, SplitPrecisionsMatchCpuOperator) {
 TEST(TensorCoreEmulation, HalfPrecisionsWithinTheirTolerance) {
   check_emulation<arch::LaneMap_M16N8K16_F16, Precision::fp16>(Family::half, 1e-2, {1, 3, 5, 8});
   check_emulation<arch::LaneMap_M16N8K16_BF16, Precision::bf16>(Family::half, 1e-2, {1, 3, 5, 8});
+}
+
+// ---- the SIPG (dg) member: face-term pass + self-part kernel ------------------------------------
+
+/// Wavefronts of one warp-wide access: the most distinct words that share a bank, over the
+/// wavefront groups (the warp for 4-byte words, each half-warp for 8-byte words); 1 = conflict-free.
+int wavefronts(const WarpAccess& access, int word_bytes) {
+  const int group = word_bytes == 8 ? 16 : 32, banks = word_bytes == 8 ? 16 : 32;
+  int worst = 0;
+  for (int g0 = 0; g0 < warp_lanes; g0 += group) {
+    std::map<long, std::set<long>> words_of_bank;
+    for (int lane = g0; lane < g0 + group; ++lane)
+      if (access[lane] >= 0) words_of_bank[access[lane] % banks].insert(access[lane]);
+    for (const auto& [bank, words] : words_of_bank) worst = std::max(worst, int(words.size()));
+  }
+  return worst;
+}
+
+/// Every warp-wide shared-memory access of the face-term pass of (dim, n): step 1 stores, the mass
+/// steps' loads and stores, the result loads; f(label, access).
+template <class F>
+void face_pass_accesses(int dim, int n, F&& f) {
+  const DgFaceShape S{dim, n};
+  const int fp = S.face_points(), rs = S.lines(), threads = dg_face_threads;
+  auto for_warps = [&](int count, auto&& lane_address, const std::string& what) {
+    for (int first = 0; first < count; first += warp_lanes) {
+      WarpAccess a;
+      a.fill(-1);
+      for (int lane = 0; lane < warp_lanes; ++lane)
+        if (first + lane < count) a[lane] = lane_address(first + lane);
+      f(what + " items " + std::to_string(first), a);
+    }
+    (void)threads;
+  };
+  for (int r = 0; r < 4; ++r) for_warps(rs, [&](int item) -> long { return long(r) * rs + item; }, "values store");
+  for (int s = 0; s < dim - 1; ++s) {
+    const int step = s == 0 ? 1 : n;
+    for (int i = 0; i < n; ++i)
+      for_warps(4 * rs, [&](int item) -> long {
+        const int t = item % fp, plane = item / fp, p = (t / step) % n;
+        return long(plane) * fp + (t - p * step) + i * step;
+      }, "mass load");
+    for (int i = 0; i < n; ++i)
+      for_warps(4 * rs, [&](int item) -> long {
+        const int t = item % fp, p = (t / step) % n;
+        return 2L * S.cells() * S.plane_words() + p * S.mass_stride() + i;
+      }, "mass table load");
+    for_warps(4 * rs, [&](int item) -> long { return item; }, "mass store");
+  }
+  for (int d = 0; d < dim; ++d)
+    for (int r = 0; r < 4; ++r)
+      for_warps(S.cells() * S.dofs(), [&](int item) -> long {
+        const int local = item % S.dofs(), cell = item / S.dofs();
+        const int x[3] = {local % n, (local / n) % n, dim == 3 ? local / (n * n) : 0};
+        if ((r == 0 && x[d] != 0) || (r == 2 && x[d] != n - 1)) return -1;
+        int t = 0, scale = 1;
+        for (int e = 0; e < dim; ++e)
+          if (e != d) {
+            t += x[e] * scale;
+            scale *= n;
+          }
+        return long(r) * rs + (cell * dim + d) * fp + t;
+      }, "result load");
+  for (int table : {S.d0_offset(), S.d1_offset()})
+    for_warps(S.cells() * S.dofs(), [&](int item) -> long {
+      const int local = item % S.dofs();
+      const int x[3] = {local % n, (local / n) % n, dim == 3 ? local / (n * n) : 0};
+      return 2L * S.cells() * S.plane_words() + table + x[0];  // direction x: x_d differs between lanes
+    }, "derivative table load");
+}
+
+TEST(TensorCoreDgLayouts, FacePassSharedMemoryAccesses) {
+  // stores conflict-free; loads at most 2 wavefronts per access (a 16-lane group spans two lines of
+  // the mass steps); the pass's shared-memory traffic is a small part of the apply
+  for (int dim : {2, 3})
+    for (int n = 2; n <= max_n; ++n)
+      for (int word : {8, 4}) {
+        int worst_store = 0, worst_load = 0;
+        face_pass_accesses(dim, n, [&](const std::string& what, const WarpAccess& a) {
+          const int w = wavefronts(a, word);
+          (what.find("store") != std::string::npos ? worst_store : worst_load) =
+              std::max(what.find("store") != std::string::npos ? worst_store : worst_load, w);
+        });
+        EXPECT_EQ(worst_store, 1) << "dim " << dim << " n " << n << " word " << word;
+        EXPECT_LE(worst_load, 2) << "dim " << dim << " n " << n << " word " << word;
+      }
+  // every face pass fits the 48 KB of shared memory a block gets without opting in
+  for (int dim : {2, 3})
+    for (int n = 2; n <= max_n; ++n) EXPECT_LE((DgFaceShape{dim, n}.smem_words() * 8), 48 * 1024) << dim << " " << n;
+}
+
+TEST(TensorCoreDgEmulation, Fp64Sm90MatchesCpuOperator) {
+  check_emulation<arch::LaneMap_M16N8K4_F64, Precision::fp64>(Family::fp64_sm90, 1e-12, {1, 2, 3, 8}, true);
+  check_emulation<arch::LaneMap_M16N8K8_F64, Precision::fp64>(Family::fp64_sm90, 1e-12, {4, 5, 6, 7}, true);
+}
+TEST(TensorCoreDgEmulation, Fp64Sm80MatchesCpuOperator) {
+  check_emulation<arch::LaneMap_M8N8K4_F64, Precision::fp64>(Family::fp64_sm80, 1e-12, {1, 2, 3, 4, 5, 6, 7, 8}, true);
+}
+TEST(TensorCoreDgEmulation, SplitPrecisionsMatchCpuOperator) {
+  check_emulation<arch::LaneMap_M16N8K8_TF32, Precision::tf32x3>(Family::tf32, 1e-5, {1, 2, 3, 4, 5, 6, 7, 8}, true);
+  check_emulation<arch::LaneMap_M16N8K16_F16, Precision::fp16ec>(Family::half, 1e-5, {1, 2, 3, 4, 5, 6, 7, 8}, true);
+  check_emulation<arch::LaneMap_M16N8K16_BF16, Precision::bf16x3>(Family::half, 1e-5, {1, 2, 3, 4, 5, 6, 7, 8}, true);
+}
+TEST(TensorCoreDgEmulation, HalfPrecisionsWithinTheirTolerance) {
+  check_emulation<arch::LaneMap_M16N8K16_F16, Precision::fp16>(Family::half, 1e-2, {1, 3, 5, 8}, true);
+  check_emulation<arch::LaneMap_M16N8K16_BF16, Precision::bf16>(Family::half, 1e-2, {1, 3, 5, 8}, true);
 }
 
 }  // namespace
