@@ -270,7 +270,15 @@ class CgGeometryLinesOperator final : public DeviceOperator {
                           const GeomKnobs& knobs)
       : key_(key), n_local_(dofs.n_local()) {
     (void)require_device("--variant cuda-core");
-    const auto setup = make_geom_lines_setup<k, q, Number>(mesh, key.quadrature, knobs.cells, !knobs.odd_stride);
+    min_blocks_ = capped_variants ? knobs.min_blocks : 1;
+    kernel_ = pick_kernel(min_blocks_);
+    // resident blocks per SM the registers allow: the padding search may use the shared memory of
+    // the blocks that could not be resident anyway
+    int by_registers = 0;
+    const int launch_threads = geom_lines_cells(q, knobs.cells) * q * q;
+    TCFEM_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&by_registers, kernel_, launch_threads, 0));
+    const auto setup =
+        make_geom_lines_setup<k, q, Number>(mesh, key.quadrature, knobs.cells, !knobs.odd_stride, by_registers);
     std::array<const Number*, 3> s, ds;
     for (int d = 0; d < 3; ++d) {
       s_[d] = std::make_unique<DeviceBuffer<Number>>(setup.s[d]);
@@ -285,8 +293,6 @@ class CgGeometryLinesOperator final : public DeviceOperator {
     blocks_ = (params_.total_cells + L.cells - 1) / L.cells;
     if (blocks_ > std::int64_t(0x7fffffff)) throw InputError("cuda-core: the mesh has too many cells for one launch");
     smem_ = L.smem_elements() * int(sizeof(Number));
-    min_blocks_ = capped_variants ? knobs.min_blocks : 1;
-    kernel_ = pick_kernel(min_blocks_);
     if (smem_ > 48 * 1024)
       TCFEM_CUDA_CHECK(cudaFuncSetAttribute(kernel_, cudaFuncAttributeMaxDynamicSharedMemorySize, smem_));
     TCFEM_CUDA_CHECK(

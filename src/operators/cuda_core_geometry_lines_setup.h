@@ -30,13 +30,15 @@ inline long geom_lines_wavefronts(const GeomLinesLayout& L, int n, int value_byt
 /// The padded layout with the fewest wavefronts: row stride sx in [q, q + 4], plane stride sp in
 /// [q sx, q sx + 15] (buffer stride q sp) with the unpadded cell stride 4 sb, then the cell stride in
 /// [4 sb, 4 sb + 16) (the smallest on ties, in that order), among the layouts that keep the resident
-/// blocks per SM of the unpadded one (geom_lines_blocks_per_sm). n: nodes per direction (the thread
-/// masks of the interpolation phases when n < q). Memoized per (q, n, cells, bytes).
-inline GeomLinesLayout geom_lines_search_layout(GeomLinesLayout L, int n, int value_bytes) {
+/// blocks per SM of the unpadded one (geom_lines_blocks_per_sm), or `other_limit` blocks when that is
+/// lower (the registers' limit; 0: none). n: nodes per direction (the thread masks of the
+/// interpolation phases when n < q). Memoized per (q, n, cells, bytes, limit).
+inline GeomLinesLayout geom_lines_search_layout(GeomLinesLayout L, int n, int value_bytes, int other_limit = 0) {
   const int q = L.q;
   GeomLinesLayout best = L;
   long best_w = geom_lines_wavefronts(L, n, value_bytes);
-  const int blocks = geom_lines_blocks_per_sm(L, value_bytes);
+  int blocks = geom_lines_blocks_per_sm(L, value_bytes);
+  if (other_limit > 0 && other_limit < blocks) blocks = other_limit;
   auto fits = [&](const GeomLinesLayout& T) { return geom_lines_blocks_per_sm(T, value_bytes) >= blocks; };
   for (int sx = q; sx <= q + 4; ++sx)
     for (int sp = q * sx; sp < q * sx + 16; ++sp) {
@@ -66,15 +68,20 @@ inline GeomLinesLayout geom_lines_search_layout(GeomLinesLayout L, int n, int va
   return best;
 }
 
-inline GeomLinesLayout geom_lines_best_layout(const GeomLinesLayout& L, int n, int value_bytes) {
+inline GeomLinesLayout geom_lines_best_layout(const GeomLinesLayout& L, int n, int value_bytes, int other_limit = 0) {
   static std::mutex m;
-  static std::map<std::tuple<int, int, int, int>, GeomLinesLayout> cache;
-  const auto key = std::make_tuple(L.q, n, L.cells, value_bytes);
+  static std::map<std::tuple<int, int, int, int, int>, GeomLinesLayout> cache;
+  const auto key = std::make_tuple(L.q, n, L.cells, value_bytes, other_limit);
   {
     const std::lock_guard<std::mutex> lock(m);
     if (const auto it = cache.find(key); it != cache.end()) return it->second;
   }
-  const GeomLinesLayout best = geom_lines_search_layout(L, n, value_bytes);
+  // the search is staged (greedy): the relaxed search may miss the layout the strict one finds
+  GeomLinesLayout best = geom_lines_search_layout(L, n, value_bytes);
+  if (other_limit > 0) {
+    const GeomLinesLayout relaxed = geom_lines_search_layout(L, n, value_bytes, other_limit);
+    if (geom_lines_wavefronts(relaxed, n, value_bytes) < geom_lines_wavefronts(best, n, value_bytes)) best = relaxed;
+  }
   const std::lock_guard<std::mutex> lock(m);
   cache[key] = best;
   return best;
@@ -108,11 +115,18 @@ struct GeomLinesSetup {
   }
 };
 
+/// The launch's cells per block for a `cells` knob value (0: the default).
+constexpr int geom_lines_cells(int q, int cells) {
+  const int c = geom_lines_layout(q).cells;
+  return cells > 0 && cells < c ? cells : c;
+}
+
 /// Parameters of the lines program on `mesh` with the quadrature `kind` (q points); `cells` cells
-/// per block (0: the default), `padded`: the searched layout (else unpadded).
+/// per block (0: the default), `padded`: the searched layout (else unpadded), `block_limit`: resident
+/// blocks per SM the registers allow (0: unknown; see geom_lines_search_layout).
 template <int k, int q, typename Number>
 GeomLinesSetup<k, q, Number> make_geom_lines_setup(const mesh::BoxMesh<3>& mesh, fe::QuadratureKind kind,
-                                                   int cells = 0, bool padded = true) {
+                                                   int cells = 0, bool padded = true, int block_limit = 0) {
   constexpr int n = k + 1;
   const auto quad = fe::make_quadrature(kind, k);
   TCFEM_ASSERT(quad.size() == q, "quadrature size of the general-geometry lines kernel");
@@ -166,9 +180,8 @@ GeomLinesSetup<k, q, Number> make_geom_lines_setup(const mesh::BoxMesh<3>& mesh,
   p.DzT = eo(Dt, t.h[2]);
   p.B = make_eo_matrix<q, n, 1, Number>(B.data());
   p.Bt = make_eo_matrix<n, q, 1, Number>(Bt.data());
-  GeomLinesLayout L = geom_lines_layout(q);
-  if (cells > 0) L = geom_lines_with_cells(L, cells < L.cells ? cells : L.cells);
-  p.layout = padded ? geom_lines_best_layout(L, n, int(sizeof(Number))) : L;
+  const GeomLinesLayout L = geom_lines_with_cells(geom_lines_layout(q), geom_lines_cells(q, cells));
+  p.layout = padded ? geom_lines_best_layout(L, n, int(sizeof(Number)), block_limit) : L;
   return g;
 }
 

@@ -75,7 +75,7 @@ TEST(CudaCoreGeometryLines, EvenOddProducts) {
 
 template <int k, fe::QuadratureKind kind, typename Number>
 double lines_error(const std::array<int, 3>& nc, mesh::GeometryKind geo, std::uint64_t seed, bool reverse, int cells,
-                   bool padded) {
+                   bool padded, int block_limit = 0) {
   constexpr int q = geom_points(kind, k);
   constexpr bool colloc = kind == fe::QuadratureKind::gll_k1;
   mesh::BoxMesh<3> mesh(nc, geo);
@@ -86,7 +86,7 @@ double lines_error(const std::array<int, 3>& nc, mesh::GeometryKind geo, std::ui
   cfg.quadrature = kind;
   cfg.cartesian_fast_path = false;
   operators::MatrixFreeOperator<3, double> A(mesh, dofs, cfg, operators::Form::laplace);
-  const auto setup = make_geom_lines_setup<k, q, Number>(mesh, kind, cells, padded);
+  const auto setup = make_geom_lines_setup<k, q, Number>(mesh, kind, cells, padded, block_limit);
   const auto p = setup.host_params();
   std::mt19937_64 rng(seed);
   std::uniform_real_distribution<double> dist(-1.0, 1.0);
@@ -114,6 +114,7 @@ void check_lines(std::mt19937_64& seeds) {
   EXPECT_LT((lines_error<k, kind, double>(m3, G::deformed, seeds(), true, 0, true)), 1e-12) << "rev " << what;
   EXPECT_LT((lines_error<k, kind, double>(m3, G::deformed, seeds(), true, 2, false)), 1e-12) << "cells=2 odd " << what;
   EXPECT_LT((lines_error<k, kind, double>(m3, G::deformed, seeds(), false, 1, true)), 1e-12) << "cells=1 " << what;
+  EXPECT_LT((lines_error<k, kind, double>(m3, G::deformed, seeds(), true, 0, true, 2)), 1e-12) << "limit 2 " << what;
   EXPECT_LT((lines_error<k, kind, float>(m3, G::deformed, seeds(), false, 0, true)), 1e-5) << "fp32 " << what;
   EXPECT_LT((lines_error<k, kind, double>({1, 2, 1}, G::deformed, seeds(), false, 0, true)), 1e-12) << what;
   EXPECT_LT((lines_error<k, kind, double>({2, 1, 2}, G::cartesian, seeds(), false, 0, true)), 1e-12) << "cart " << what;
@@ -171,6 +172,16 @@ TEST(CudaCoreGeometryLines, LayoutConflicts) {
       // the padding costs no resident blocks; at least three blocks per SM
       EXPECT_EQ(geom_lines_blocks_per_sm(B, bytes), geom_lines_blocks_per_sm(L, bytes)) << "k=" << k << " q=" << q;
       EXPECT_GE(geom_lines_blocks_per_sm(B, bytes), 3) << "k=" << k << " q=" << q;
+      // with a register limit of 3 (or 2) resident blocks: no more wavefronts, still that many blocks
+      for (int limit : {3, 2}) {
+        const auto R = geom_lines_best_layout(L, n, bytes, limit);
+        const int expect = std::min(limit, geom_lines_blocks_per_sm(L, bytes));
+        std::printf("  register limit %d: sx %d sp %d cell stride %d, wavefronts %ld, worst degree %d, %d blocks per SM\n",
+                    limit, R.sx, R.sp, R.cell_stride, geom_lines_wavefronts(R, n, bytes),
+                    lines_conflicts(R, n, bytes), geom_lines_blocks_per_sm(R, bytes));
+        EXPECT_LE(geom_lines_wavefronts(R, n, bytes), w1);
+        EXPECT_GE(geom_lines_blocks_per_sm(R, bytes), expect);
+      }
     }
 }
 
