@@ -9,7 +9,13 @@
 //                                      4 = 64 registers per thread); 3D BP5/BP3 only, else 1
 //   TCFEM_CUDA_CORE_GEOM_CELLS=<n>     cells per block (1..L.cells, default L.cells)
 //   TCFEM_CUDA_CORE_GEOM_PAD=auto|odd  cell stride: fewest bank-model wavefronts (default) or the
-//                                      odd stride 3 Q (+1)
+//                                      odd stride 3 Q (+1); lines program: searched or unpadded
+//                                      strides
+//   TCFEM_CUDA_CORE_GEOM_KERNEL=lines|points
+//                                      3D block program: one thread per 1D line in the x/y
+//                                      contractions and interpolations (default,
+//                                      cuda_core_geometry_lines.h) or one thread per point
+//                                      (cuda_core_geometry.h); 2D: points
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -21,6 +27,7 @@
 #include "core/cuda_check.h"
 #include "core/device.h"
 #include "core/device_buffer.h"
+#include "operators/cuda_core_geometry_lines_setup.h"
 #include "operators/cuda_core_geometry_setup.h"
 #include "operators/device_variants.h"
 
@@ -76,6 +83,7 @@ struct GeomKnobs {
   int min_blocks = 1;
   int cells = 0;  ///< 0: the layout's
   bool odd_stride = false;
+  bool lines = true;  ///< 3D: the lines program
 };
 inline GeomKnobs geom_knobs() {
   GeomKnobs g;
@@ -96,6 +104,12 @@ inline GeomKnobs geom_knobs() {
     const std::string v = e;
     if (v != "auto" && v != "odd") throw InputError("TCFEM_CUDA_CORE_GEOM_PAD must be auto or odd (got '" + v + "')");
     g.odd_stride = v == "odd";
+  }
+  if (const char* e = std::getenv("TCFEM_CUDA_CORE_GEOM_KERNEL"); e && *e) {
+    const std::string v = e;
+    if (v != "lines" && v != "points")
+      throw InputError("TCFEM_CUDA_CORE_GEOM_KERNEL must be lines or points (got '" + v + "')");
+    g.lines = v == "lines";
   }
   return g;
 }
@@ -199,6 +213,141 @@ class CgGeometryOperator final : public DeviceOperator {
   double flops_ = 0, dram_ = 0, shared_ = 0;
 };
 
+/// The lines program (3D): the phases of GeomLinesProgram with a barrier between each two
+/// (cuda_core_geometry_lines.h).
+template <int k, int q, bool colloc, typename Number, int min_blocks>
+__global__ void __launch_bounds__(geom_lines_layout(q).threads, min_blocks)
+    geom_lines_kernel(const __grid_constant__ GeomLinesParams<k, q, Number> p, const Number* __restrict__ src,
+                      Number* __restrict__ dst) {
+  using Prog = GeomLinesProgram<k, q, colloc, Number>;
+  extern __shared__ __align__(16) unsigned char smem_raw[];
+  Number* sm = reinterpret_cast<Number*>(smem_raw);
+  typename Prog::Thread th;
+  Prog::init(p, blockIdx.x, threadIdx.x, th);
+  Prog::load(p, sm, th, src, dst);
+  __syncthreads();
+  if constexpr (!colloc) {
+    Prog::interp_x(p, sm, th);
+    __syncthreads();
+    Prog::interp_y(p, sm, th);
+    __syncthreads();
+    Prog::interp_z(p, sm, th);
+    __syncthreads();
+  }
+  Prog::lines(p, sm, th, p.Dx, p.Dy, 0, 1, 0, 2);
+  __syncthreads();
+  Prog::column_flux(p, sm, th);
+  __syncthreads();
+  Prog::lines(p, sm, th, p.DxT, p.DyT, 1, 0, 2, 3);
+  __syncthreads();
+  if constexpr (colloc) {
+    Prog::scatter(p, sm, th, dst);
+  } else {
+    Prog::integrate_z(p, sm, th);
+    __syncthreads();
+    Prog::integrate_y(p, sm, th);
+    __syncthreads();
+    Prog::integrate_x(p, sm, th, dst);
+  }
+}
+
+/// cg Laplacian on the general 3D geometry by the lines program: memset of dst + one kernel.
+template <int k, int q, bool colloc, typename Number>
+class CgGeometryLinesOperator final : public DeviceOperator {
+ public:
+  using Kernel = void (*)(GeomLinesParams<k, q, Number>, const Number*, Number*);
+  /// register-capped variants exist for BP5 and BP3
+  static constexpr bool capped_variants = colloc || q == k + 2;
+  static Kernel pick_kernel(int min_blocks) {
+    if constexpr (capped_variants) {
+      if (min_blocks == 3) return geom_lines_kernel<k, q, colloc, Number, 3>;
+      if (min_blocks == 4) return geom_lines_kernel<k, q, colloc, Number, 4>;
+    }
+    return geom_lines_kernel<k, q, colloc, Number, 1>;
+  }
+
+  CgGeometryLinesOperator(const mesh::BoxMesh<3>& mesh, const fe::DofLayout<3>& dofs, const DeviceKernelKey& key,
+                          const GeomKnobs& knobs)
+      : key_(key), n_local_(dofs.n_local()) {
+    (void)require_device("--variant cuda-core");
+    min_blocks_ = capped_variants ? knobs.min_blocks : 1;
+    kernel_ = pick_kernel(min_blocks_);
+    // resident blocks per SM the registers allow: the padding search may use the shared memory of
+    // the blocks that could not be resident anyway
+    int by_registers = 0;
+    const int launch_threads = geom_lines_cells(q, knobs.cells) * q * q;
+    TCFEM_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&by_registers, kernel_, launch_threads, 0));
+    const auto setup =
+        make_geom_lines_setup<k, q, Number>(mesh, key.quadrature, knobs.cells, !knobs.odd_stride, by_registers);
+    std::array<const Number*, 3> s, ds;
+    for (int d = 0; d < 3; ++d) {
+      s_[d] = std::make_unique<DeviceBuffer<Number>>(setup.s[d]);
+      ds_[d] = std::make_unique<DeviceBuffer<Number>>(setup.ds[d]);
+      s[d] = s_[d]->data();
+      ds[d] = ds_[d]->data();
+    }
+    params_ = setup.params(s, ds);
+    const GeomLinesLayout& L = params_.layout;
+    threads_ = L.threads;
+    table_bytes_ = setup.table_bytes();
+    blocks_ = (params_.total_cells + L.cells - 1) / L.cells;
+    if (blocks_ > std::int64_t(0x7fffffff)) throw InputError("cuda-core: the mesh has too many cells for one launch");
+    smem_ = L.smem_elements() * int(sizeof(Number));
+    if (smem_ > 48 * 1024)
+      TCFEM_CUDA_CHECK(cudaFuncSetAttribute(kernel_, cudaFuncAttributeMaxDynamicSharedMemorySize, smem_));
+    TCFEM_CUDA_CHECK(
+        cudaFuncSetAttribute(kernel_, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared));
+    int per_sm = 0;
+    TCFEM_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel_, threads_, smem_));
+    if (per_sm < 1)
+      throw InputError("cuda-core: the general-geometry lines kernel does not fit on the device (" +
+                       std::to_string(smem_) + " bytes of shared memory, " + std::to_string(threads_) + " threads)");
+    constexpr auto w = geom_lines_cell_work(k, q, colloc);
+    const double cells = double(params_.total_cells);
+    flops_ = w.flops * cells;
+    shared_ = w.shared_values * cells * sizeof(Number);
+    // src read and dst written once, dst zeroed (memset); gathers of shared nodes and atomics in L2
+    dram_ = 3.0 * double(n_local_) * sizeof(Number) + double(table_bytes_);
+  }
+  void vmult(void* dst, const void* src) const override {
+    auto* d = static_cast<Number*>(dst);
+    const auto* sp = static_cast<const Number*>(src);
+    TCFEM_CUDA_CHECK(cudaMemsetAsync(d, 0, n_local_ * sizeof(Number)));
+    const auto grid = static_cast<unsigned>(blocks_);
+    if constexpr (capped_variants) {
+      if (min_blocks_ == 3)
+        geom_lines_kernel<k, q, colloc, Number, 3><<<grid, threads_, smem_>>>(params_, sp, d);
+      else if (min_blocks_ == 4)
+        geom_lines_kernel<k, q, colloc, Number, 4><<<grid, threads_, smem_>>>(params_, sp, d);
+      else
+        geom_lines_kernel<k, q, colloc, Number, 1><<<grid, threads_, smem_>>>(params_, sp, d);
+    } else {
+      geom_lines_kernel<k, q, colloc, Number, 1><<<grid, threads_, smem_>>>(params_, sp, d);
+    }
+    TCFEM_CUDA_CHECK_LAUNCH();
+  }
+  std::size_t n_local() const override { return n_local_; }
+  std::size_t value_size() const override { return sizeof(Number); }
+  const DeviceKernelKey& key() const override { return key_; }
+  double flops_per_apply() const override { return flops_; }
+  double dram_bytes_per_apply() const override { return dram_; }
+  double shared_bytes_per_apply() const override { return shared_; }
+  std::size_t device_bytes() const override { return table_bytes_; }
+
+ private:
+  DeviceKernelKey key_;
+  std::size_t n_local_;
+  std::array<std::unique_ptr<DeviceBuffer<Number>>, 3> s_, ds_;
+  GeomLinesParams<k, q, Number> params_{};
+  std::int64_t blocks_ = 0;
+  Kernel kernel_ = nullptr;
+  int min_blocks_ = 1;
+  int threads_ = 0;
+  int smem_ = 0;
+  std::size_t table_bytes_ = 0;
+  double flops_ = 0, dram_ = 0, shared_ = 0;
+};
+
 template <int dim>
 using GeomFactory = std::unique_ptr<DeviceOperator> (*)(const mesh::BoxMesh<dim>&, const fe::DofLayout<dim>&,
                                                         const DeviceKernelKey&);
@@ -208,6 +357,10 @@ std::unique_ptr<DeviceOperator> build_geom(const mesh::BoxMesh<dim>& mesh, const
                                            const DeviceKernelKey& key) {
   constexpr int q = geom_points(kind, k);
   constexpr bool colloc = kind == fe::QuadratureKind::gll_k1;
+  if constexpr (dim == 3) {
+    const GeomKnobs knobs = geom_knobs();
+    if (knobs.lines) return std::make_unique<CgGeometryLinesOperator<k, q, colloc, Number>>(mesh, dofs, key, knobs);
+  }
   return std::make_unique<CgGeometryOperator<dim, k, q, colloc, Number>>(mesh, dofs, key);
 }
 

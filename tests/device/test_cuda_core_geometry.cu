@@ -4,7 +4,8 @@
 // fp32, on deformed meshes with several blocks (a partial last one), single-cell directions and the
 // Cartesian box on the general path; every measurement knob setting (TCFEM_CUDA_CORE_GEOM_BLOCKS,
 // _CELLS, _PAD: register-capped kernels, fewer cells per block, the odd cell stride) on the 3D and
-// 2D deformed meshes. One line per case is printed.
+// 2D deformed meshes; in 3D both block programs (TCFEM_CUDA_CORE_GEOM_KERNEL=lines, the default,
+// and points). One line per case is printed (with the worst entry when it fails).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -34,8 +35,10 @@ struct GeomKnobs {
   const char* blocks = nullptr;
   const char* cells = nullptr;
   const char* pad = nullptr;
+  const char* kernel = nullptr;
   std::string tag() const {
     std::string t;
+    if (kernel) t += std::string("kernel=") + kernel + " ";
     if (blocks) t += std::string("blocks=") + blocks + " ";
     if (cells) t += std::string("cells=") + cells + " ";
     if (pad) t += std::string("pad=") + pad + " ";
@@ -48,9 +51,11 @@ class ScopedKnobs {
     set("TCFEM_CUDA_CORE_GEOM_BLOCKS", k.blocks);
     set("TCFEM_CUDA_CORE_GEOM_CELLS", k.cells);
     set("TCFEM_CUDA_CORE_GEOM_PAD", k.pad);
+    set("TCFEM_CUDA_CORE_GEOM_KERNEL", k.kernel);
   }
   ~ScopedKnobs() {
-    for (const char* n : {"TCFEM_CUDA_CORE_GEOM_BLOCKS", "TCFEM_CUDA_CORE_GEOM_CELLS", "TCFEM_CUDA_CORE_GEOM_PAD"})
+    for (const char* n : {"TCFEM_CUDA_CORE_GEOM_BLOCKS", "TCFEM_CUDA_CORE_GEOM_CELLS", "TCFEM_CUDA_CORE_GEOM_PAD",
+                          "TCFEM_CUDA_CORE_GEOM_KERNEL"})
       unsetenv(n);
   }
 
@@ -62,6 +67,13 @@ class ScopedKnobs {
       unsetenv(name);
   }
 };
+
+/// Where the result is worst (filled by geometry_error): index, expected, got.
+struct Worst {
+  std::size_t index = 0;
+  double expected = 0, got = 0;
+};
+Worst last_worst;
 
 template <int dim, typename Number>
 double geometry_error(int k, QuadratureKind kind, const std::array<int, dim>& nc, mesh::GeometryKind geo,
@@ -99,12 +111,18 @@ double geometry_error(int k, QuadratureKind kind, const std::array<int, dim>& nc
   D->vmult(d_y.data(), d_x.data());
   TCFEM_CUDA_CHECK(cudaDeviceSynchronize());
   d_y.copy_to_host(out.data(), n);
-  double diff = 0.0, norm = 0.0;
+  double diff = 0.0, norm = 0.0, worst = -1;
+  last_worst = Worst{};
   for (std::size_t i = 0; i < n; ++i) {
-    if (!std::isfinite(double(out[i]))) return std::numeric_limits<double>::infinity();
+    const double d = std::isfinite(double(out[i])) ? std::abs(ref[i] - out[i]) : std::numeric_limits<double>::infinity();
+    if (d > worst) {
+      worst = d;
+      last_worst = Worst{i, ref[i], double(out[i])};
+    }
     diff += (ref[i] - out[i]) * (ref[i] - out[i]);
     norm += ref[i] * ref[i];
   }
+  if (!std::isfinite(diff)) return std::numeric_limits<double>::infinity();
   return std::sqrt(diff / norm);
 }
 
@@ -119,6 +137,9 @@ void check(int k, QuadratureKind kind, const std::array<int, dim>& nc, mesh::Geo
   std::printf("cuda-core general cg %dD k=%d %-8s %-4s %-9s cells %-8s knobs %-22s rel. error %.3e (tol %.0e) %s\n",
               dim, k, fe::to_string(kind), sizeof(Number) == 8 ? "fp64" : "fp32", mesh::to_string(geo), cells.c_str(),
               knobs.tag().c_str(), e, tol, e < tol ? "ok" : "FAIL");
+  if (!(e < tol))
+    std::printf("  worst entry %zu of %d-D lattice: expected %.17g got %.17g\n", last_worst.index, dim,
+                last_worst.expected, last_worst.got);
   EXPECT_LT(e, tol) << dim << "D k=" << k << " " << fe::to_string(kind) << " cells " << cells << " knobs "
                     << knobs.tag();
 }
@@ -151,13 +172,35 @@ TEST_P(CudaCoreGeometry, DeformedCgMatchesCpu) {
       check<3, float>(k, kind, m3, G::deformed, seeds(), s);
       check<2, double>(k, kind, {23, 17}, G::deformed, seeds(), s);
     }
+    // 3D: the point-per-thread program (the lines program is the default) with its knobs; 2D with
+    // "lines" (2D has the point program only)
+    const GeomKnobs points[] = {{nullptr, nullptr, nullptr, "points"},
+                                {"3", nullptr, nullptr, "points"},
+                                {"4", "3", nullptr, "points"},
+                                {nullptr, "2", "odd", "points"}};
+    check<2, double>(k, kind, {23, 17}, G::deformed, seeds(), {nullptr, nullptr, nullptr, "lines"});
+    for (const auto& s : points) {
+      check<3, double>(k, kind, m3, G::deformed, seeds(), s);
+      check<3, float>(k, kind, m3, G::deformed, seeds(), s);
+      check<3, double>(k, kind, {1, 2, 1}, G::deformed, seeds(), s);
+      check<3, double>(k, kind, {2, 1, 3}, G::cartesian, seeds(), s);
+    }
+  }
+  // 3D BP5 and BP3 on meshes of many blocks (about 2000 / 400 cells): lines (default) and points
+  for (auto kind : {QuadratureKind::gll_k1, QuadratureKind::gauss_k2}) {
+    const std::array<int, 3> big = k <= 3 ? std::array<int, 3>{16, 12, 11} : std::array<int, 3>{9, 7, 6};
+    check<3, double>(k, kind, big, G::deformed, seeds());
+    check<3, float>(k, kind, big, G::deformed, seeds());
+    check<3, double>(k, kind, big, G::deformed, seeds(), {"4", nullptr, nullptr, nullptr});
+    check<3, double>(k, kind, big, G::deformed, seeds(), {nullptr, nullptr, nullptr, "points"});
   }
 }
 
 TEST(CudaCoreGeometryKnobs, BadValuesAreInputErrors) {
   if (!have_device()) GTEST_SKIP() << "no CUDA device: GPU tests skip";
   for (const GeomKnobs& bad : {GeomKnobs{"2", nullptr, nullptr}, GeomKnobs{nullptr, "0", nullptr},
-                               GeomKnobs{nullptr, "x", nullptr}, GeomKnobs{nullptr, nullptr, "skew"}}) {
+                               GeomKnobs{nullptr, "x", nullptr}, GeomKnobs{nullptr, nullptr, "skew"},
+                               GeomKnobs{nullptr, nullptr, nullptr, "planes"}}) {
     const ScopedKnobs scope(bad);
     EXPECT_THROW((geometry_error<3, double>(4, QuadratureKind::gll_k1, {2, 2, 2}, mesh::GeometryKind::deformed, 1)),
                  InputError)

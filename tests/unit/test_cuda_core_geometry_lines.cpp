@@ -1,0 +1,188 @@
+// The lines program of the general-geometry cuda-core kernel (3D BP5) on the CPU: the even-odd
+// products against the full matrices, the host emulation (the phase functions the kernel calls)
+// against the CPU operator on the general path, and the searched layout under the bank model.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "core/vector.h"
+#include "fe/dof_layout.h"
+#include "mesh/box_mesh.h"
+#include "fe/quadrature.h"
+#include "operators/cuda_core_geometry_lines_setup.h"
+#include "operators/cuda_core_layouts.h"
+#include "operators/laplace_operator.h"
+
+namespace {
+using namespace tcfem;
+using namespace tcfem::operators::cuda_core;
+
+/// Largest |M u - eo_apply(M, u)| for a random (anti-)centrosymmetric r x c matrix.
+template <int r, int c, int sigma>
+double eo_error(std::mt19937_64& rng) {
+  std::uniform_real_distribution<double> dist(-1.0, 1.0);
+  std::vector<double> M(r * c);
+  for (int i = 0; i < r; ++i)
+    for (int j = 0; j < c; ++j) {
+      const int mi = r - 1 - i, mj = c - 1 - j;
+      if (i * c + j < mi * c + mj)
+        M[i * c + j] = dist(rng);
+      else if (i * c + j == mi * c + mj)
+        M[i * c + j] = sigma > 0 ? dist(rng) : 0.0;
+      else
+        M[i * c + j] = sigma * M[mi * c + mj];
+    }
+  EXPECT_LT(eo_symmetry_defect(M.data(), r, c, sigma), 1e-15);
+  const auto A = make_eo_matrix<r, c, sigma, double>(M.data());
+  double u[c], v[r];
+  for (int j = 0; j < c; ++j) u[j] = dist(rng);
+  eo_apply<false>(A, u, v);
+  double err = 0;
+  for (int i = 0; i < r; ++i) {
+    double s = 0;
+    for (int j = 0; j < c; ++j) s += M[i * c + j] * u[j];
+    err = std::max(err, std::abs(s - v[i]));
+  }
+  // accumulate: v += M u doubles the result
+  eo_apply<true>(A, u, v);
+  for (int i = 0; i < r; ++i) {
+    double s = 0;
+    for (int j = 0; j < c; ++j) s += M[i * c + j] * u[j];
+    err = std::max(err, std::abs(2 * s - v[i]));
+  }
+  return err;
+}
+
+TEST(CudaCoreGeometryLines, EvenOddProducts) {
+  std::mt19937_64 rng(7);
+  EXPECT_LT((eo_error<2, 2, -1>(rng)), 1e-14);
+  EXPECT_LT((eo_error<3, 3, -1>(rng)), 1e-14);
+  EXPECT_LT((eo_error<4, 4, -1>(rng)), 1e-14);
+  EXPECT_LT((eo_error<7, 7, -1>(rng)), 1e-14);
+  EXPECT_LT((eo_error<10, 10, -1>(rng)), 1e-14);
+  EXPECT_LT((eo_error<5, 5, 1>(rng)), 1e-14);
+  EXPECT_LT((eo_error<6, 6, 1>(rng)), 1e-14);
+  EXPECT_LT((eo_error<6, 5, 1>(rng)), 1e-14);
+  EXPECT_LT((eo_error<5, 6, 1>(rng)), 1e-14);
+  EXPECT_LT((eo_error<7, 4, -1>(rng)), 1e-14);
+  EXPECT_LT((eo_error<4, 7, -1>(rng)), 1e-14);
+}
+
+template <int k, fe::QuadratureKind kind, typename Number>
+double lines_error(const std::array<int, 3>& nc, mesh::GeometryKind geo, std::uint64_t seed, bool reverse, int cells,
+                   bool padded, int block_limit = 0) {
+  constexpr int q = geom_points(kind, k);
+  constexpr bool colloc = kind == fe::QuadratureKind::gll_k1;
+  mesh::BoxMesh<3> mesh(nc, geo);
+  fe::DofLayout<3> dofs(mesh, fe::Disc::cg, k);
+  operators::OperatorConfig cfg;
+  cfg.disc = fe::Disc::cg;
+  cfg.degree = k;
+  cfg.quadrature = kind;
+  cfg.cartesian_fast_path = false;
+  operators::MatrixFreeOperator<3, double> A(mesh, dofs, cfg, operators::Form::laplace);
+  const auto setup = make_geom_lines_setup<k, q, Number>(mesh, kind, cells, padded, block_limit);
+  const auto p = setup.host_params();
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> dist(-1.0, 1.0);
+  const std::size_t n = dofs.n_local();
+  Vector<double> x(n), ref(n);
+  std::vector<Number> xs(n), out(n, std::numeric_limits<Number>::quiet_NaN());
+  for (std::size_t i = 0; i < n; ++i) x[i] = xs[i] = static_cast<Number>(dist(rng));
+  A.vmult(ref, x);
+  emulate_geom_lines<k, q, colloc, Number>(p, xs.data(), out.data(), n, reverse);
+  double diff = 0, norm = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    if (!std::isfinite(double(out[i]))) return std::numeric_limits<double>::infinity();
+    diff += (ref[i] - out[i]) * (ref[i] - out[i]);
+    norm += ref[i] * ref[i];
+  }
+  return std::sqrt(diff / norm);
+}
+
+template <int k, fe::QuadratureKind kind>
+void check_lines(std::mt19937_64& seeds) {
+  const std::string what = "k=" + std::to_string(k) + " " + fe::to_string(kind);
+  using G = mesh::GeometryKind;
+  const std::array<int, 3> m3 = k <= 2 ? std::array<int, 3>{5, 4, 4} : std::array<int, 3>{3, 2, 3};
+  EXPECT_LT((lines_error<k, kind, double>(m3, G::deformed, seeds(), false, 0, true)), 1e-12) << what;
+  EXPECT_LT((lines_error<k, kind, double>(m3, G::deformed, seeds(), true, 0, true)), 1e-12) << "rev " << what;
+  EXPECT_LT((lines_error<k, kind, double>(m3, G::deformed, seeds(), true, 2, false)), 1e-12) << "cells=2 odd " << what;
+  EXPECT_LT((lines_error<k, kind, double>(m3, G::deformed, seeds(), false, 1, true)), 1e-12) << "cells=1 " << what;
+  EXPECT_LT((lines_error<k, kind, double>(m3, G::deformed, seeds(), true, 0, true, 2)), 1e-12) << "limit 2 " << what;
+  EXPECT_LT((lines_error<k, kind, float>(m3, G::deformed, seeds(), false, 0, true)), 1e-5) << "fp32 " << what;
+  EXPECT_LT((lines_error<k, kind, double>({1, 2, 1}, G::deformed, seeds(), false, 0, true)), 1e-12) << what;
+  EXPECT_LT((lines_error<k, kind, double>({2, 1, 2}, G::cartesian, seeds(), false, 0, true)), 1e-12) << "cart " << what;
+}
+
+template <int... K>
+void check_lines_degrees(std::integer_sequence<int, K...>, std::mt19937_64& seeds) {
+  (check_lines<K + 1, fe::QuadratureKind::gll_k1>(seeds), ...);
+  (check_lines<K + 1, fe::QuadratureKind::gauss_k2>(seeds), ...);
+  (check_lines<K + 1, fe::QuadratureKind::gauss_k1>(seeds), ...);
+}
+
+TEST(CudaCoreGeometryLines, EmulatedKernelMatchesCpu) {
+  std::mt19937_64 seeds(20261122);
+  check_lines_degrees(std::make_integer_sequence<int, 8>{}, seeds);
+}
+
+/// Worst conflict degree of all accesses of a layout.
+int lines_conflicts(const GeomLinesLayout& L, int n, int bytes) {
+  int worst = 1;
+  for_each_geom_lines_access(L, n, [&](char, const std::array<long, warp_lanes>& a) {
+    worst = std::max(worst, access_cost(a, bytes).degree);
+  });
+  return worst;
+}
+
+TEST(CudaCoreGeometryLines, LayoutConflicts) {
+  for (int k = 1; k <= 8; ++k)
+    for (int q : {k + 1, k + 2})
+    for (int bytes : {8, 4}) {
+      const int n = k + 1;
+      const auto L = geom_lines_layout(q);
+      const auto B = geom_lines_best_layout(L, n, bytes);
+      const long w0 = geom_lines_wavefronts(L, n, bytes), w1 = geom_lines_wavefronts(B, n, bytes);
+      // ideal: every access one wavefront per 16 (fp64) or 32 (fp32) active lanes
+      long ideal = 0;
+      for_each_geom_lines_access(B, n, [&](char, const std::array<long, warp_lanes>& a) {
+        const int per = bytes == 8 ? 16 : 32;
+        for (int h = 0; h < warp_lanes / per; ++h) {
+          bool any = false;
+          for (int l = h * per; l < (h + 1) * per; ++l) any = any || a[l] >= 0;
+          ideal += any ? 1 : 0;
+        }
+      });
+      std::printf("lines layout k=%d q=%d %d B: sx %d sp %d sb %d cell stride %d, wavefronts %ld -> %ld (ideal %ld), "
+                  "worst degree %d -> %d, %d B per block, %d blocks per SM\n",
+                  k, q, bytes, B.sx, B.sp, B.sb, B.cell_stride, w0, w1, ideal, lines_conflicts(L, n, bytes),
+                  lines_conflicts(B, n, bytes), B.smem_elements() * bytes, geom_lines_blocks_per_sm(B, bytes));
+      EXPECT_LE(w1, w0);
+      EXPECT_GE(B.sx, B.q);
+      EXPECT_GE(B.sp, B.q * B.sx);
+      EXPECT_GE(B.cell_stride, 4 * B.sb);
+      // at most 3-way (odd q: the x lines, y lines and columns want different plane strides)
+      EXPECT_LE(lines_conflicts(B, n, bytes), 3) << "k=" << k << " q=" << q << " " << bytes << " B";
+      // the padding costs no resident blocks; at least three blocks per SM
+      EXPECT_EQ(geom_lines_blocks_per_sm(B, bytes), geom_lines_blocks_per_sm(L, bytes)) << "k=" << k << " q=" << q;
+      EXPECT_GE(geom_lines_blocks_per_sm(B, bytes), 3) << "k=" << k << " q=" << q;
+      // with a register limit of 3 (or 2) resident blocks: no more wavefronts, still that many blocks
+      for (int limit : {3, 2}) {
+        const auto R = geom_lines_best_layout(L, n, bytes, limit);
+        const int expect = std::min(limit, geom_lines_blocks_per_sm(L, bytes));
+        std::printf("  register limit %d: sx %d sp %d cell stride %d, wavefronts %ld, worst degree %d, %d blocks per SM\n",
+                    limit, R.sx, R.sp, R.cell_stride, geom_lines_wavefronts(R, n, bytes),
+                    lines_conflicts(R, n, bytes), geom_lines_blocks_per_sm(R, bytes));
+        EXPECT_LE(geom_lines_wavefronts(R, n, bytes), w1);
+        EXPECT_GE(geom_lines_blocks_per_sm(R, bytes), expect);
+      }
+    }
+}
+
+}  // namespace
