@@ -264,4 +264,31 @@ SolverResult solve_richardson_device(const DeviceLinearMap& A, DeviceVectorD& x,
   return res;
 }
 
+SolverResult solve_gmres_left_device(const DeviceLinearMap& A, DeviceVectorD& x, const DeviceVectorD& b,
+                                     const DeviceLinearMap& P, const SolverControl& control,
+                                     const FgmresSettings& settings, KrylovTimes* times) {
+  const std::size_t n = b.size();
+  DeviceVectorD r(n), pr(n), t(n), d(n);
+  auto residual = [&]() {
+    A(r, x);
+    multigrid::device::residual_from_product(r, b);
+  };
+  residual();
+  P(pr, r);
+  const DeviceLinearMap PA = [&](DeviceVectorD& dst, const DeviceVectorD& src) {
+    A(t, src);
+    P(dst, t);
+  };
+  const DeviceLinearMap identity = [](DeviceVectorD& dst, const DeviceVectorD& src) {
+    multigrid::device::copy(dst, src);
+  };
+  multigrid::device::set_zero(d);
+  SolverResult res = solve_fgmres_device(PA, d, pr, identity, control, settings, times);
+  multigrid::device::axpy(1.0, d, x);
+  residual();
+  const double bnorm = multigrid::device::norm(b);
+  res.unpreconditioned_relative_residual = multigrid::device::norm(r) / (bnorm > 0 ? bnorm : 1.0);
+  return res;
+}
+
 }  // namespace tcfem::solvers

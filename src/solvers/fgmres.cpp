@@ -138,4 +138,29 @@ SolverResult solve_fgmres(const LinearMap& A, Vector<double>& x, const Vector<do
   return res;
 }
 
+SolverResult solve_gmres_left(const LinearMap& A, Vector<double>& x, const Vector<double>& b, const LinearMap& P,
+                              const SolverControl& control, const FgmresSettings& settings, KrylovTimes* times) {
+  const std::size_t n = b.size();
+  Vector<double> r(n), pr(n), t(n), d(n);
+  auto residual = [&]() {
+    A(r, x);
+    for (std::size_t i = 0; i < n; ++i) r[i] = b[i] - r[i];
+  };
+  residual();
+  P(pr, r);
+  const LinearMap PA = [&](Vector<double>& dst, const Vector<double>& src) {
+    A(t, src);
+    P(dst, t);
+  };
+  const LinearMap identity = [](Vector<double>& dst, const Vector<double>& src) {
+    for (std::size_t i = 0; i < src.size(); ++i) dst[i] = src[i];
+  };
+  SolverResult res = solve_fgmres(PA, d, pr, identity, control, settings, times);
+  x.add(1.0, d);
+  residual();
+  const double bnorm = b.norm();
+  res.unpreconditioned_relative_residual = r.norm() / (bnorm > 0 ? bnorm : 1.0);
+  return res;
+}
+
 }  // namespace tcfem::solvers

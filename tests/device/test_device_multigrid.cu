@@ -381,7 +381,7 @@ TEST(DeviceMultigrid, SolveMatchesCpuFp64) {
   SKIP_WITHOUT_DEVICE();
   using G = mesh::GeometryKind;
   SolveCase c;
-  for (auto solver : {OuterSolver::fgmres, OuterSolver::cg, OuterSolver::mg, OuterSolver::fmg}) {
+  for (auto solver : {OuterSolver::fgmres, OuterSolver::gmres, OuterSolver::cg, OuterSolver::mg, OuterSolver::fmg}) {
     c.solver = solver;
     c.dim = 3, c.degree = 3, c.cells = 8, c.disc = fe::Disc::cg, c.geometry = G::cartesian;
     check_solve<3>(c);
