@@ -86,7 +86,13 @@ SolverResult solve_fgmres_device(const DeviceLinearMap& A, DeviceVectorD& x, con
     return dev::norm(r);
   };
   auto column = [&](DeviceBuffer<double>& basis, int j) { return basis.data() + std::size_t(j) * n; };
-  double beta = true_residual();
+  double beta = 0.0;
+  if (settings.zero_initial_guess) {
+    dev::copy(r, b);
+    beta = bnorm;
+  } else {
+    beta = true_residual();
+  }
   res.initial_residual = beta;
   res.history.push_back(beta / scale);
   res.final_relative_residual = beta / scale;
@@ -283,7 +289,9 @@ SolverResult solve_gmres_left_device(const DeviceLinearMap& A, DeviceVectorD& x,
     multigrid::device::copy(dst, src);
   };
   multigrid::device::set_zero(d);
-  SolverResult res = solve_fgmres_device(PA, d, pr, identity, control, settings, times);
+  FgmresSettings correction_settings = settings;
+  correction_settings.zero_initial_guess = true;  // d = 0: no V-cycle of a zero vector
+  SolverResult res = solve_fgmres_device(PA, d, pr, identity, control, correction_settings, times);
   multigrid::device::axpy(1.0, d, x);
   residual();
   const double bnorm = multigrid::device::norm(b);

@@ -16,6 +16,8 @@ namespace tcfem::solvers {
 
 struct FgmresSettings {
   int restart = 30;  ///< Krylov basis size m before a restart
+  /// x is zero on entry: the first residual is b, without an operator apply
+  bool zero_initial_guess = false;
 };
 
 /// Seconds spent in the parts of FGMRES that are not the operator or the preconditioner.
