@@ -4,6 +4,8 @@
 # summary line per run. Usage: bench/run_mg_scale.sh [BUILD_DIR] [OUT_DIR] [PRECISIONS...]
 #   (defaults: build-dev, mg_scale, fp64 fp32 fp16ec bf16x3 fp16)
 # LARGEST=1 adds the largest problem that fits (CG + V-cycle, 1.53e9 DoFs) in fp32 and fp64.
+# SEED_TEST=1 adds, per degree, left-preconditioned GMRES(10) with an fp64 V-cycle (--solver gmres:
+# the stopping test of seed 004 on ||P(b - Ax)||; its log names ||b - Ax|| / ||b|| at the end).
 set -u
 build=${1:-build-dev}
 out=${2:-mg_scale}
@@ -40,6 +42,15 @@ for p in $precisions; do
         --mg-precision "$p" --tol 1e-8 --max-iter 50
   done
 done
+if [ "${SEED_TEST:-0}" = 1 ]; then
+  for c in "${cases[@]}"; do
+    k=${c%%:*}; size=${c#*:}
+    # shellcheck disable=SC2086
+    run "k${k}_gmres_fp64" --degree "$k" $size --solver gmres --restart 10 --precond mg --smoother patch \
+        --mg-precision fp64 --tol 1e-8 --max-iter 50
+    grep -h "||b - Ax||" "$out/k${k}_gmres_fp64.log" || true
+  done
+fi
 if [ "${LARGEST:-0}" = 1 ]; then
   for p in fp32 fp64; do
     run "largest_k3_${p}" --degree 3 --cells 384 --solver cg --precond mg --smoother patch --mg-precision "$p" --tol 1e-8 --max-iter 100

@@ -57,7 +57,7 @@ struct SolveOptions {
   std::string json_file, vtu_file;
   bool quiet = false;
   // solver and multigrid
-  std::string solver = "cg";      // cg, fgmres, mg, fmg
+  std::string solver = "cg";      // cg, fgmres, gmres, mg, fmg
   std::string precond = "jacobi";  // jacobi, mg
   bool precond_given = false;
   std::string smoother = "patch";
@@ -103,8 +103,14 @@ void validate(const SolveOptions& o) {
   if (!uses_multigrid(o) && !o.multigrid_options_given.empty())
     throw InputError(o.multigrid_options_given.front() +
                      ": a multigrid option; it needs --precond mg or --solver mg|fmg");
-  if (o.restart_given && o.solver != "fgmres")
-    throw InputError("--restart: the FGMRES restart length; it needs --solver fgmres");
+  if (o.solver == "gmres" && o.precond != "mg")
+    throw InputError("--solver gmres: GMRES with left preconditioning by the multigrid V-cycle; add --precond mg");
+  if (o.solver == "gmres" && o.mg_precision != "fp64")
+    throw InputError("--solver gmres: left preconditioning needs an fp64 V-cycle (--mg-precision " + o.mg_precision +
+                     " makes the preconditioned operator inexact: its residual stalls near the V-cycle's rounding "
+                     "level); use --solver fgmres");
+  if (o.restart_given && o.solver != "fgmres" && o.solver != "gmres")
+    throw InputError("--restart: the (F)GMRES restart length; it needs --solver fgmres or gmres");
   if (o.restart < 1 || o.restart > 1000) range_error("--restart", std::to_string(o.restart), "integers 1..1000");
   if (o.pre_smooth < 0 || o.pre_smooth > 100)
     range_error("--pre-smooth", std::to_string(o.pre_smooth), "integers 0..100");
@@ -173,7 +179,8 @@ int run_solve(const SolveOptions& o) {
                         : operators::MatrixFreeOperator<dim, double>::estimated_bytes_per_dof(cfg, geometry) * n_dofs_est;
   double estimate = vectors + op + 64e6;
   if (o.operator_path == "assembled") estimate += 12.0 * n_dofs_est * std::pow(disc == fe::Disc::cg ? 2 * k + 1 : 3 * (k + 1), dim);
-  if (o.solver == "fgmres" && !device_multigrid) estimate += (2.0 * o.restart + 4.0) * 8.0 * n_dofs_est;  // V and Z
+  if ((o.solver == "fgmres" || o.solver == "gmres") && !device_multigrid)
+    estimate += (2.0 * o.restart + (o.solver == "gmres" ? 8.0 : 4.0)) * 8.0 * n_dofs_est;  // V and Z
   if (uses_multigrid(o)) {
     // all levels (a geometric series, 8/7 in 3D, 4/3 in 2D), about 7 vectors each in the V-cycle's
     // precision (cycle, smoother and Chebyshev work vectors), plus a dense coarse factor
@@ -347,7 +354,11 @@ int run_solve(const SolveOptions& o) {
   const double dofs_per_s = t_solve > 0 ? double(dofs.n_dofs()) * applies / t_solve : 0.0;
   std::string solver_text = "CG iterations (Jacobi)";
   if (o.solver != "cg" || o.precond != "jacobi") {
-    const std::string name = o.solver == "cg" ? "CG" : o.solver == "fgmres" ? "FGMRES" : o.solver == "mg" ? "V-cycle" : "FMG V-cycle";
+    const std::string name = o.solver == "cg"       ? "CG"
+                             : o.solver == "fgmres" ? "FGMRES"
+                             : o.solver == "gmres"  ? "GMRES (left-preconditioned)"
+                             : o.solver == "mg"     ? "V-cycle"
+                                                    : "FMG V-cycle";
     solver_text = name + " iterations (" + (uses_multigrid(o) ? o.mg_precision + " multigrid" : std::string("Jacobi")) + ")";
   }
   if (mg_report && device_mg && !device_mg->component_times) {
@@ -374,6 +385,13 @@ int run_solve(const SolveOptions& o) {
                 result.final_relative_residual, errors.l2, errors.h1_semi, dofs_per_s / 1e6,
                 t_solve > 0 ? dofs.n_dofs() / t_solve / 1e6 : 0.0);
   say(line);
+  if (result.unpreconditioned_relative_residual >= 0) {
+    std::snprintf(line, sizeof line,
+                  "  residual        the relative residual above is the preconditioned one, ||P(b - Ax)|| / ||P b||;"
+                  " ||b - Ax|| / ||b|| = %.3e\n",
+                  result.unpreconditioned_relative_residual);
+    say(line);
+  }
 
   if (!o.vtu_file.empty()) {
     io::LagrangeCellData data;
@@ -425,6 +443,10 @@ int run_solve(const SolveOptions& o) {
     j["converged"] = result.converged;
     j["final_relative_residual"] = result.final_relative_residual;
     j["residual_history"] = result.history;
+    if (result.unpreconditioned_relative_residual >= 0) {
+      j["residual_test"] = "preconditioned";  // history and final_relative_residual: ||P(b - Ax)|| / ||P b||
+      j["unpreconditioned_relative_residual"] = result.unpreconditioned_relative_residual;
+    }
     j["errors"] = {{"l2", errors.l2}, {"h1_semi", errors.h1_semi}};
     j["timings"] = {{"setup", t_setup + t_device_setup}, {"solve", t_solve}, {"errors", t_errors}, {"total", t_total}};
     if (o.backend == "cuda") {
@@ -432,7 +454,7 @@ int run_solve(const SolveOptions& o) {
       j["kernel"] = kernel_name;
     }
     j["config"]["variant"] = o.variant;
-    if (o.solver == "fgmres") {
+    if (o.solver == "fgmres" || o.solver == "gmres") {
       j["config"]["restart"] = o.restart;
       j["timings"]["orthogonalization"] = mg_report ? mg_report->krylov.orthogonalization : krylov_times.orthogonalization;
     }
@@ -539,9 +561,10 @@ std::function<int()> add_solve_command(CLI::App& app) {
       ->check(CLI::IsMember({"auto", "generic", "cuda-core", "tensor-core"}))
       ->capture_default_str();
   cmd->add_option("--solver", opts->solver,
-                  "Solver: cg, fgmres (FGMRES(m), right preconditioning), mg (V-cycle iteration) or fmg (full "
-                  "multigrid, then V-cycles)")
-      ->check(CLI::IsMember({"cg", "fgmres", "mg", "fmg"}))
+                  "Solver: cg, fgmres (FGMRES(m), right preconditioning: tests ||b - Ax||), gmres (GMRES(m), left "
+                  "preconditioning by an fp64 V-cycle: tests ||P(b - Ax)||, as seed 004), mg (V-cycle iteration) or "
+                  "fmg (full multigrid, then V-cycles)")
+      ->check(CLI::IsMember({"cg", "fgmres", "gmres", "mg", "fmg"}))
       ->capture_default_str();
   auto* precond = cmd->add_option("--precond", opts->precond, "Preconditioner: jacobi or mg (one multigrid V-cycle)")
                       ->check(CLI::IsMember({"jacobi", "mg"}))

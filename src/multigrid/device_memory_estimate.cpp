@@ -16,10 +16,11 @@ DeviceMemoryEstimate estimate_device_multigrid_memory(int dim, double fine_dofs,
   const bool in_double = settings.precision == precision::Precision::fp64;
   const double s = in_double ? 8.0 : 4.0;
   // outer solver, fp64: b, x; FGMRES(m): V (m+1), Z (m), r, w, z_j, v_j; CG: r, z, p, Ap;
-  // V-cycle iteration: r, z
+  // GMRES (left): those of FGMRES and r, P r, t, the correction d; V-cycle iteration: r, z
   double outer_vectors = 2.0;
   switch (settings.solver) {
     case OuterSolver::fgmres: outer_vectors += 2.0 * settings.fgmres.restart + 1.0 + 4.0; break;
+    case OuterSolver::gmres: outer_vectors += 2.0 * settings.fgmres.restart + 1.0 + 4.0 + 4.0; break;
     case OuterSolver::cg: outer_vectors += 4.0; break;
     case OuterSolver::mg:
     case OuterSolver::fmg: outer_vectors += 2.0; break;
@@ -60,7 +61,7 @@ std::string device_memory_refusal(const DeviceMemoryEstimate& need, double fine_
                     format_bytes(need.total()) + " of device memory (outer solver " + format_bytes(need.outer) +
                     ", V-cycle levels " + format_bytes(need.levels) + ", operators " + format_bytes(need.operators) +
                     "), but only " + format_bytes(free_bytes) + " is free on " + device_name + " (90% usable)";
-  if (settings.solver == OuterSolver::fgmres && need.outer >= need.levels)
+  if ((settings.solver == OuterSolver::fgmres || settings.solver == OuterSolver::gmres) && need.outer >= need.levels)
     msg += "; FGMRES keeps 2m+1 basis vectors: a smaller --restart m (m >= iterations needed) or --solver cg "
            "needs less";
   else if (settings.precision == precision::Precision::fp64)

@@ -102,6 +102,9 @@ MultigridSolveReport run(const mesh::BoxMesh<dim>& mesh, const fe::DofLayout<dim
     case OuterSolver::fgmres:
       report.result = solvers::solve_fgmres_device(A, d_x, d_b, P, control, settings.fgmres, &report.krylov);
       break;
+    case OuterSolver::gmres:
+      report.result = solvers::solve_gmres_left_device(A, d_x, d_b, P, control, settings.fgmres, &report.krylov);
+      break;
     case OuterSolver::cg:
       report.result = solvers::solve_cg_device(A, d_x, d_b, P, control);
       break;
@@ -145,6 +148,7 @@ MultigridSolveReport solve_with_multigrid_cuda(const mesh::BoxMesh<dim>& mesh, c
                                                const DeviceMultigridOptions& options, DeviceMultigridInfo& info) {
   const DeviceInfo dev = require_device("--backend cuda");
   info.device_name = dev.name;
+  check_outer_solver_precision(settings);
   if (dofs.n_local() != dofs.n_dofs()) throw InputError("--backend cuda: multigrid runs on meshes owned by one process");
   const auto need = estimate_device_multigrid_memory(dim, double(dofs.n_dofs()), config, mesh.geometry(), settings);
   if (need.total() > 0.9 * double(dev.free_memory))

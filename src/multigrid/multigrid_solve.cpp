@@ -11,6 +11,7 @@ namespace tcfem::multigrid {
 const char* to_string(OuterSolver s) {
   switch (s) {
     case OuterSolver::fgmres: return "fgmres";
+    case OuterSolver::gmres: return "gmres";
     case OuterSolver::cg: return "cg";
     case OuterSolver::mg: return "mg";
     case OuterSolver::fmg: return "fmg";
@@ -19,9 +20,17 @@ const char* to_string(OuterSolver s) {
 }
 
 std::optional<OuterSolver> parse_outer_solver(std::string_view name) {
-  for (auto s : {OuterSolver::fgmres, OuterSolver::cg, OuterSolver::mg, OuterSolver::fmg})
+  for (auto s : {OuterSolver::fgmres, OuterSolver::gmres, OuterSolver::cg, OuterSolver::mg, OuterSolver::fmg})
     if (name == to_string(s)) return s;
   return std::nullopt;
+}
+
+void check_outer_solver_precision(const MultigridSolveSettings& settings) {
+  if (settings.solver == OuterSolver::gmres && settings.precision != precision::Precision::fp64)
+    throw InputError(std::string("--solver gmres: left preconditioning needs an fp64 V-cycle (with --mg-precision ") +
+                     std::string(precision::to_string(settings.precision)) +
+                     " the preconditioned operator is inexact and its residual stalls near the V-cycle's rounding "
+                     "level); use --solver fgmres for lower-precision V-cycles");
 }
 
 namespace {
@@ -50,6 +59,7 @@ MultigridSolveReport run(const mesh::BoxMesh<dim>& mesh, const operators::Operat
                          Vector<double>& x, const MultigridSolveSettings& settings,
                          const solvers::SolverControl& control) {
   MultigridSolveReport report;
+  check_outer_solver_precision(settings);
   const auto t_setup = clock_type::now();
   LevelHierarchy<dim> hierarchy(mesh.n_cells(), mesh.geometry(), config.disc, config.degree);
   TCFEM_ASSERT(hierarchy.dofs(hierarchy.finest()).n_local() == b.size(), "hierarchy and vector sizes differ");
@@ -71,6 +81,9 @@ MultigridSolveReport run(const mesh::BoxMesh<dim>& mesh, const operators::Operat
   switch (settings.solver) {
     case OuterSolver::fgmres:
       report.result = solvers::solve_fgmres(op, x, b, prec, control, settings.fgmres, &report.krylov);
+      break;
+    case OuterSolver::gmres:
+      report.result = solvers::solve_gmres_left(op, x, b, prec, control, settings.fgmres, &report.krylov);
       break;
     case OuterSolver::cg:
       report.result = solvers::solve_cg(op, x, b, prec, control);

@@ -20,14 +20,22 @@
 namespace tcfem::multigrid {
 
 /// Outer solvers around the V-cycle:
-///   fgmres: FGMRES(m), right preconditioning by one V-cycle (seed 000 Section 7, seed 004 Table 7)
+///   fgmres: FGMRES(m), right preconditioning by one V-cycle (seed 000 Section 7, seed 004 Table 7);
+///           tests the residual ||b - A x|| <= tol ||b||
+///   gmres:  GMRES(m), left preconditioning by one fp64 V-cycle; tests the preconditioned residual
+///           ||P (b - A x)|| <= tol ||P b|| (deal.II's SolverGMRES default, the test of seed 004
+///           Tables 1-3; see docs/performance.md, "Iteration counts against seed 004")
 ///   cg:     preconditioned CG (with a symmetric V-cycle: post-smoothing runs the colors backward)
 ///   mg:     x <- x + V-cycle(b - A x) from x = 0
 ///   fmg:    full multigrid, then x <- x + V-cycle(b - A x) (seed 004 Algorithm 2; the iterations
 ///           counted are the V-cycles after the full-multigrid start)
-enum class OuterSolver { fgmres, cg, mg, fmg };
+enum class OuterSolver { fgmres, gmres, cg, mg, fmg };
 const char* to_string(OuterSolver s);
 std::optional<OuterSolver> parse_outer_solver(std::string_view name);
+
+struct MultigridSolveSettings;
+/// Throws InputError for an outer solver that the V-cycle precision cannot serve (gmres: fp64 only).
+void check_outer_solver_precision(const MultigridSolveSettings& settings);
 
 struct MultigridSolveSettings {
   OuterSolver solver = OuterSolver::fgmres;

@@ -23,6 +23,9 @@ struct SolverResult {
   double initial_residual = 0.0;
   double final_relative_residual = 0.0;
   std::vector<double> history;  ///< relative residual after each iteration (index 0: start)
+  /// Left-preconditioned GMRES tests and records the preconditioned residual P (b - A x); this is
+  /// ||b - A x|| / ||b|| of its final iterate. Negative for the other solvers (their residual is it).
+  double unpreconditioned_relative_residual = -1.0;
 };
 
 /// Diagonal (Jacobi) preconditioner: z = D^{-1} r.

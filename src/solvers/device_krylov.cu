@@ -88,7 +88,13 @@ SolverResult solve_fgmres_device(const DeviceLinearMap& A, DeviceVectorD& x, con
     return dev::norm(r);
   };
   auto column = [&](DeviceBuffer<double>& basis, int j) { return basis.data() + std::size_t(j) * n; };
-  double beta = true_residual();
+  double beta = 0.0;
+  if (settings.zero_initial_guess) {
+    dev::copy(r, b);
+    beta = bnorm;
+  } else {
+    beta = true_residual();
+  }
   res.initial_residual = beta;
   res.history.push_back(beta / scale);
   res.final_relative_residual = beta / scale;
@@ -245,6 +251,35 @@ SolverResult solve_richardson_device(const DeviceLinearMap& A, DeviceVectorD& x,
   }
   res.converged = rnorm <= control.tolerance * scale;
   res.final_relative_residual = rnorm / scale;
+  return res;
+}
+
+SolverResult solve_gmres_left_device(const DeviceLinearMap& A, DeviceVectorD& x, const DeviceVectorD& b,
+                                     const DeviceLinearMap& P, const SolverControl& control,
+                                     const FgmresSettings& settings, KrylovTimes* times) {
+  const std::size_t n = b.size();
+  DeviceVectorD r(n), pr(n), t(n), d(n);
+  auto residual = [&]() {
+    A(r, x);
+    multigrid::device::residual_from_product(r, b);
+  };
+  residual();
+  P(pr, r);
+  const DeviceLinearMap PA = [&](DeviceVectorD& dst, const DeviceVectorD& src) {
+    A(t, src);
+    P(dst, t);
+  };
+  const DeviceLinearMap identity = [](DeviceVectorD& dst, const DeviceVectorD& src) {
+    multigrid::device::copy(dst, src);
+  };
+  multigrid::device::set_zero(d);
+  FgmresSettings correction_settings = settings;
+  correction_settings.zero_initial_guess = true;  // d = 0: no V-cycle of a zero vector
+  SolverResult res = solve_fgmres_device(PA, d, pr, identity, control, correction_settings, times);
+  multigrid::device::axpy(1.0, d, x);
+  residual();
+  const double bnorm = multigrid::device::norm(b);
+  res.unpreconditioned_relative_residual = multigrid::device::norm(r) / (bnorm > 0 ? bnorm : 1.0);
   return res;
 }
 

@@ -22,6 +22,12 @@ SolverResult solve_fgmres_device(const DeviceLinearMap& A, DeviceVectorD& x, con
                                  const DeviceLinearMap& P, const SolverControl& control,
                                  const FgmresSettings& settings = {}, KrylovTimes* times = nullptr);
 
+/// GMRES(m) with left preconditioning (solvers/fgmres.h, solve_gmres_left): FGMRES on (P A, P r_0)
+/// with the identity as preconditioner, for the correction; P a fixed (fp64) map.
+SolverResult solve_gmres_left_device(const DeviceLinearMap& A, DeviceVectorD& x, const DeviceVectorD& b,
+                                     const DeviceLinearMap& P, const SolverControl& control,
+                                     const FgmresSettings& settings = {}, KrylovTimes* times = nullptr);
+
 SolverResult solve_cg_device(const DeviceLinearMap& A, DeviceVectorD& x, const DeviceVectorD& b,
                              const DeviceLinearMap& P, const SolverControl& control);
 

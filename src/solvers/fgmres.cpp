@@ -50,7 +50,13 @@ SolverResult solve_fgmres(const LinearMap& A, Vector<double>& x, const Vector<do
     for (std::size_t i = 0; i < n; ++i) r[i] = b[i] - r[i];
     return r.norm();
   };
-  double beta = true_residual();
+  double beta = 0.0;
+  if (settings.zero_initial_guess) {
+    for (std::size_t i = 0; i < n; ++i) r[i] = b[i];
+    beta = bnorm;
+  } else {
+    beta = true_residual();
+  }
   res.initial_residual = beta;
   res.history.push_back(beta / scale);
   res.final_relative_residual = beta / scale;
@@ -119,6 +125,33 @@ SolverResult solve_fgmres(const LinearMap& A, Vector<double>& x, const Vector<do
     }
     // the true residual decides; otherwise restart from it
   }
+  return res;
+}
+
+SolverResult solve_gmres_left(const LinearMap& A, Vector<double>& x, const Vector<double>& b, const LinearMap& P,
+                              const SolverControl& control, const FgmresSettings& settings, KrylovTimes* times) {
+  const std::size_t n = b.size();
+  Vector<double> r(n), pr(n), t(n), d(n);
+  auto residual = [&]() {
+    A(r, x);
+    for (std::size_t i = 0; i < n; ++i) r[i] = b[i] - r[i];
+  };
+  residual();
+  P(pr, r);
+  const LinearMap PA = [&](Vector<double>& dst, const Vector<double>& src) {
+    A(t, src);
+    P(dst, t);
+  };
+  const LinearMap identity = [](Vector<double>& dst, const Vector<double>& src) {
+    for (std::size_t i = 0; i < src.size(); ++i) dst[i] = src[i];
+  };
+  FgmresSettings correction_settings = settings;
+  correction_settings.zero_initial_guess = true;  // d = 0: no V-cycle of a zero vector
+  SolverResult res = solve_fgmres(PA, d, pr, identity, control, correction_settings, times);
+  x.add(1.0, d);
+  residual();
+  const double bnorm = b.norm();
+  res.unpreconditioned_relative_residual = r.norm() / (bnorm > 0 ? bnorm : 1.0);
   return res;
 }
 

@@ -44,6 +44,14 @@ def test_fgmres_patch(tmp):
     check(j32["iterations"] == j64["iterations"], f"fp32 V-cycle: {j32['iterations']} vs {j64['iterations']}")
     check(abs(j32["errors"]["l2"] - j64["errors"]["l2"]) <= 0.01 * j64["errors"]["l2"], "fp32 L2 error differs")
     check(len(j64["residual_history"]) == j64["iterations"] + 1, "residual history length")
+    # seed 004's test: left preconditioning, preconditioned residual (3 iterations at k = 3)
+    jg = solve_json(tmp, "gmres", ["--dim", "3", "--degree", "3", "--refine", "2", "--solver", "gmres", "--precond", "mg",
+                                   "--tol", "1e-8"])
+    if jg:
+        check(jg["converged"] and jg["iterations"] <= 3, f"gmres+mg Q3: {jg['iterations']} iterations")
+        check(jg.get("residual_test") == "preconditioned", "gmres: residual_test")
+        check(0 <= jg.get("unpreconditioned_relative_residual", -1) < 1e-6, "gmres: unpreconditioned residual")
+        check(abs(jg["errors"]["l2"] - j64["errors"]["l2"]) <= 1e-3 * j64["errors"]["l2"], "gmres L2 error differs")
     mg = j64.get("multigrid", {})
     check(mg.get("n_levels") == 3, f"levels: {mg.get('n_levels')}")
     check(mg.get("coarse_solver") == "cholesky", "coarse solver")
@@ -78,7 +86,8 @@ def test_fgmres_patch(tmp):
 def test_solvers_and_smoothers(tmp):
     ref = None
     for name, args in [("cg", ["--solver", "cg", "--precond", "mg"]), ("mg", ["--solver", "mg"]),
-                       ("fmg", ["--solver", "fmg"]), ("separate", ["--solver", "fgmres", "--precond", "mg",
+                       ("fmg", ["--solver", "fmg"]), ("gmres", ["--solver", "gmres", "--precond", "mg"]),
+                       ("separate", ["--solver", "fgmres", "--precond", "mg",
                                                                     "--patch-variant", "separate"]),
                        ("additive", ["--solver", "fgmres", "--precond", "mg", "--smoother", "patch-additive"]),
                        ("chebyshev", ["--solver", "fgmres", "--precond", "mg", "--smoother", "chebyshev",
@@ -123,6 +132,7 @@ def test_bad_input(tmp):
         (["--solver", "mg", "--precond", "jacobi"], "--precond"), (["--smoother", "chebyshev"], "--smoother"),
         (["--mg-precision", "fp32"], "--mg-precision"), (["--restart", "10"], "--restart"),
         (["--solver", "fgmres", "--restart", "0"], "--restart"), (mg + ["--backend", "cuda", "--variant", "generic"], "--variant"),
+        (["--solver", "gmres"], "--solver"), (mg + ["--solver", "gmres", "--mg-precision", "fp32"], "--solver"),
         (mg + ["--operator-path", "assembled"], "--operator-path"), (["--solver", "fgmres", "--backend", "cuda"], "--solver"),
     ]
     for args, option in cases:

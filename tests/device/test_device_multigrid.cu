@@ -329,6 +329,9 @@ struct SolveCase {
   Precision device_precision = Precision::fp64;
   Precision cpu_precision = Precision::fp64;
   int slack = 1;  ///< allowed difference of iteration counts
+  SmootherKind smoother = SmootherKind::chebyshev;
+  double tol = 1e-12;
+  double max_x_diff = 1e-7;  ///< relative difference of the device and CPU solutions
 };
 
 template <int dim>
@@ -344,9 +347,9 @@ void check_solve(const SolveCase& c) {
   const auto b = problem::assemble_rhs<dim>(mesh, dofs);
   MultigridSolveSettings s;
   s.solver = c.solver;
-  s.multigrid.smoother.kind = SmootherKind::chebyshev;
+  s.multigrid.smoother.kind = c.smoother;
   solvers::SolverControl control;
-  control.tolerance = 1e-12;  // solutions agree to about the condition number times this
+  control.tolerance = c.tol;  // 1e-12: solutions agree to about the condition number times this
   control.max_iterations = 300;
   s.precision = c.cpu_precision;
   Vector<double> x_cpu(dofs.n_local());
@@ -362,17 +365,18 @@ void check_solve(const SolveCase& c) {
   const double de = std::abs(e_gpu.l2 - e_cpu.l2) / e_cpu.l2;
   const double dx = rel_diff(std::vector<double>(x_gpu.data(), x_gpu.data() + x_gpu.size()), x_cpu, x_cpu.size());
   double vcycle_seconds = gpu.times.total();
-  std::printf("mgdev solve %dD %s %s k=%d %d^%d %s mg-%s: device %d its (res %.2e, L2 %.6e), cpu(%s) %d its (L2 %.6e), "
+  std::printf("mgdev solve %dD %s %s k=%d %d^%d %s %s tol %.0e mg-%s: device %d its (res %.2e, L2 %.6e), cpu(%s) %d its (L2 %.6e), "
               "L2 rel diff %.1e, x rel diff %.1e, V-cycle %.4f s, %d levels\n",
               dim, fe::to_string(c.disc), c.geometry == mesh::GeometryKind::cartesian ? "cartesian" : "deformed",
-              c.degree, c.cells, dim, to_string(c.solver), std::string(precision::to_string(c.device_precision)).c_str(),
+              c.degree, c.cells, dim, to_string(c.solver), multigrid::to_string(c.smoother), c.tol,
+              std::string(precision::to_string(c.device_precision)).c_str(),
               gpu.result.iterations, gpu.result.final_relative_residual, e_gpu.l2,
               std::string(precision::to_string(c.cpu_precision)).c_str(), cpu.result.iterations, e_cpu.l2, de, dx,
               vcycle_seconds, gpu.n_levels);
   EXPECT_TRUE(gpu.result.converged);
   EXPECT_LE(std::abs(gpu.result.iterations - cpu.result.iterations), c.slack);
   EXPECT_LT(de, 1e-3);
-  EXPECT_LT(dx, 1e-7);
+  EXPECT_LT(dx, c.max_x_diff);
   EXPECT_EQ(gpu.n_levels, cpu.n_levels);
   EXPECT_GT(vcycle_seconds, 0.0);  // component timing on
 }
@@ -381,7 +385,7 @@ TEST(DeviceMultigrid, SolveMatchesCpuFp64) {
   SKIP_WITHOUT_DEVICE();
   using G = mesh::GeometryKind;
   SolveCase c;
-  for (auto solver : {OuterSolver::fgmres, OuterSolver::cg, OuterSolver::mg, OuterSolver::fmg}) {
+  for (auto solver : {OuterSolver::fgmres, OuterSolver::gmres, OuterSolver::cg, OuterSolver::mg, OuterSolver::fmg}) {
     c.solver = solver;
     c.dim = 3, c.degree = 3, c.cells = 8, c.disc = fe::Disc::cg, c.geometry = G::cartesian;
     check_solve<3>(c);
@@ -424,6 +428,32 @@ TEST(DeviceMultigrid, SolveTensorCorePrecisions) {
   for (auto p : {Precision::fp16ec, Precision::bf16x3, Precision::fp16}) {
     c.device_precision = p;
     c.slack = p == Precision::fp16 ? 4 : 1;
+    check_solve<3>(c);
+  }
+}
+
+TEST(DeviceMultigrid, PatchSmootherCountsMatchCpuInEveryPrecision) {
+  SKIP_WITHOUT_DEVICE();
+  // 3D cg, V(1,1) multiplicative vertex patch, tolerance 1e-8 (issue 4): the device needs the CPU's
+  // iteration count exactly, with FGMRES in fp64, fp32, fp16ec and bf16x3 and with the seed's
+  // test (left-preconditioned GMRES, fp64). CPU counts on 8^3 cells: FGMRES 4 (k = 3), 3 (k = 4);
+  // GMRES 3, 3. The tensor-core precisions have no CPU V-cycle: compared with the CPU fp32 one.
+  SolveCase c;
+  c.smoother = SmootherKind::patch;
+  c.tol = 1e-8;
+  c.slack = 0;
+  for (int k : {3, 4}) {
+    c.degree = k;
+    for (auto p : {Precision::fp64, Precision::fp32, Precision::fp16ec, Precision::bf16x3}) {
+      c.solver = OuterSolver::fgmres;
+      c.device_precision = p;
+      c.cpu_precision = p == Precision::fp64 ? Precision::fp64 : Precision::fp32;
+      c.max_x_diff = p == Precision::fp64 ? 1e-8 : 1e-4;
+      check_solve<3>(c);
+    }
+    c.solver = OuterSolver::gmres;
+    c.device_precision = c.cpu_precision = Precision::fp64;
+    c.max_x_diff = 1e-8;
     check_solve<3>(c);
   }
 }
