@@ -47,7 +47,12 @@ enum class KernelKind : int {
 ///            is symmetric about its vertex) and each eigenvector is symmetric or antisymmetric, so
 ///            a line splits into even and odd parts u_j +- u_{n-1-j} and each half needs only half
 ///            of the products: about n_out n_in / 2 FMAs per line (patch_even_odd_matrices).
-enum class Contraction : int { dense = 0, even_odd = 1 };
+///  tensor_core: each line phase is a batched GEMM on the warp mma atoms: rows = the lines of the
+///            phase in tiles of 16 per warp, K = n_in (per input tensor, padded to the atom's K),
+///            N = the outputs (M_d | L_d concatenated where a phase forms two), padded to 8; the
+///            dense 1D matrices, copied once per block into shared memory behind the patch
+///            arrays, give the B fragments (patch_block.h: tensor_core_phase).
+enum class Contraction : int { dense = 0, even_odd = 1, tensor_core = 2 };
 
 TCFEM_HD constexpr bool has_residual(KernelKind kind) {
   return kind == KernelKind::fused || kind == KernelKind::residual;
@@ -125,6 +130,16 @@ struct Item {
   int index = 0;  ///< line or node within the patch
   bool valid = false;
 };
+
+/// Shared-memory elements of a block of contraction `con`: the patch arrays, and for
+/// Contraction::tensor_core the dense 1D matrices of all directions behind them (at offset
+/// L.shared_elements(), dim * L.matrix_stride() elements).
+TCFEM_HD constexpr int shared_elements_of(const PatchLayout& L, Contraction con) {
+  return L.shared_elements() + (con == Contraction::tensor_core ? L.dim * L.matrix_stride() : 0);
+}
+TCFEM_HD constexpr int shared_bytes_of(const PatchLayout& L, Contraction con) {
+  return shared_elements_of(L, con) * L.value_bytes;
+}
 
 /// Item q of a phase with `count` items per patch: items of a patch occupy round_up(count, group)
 /// consecutive slots, so that no lane group holds items of two patches.
@@ -269,6 +284,41 @@ TCFEM_HD constexpr double patch_flops(int dim, int k, KernelKind kind) {
   return 2.0 * fma + other;
 }
 
+/// Multiply-adds of one tensor-core line phase, padded as the mma atoms compute it: the lines
+/// rounded up to 16-row tiles, each of the `inputs` input tensors' n_in to the atom's K (k_atom),
+/// the `cols` output columns to 8.
+TCFEM_HD constexpr double tensor_core_phase_fmas(int lines, int n_in, int inputs, int cols, int k_atom) {
+  return double(round_up(lines, 16)) * (inputs * round_up(n_in, k_atom)) * round_up(cols, 8);
+}
+
+/// Floating-point operations of one patch with Contraction::tensor_core (an FMA counts 2): the
+/// padded products of every line phase (patch_block.h: the x phase forms [M_0 | L_0] u, the
+/// 3D y phase [a | b] [[M_1, L_1], [0, M_1]]^T, the last residual phase [c | e] [L | M]^T), plus
+/// the residual subtraction, the eigenvalue scaling and the update. k_atom: the K of the atom (4
+/// for the FP64 m16n8k4, 8 for the TF32 m16n8k8).
+TCFEM_HD constexpr double patch_flops_tensor_core(int dim, int k, KernelKind kind, int k_atom) {
+  const int nf = 2 * k + 1, ni = 2 * k - 1;
+  const double inner = ipow(ni, dim);
+  double fma = 0.0, other = 0.0;
+  if (has_residual(kind)) {
+    if (dim == 3) {
+      fma += tensor_core_phase_fmas(nf * nf, nf, 1, 2 * ni, k_atom);
+      fma += tensor_core_phase_fmas(ni * nf, nf, 2, 2 * ni, k_atom);
+      fma += tensor_core_phase_fmas(ni * ni, nf, 2, ni, k_atom);
+    } else {
+      fma += tensor_core_phase_fmas(nf, nf, 1, 2 * ni, k_atom);
+      fma += tensor_core_phase_fmas(ni, nf, 2, ni, k_atom);
+    }
+    other += inner;
+  }
+  if (has_solve(kind)) {
+    fma += 2 * dim * tensor_core_phase_fmas(ipow(ni, dim - 1), ni, 1, ni, k_atom);
+    other += inner;
+    fma += inner;
+  }
+  return 2.0 * fma + other;
+}
+
 /// FMAs of one line contraction n_in -> n_out (odd sizes) as the kernel performs it.
 TCFEM_HD constexpr double line_fmas(int n_out, int n_in, Contraction con) {
   if (con == Contraction::dense) return double(n_out) * n_in;
@@ -280,6 +330,7 @@ TCFEM_HD constexpr double line_fmas(int n_out, int n_in, Contraction con) {
 /// even/odd sums and differences count 1 each). For dense, patch_flops.
 TCFEM_HD constexpr double patch_flops_performed(int dim, int k, KernelKind kind, Contraction con) {
   if (con == Contraction::dense) return patch_flops(dim, k, kind);
+  if (con == Contraction::tensor_core) return patch_flops_tensor_core(dim, k, kind, 4);
   const int nf = 2 * k + 1, ni = 2 * k - 1;
   const double inner = ipow(ni, dim);
   double fma = 0.0, other = 0.0;

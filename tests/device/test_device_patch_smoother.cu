@@ -101,7 +101,7 @@ struct ContractionGuard {
 };
 
 /// The contractions of the patch kernels (the values of TCFEM_PATCH_CONTRACTION).
-const char* const contractions[] = {"dense", "even-odd"};
+const char* const contractions[] = {"dense", "even-odd", "tensor-core"};
 
 template <int dim, typename Number>
 std::vector<double> device_steps(const Problem<dim>& P, Case c, const char* contraction, const std::vector<double>& x0,
@@ -122,6 +122,7 @@ std::vector<double> device_steps(const Problem<dim>& P, Case c, const char* cont
   multigrid::DevicePatchSmoother<dim, Number> smoother(P.mesh, P.dofs, quadrature, settings_of(c), vmult);
   // the patch matrices (Cartesian cell sizes, also for deformed meshes) have the even-odd symmetry
   EXPECT_EQ(smoother.even_odd(), std::string(contraction) == "even-odd") << smoother.description();
+  EXPECT_EQ(smoother.contraction(), std::string(contraction)) << smoother.description();
   if (smoother.even_odd()) {
     EXPECT_GT(smoother.flops_performed_per_step(), 0.0);
     // degree 1: one inner node per line, nothing to fold
