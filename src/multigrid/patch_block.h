@@ -410,10 +410,28 @@ TCFEM_HD void patch_block(const ThreadGroup g, const int bx, const int by, const
     return pos;
   };
 
-  // tensor_core: the dense 1D matrices of all directions behind the patch arrays (B operands)
+  // tensor_core: the B operands of all directions behind the patch arrays (TensorCoreMatrixLayout;
+  // padding columns zero)
   constexpr int shared_matrix_offset = L.shared_elements();
+  constexpr TensorCoreMatrixLayout T = tensor_core_matrix_layout(L);
   if constexpr (con == Contraction::tensor_core) {
-    for (int q = tid; q < dim * ms; q += g.size) smem[shared_matrix_offset + q] = mats[q];
+    for (int q = tid; q < dim * T.stride; q += g.size) {
+      const int d = q / T.stride, e = q % T.stride;
+      const Number* md = mats + d * ms;  // M (ni x nf), L (ni x nf), V (ni x ni), row-major
+      Number v = Number(0);
+      if (e < T.v) {
+        const int j = e / T.ld_ml, c = e % T.ld_ml;
+        if (c < ni)
+          v = md[c * nf + j];
+        else if (c < 2 * ni)
+          v = md[ni * nf + (c - ni) * nf + j];
+      } else {
+        const bool transposed = e >= T.vt;
+        const int r = e - (transposed ? T.vt : T.v), j = r / T.ld_v, c = r % T.ld_v;
+        if (c < ni) v = transposed ? md[2 * ni * nf + c * ni + j] : md[2 * ni * nf + j * ni + c];
+      }
+      smem[shared_matrix_offset + q] = v;
+    }
   }
 
   // ---- gather: x_F (constrained nodes as 0), or the local residual, into buf0 -----------------
@@ -581,11 +599,11 @@ TCFEM_PATCH_UNROLL
 
   // ---- the same residual with Contraction::tensor_core (batched GEMMs, tensor_core_phase) --------
   if constexpr (has_residual(kind) && con == Contraction::tensor_core) {
-    const Number* sm = smem + shared_matrix_offset;  // the dense 1D matrices, copied above
+    const Number* sm = smem + shared_matrix_offset;  // the B operands, written above
     auto ok = [&](int patch) { return first_m0 + patch < p.count[0]; };
-    // entry (i, j) of M_d / L_d (ni x nf, row-major) in shared memory
-    auto Md = [&](int d, int i, int j) { return sm[d * ms + i * nf + j]; };
-    auto Ld = [&](int d, int i, int j) { return sm[d * ms + ni * nf + i * nf + j]; };
+    // entry (i, j) of M_d / L_d (ni x nf) from the transposed copies [M_d^T | L_d^T]
+    auto Md = [&](int d, int i, int j) { return sm[d * T.stride + T.ml + j * T.ld_ml + i]; };
+    auto Ld = [&](int d, int i, int j) { return sm[d * T.stride + T.ml + j * T.ld_ml + ni + i]; };
     // x phase: [a | b] = u [M0^T | L0^T]  (columns c < ni: a, c >= ni: b)
     {
       constexpr int lines = ipow(nf, dim - 1), out_size = lines * ni;
@@ -665,15 +683,16 @@ TCFEM_PATCH_UNROLL
 TCFEM_PATCH_UNROLL
     for (int s = 0; s < 2 * dim; ++s) {
       const int d = s % dim;
-      const Number* V = smem + shared_matrix_offset + d * ms + 2 * ni * nf;  // row-major, column c = eigenvector c
+      const Number* V = smem + shared_matrix_offset + d * T.stride + T.v;    // V(j, c) = V_d[j][c]
+      const Number* VT = smem + shared_matrix_offset + d * T.stride + T.vt;  // VT(j, c) = V_d[c][j]
       const int in_buf = cur;
       auto in = [&](int patch, int, int l, int j) {
         return smem[(in_buf == 0 ? buf0_offset(L, patch) : buf1_offset(L, patch)) + line_in_address(ni, l, j)];
       };
       auto out_offset = [&](int patch) { return in_buf == 0 ? buf1_offset(L, patch) : buf0_offset(L, patch); };
       // V^T u: B(j, c) = V[j][c]; V w: B(j, c) = V[c][j]
-      auto vt = [&](int, int j, int c) { return V[j * ni + c]; };
-      auto vn = [&](int, int j, int c) { return V[c * ni + j]; };
+      auto vt = [&](int, int j, int c) { return V[j * T.ld_v + c]; };
+      auto vn = [&](int, int j, int c) { return VT[j * T.ld_v + c]; };
       if (s < dim - 1) {
         tensor_core_phase<Number, lines, ni, 1, ni>(g, L, ok, in, vt, [&](int patch, int l, int c, Number y) {
           smem[out_offset(patch) + line_out_address(lines, c, l)] = y;

@@ -131,11 +131,45 @@ struct Item {
   bool valid = false;
 };
 
+/// Leading dimension (elements) of a B operand of the tensor-core contraction in shared memory:
+/// at least `cols`, and congruent to group/4 modulo group/2. A B fragment of the mma atoms
+/// (m16n8k4 .f64: lane (g, t) = (lane / 4, lane % 4) reads B(t, g); m16n8k8 .tf32: B(t + 4i, g))
+/// then puts the four K rows t of one wavefront group/4 banks apart and the 8 (double: 4 per
+/// half-warp) columns g next to each other: every lane of a wavefront hits its own bank.
+TCFEM_HD constexpr int tensor_core_ldb(int cols, int group) {
+  const int q = group / 4;
+  int ld = cols;
+  while (ld % (2 * q) != q) ++ld;
+  return ld;
+}
+
+/// The B operands of one direction d of the tensor-core contraction, in shared memory behind the
+/// patch arrays (written once per block from the kernel-parameter matrices):
+///   ML: nf rows (K index j) of [M_d^T | L_d^T]: ML(j, c) = M_d[c][j] for c < ni, L_d[c - ni][j] above;
+///   V:  ni rows, V(j, c) = V_d[j][c]   (B of V^T u);
+///   VT: ni rows, VT(j, c) = V_d[c][j]  (B of V w);
+/// row strides tensor_core_ldb(2 ni) and tensor_core_ldb(ni).
+struct TensorCoreMatrixLayout {
+  int ld_ml = 0, ld_v = 0;
+  int ml = 0, v = 0, vt = 0;  ///< offsets within a direction
+  int stride = 0;             ///< elements per direction
+};
+TCFEM_HD constexpr TensorCoreMatrixLayout tensor_core_matrix_layout(const PatchLayout& L) {
+  TensorCoreMatrixLayout T;
+  T.ld_ml = tensor_core_ldb(2 * L.ni, L.group);
+  T.ld_v = tensor_core_ldb(L.ni, L.group);
+  T.ml = 0;
+  T.v = L.nf * T.ld_ml;
+  T.vt = T.v + L.ni * T.ld_v;
+  T.stride = T.vt + L.ni * T.ld_v;
+  return T;
+}
+
 /// Shared-memory elements of a block of contraction `con`: the patch arrays, and for
-/// Contraction::tensor_core the dense 1D matrices of all directions behind them (at offset
-/// L.shared_elements(), dim * L.matrix_stride() elements).
+/// Contraction::tensor_core the B operands of all directions behind them (at offset
+/// L.shared_elements(), dim * tensor_core_matrix_layout(L).stride elements).
 TCFEM_HD constexpr int shared_elements_of(const PatchLayout& L, Contraction con) {
-  return L.shared_elements() + (con == Contraction::tensor_core ? L.dim * L.matrix_stride() : 0);
+  return L.shared_elements() + (con == Contraction::tensor_core ? L.dim * tensor_core_matrix_layout(L).stride : 0);
 }
 TCFEM_HD constexpr int shared_bytes_of(const PatchLayout& L, Contraction con) {
   return shared_elements_of(L, con) * L.value_bytes;
