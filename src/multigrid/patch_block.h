@@ -17,10 +17,9 @@
 #include "core/hd.h"
 #include "multigrid/patch_kernel_layouts.h"
 #include "precision/split_arithmetic.h"
+#include "arch/warp_mma_emulator.h"  // the host side of the tensor-core contraction
 #if defined(__CUDACC__)
 #include "arch/mma_atoms.cuh"
-#else
-#include "arch/warp_mma_emulator.h"
 #endif
 
 /// A load of data that no thread changes during the launch (b, the residual, the eigenvalue
@@ -304,15 +303,15 @@ TCFEM_HD void tensor_core_phase(const ThreadGroup g, const PatchLayout& L, Patch
   const int tiles = L.patches * m_tiles;
   // value of A / B element i of `lane` in K step s (input a = s / k_steps)
   auto a_value = [&](int patch, int row0, int s, int lane, int i) -> Number {
-    const int a = s / k_steps, j = (s % k_steps) * KA + Map::a_col(lane, i), l = row0 + Map::a_row(lane, i);
+    const int a = s / k_steps, j = (s % k_steps) * KA + Map::a_col(lane, i), l = row0 + tile_row_line(Map::a_row(lane, i));
     return (j < n_in && l < lines) ? load_a(patch, a, l, j) : Number(0);
   };
   auto b_value = [&](int s, int nt, int lane, int i) -> Number {
-    const int a = s / k_steps, j = (s % k_steps) * KA + Map::b_row(lane, i), c = nt * 8 + Map::b_col(lane, i);
+    const int a = s / k_steps, j = (s % k_steps) * KA + Map::b_row(lane, i), c = nt * 8 + tile_col_output(Map::b_col(lane, i));
     return (j < n_in && c < cols) ? load_b(a, j, c) : Number(0);
   };
   auto store = [&](int patch, int row0, int nt, int lane, int i, ValueC v) {
-    const int l = row0 + Map::c_row(lane, i), c = nt * 8 + Map::c_col(lane, i);
+    const int l = row0 + tile_row_line(Map::c_row(lane, i)), c = nt * 8 + tile_col_output(Map::c_col(lane, i));
     if (l < lines && c < cols) epilogue(patch, l, c, static_cast<Number>(v));
   };
 #if defined(__CUDA_ARCH__)
@@ -420,14 +419,14 @@ TCFEM_HD void patch_block(const ThreadGroup g, const int bx, const int by, const
       const Number* md = mats + d * ms;  // M (ni x nf), L (ni x nf), V (ni x ni), row-major
       Number v = Number(0);
       if (e < T.v) {
-        const int j = e / T.ld_ml, c = e % T.ld_ml;
+        const int j = e / T.ld_ml, c = stored_col_output(e % T.ld_ml);
         if (c < ni)
           v = md[c * nf + j];
         else if (c < 2 * ni)
           v = md[ni * nf + (c - ni) * nf + j];
       } else {
         const bool transposed = e >= T.vt;
-        const int r = e - (transposed ? T.vt : T.v), j = r / T.ld_v, c = r % T.ld_v;
+        const int r = e - (transposed ? T.vt : T.v), j = r / T.ld_v, c = stored_col_output(r % T.ld_v);
         if (c < ni) v = transposed ? md[2 * ni * nf + c * ni + j] : md[2 * ni * nf + j * ni + c];
       }
       smem[shared_matrix_offset + q] = v;
@@ -602,8 +601,8 @@ TCFEM_PATCH_UNROLL
     const Number* sm = smem + shared_matrix_offset;  // the B operands, written above
     auto ok = [&](int patch) { return first_m0 + patch < p.count[0]; };
     // entry (i, j) of M_d / L_d (ni x nf) from the transposed copies [M_d^T | L_d^T]
-    auto Md = [&](int d, int i, int j) { return sm[d * T.stride + T.ml + j * T.ld_ml + i]; };
-    auto Ld = [&](int d, int i, int j) { return sm[d * T.stride + T.ml + j * T.ld_ml + ni + i]; };
+    auto Md = [&](int d, int i, int j) { return sm[d * T.stride + T.ml + j * T.ld_ml + output_tile_col(i)]; };
+    auto Ld = [&](int d, int i, int j) { return sm[d * T.stride + T.ml + j * T.ld_ml + output_tile_col(ni + i)]; };
     // x phase: [a | b] = u [M0^T | L0^T]  (columns c < ni: a, c >= ni: b)
     {
       constexpr int lines = ipow(nf, dim - 1), out_size = lines * ni;
@@ -691,8 +690,8 @@ TCFEM_PATCH_UNROLL
       };
       auto out_offset = [&](int patch) { return in_buf == 0 ? buf1_offset(L, patch) : buf0_offset(L, patch); };
       // V^T u: B(j, c) = V[j][c]; V w: B(j, c) = V[c][j]
-      auto vt = [&](int, int j, int c) { return V[j * T.ld_v + c]; };
-      auto vn = [&](int, int j, int c) { return VT[j * T.ld_v + c]; };
+      auto vt = [&](int, int j, int c) { return V[j * T.ld_v + output_tile_col(c)]; };
+      auto vn = [&](int, int j, int c) { return VT[j * T.ld_v + output_tile_col(c)]; };
       if (s < dim - 1) {
         tensor_core_phase<Number, lines, ni, 1, ni>(g, L, ok, in, vt, [&](int patch, int l, int c, Number y) {
           smem[out_offset(patch) + line_out_address(lines, c, l)] = y;

@@ -143,12 +143,30 @@ TCFEM_HD constexpr int tensor_core_ldb(int cols, int group) {
   return ld;
 }
 
+/// Tile row r (0..15) of an mma tile -> line row0 + tile_row_line(r) of the phase. The rows a
+/// wavefront of an 8-byte A load or C store touches (lanes g = 0..3 or 4..7, rows g + 8i) are
+/// lines 4 apart: with the odd line length n of the input, the line starts 4 g n + const are 4
+/// banks apart and each lane's 4 K columns t = 0..3 fill the gaps, so the m16n8k4 A fragment of
+/// a half-warp hits 16 different banks without any padding of the lines.
+TCFEM_HD constexpr int tile_row_line(int r) { return 4 * (r % 4) + 2 * ((r % 8) / 4) + r / 8; }
+/// Tile column p (0..7) -> output column nt 8 + tile_col_output(p): the accumulator columns
+/// 2t + e of a lane hold the outputs t + 4e, so the four lanes t of a C store write outputs
+/// t + 4e, whose slabs (output i at i L + line, L odd) start in 4 different banks modulo 4.
+/// The B operands are stored with their columns in tile order (B column nt 8 + p holds output
+/// nt 8 + tile_col_output(p)), so a B fragment reads consecutive columns.
+TCFEM_HD constexpr int tile_col_output(int p) { return p / 2 + 4 * (p % 2); }
+/// Stored B column s -> the output column it holds; output_tile_col is its inverse.
+TCFEM_HD constexpr int stored_col_output(int s) { return (s / 8) * 8 + tile_col_output(s % 8); }
+/// Output column c -> its stored B column.
+TCFEM_HD constexpr int output_tile_col(int c) { return (c / 8) * 8 + 2 * ((c % 8) % 4) + (c % 8) / 4; }
+
 /// The B operands of one direction d of the tensor-core contraction, in shared memory behind the
 /// patch arrays (written once per block from the kernel-parameter matrices):
 ///   ML: nf rows (K index j) of [M_d^T | L_d^T]: ML(j, c) = M_d[c][j] for c < ni, L_d[c - ni][j] above;
 ///   V:  ni rows, V(j, c) = V_d[j][c]   (B of V^T u);
 ///   VT: ni rows, VT(j, c) = V_d[c][j]  (B of V w);
-/// row strides tensor_core_ldb(2 ni) and tensor_core_ldb(ni).
+/// column c stored at output_tile_col(c) (tile order), row strides tensor_core_ldb of 2 ni and
+/// ni rounded up to 8.
 struct TensorCoreMatrixLayout {
   int ld_ml = 0, ld_v = 0;
   int ml = 0, v = 0, vt = 0;  ///< offsets within a direction
@@ -156,8 +174,8 @@ struct TensorCoreMatrixLayout {
 };
 TCFEM_HD constexpr TensorCoreMatrixLayout tensor_core_matrix_layout(const PatchLayout& L) {
   TensorCoreMatrixLayout T;
-  T.ld_ml = tensor_core_ldb(2 * L.ni, L.group);
-  T.ld_v = tensor_core_ldb(L.ni, L.group);
+  T.ld_ml = tensor_core_ldb(round_up(2 * L.ni, 8), L.group);
+  T.ld_v = tensor_core_ldb(round_up(L.ni, 8), L.group);
   T.ml = 0;
   T.v = L.nf * T.ld_ml;
   T.vt = T.v + L.ni * T.ld_v;
