@@ -3,7 +3,8 @@
 // CUDA kernels (device_patch_kernels.cuh) run it with a thread block, the CPU tests
 // (tests/unit/test_patch_block.cpp) with one host thread per block, block after block. One block
 // handles L.patches patches of one color; the patch tensors live in shared memory in the rotating
-// layouts of patch_kernel_layouts.h, one thread per line of each contraction.
+// layouts of patch_kernel_layouts.h, one thread per line of each contraction (dense, even-odd), or
+// one warp per 16-line tile on the mma atoms (tensor_core: tensor_core_phase).
 //
 // Why no atomics: the patches of one color have vertices whose coordinates have equal parity, so
 // two of them differ by at least 2 in some direction d. The nodes a patch reads (its full node box

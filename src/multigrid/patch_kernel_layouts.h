@@ -50,8 +50,9 @@ enum class KernelKind : int {
 ///  tensor_core: each line phase is a batched GEMM on the warp mma atoms: rows = the lines of the
 ///            phase in tiles of 16 per warp, K = n_in (per input tensor, padded to the atom's K),
 ///            N = the outputs (M_d | L_d concatenated where a phase forms two), padded to 8; the
-///            dense 1D matrices, copied once per block into shared memory behind the patch
-///            arrays, give the B fragments (patch_block.h: tensor_core_phase).
+///            B fragments come from transposed, tile-ordered copies of the 1D matrices in shared
+///            memory behind the patch arrays (TensorCoreMatrixLayout; patch_block.h:
+///            tensor_core_phase).
 enum class Contraction : int { dense = 0, even_odd = 1, tensor_core = 2 };
 
 TCFEM_HD constexpr bool has_residual(KernelKind kind) {
