@@ -445,8 +445,8 @@ std::pair<int, Vector<double>> patch_solve(int degree, int cells, Precision prec
   s.multigrid.smoother.kind = SmootherKind::patch;
   s.precision = precision;
   solvers::SolverControl control;
-  control.tolerance = 1e-10;
-  control.max_iterations = 200;
+  control.tolerance = 1e-12;  // solutions agree to about the condition number times this
+  control.max_iterations = 300;
   Vector<double> x(dofs.n_local());
   DeviceMultigridOptions options;
   DeviceMultigridInfo info;
@@ -466,11 +466,12 @@ TEST(DeviceMultigrid, PatchSmootherTensorCoreSameIterations) {
       const auto [it_eo, x_eo] = patch_solve<3>(k, 6, p, "even-odd");
       const auto [it_tc, x_tc] = patch_solve<3>(k, 6, p, "tensor-core");
       const double dx = rel_diff(std::vector<double>(x_tc.data(), x_tc.data() + x_tc.size()), x_eo, x_eo.size());
-      const bool ok = std::abs(it_tc - it_eo) <= 1 && dx < 1e-7;
+      const int slack = p == Precision::fp16 ? 2 : 1;  // fp16 operator rounding
+      const bool ok = std::abs(it_tc - it_eo) <= slack && dx < 1e-7;
       std::printf("mgdev patch tensor-core 3D k=%d 6^3 cg mg-%s: tensor-core %d its, even-odd %d its, x rel diff %.1e  %s\n",
                   k, std::string(precision::to_string(p)).c_str(), it_tc, it_eo, dx, ok ? "ok" : "FAILED");
       std::fflush(stdout);
-      EXPECT_LE(std::abs(it_tc - it_eo), 1) << "k=" << k << " " << precision::to_string(p);
+      EXPECT_LE(std::abs(it_tc - it_eo), slack) << "k=" << k << " " << precision::to_string(p);
       EXPECT_LT(dx, 1e-7) << "k=" << k << " " << precision::to_string(p);
     }
   }
