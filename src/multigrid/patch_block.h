@@ -234,9 +234,9 @@ TCFEM_PATCH_UNROLL
 /// of the precision policy (precision/split_arithmetic.h). double: the sm_90 DMMA m16n8k4 (K = 4
 /// keeps the padding of the odd line lengths small: 7 -> 8, 9 -> 12, 11 -> 12, 13 -> 16, 15 -> 16,
 /// 17 -> 20); float: TF32 m16n8k8 with the three-product split of tf32x3 (hi = tf32(x),
-/// lo = tf32(x - hi), a_lo b_hi + a_hi b_lo + a_hi b_hi), which keeps FP32 accuracy: the float
-/// smoother serves the fp32, fp16ec, bf16x3 and fp16 V-cycles alike (float level vectors), so one
-/// FP32-accurate product keeps each of them as accurate as with the CUDA-core contractions.
+/// lo = tf32(x - hi), a_lo b_hi + a_hi b_lo + a_hi b_hi; about 2^-21 per product): the float
+/// smoother serves the fp32, fp16ec, bf16x3 and fp16 V-cycles alike (float level vectors), and a
+/// near-FP32 product keeps their iteration counts.
 template <typename Number>
 struct PatchMma;
 template <>
