@@ -1,6 +1,7 @@
 #pragma once
 // Definition of patch_launcher (device_patch_launch.h), included by the instantiation files
-// device_patch_launch_dense.cu and device_patch_launch_even_odd.cu.
+// device_patch_launch_dense.cu, device_patch_launch_even_odd.cu and
+// device_patch_launch_tensor_core.cu.
 #include <algorithm>
 #include <array>
 #include <utility>
@@ -19,10 +20,11 @@ void launch_patch_kernel(const PatchKernelParams<Number>& p, const std::vector<N
   TCFEM_ASSERT(matrices.size() == sizeof(m.m) / sizeof(Number), "patch matrix size");
   std::copy(matrices.begin(), matrices.end(), m.m);
   const auto kernel = patch_kernel_of<dim, k, Number, kind, con>();
-  TCFEM_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, L.shared_bytes()));
+  constexpr int shared_bytes = shared_bytes_of(L, con);
+  TCFEM_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, shared_bytes));
   TCFEM_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout, patch_carveout()));
   const dim3 blocks((p.count[0] + L.patches - 1) / L.patches, p.count[1], dim == 3 ? p.count[2] : 1);
-  kernel<<<blocks, L.threads, L.shared_bytes()>>>(p, m);
+  kernel<<<blocks, L.threads, shared_bytes>>>(p, m);
   TCFEM_CUDA_CHECK_LAUNCH();
 }
 
@@ -30,15 +32,16 @@ template <int dim, int k, typename Number, KernelKind kind, Contraction con>
 PatchKernelInfo query_patch_kernel(int /*unused*/) {
   constexpr PatchLayout L = patch_layout(dim, k, sizeof(Number), kind);
   const auto kernel = patch_kernel_of<dim, k, Number, kind, con>();
-  TCFEM_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, L.shared_bytes()));
+  constexpr int shared_bytes = shared_bytes_of(L, con);
+  TCFEM_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, shared_bytes));
   TCFEM_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout, patch_carveout()));
   cudaFuncAttributes attr{};
   TCFEM_CUDA_CHECK(cudaFuncGetAttributes(&attr, kernel));
   PatchKernelInfo info;
   info.registers = attr.numRegs;
   info.threads = L.threads;
-  info.shared_bytes = L.shared_bytes();
-  TCFEM_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&info.blocks_per_sm, kernel, L.threads, L.shared_bytes()));
+  info.shared_bytes = shared_bytes;
+  TCFEM_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&info.blocks_per_sm, kernel, L.threads, shared_bytes));
   return info;
 }
 

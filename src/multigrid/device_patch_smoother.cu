@@ -34,15 +34,47 @@ using patch_kernels::PatchLayout;
 
 namespace {
 
-/// The contraction of the line phases: TCFEM_PATCH_CONTRACTION=dense|even-odd (default even-odd;
-/// dense where the patch matrices lack the symmetry, see patch_even_odd_matrices).
+/// The contraction of the line phases: TCFEM_PATCH_CONTRACTION=dense|even-odd|tensor-core (default
+/// even-odd; dense where the patch matrices lack the symmetry, see patch_even_odd_matrices).
 patch_kernels::Contraction requested_contraction() {
   const char* env = std::getenv("TCFEM_PATCH_CONTRACTION");
   if (env == nullptr || *env == '\0') return patch_kernels::Contraction::even_odd;
   const std::string v = env;
   if (v == "dense") return patch_kernels::Contraction::dense;
   if (v == "even-odd") return patch_kernels::Contraction::even_odd;
-  throw InputError("TCFEM_PATCH_CONTRACTION: dense or even-odd, not '" + v + "'");
+  if (v == "tensor-core") return patch_kernels::Contraction::tensor_core;
+  throw InputError("TCFEM_PATCH_CONTRACTION: dense, even-odd or tensor-core, not '" + v + "'");
+}
+
+const char* contraction_name(patch_kernels::Contraction c) {
+  switch (c) {
+    case patch_kernels::Contraction::dense: return "dense";
+    case patch_kernels::Contraction::even_odd: return "even-odd";
+    case patch_kernels::Contraction::tensor_core: return "tensor-core";
+  }
+  return "?";
+}
+
+template <int dim, typename Number>
+patch_kernels::PatchLauncher<Number> launcher_of(patch_kernels::Contraction c, int k, KernelKind kind) {
+  using patch_kernels::Contraction;
+  switch (c) {
+    case Contraction::dense: return patch_kernels::patch_launcher<dim, Number, Contraction::dense>(k, kind);
+    case Contraction::even_odd: return patch_kernels::patch_launcher<dim, Number, Contraction::even_odd>(k, kind);
+    case Contraction::tensor_core: return patch_kernels::patch_launcher<dim, Number, Contraction::tensor_core>(k, kind);
+  }
+  throw Error("unknown patch contraction");
+}
+
+template <int dim, typename Number>
+patch_kernels::PatchKernelInfo info_of(patch_kernels::Contraction c, int k, KernelKind kind) {
+  using patch_kernels::Contraction;
+  switch (c) {
+    case Contraction::dense: return patch_kernels::patch_kernel_info<dim, Number, Contraction::dense>(k, kind);
+    case Contraction::even_odd: return patch_kernels::patch_kernel_info<dim, Number, Contraction::even_odd>(k, kind);
+    case Contraction::tensor_core: return patch_kernels::patch_kernel_info<dim, Number, Contraction::tensor_core>(k, kind);
+  }
+  throw Error("unknown patch contraction");
 }
 
 }  // namespace
@@ -85,10 +117,7 @@ struct DevicePatchSmoother<dim, Number>::Impl {
 
   void launch(KernelKind kind, const PatchKernelParams<Number>& p) const {
     if (p.n_patches == 0) return;
-    const auto launcher = contraction == patch_kernels::Contraction::dense
-                              ? patch_kernels::patch_launcher<dim, Number, patch_kernels::Contraction::dense>(k, kind)
-                              : patch_kernels::patch_launcher<dim, Number, patch_kernels::Contraction::even_odd>(k, kind);
-    launcher(p, matrices);
+    launcher_of<dim, Number>(contraction, k, kind)(p, matrices);
   }
 
   void global_residual(Number* x, const Number* b) const {
@@ -222,7 +251,7 @@ std::string DevicePatchSmoother<dim, Number>::description() const {
   std::snprintf(text, sizeof text, "%s (%s, %zu patches, %d colors, relaxation %g, %s products, device)",
                 I.additive ? "additive vertex patch" : "multiplicative vertex patch",
                 I.additive ? "global residual" : to_string(I.variant), I.n_patches, 1 << dim, I.omega,
-                I.contraction == patch_kernels::Contraction::dense ? "dense" : "even-odd");
+                contraction_name(I.contraction));
   return text;
 }
 
@@ -259,9 +288,7 @@ std::string DevicePatchSmoother<dim, Number>::kernel_info() const {
   std::string out;
   for (const KernelKind kind : {a, b}) {
     if (kind == b && a == b && !out.empty()) break;
-    const auto info = I.contraction == patch_kernels::Contraction::dense
-                          ? patch_kernels::patch_kernel_info<dim, Number, patch_kernels::Contraction::dense>(I.k, kind)
-                          : patch_kernels::patch_kernel_info<dim, Number, patch_kernels::Contraction::even_odd>(I.k, kind);
+    const auto info = info_of<dim, Number>(I.contraction, I.k, kind);
     char text[160];
     std::snprintf(text, sizeof text, "%sregs %d threads %d smem %.1f KB blocks/SM %d (%d warps)", out.empty() ? "" : "; ",
                   info.registers, info.threads, info.shared_bytes / 1024.0, info.blocks_per_sm,
@@ -274,6 +301,11 @@ std::string DevicePatchSmoother<dim, Number>::kernel_info() const {
 template <int dim, typename Number>
 bool DevicePatchSmoother<dim, Number>::even_odd() const {
   return impl_->contraction == patch_kernels::Contraction::even_odd;
+}
+
+template <int dim, typename Number>
+std::string DevicePatchSmoother<dim, Number>::contraction() const {
+  return contraction_name(impl_->contraction);
 }
 
 template <int dim, typename Number>

@@ -42,6 +42,8 @@ class DevicePatchSmoother {
   /// Whether the kernels use the even-odd products (TCFEM_PATCH_CONTRACTION=dense|even-odd,
   /// default even-odd where the patch matrices have the symmetry; see patch_block.h).
   bool even_odd() const;
+  /// The contraction the kernels use: "dense", "even-odd" or "tensor-core" (TCFEM_PATCH_CONTRACTION).
+  std::string contraction() const;
   /// Registers, block size, shared memory and resident blocks per SM of the kernels of a step.
   std::string kernel_info() const;
   double shared_bytes_per_step() const;

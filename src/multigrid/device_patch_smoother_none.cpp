@@ -28,6 +28,8 @@ double DevicePatchSmoother<dim, Number>::flops_performed_per_step() const { retu
 template <int dim, typename Number>
 bool DevicePatchSmoother<dim, Number>::even_odd() const { return false; }
 template <int dim, typename Number>
+std::string DevicePatchSmoother<dim, Number>::contraction() const { return "dense"; }
+template <int dim, typename Number>
 std::string DevicePatchSmoother<dim, Number>::kernel_info() const { return {}; }
 template <int dim, typename Number>
 double DevicePatchSmoother<dim, Number>::shared_bytes_per_step() const { return 0.0; }

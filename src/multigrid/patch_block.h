@@ -3,7 +3,8 @@
 // CUDA kernels (device_patch_kernels.cuh) run it with a thread block, the CPU tests
 // (tests/unit/test_patch_block.cpp) with one host thread per block, block after block. One block
 // handles L.patches patches of one color; the patch tensors live in shared memory in the rotating
-// layouts of patch_kernel_layouts.h, one thread per line of each contraction.
+// layouts of patch_kernel_layouts.h, one thread per line of each contraction (dense, even-odd), or
+// one warp per 16-line tile on the mma atoms (tensor_core: tensor_core_phase).
 //
 // Why no atomics: the patches of one color have vertices whose coordinates have equal parity, so
 // two of them differ by at least 2 in some direction d. The nodes a patch reads (its full node box
@@ -13,8 +14,14 @@
 // Colors are separate launches (stream order), so each color sees the updates of the previous ones.
 // The additive smoother uses the same color launches to sum the overlapping corrections without
 // atomics (see device_patch_smoother.cu).
+#include "arch/lane_maps.h"
 #include "core/hd.h"
 #include "multigrid/patch_kernel_layouts.h"
+#include "precision/split_arithmetic.h"
+#include "arch/warp_mma_emulator.h"  // the host side of the tensor-core contraction
+#if defined(__CUDACC__)
+#include "arch/mma_atoms.cuh"
+#endif
 
 /// A load of data that no thread changes during the launch (b, the residual, the eigenvalue
 /// sums): through the read-only data cache on the device.
@@ -220,6 +227,165 @@ TCFEM_PATCH_UNROLL
   for (int j = 0; j < n; ++j) v[j] = src[j];
 }
 
+// ---- Contraction::tensor_core: the line phases as batched GEMMs on the warp mma atoms -----------
+
+/// The mma of the tensor-core contraction per value type: `Map` the lane map (host emulation,
+/// arch/warp_mma_emulator.h), `Atom` the instruction on the device, `Arith` the scalar arithmetic
+/// of the precision policy (precision/split_arithmetic.h). double: the sm_90 DMMA m16n8k4 (K = 4
+/// keeps the padding of the odd line lengths small: 7 -> 8, 9 -> 12, 11 -> 12, 13 -> 16, 15 -> 16,
+/// 17 -> 20); float: TF32 m16n8k8 with the three-product split of tf32x3 (hi = tf32(x),
+/// lo = tf32(x - hi), a_lo b_hi + a_hi b_lo + a_hi b_hi; about 2^-21 per product): the float
+/// smoother serves the fp32, fp16ec, bf16x3 and fp16 V-cycles alike (float level vectors), and a
+/// near-FP32 product keeps their iteration counts.
+template <typename Number>
+struct PatchMma;
+template <>
+struct PatchMma<double> {
+  using Map = arch::LaneMap_M16N8K4_F64;
+  using Arith = precision::Arithmetic<precision::Precision::fp64>;
+#if defined(__CUDACC__)
+  using Atom = arch::Sm90_M16N8K4_F64;
+#endif
+};
+template <>
+struct PatchMma<float> {
+  using Map = arch::LaneMap_M16N8K8_TF32;
+  using Arith = precision::Arithmetic<precision::Precision::tf32x3>;
+#if defined(__CUDACC__)
+  using Atom = arch::Sm80_M16N8K8_TF32;
+#endif
+};
+
+/// Sets element i of an A or B operand (one part, or hi and lo) from the value x.
+template <class Mma, class Frag, bool is_a>
+TCFEM_HD inline void set_operand(Frag (&f)[Mma::Arith::split_kind == precision::SplitKind::none ? 1 : 2], int i,
+                                 typename Mma::Map::ValueA x) {
+  using Map = typename Mma::Map;
+  if constexpr (Mma::Arith::split_kind == precision::SplitKind::none) {
+    if constexpr (is_a)
+      Map::set_a(f[0], i, x);
+    else
+      Map::set_b(f[0], i, x);
+  } else {
+    const precision::SplitValue s = Mma::Arith::split(x);
+    if constexpr (is_a) {
+      Map::set_a_exact(f[0], i, s.hi);
+      Map::set_a_exact(f[1], i, s.lo);
+    } else {
+      Map::set_b_exact(f[0], i, s.hi);
+      Map::set_b_exact(f[1], i, s.lo);
+    }
+  }
+}
+
+/// One line phase as a batched GEMM, for every patch of the block:
+///   C (lines x cols) = sum_a A_a (lines x n_in) B_a (n_in x cols),  a = 0 .. inputs - 1,
+/// A_a(l, j) = load_a(patch, a, l, j) (the line l of input tensor a, from shared memory),
+/// B_a(j, c) = load_b(a, j, c) (the transposed 1D matrices), and epilogue(patch, l, c, C(l, c)) for
+/// every valid line and column. Each warp takes 16-line tiles (patch by patch, then tile by tile);
+/// per tile it keeps the ceil(cols / 8) accumulator fragments, and per K step of the atom it forms
+/// the A fragment once and the B fragment of each column tile. Rows past `lines` and K or columns
+/// past the matrix are zero in the operands and skipped in the epilogue. `patch_ok(patch)`:
+/// whether the patch exists (uniform per tile, so every lane of a warp takes part in each mma).
+/// On the host (g.size == 1) one "warp" does every tile with the warp mma emulator.
+template <typename Number, int lines, int n_in, int inputs, int cols, class PatchOk, class LoadA, class LoadB,
+          class Epilogue>
+TCFEM_HD void tensor_core_phase(const ThreadGroup g, const PatchLayout& L, PatchOk&& patch_ok, LoadA&& load_a,
+                                LoadB&& load_b, Epilogue&& epilogue) {
+  using Mma = PatchMma<Number>;
+  using Map = typename Mma::Map;
+  using ValueC = typename Map::ValueC;
+  constexpr int parts = Mma::Arith::split_kind == precision::SplitKind::none ? 1 : 2;
+  static_assert(Mma::Arith::split_kind != precision::SplitKind::error_correction, "no correction accumulator here");
+  constexpr int KA = Map::K;
+  constexpr int k_steps = (n_in + KA - 1) / KA;  // per input tensor
+  constexpr int n_tiles = (cols + 7) / 8;
+  constexpr int m_tiles = (lines + 15) / 16;
+  const int tiles = L.patches * m_tiles;
+  // value of A / B element i of `lane` in K step s (input a = s / k_steps)
+  auto a_value = [&](int patch, int row0, int s, int lane, int i) -> Number {
+    const int a = s / k_steps, j = (s % k_steps) * KA + Map::a_col(lane, i), l = row0 + tile_row_line(Map::a_row(lane, i));
+    return (j < n_in && l < lines) ? load_a(patch, a, l, j) : Number(0);
+  };
+  auto b_value = [&](int s, int nt, int lane, int i) -> Number {
+    const int a = s / k_steps, j = (s % k_steps) * KA + Map::b_row(lane, i), c = nt * 8 + tile_col_output(Map::b_col(lane, i));
+    return (j < n_in && c < cols) ? load_b(a, j, c) : Number(0);
+  };
+  auto store = [&](int patch, int row0, int nt, int lane, int i, ValueC v) {
+    const int l = row0 + tile_row_line(Map::c_row(lane, i)), c = nt * 8 + tile_col_output(Map::c_col(lane, i));
+    if (l < lines && c < cols) epilogue(patch, l, c, static_cast<Number>(v));
+  };
+#if defined(__CUDA_ARCH__)
+  using Atom = typename Mma::Atom;
+  const int lane = g.rank % warp_lanes, warp = g.rank / warp_lanes, warps = g.size / warp_lanes;
+  for (int t = warp; t < tiles; t += warps) {
+    const int patch = t / m_tiles, row0 = (t % m_tiles) * 16;
+    if (!patch_ok(patch)) continue;  // uniform over the warp
+    typename Map::FragC acc[n_tiles];
+TCFEM_PATCH_UNROLL
+    for (int nt = 0; nt < n_tiles; ++nt) Map::fill_c(acc[nt], ValueC(0));
+TCFEM_PATCH_UNROLL
+    for (int s = 0; s < inputs * k_steps; ++s) {
+      typename Map::FragA fa[parts];
+TCFEM_PATCH_UNROLL
+      for (int i = 0; i < Map::a_elements; ++i) set_operand<Mma, typename Map::FragA, true>(fa, i, a_value(patch, row0, s, lane, i));
+TCFEM_PATCH_UNROLL
+      for (int nt = 0; nt < n_tiles; ++nt) {
+        typename Map::FragB fb[parts];
+TCFEM_PATCH_UNROLL
+        for (int i = 0; i < Map::b_elements; ++i) set_operand<Mma, typename Map::FragB, false>(fb, i, b_value(s, nt, lane, i));
+        if constexpr (parts == 1) {
+          Atom::mma(acc[nt], fa[0], fb[0], acc[nt]);
+        } else {  // small terms first, as precision::TilePolicy
+          Atom::mma(acc[nt], fa[1], fb[0], acc[nt]);
+          Atom::mma(acc[nt], fa[0], fb[1], acc[nt]);
+          Atom::mma(acc[nt], fa[0], fb[0], acc[nt]);
+        }
+      }
+    }
+TCFEM_PATCH_UNROLL
+    for (int nt = 0; nt < n_tiles; ++nt)
+TCFEM_PATCH_UNROLL
+      for (int i = 0; i < Map::c_elements; ++i) store(patch, row0, nt, lane, i, Map::get_c(acc[nt], i));
+  }
+#else
+  (void)g;
+  for (int t = 0; t < tiles; ++t) {
+    const int patch = t / m_tiles, row0 = (t % m_tiles) * 16;
+    if (!patch_ok(patch)) continue;
+    arch::WarpFragmentsC<Map> acc[n_tiles];
+    for (int nt = 0; nt < n_tiles; ++nt)
+      for (int lane = 0; lane < warp_lanes; ++lane) Map::fill_c(acc[nt][lane], ValueC(0));
+    for (int s = 0; s < inputs * k_steps; ++s) {
+      arch::WarpFragmentsA<Map> fa[parts];
+      for (int lane = 0; lane < warp_lanes; ++lane) {
+        typename Map::FragA f[parts];
+        for (int i = 0; i < Map::a_elements; ++i) set_operand<Mma, typename Map::FragA, true>(f, i, a_value(patch, row0, s, lane, i));
+        for (int q = 0; q < parts; ++q) fa[q][lane] = f[q];
+      }
+      for (int nt = 0; nt < n_tiles; ++nt) {
+        arch::WarpFragmentsB<Map> fb[parts];
+        for (int lane = 0; lane < warp_lanes; ++lane) {
+          typename Map::FragB f[parts];
+          for (int i = 0; i < Map::b_elements; ++i) set_operand<Mma, typename Map::FragB, false>(f, i, b_value(s, nt, lane, i));
+          for (int q = 0; q < parts; ++q) fb[q][lane] = f[q];
+        }
+        if constexpr (parts == 1) {
+          acc[nt] = arch::emulate_warp_mma<Map>(fa[0], fb[0], acc[nt]);
+        } else {
+          acc[nt] = arch::emulate_warp_mma<Map>(fa[1], fb[0], acc[nt]);
+          acc[nt] = arch::emulate_warp_mma<Map>(fa[0], fb[1], acc[nt]);
+          acc[nt] = arch::emulate_warp_mma<Map>(fa[0], fb[0], acc[nt]);
+        }
+      }
+    }
+    for (int nt = 0; nt < n_tiles; ++nt)
+      for (int lane = 0; lane < warp_lanes; ++lane)
+        for (int i = 0; i < Map::c_elements; ++i) store(patch, row0, nt, lane, i, Map::get_c(acc[nt][lane], i));
+  }
+#endif
+}
+
 /// The work of one thread block (bx, by, bz): the patches m = (bx L.patches + j, by, bz),
 /// j = 0 .. L.patches - 1, of the color, with
 /// `g` the threads of the block (on the host: one thread doing every item of a phase in turn) and
@@ -243,6 +409,30 @@ TCFEM_HD void patch_block(const ThreadGroup g, const int bx, const int by, const
     pos.m[2] = bz;
     return pos;
   };
+
+  // tensor_core: the B operands of all directions behind the patch arrays (TensorCoreMatrixLayout;
+  // padding columns zero)
+  constexpr int shared_matrix_offset = L.shared_elements();
+  constexpr TensorCoreMatrixLayout T = tensor_core_matrix_layout(L);
+  if constexpr (con == Contraction::tensor_core) {
+    for (int q = tid; q < dim * T.stride; q += g.size) {
+      const int d = q / T.stride, e = q % T.stride;
+      const Number* md = mats + d * ms;  // M (ni x nf), L (ni x nf), V (ni x ni), row-major
+      Number v = Number(0);
+      if (e < T.v) {
+        const int j = e / T.ld_ml, c = stored_col_output(e % T.ld_ml);
+        if (c < ni)
+          v = md[c * nf + j];
+        else if (c < 2 * ni)
+          v = md[ni * nf + (c - ni) * nf + j];
+      } else {
+        const bool transposed = e >= T.vt;
+        const int r = e - (transposed ? T.vt : T.v), j = r / T.ld_v, c = stored_col_output(r % T.ld_v);
+        if (c < ni) v = transposed ? md[2 * ni * nf + c * ni + j] : md[2 * ni * nf + j * ni + c];
+      }
+      smem[shared_matrix_offset + q] = v;
+    }
+  }
 
   // ---- gather: x_F (constrained nodes as 0), or the local residual, into buf0 -----------------
   {
@@ -276,7 +466,7 @@ TCFEM_PATCH_UNROLL
   g.sync();
 
   // ---- localized residual r_I = b_I - A_{I,F} x_F (seed 004, Eq. 8) ----------------------------
-  if constexpr (has_residual(kind)) {
+  if constexpr (has_residual(kind) && con != Contraction::tensor_core) {
     const Number* M0 = mats;
     const Number* L0 = mats + ni * nf;
     const Number* M1 = mats + ms;
@@ -407,8 +597,134 @@ TCFEM_PATCH_UNROLL
     }
   }
 
+  // ---- the same residual with Contraction::tensor_core (batched GEMMs, tensor_core_phase) --------
+  if constexpr (has_residual(kind) && con == Contraction::tensor_core) {
+    const Number* sm = smem + shared_matrix_offset;  // the B operands, written above
+    auto ok = [&](int patch) { return first_m0 + patch < p.count[0]; };
+    // entry (i, j) of M_d / L_d (ni x nf) from the transposed copies [M_d^T | L_d^T]
+    auto Md = [&](int d, int i, int j) { return sm[d * T.stride + T.ml + j * T.ld_ml + output_tile_col(i)]; };
+    auto Ld = [&](int d, int i, int j) { return sm[d * T.stride + T.ml + j * T.ld_ml + output_tile_col(ni + i)]; };
+    // x phase: [a | b] = u [M0^T | L0^T]  (columns c < ni: a, c >= ni: b)
+    {
+      constexpr int lines = ipow(nf, dim - 1), out_size = lines * ni;
+      tensor_core_phase<Number, lines, nf, 1, 2 * ni>(
+          g, L, ok, [&](int patch, int, int l, int j) { return smem[buf0_offset(L, patch) + line_in_address(nf, l, j)]; },
+          [&](int, int j, int c) { return c < ni ? Md(0, c, j) : Ld(0, c - ni, j); },
+          [&](int patch, int l, int c, Number y) {
+            smem[buf1_offset(L, patch) + (c < ni ? 0 : out_size) + line_out_address(lines, c < ni ? c : c - ni, l)] = y;
+          });
+    }
+    g.sync();
+    if constexpr (dim == 3) {
+      // y phase: [c | e] = [a | b] [[M1^T, L1^T], [0, M1^T]]
+      {
+        constexpr int lines = ni * nf, in_size = lines * nf, out_size = lines * ni;
+        tensor_core_phase<Number, lines, nf, 2, 2 * ni>(
+            g, L, ok,
+            [&](int patch, int a, int l, int j) { return smem[buf1_offset(L, patch) + a * in_size + line_in_address(nf, l, j)]; },
+            [&](int a, int j, int c) { return a == 0 ? (c < ni ? Md(1, c, j) : Ld(1, c - ni, j)) : (c < ni ? Number(0) : Md(1, c - ni, j)); },
+            [&](int patch, int l, int c, Number y) {
+              smem[buf0_offset(L, patch) + (c < ni ? 0 : out_size) + line_out_address(lines, c < ni ? c : c - ni, l)] = y;
+            });
+      }
+      g.sync();
+      // z phase: r = b - [c | e] [L2^T ; M2^T]  (lexicographic)
+      {
+        constexpr int lines = ni * ni, in_size = lines * nf;
+        tensor_core_phase<Number, lines, nf, 2, ni>(
+            g, L, ok,
+            [&](int patch, int a, int l, int j) { return smem[buf0_offset(L, patch) + a * in_size + line_in_address(nf, l, j)]; },
+            [&](int a, int j, int c) { return a == 0 ? Ld(2, c, j) : Md(2, c, j); },
+            [&](int patch, int l, int c, Number y) {
+              PatchPosition pos;
+              pos.m[0] = first_m0 + patch;
+              pos.m[1] = by;
+              pos.m[2] = bz;
+              long long o[3];
+              patch_origin<dim, k>(p, pos, o);
+              const int n = line_out_address(lines, c, l);
+              const Number r = load_read_only(p.b + inner_index<dim, k>(p, o, n)) - y;
+              if constexpr (kind == KernelKind::residual)
+                p.r_out[patch_number(p, pos) * (ni * ni * ni) + n] = r;
+              else
+                smem[buf1_offset(L, patch) + n] = r;
+            });
+      }
+    } else {
+      // y phase: r = b - [a | b] [L1^T ; M1^T]  (lexicographic)
+      constexpr int lines = ni, in_size = lines * nf;
+      tensor_core_phase<Number, lines, nf, 2, ni>(
+          g, L, ok,
+          [&](int patch, int a, int l, int j) { return smem[buf1_offset(L, patch) + a * in_size + line_in_address(nf, l, j)]; },
+          [&](int a, int j, int c) { return a == 0 ? Ld(1, c, j) : Md(1, c, j); },
+          [&](int patch, int l, int c, Number y) {
+            PatchPosition pos;
+            pos.m[0] = first_m0 + patch;
+            pos.m[1] = by;
+            pos.m[2] = bz;
+            long long o[3];
+            patch_origin<dim, k>(p, pos, o);
+            const int n = line_out_address(lines, c, l);
+            const Number r = load_read_only(p.b + inner_index<dim, k>(p, o, n)) - y;
+            if constexpr (kind == KernelKind::residual)
+              p.r_out[patch_number(p, pos) * (ni * ni) + n] = r;
+            else
+              smem[buf0_offset(L, patch) + n] = r;
+          });
+    }
+  }
+
+  // ---- local solve with Contraction::tensor_core: V_d^T and V_d as GEMMs -------------------------
+  if constexpr (has_solve(kind) && con == Contraction::tensor_core) {
+    g.sync();
+    constexpr int lines = ipow(ni, dim - 1);
+    auto ok = [&](int patch) { return first_m0 + patch < p.count[0]; };
+    int cur = line_phases(L, kind).residual_buffer;
+TCFEM_PATCH_UNROLL
+    for (int s = 0; s < 2 * dim; ++s) {
+      const int d = s % dim;
+      const Number* V = smem + shared_matrix_offset + d * T.stride + T.v;    // V(j, c) = V_d[j][c]
+      const Number* VT = smem + shared_matrix_offset + d * T.stride + T.vt;  // VT(j, c) = V_d[c][j]
+      const int in_buf = cur;
+      auto in = [&](int patch, int, int l, int j) {
+        return smem[(in_buf == 0 ? buf0_offset(L, patch) : buf1_offset(L, patch)) + line_in_address(ni, l, j)];
+      };
+      auto out_offset = [&](int patch) { return in_buf == 0 ? buf1_offset(L, patch) : buf0_offset(L, patch); };
+      // V^T u: B(j, c) = V[j][c]; V w: B(j, c) = V[c][j]
+      auto vt = [&](int, int j, int c) { return V[j * T.ld_v + output_tile_col(c)]; };
+      auto vn = [&](int, int j, int c) { return VT[j * T.ld_v + output_tile_col(c)]; };
+      if (s < dim - 1) {
+        tensor_core_phase<Number, lines, ni, 1, ni>(g, L, ok, in, vt, [&](int patch, int l, int c, Number y) {
+          smem[out_offset(patch) + line_out_address(lines, c, l)] = y;
+        });
+      } else if (s == dim - 1) {  // then the inverse eigenvalue sums (lexicographic again)
+        tensor_core_phase<Number, lines, ni, 1, ni>(g, L, ok, in, vt, [&](int patch, int l, int c, Number y) {
+          const int n = line_out_address(lines, c, l);
+          smem[out_offset(patch) + n] = y * load_read_only(p.inverse_diagonal + n);
+        });
+      } else if (s < 2 * dim - 1) {
+        tensor_core_phase<Number, lines, ni, 1, ni>(g, L, ok, in, vn, [&](int patch, int l, int c, Number y) {
+          smem[out_offset(patch) + line_out_address(lines, c, l)] = y;
+        });
+      } else {  // last V_d: lexicographic result, added to x
+        tensor_core_phase<Number, lines, ni, 1, ni>(g, L, ok, in, vn, [&](int patch, int l, int c, Number y) {
+          PatchPosition pos;
+          pos.m[0] = first_m0 + patch;
+          pos.m[1] = by;
+          pos.m[2] = bz;
+          long long o[3];
+          patch_origin<dim, k>(p, pos, o);
+          const long long node = inner_index<dim, k>(p, o, line_out_address(lines, c, l));
+          p.x[node] += p.omega * y;
+        });
+      }
+      cur = 1 - cur;
+      if (s < 2 * dim - 1) g.sync();
+    }
+  }
+
   // ---- local solve by fast diagonalization, x_I += omega A_j^{-1} r_I ------------------------
-  if constexpr (has_solve(kind)) {
+  if constexpr (has_solve(kind) && con != Contraction::tensor_core) {
     g.sync();
     constexpr int lines = ipow(ni, dim - 1);
     int cur = line_phases(L, kind).residual_buffer;

@@ -47,7 +47,13 @@ enum class KernelKind : int {
 ///            is symmetric about its vertex) and each eigenvector is symmetric or antisymmetric, so
 ///            a line splits into even and odd parts u_j +- u_{n-1-j} and each half needs only half
 ///            of the products: about n_out n_in / 2 FMAs per line (patch_even_odd_matrices).
-enum class Contraction : int { dense = 0, even_odd = 1 };
+///  tensor_core: each line phase is a batched GEMM on the warp mma atoms: rows = the lines of the
+///            phase in tiles of 16 per warp, K = n_in (per input tensor, padded to the atom's K),
+///            N = the outputs (M_d | L_d concatenated where a phase forms two), padded to 8; the
+///            B fragments come from transposed, tile-ordered copies of the 1D matrices in shared
+///            memory behind the patch arrays (TensorCoreMatrixLayout; patch_block.h:
+///            tensor_core_phase).
+enum class Contraction : int { dense = 0, even_odd = 1, tensor_core = 2 };
 
 TCFEM_HD constexpr bool has_residual(KernelKind kind) {
   return kind == KernelKind::fused || kind == KernelKind::residual;
@@ -125,6 +131,68 @@ struct Item {
   int index = 0;  ///< line or node within the patch
   bool valid = false;
 };
+
+/// Leading dimension (elements) of a B operand of the tensor-core contraction in shared memory:
+/// at least `cols`, and congruent to group/4 modulo group/2. A B fragment of the mma atoms
+/// (m16n8k4 .f64: lane (g, t) = (lane / 4, lane % 4) reads B(t, g); m16n8k8 .tf32: B(t + 4i, g))
+/// then puts the four K rows t of one wavefront group/4 banks apart and the 8 (double: 4 per
+/// half-warp) columns g next to each other: every lane of a wavefront hits its own bank.
+TCFEM_HD constexpr int tensor_core_ldb(int cols, int group) {
+  const int q = group / 4;
+  int ld = cols;
+  while (ld % (2 * q) != q) ++ld;
+  return ld;
+}
+
+/// Tile row r (0..15) of an mma tile -> line row0 + tile_row_line(r) of the phase. The rows a
+/// wavefront of an 8-byte A load or C store touches (lanes g = 0..3 or 4..7, rows g + 8i) are
+/// lines 4 apart: with the odd line length n of the input, the line starts 4 g n + const are 4
+/// banks apart and each lane's 4 K columns t = 0..3 fill the gaps, so the m16n8k4 A fragment of
+/// a half-warp hits 16 different banks without any padding of the lines.
+TCFEM_HD constexpr int tile_row_line(int r) { return 4 * (r % 4) + 2 * ((r % 8) / 4) + r / 8; }
+/// Tile column p (0..7) -> output column nt 8 + tile_col_output(p): the accumulator columns
+/// 2t + e of a lane hold the outputs t + 4e, so the four lanes t of a C store write outputs
+/// t + 4e, whose slabs (output i at i L + line, L odd) start in 4 different banks modulo 4.
+/// The B operands are stored with their columns in tile order (B column nt 8 + p holds output
+/// nt 8 + tile_col_output(p)), so a B fragment reads consecutive columns.
+TCFEM_HD constexpr int tile_col_output(int p) { return p / 2 + 4 * (p % 2); }
+/// Stored B column s -> the output column it holds; output_tile_col is its inverse.
+TCFEM_HD constexpr int stored_col_output(int s) { return (s / 8) * 8 + tile_col_output(s % 8); }
+/// Output column c -> its stored B column.
+TCFEM_HD constexpr int output_tile_col(int c) { return (c / 8) * 8 + 2 * ((c % 8) % 4) + (c % 8) / 4; }
+
+/// The B operands of one direction d of the tensor-core contraction, in shared memory behind the
+/// patch arrays (written once per block from the kernel-parameter matrices):
+///   ML: nf rows (K index j) of [M_d^T | L_d^T]: ML(j, c) = M_d[c][j] for c < ni, L_d[c - ni][j] above;
+///   V:  ni rows, V(j, c) = V_d[j][c]   (B of V^T u);
+///   VT: ni rows, VT(j, c) = V_d[c][j]  (B of V w);
+/// column c stored at output_tile_col(c) (tile order), row strides tensor_core_ldb of 2 ni and
+/// ni rounded up to 8.
+struct TensorCoreMatrixLayout {
+  int ld_ml = 0, ld_v = 0;
+  int ml = 0, v = 0, vt = 0;  ///< offsets within a direction
+  int stride = 0;             ///< elements per direction
+};
+TCFEM_HD constexpr TensorCoreMatrixLayout tensor_core_matrix_layout(const PatchLayout& L) {
+  TensorCoreMatrixLayout T;
+  T.ld_ml = tensor_core_ldb(round_up(2 * L.ni, 8), L.group);
+  T.ld_v = tensor_core_ldb(round_up(L.ni, 8), L.group);
+  T.ml = 0;
+  T.v = L.nf * T.ld_ml;
+  T.vt = T.v + L.ni * T.ld_v;
+  T.stride = T.vt + L.ni * T.ld_v;
+  return T;
+}
+
+/// Shared-memory elements of a block of contraction `con`: the patch arrays, and for
+/// Contraction::tensor_core the B operands of all directions behind them (at offset
+/// L.shared_elements(), dim * tensor_core_matrix_layout(L).stride elements).
+TCFEM_HD constexpr int shared_elements_of(const PatchLayout& L, Contraction con) {
+  return L.shared_elements() + (con == Contraction::tensor_core ? L.dim * tensor_core_matrix_layout(L).stride : 0);
+}
+TCFEM_HD constexpr int shared_bytes_of(const PatchLayout& L, Contraction con) {
+  return shared_elements_of(L, con) * L.value_bytes;
+}
 
 /// Item q of a phase with `count` items per patch: items of a patch occupy round_up(count, group)
 /// consecutive slots, so that no lane group holds items of two patches.
@@ -269,6 +337,41 @@ TCFEM_HD constexpr double patch_flops(int dim, int k, KernelKind kind) {
   return 2.0 * fma + other;
 }
 
+/// Multiply-adds of one tensor-core line phase, padded as the mma atoms compute it: the lines
+/// rounded up to 16-row tiles, each of the `inputs` input tensors' n_in to the atom's K (k_atom),
+/// the `cols` output columns to 8.
+TCFEM_HD constexpr double tensor_core_phase_fmas(int lines, int n_in, int inputs, int cols, int k_atom) {
+  return double(round_up(lines, 16)) * (inputs * round_up(n_in, k_atom)) * round_up(cols, 8);
+}
+
+/// Floating-point operations of one patch with Contraction::tensor_core (an FMA counts 2): the
+/// padded products of every line phase (patch_block.h: the x phase forms [M_0 | L_0] u, the
+/// 3D y phase [a | b] [[M_1, L_1], [0, M_1]]^T, the last residual phase [c | e] [L | M]^T), plus
+/// the residual subtraction, the eigenvalue scaling and the update. k_atom: the K of the atom (4
+/// for the FP64 m16n8k4, 8 for the TF32 m16n8k8).
+TCFEM_HD constexpr double patch_flops_tensor_core(int dim, int k, KernelKind kind, int k_atom) {
+  const int nf = 2 * k + 1, ni = 2 * k - 1;
+  const double inner = ipow(ni, dim);
+  double fma = 0.0, other = 0.0;
+  if (has_residual(kind)) {
+    if (dim == 3) {
+      fma += tensor_core_phase_fmas(nf * nf, nf, 1, 2 * ni, k_atom);
+      fma += tensor_core_phase_fmas(ni * nf, nf, 2, 2 * ni, k_atom);
+      fma += tensor_core_phase_fmas(ni * ni, nf, 2, ni, k_atom);
+    } else {
+      fma += tensor_core_phase_fmas(nf, nf, 1, 2 * ni, k_atom);
+      fma += tensor_core_phase_fmas(ni, nf, 2, ni, k_atom);
+    }
+    other += inner;
+  }
+  if (has_solve(kind)) {
+    fma += 2 * dim * tensor_core_phase_fmas(ipow(ni, dim - 1), ni, 1, ni, k_atom);
+    other += inner;
+    fma += inner;
+  }
+  return 2.0 * fma + other;
+}
+
 /// FMAs of one line contraction n_in -> n_out (odd sizes) as the kernel performs it.
 TCFEM_HD constexpr double line_fmas(int n_out, int n_in, Contraction con) {
   if (con == Contraction::dense) return double(n_out) * n_in;
@@ -280,6 +383,7 @@ TCFEM_HD constexpr double line_fmas(int n_out, int n_in, Contraction con) {
 /// even/odd sums and differences count 1 each). For dense, patch_flops.
 TCFEM_HD constexpr double patch_flops_performed(int dim, int k, KernelKind kind, Contraction con) {
   if (con == Contraction::dense) return patch_flops(dim, k, kind);
+  if (con == Contraction::tensor_core) return patch_flops_tensor_core(dim, k, kind, 4);
   const int nf = 2 * k + 1, ni = 2 * k - 1;
   const double inner = ipow(ni, dim);
   double fma = 0.0, other = 0.0;

@@ -6,13 +6,13 @@
 // peak, shared-memory bytes per DoF and TB/s with the fraction of the shared-memory bandwidth,
 // and the global bytes (without cache reuse) per DoF and GB/s.
 //
-// The contractions of --contraction (a list: dense, even-odd; default both) are timed one after the
+// The contractions of --contraction (a list: dense, even-odd, tensor-core; default dense, even-odd) are timed one after the
 // other on the same problem (TCFEM_PATCH_CONTRACTION set for each smoother); FLOP/DoF and TFLOP/s
 // are those of the dense work model (equal work for all contractions), "performed" the FLOP the
 // kernels execute and their fraction of the FMA peak.
 //
 //   patch_smoother_timing [--dim 3] [--prec fp64,fp32] [--degrees 3-7] [--dofs 1e8]
-//                         [--variant fused|separate] [--contraction dense,even-odd] [--carveout 100]
+//                         [--variant fused|separate] [--contraction dense,even-odd,tensor-core] [--carveout 100]
 //                         [--reps 10] [--warmup 2]
 // --carveout: a list of shared-memory carveouts (TCFEM_PATCH_CARVEOUT: percent, -1 the driver's
 // choice), each timed. Each line ends with the registers, block size, shared memory and resident
@@ -61,7 +61,7 @@ void run(int k, double target, multigrid::PatchVariant variant, const std::strin
   setenv("TCFEM_PATCH_CONTRACTION", contraction.c_str(), 1);
   multigrid::DevicePatchSmoother<dim, Number> smoother(mesh, dofs, fe::gauss(k + 1), settings, nullptr);
   unsetenv("TCFEM_PATCH_CONTRACTION");
-  if (smoother.even_odd() != (contraction == "even-odd"))
+  if (smoother.contraction() != contraction)
     throw Error("patch smoother timing: contraction " + contraction + " not used: " + smoother.description());
   const std::size_t N = dofs.n_local();
   DeviceBuffer<Number> x, b;
@@ -141,8 +141,8 @@ int main(int argc, char** argv) {
     }
   }
   for (const auto& c : split(contractions))
-    if (c != "dense" && c != "even-odd") {
-      std::fprintf(stderr, "--contraction: a list of dense, even-odd\n");
+    if (c != "dense" && c != "even-odd" && c != "tensor-core") {
+      std::fprintf(stderr, "--contraction: a list of dense, even-odd, tensor-core\n");
       return 2;
     }
   const auto var = multigrid::parse_patch_variant(variant);

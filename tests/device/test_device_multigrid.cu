@@ -8,6 +8,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <limits>
 #include <random>
 #include <string>
@@ -455,6 +456,54 @@ TEST(DeviceMultigrid, PatchSmootherCountsMatchCpuInEveryPrecision) {
     c.device_precision = c.cpu_precision = Precision::fp64;
     c.max_x_diff = 1e-8;
     check_solve<3>(c);
+  }
+}
+
+/// The device multigrid with the patch smoother, its kernels with the contraction `contraction`
+/// (TCFEM_PATCH_CONTRACTION): iterations and solution.
+template <int dim>
+std::pair<int, Vector<double>> patch_solve(int degree, int cells, Precision precision, const char* contraction) {
+  std::array<int, dim> nc;
+  nc.fill(cells);
+  mesh::BoxMesh<dim> mesh(nc, mesh::GeometryKind::cartesian);
+  fe::DofLayout<dim> dofs(mesh, fe::Disc::cg, degree);
+  operators::OperatorConfig cfg;
+  cfg.degree = degree;
+  const auto b = problem::assemble_rhs<dim>(mesh, dofs);
+  MultigridSolveSettings s;
+  s.solver = OuterSolver::cg;
+  s.multigrid.smoother.kind = SmootherKind::patch;
+  s.precision = precision;
+  solvers::SolverControl control;
+  control.tolerance = 1e-12;  // solutions agree to about the condition number times this
+  control.max_iterations = 300;
+  Vector<double> x(dofs.n_local());
+  DeviceMultigridOptions options;
+  DeviceMultigridInfo info;
+  setenv("TCFEM_PATCH_CONTRACTION", contraction, 1);
+  const auto r = solve_with_multigrid_cuda<dim>(mesh, dofs, cfg, b, x, s, control, options, info);
+  unsetenv("TCFEM_PATCH_CONTRACTION");
+  EXPECT_TRUE(r.result.converged) << contraction;
+  return {r.result.iterations, std::move(x)};
+}
+
+// The tensor-core contraction of the patch kernels in the device V-cycle of every precision: the
+// same iteration counts as the even-odd CUDA-core kernels (FP64 DMMA; float levels: tf32x3).
+TEST(DeviceMultigrid, PatchSmootherTensorCoreSameIterations) {
+  SKIP_WITHOUT_DEVICE();
+  for (auto p : {Precision::fp64, Precision::fp32, Precision::fp16ec, Precision::bf16x3, Precision::fp16}) {
+    for (int k : {2, 4}) {
+      const auto [it_eo, x_eo] = patch_solve<3>(k, 6, p, "even-odd");
+      const auto [it_tc, x_tc] = patch_solve<3>(k, 6, p, "tensor-core");
+      const double dx = rel_diff(std::vector<double>(x_tc.data(), x_tc.data() + x_tc.size()), x_eo, x_eo.size());
+      const int slack = p == Precision::fp16 ? 2 : 1;  // fp16 operator rounding
+      const bool ok = std::abs(it_tc - it_eo) <= slack && dx < 1e-7;
+      std::printf("mgdev patch tensor-core 3D k=%d 6^3 cg mg-%s: tensor-core %d its, even-odd %d its, x rel diff %.1e  %s\n",
+                  k, std::string(precision::to_string(p)).c_str(), it_tc, it_eo, dx, ok ? "ok" : "FAILED");
+      std::fflush(stdout);
+      EXPECT_LE(std::abs(it_tc - it_eo), slack) << "k=" << k << " " << precision::to_string(p);
+      EXPECT_LT(dx, 1e-7) << "k=" << k << " " << precision::to_string(p);
+    }
   }
 }
 

@@ -30,7 +30,7 @@ void run_color(const PatchKernelParams<Number>& p, const std::vector<Number>& ma
   PatchMatrices<dim, k, Number> m;
   ASSERT_EQ(mats.size(), sizeof(m.m) / sizeof(Number));
   std::copy(mats.begin(), mats.end(), m.m);
-  std::vector<Number> smem(L.shared_elements());
+  std::vector<Number> smem(shared_elements_of(L, con));
   const int bx = (p.count[0] + L.patches - 1) / L.patches, bz = dim == 3 ? p.count[2] : 1;
   for (int z = 0; z < bz; ++z)
     for (int y = 0; y < p.count[1]; ++y)
@@ -170,6 +170,7 @@ template <int k>
 void check_degree() {
   check_contraction<k, Contraction::dense>();
   check_contraction<k, Contraction::even_odd>();
+  check_contraction<k, Contraction::tensor_core>();  // warp mma emulation (m16n8k4 FP64)
 }
 
 TEST(PatchBlockEmulation, Degree1) { check_degree<1>(); }
@@ -205,6 +206,19 @@ TEST(PatchBlockEmulation, EvenOddFloatAndDeformed) {
   EXPECT_LT((emulation_error<3, 7, float, eo>({3, 4, 3}, mesh::GeometryKind::cartesian, Case::fused, 23)), 1e-4);
   EXPECT_LT((emulation_error<2, 6, float, eo>({5, 6}, mesh::GeometryKind::cartesian, Case::additive, 24)), 1e-4);
   EXPECT_LT((emulation_error<3, 3, double, eo>({3, 3, 4}, mesh::GeometryKind::deformed, Case::fused, 25)), 1e-12);
+}
+
+// the tensor-core contraction in float (TF32 m16n8k8, three-product split: FP32 accuracy) and on
+// deformed meshes
+TEST(PatchBlockEmulation, TensorCoreFloatAndDeformed) {
+  constexpr auto tc = Contraction::tensor_core;
+  EXPECT_LT((emulation_error<3, 1, float, tc>({7, 6, 5}, mesh::GeometryKind::cartesian, Case::fused, 31)), 1e-4);
+  EXPECT_LT((emulation_error<3, 4, float, tc>({4, 3, 5}, mesh::GeometryKind::cartesian, Case::separate, 32)), 1e-4);
+  EXPECT_LT((emulation_error<3, 7, float, tc>({3, 4, 3}, mesh::GeometryKind::cartesian, Case::fused, 33)), 1e-4);
+  EXPECT_LT((emulation_error<3, 8, float, tc>({3, 3, 4}, mesh::GeometryKind::cartesian, Case::additive, 34)), 1e-4);
+  EXPECT_LT((emulation_error<2, 6, float, tc>({5, 6}, mesh::GeometryKind::cartesian, Case::additive, 35)), 1e-4);
+  EXPECT_LT((emulation_error<2, 3, float, tc>({21, 6}, mesh::GeometryKind::cartesian, Case::global, 36)), 1e-4);
+  EXPECT_LT((emulation_error<3, 3, double, tc>({3, 3, 4}, mesh::GeometryKind::deformed, Case::fused, 37)), 1e-12);
 }
 
 }  // namespace

@@ -6,10 +6,12 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <set>
 #include <string>
 #include <utility>
 
+#include "arch/lane_maps.h"
 #include "multigrid/patch_kernel_layouts.h"
 #include "operators/cuda_core_layouts.h"
 
@@ -145,6 +147,193 @@ TEST(PatchKernelLayouts, EvenOddWork) {
           EXPECT_GT(patch_flops_performed(dim, k, kind, Contraction::even_odd), 0.5 * patch_flops(dim, k, kind));
         }
       }
+}
+
+// ---- Contraction::tensor_core (patch_block.h: tensor_core_phase) --------------------------------
+
+/// Worst bank-conflict degree of the shared accesses of the tensor-core kernels, by kind of
+/// access: A fragment loads, B fragment loads at aligned columns (the outputs in tile order), B
+/// loads at columns shifted by ni (L_2 of the last residual phase, M_1 of the second y input), and
+/// C stores. Mirrors the addressing of patch_block.h (every phase, tile, K step, column tile and
+/// fragment element as one warp instruction).
+struct TensorCoreConflicts {
+  int a = 1, b = 1, b_shifted = 1, c = 1;
+  long accesses = 0;
+};
+
+template <class Map>
+TensorCoreConflicts tensor_core_conflicts(const PatchLayout& L, KernelKind kind) {
+  TensorCoreConflicts R;
+  const int nf = L.nf, ni = L.ni, dim = L.dim, bytes = L.value_bytes;
+  const auto T = tensor_core_matrix_layout(L);
+  const int moff = L.shared_elements();
+  std::array<long, warp_lanes> addr{};
+  // one phase: in(patch, a, l, j), b(a, j, c) -> address (-2: zero without a load, -3: shifted
+  // column), out(patch, l, c) -> address or -1 (global)
+  auto phase = [&](int lines, int n_in, int inputs, int cols, auto&& in, auto&& b_addr, auto&& out) {
+    const int KA = Map::K, k_steps = (n_in + KA - 1) / KA, n_tiles = (cols + 7) / 8, m_tiles = (lines + 15) / 16;
+    for (int patch = 0; patch < L.patches; ++patch)
+      for (int t = 0; t < m_tiles; ++t) {
+        const int row0 = 16 * t;
+        for (int s = 0; s < inputs * k_steps; ++s) {
+          const int a = s / k_steps;
+          for (int i = 0; i < Map::a_elements; ++i) {
+            for (int lane = 0; lane < warp_lanes; ++lane) {
+              const int j = (s % k_steps) * KA + Map::a_col(lane, i), l = row0 + tile_row_line(Map::a_row(lane, i));
+              addr[lane] = j < n_in && l < lines ? in(patch, a, l, j) : -1;
+            }
+            R.a = std::max(R.a, access_cost(addr, bytes).degree);
+            ++R.accesses;
+          }
+          for (int nt = 0; nt < n_tiles; ++nt)
+            for (int i = 0; i < Map::b_elements; ++i) {
+              bool shifted = false;
+              for (int lane = 0; lane < warp_lanes; ++lane) {
+                const int j = (s % k_steps) * KA + Map::b_row(lane, i), c = nt * 8 + tile_col_output(Map::b_col(lane, i));
+                long ad = j < n_in && c < cols ? b_addr(a, j, c, shifted) : -1;
+                addr[lane] = ad;
+              }
+              (shifted ? R.b_shifted : R.b) = std::max(shifted ? R.b_shifted : R.b, access_cost(addr, bytes).degree);
+              ++R.accesses;
+            }
+        }
+        for (int nt = 0; nt < n_tiles; ++nt)
+          for (int i = 0; i < Map::c_elements; ++i) {
+            for (int lane = 0; lane < warp_lanes; ++lane) {
+              const int l = row0 + tile_row_line(Map::c_row(lane, i)), c = nt * 8 + tile_col_output(Map::c_col(lane, i));
+              addr[lane] = l < lines && c < cols ? out(patch, l, c) : -1;
+            }
+            R.c = std::max(R.c, access_cost(addr, bytes).degree);
+            ++R.accesses;
+          }
+      }
+  };
+  auto ml = [&](int d, int j, int c) -> long { return moff + d * T.stride + T.ml + j * T.ld_ml + output_tile_col(c); };
+  auto two_out = [&](int buf, int lines) {
+    return [&, buf, lines](int patch, int l, int c) -> long {
+      const int off = buf == 0 ? buf0_offset(L, patch) : buf1_offset(L, patch);
+      return off + (c < ni ? 0 : lines * ni) + line_out_address(lines, c < ni ? c : c - ni, l);
+    };
+  };
+  auto lex_out = [&](int buf, int lines) {
+    return [&, buf, lines](int patch, int l, int c) -> long {
+      if (buf < 0) return -1;
+      return (buf == 0 ? buf0_offset(L, patch) : buf1_offset(L, patch)) + line_out_address(lines, c, l);
+    };
+  };
+  auto input = [&](int buf, int lines, int n_in) {
+    return [&, buf, lines, n_in](int patch, int a, int l, int j) -> long {
+      return (buf == 0 ? buf0_offset(L, patch) : buf1_offset(L, patch)) + a * lines * n_in + line_in_address(n_in, l, j);
+    };
+  };
+  if (has_residual(kind)) {
+    const int last = kind == KernelKind::residual ? -1 : (dim == 3 ? 1 : 0);
+    const int lx = ipow(nf, dim - 1);
+    phase(lx, nf, 1, 2 * ni, input(0, lx, nf), [&](int, int j, int c, bool&) { return ml(0, j, c); }, two_out(1, lx));
+    if (dim == 3) {
+      phase(ni * nf, nf, 2, 2 * ni, input(1, ni * nf, nf),
+            [&](int a, int j, int c, bool& sh) -> long {
+              if (a == 0) return ml(1, j, c);
+              if (c < ni) return -1;  // zero block: no load
+              sh = true;
+              return ml(1, j, c - ni);
+            },
+            two_out(0, ni * nf));
+    }
+    const int d = dim - 1;
+    phase(ni * ipow(ni, dim - 2), nf, 2, ni, input(dim == 3 ? 0 : 1, ni * ipow(ni, dim - 2), nf),
+          [&](int a, int j, int c, bool& sh) -> long {
+            if (a == 0) {
+              sh = true;
+              return ml(d, j, ni + c);
+            }
+            return ml(d, j, c);
+          },
+          lex_out(last, ni * ipow(ni, dim - 2)));
+  }
+  if (has_solve(kind)) {
+    const int lines = ipow(ni, dim - 1);
+    int cur = line_phases(L, kind).residual_buffer;
+    for (int s = 0; s < 2 * dim; ++s) {
+      const int d = s % dim;
+      const int region = s < dim ? T.v : T.vt;
+      phase(lines, ni, 1, ni, input(cur, lines, ni),
+            [&](int, int j, int c, bool&) -> long { return moff + d * T.stride + region + j * T.ld_v + output_tile_col(c); },
+            lex_out(s == 2 * dim - 1 ? -1 : 1 - cur, lines));
+      cur = 1 - cur;
+    }
+  }
+  return R;
+}
+
+TEST(PatchKernelLayouts, TensorCoreConflictFree) {
+  for (int dim : {2, 3})
+    for (int k = 1; k <= 8; ++k)
+      for (const auto kind : all_kinds) {
+        // FP64 m16n8k4: A loads, aligned B loads and C stores hit distinct banks in every wavefront
+        const auto R = tensor_core_conflicts<tcfem::arch::LaneMap_M16N8K4_F64>(patch_layout(dim, k, 8, kind), kind);
+        EXPECT_GT(R.accesses, 0);
+        EXPECT_EQ(R.a, 1) << name(dim, k, 8, kind) << " A";
+        EXPECT_EQ(R.b, 1) << name(dim, k, 8, kind) << " B";
+        EXPECT_EQ(R.c, 1) << name(dim, k, 8, kind) << " C";
+        EXPECT_EQ(R.b_shifted, 1) << name(dim, k, 8, kind) << " B shifted";
+        // TF32 m16n8k8 (4-byte values, 32-lane wavefronts): B aligned conflict-free; A and C at
+        // most 2-way (16 rows of odd length cannot fill 32 banks for every odd length)
+        const auto F = tensor_core_conflicts<tcfem::arch::LaneMap_M16N8K8_TF32>(patch_layout(dim, k, 4, kind), kind);
+        EXPECT_EQ(F.b, 1) << name(dim, k, 4, kind) << " B";
+        EXPECT_LE(F.a, 2) << name(dim, k, 4, kind) << " A";
+        EXPECT_LE(F.c, 2) << name(dim, k, 4, kind) << " C";
+        if (kind == KernelKind::fused)
+          std::printf("tensor-core conflicts %dD k=%d: fp64 A %d B %d B-shifted %d C %d | tf32 A %d B %d B-shifted %d C %d\n",
+                      dim, k, R.a, R.b, R.b_shifted, R.c, F.a, F.b, F.b_shifted, F.c);
+      }
+}
+
+// the check can fail: consecutive tile rows (no tile_row_line permutation) give 2-way conflicts
+// of the FP64 A loads for odd line lengths
+TEST(PatchKernelLayouts, TensorCoreIdentityRowsConflict) {
+  std::array<long, warp_lanes> addr{};
+  using Map = tcfem::arch::LaneMap_M16N8K4_F64;
+  for (int n : {7, 9, 11}) {
+    for (int lane = 0; lane < warp_lanes; ++lane) addr[lane] = Map::a_row(lane, 0) * n + Map::a_col(lane, 0);
+    EXPECT_GT(access_cost(addr, 8).degree, 1) << n;
+    for (int lane = 0; lane < warp_lanes; ++lane) addr[lane] = tile_row_line(Map::a_row(lane, 0)) * n + Map::a_col(lane, 0);
+    EXPECT_EQ(access_cost(addr, 8).degree, 1) << n;
+  }
+}
+
+TEST(PatchKernelLayouts, TensorCoreWorkAndSharedMemory) {
+  // tile maps are permutations; the stored B columns invert the output map
+  std::set<int> rows, cols;
+  for (int r = 0; r < 16; ++r) rows.insert(tile_row_line(r));
+  for (int p = 0; p < 8; ++p) {
+    cols.insert(tile_col_output(p));
+    EXPECT_EQ(output_tile_col(stored_col_output(p)), p);
+    EXPECT_EQ(stored_col_output(output_tile_col(p + 8)), p + 8);
+  }
+  EXPECT_EQ(rows.size(), 16u);
+  EXPECT_EQ(cols.size(), 8u);
+  // 3D k=2 fused, K = 4: nf=5 -> 8, ni=3 -> 4; x 25 lines -> 32 rows, 6 cols -> 8: 32*8*8;
+  // y 15 -> 16 rows, 2 inputs: 16*16*8; z 9 -> 16, 2 inputs, 3 cols -> 8: 16*16*8;
+  // solve 6 phases of 9 -> 16 rows, K 4, 8 cols: 6*16*4*8; + 27 update FMAs, 27 + 27 other
+  EXPECT_DOUBLE_EQ(patch_flops_tensor_core(3, 2, KernelKind::fused, 4),
+                   2.0 * (32 * 8 * 8 + 16 * 16 * 8 + 16 * 16 * 8 + 6 * 16 * 4 * 8 + 27) + 27 + 27);
+  EXPECT_DOUBLE_EQ(patch_flops_performed(3, 2, KernelKind::fused, Contraction::tensor_core),
+                   patch_flops_tensor_core(3, 2, KernelKind::fused, 4));
+  for (int dim : {2, 3})
+    for (int k = 1; k <= 8; ++k)
+      for (const auto kind : all_kinds)
+        for (int bytes : {8, 4}) {
+          const auto L = patch_layout(dim, k, bytes, kind);
+          // padded products never fewer than the dense ones
+          EXPECT_GE(patch_flops_tensor_core(dim, k, kind, bytes == 8 ? 4 : 8), patch_flops(dim, k, kind));
+          // B operands fit behind the patch arrays, and the block within sm_90's 227 KB
+          const auto T = tensor_core_matrix_layout(L);
+          EXPECT_GE(T.ld_ml, 2 * L.ni);
+          EXPECT_GE(T.ld_v, L.ni);
+          EXPECT_LE(shared_bytes_of(L, Contraction::tensor_core), 227 * 1024) << name(dim, k, bytes, kind);
+          EXPECT_EQ(shared_bytes_of(L, Contraction::dense), L.shared_bytes());
+        }
 }
 
 TEST(PatchKernelLayouts, MinBlocks) {
