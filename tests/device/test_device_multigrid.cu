@@ -529,17 +529,27 @@ TEST(DeviceMultigrid, UnsupportedCombinationsAreInputErrors) {
     std::printf("mgdev patch smoother: %s\n", e.what());
     EXPECT_NE(std::string(e.what()).find("vertex-patch smoother"), std::string::npos);
   }
-  // dg with a tensor-core precision
+  // dg with a tensor-core precision: the tensor-core dg operators serve its levels
   cfg.disc = fe::Disc::dg;
   s.multigrid.smoother.kind = SmootherKind::chebyshev;
-  s.precision = Precision::fp16;
+  s.precision = Precision::fp16ec;
+  control.tolerance = 1e-8;
   const auto b_dg = problem::assemble_rhs<3>(mesh, dg);
   Vector<double> y(dg.n_local());
+  const auto r_dg = solve_with_multigrid_cuda<3>(mesh, dg, cfg, b_dg, y, s, control, options, info);
+  std::printf("mgdev dg fp16ec V-cycle: %d iterations, converged %d\n", r_dg.result.iterations, int(r_dg.result.converged));
+  EXPECT_TRUE(r_dg.result.converged);
+  // a tensor-core precision on the deformed mesh: no tensor-core operator there, a clear refusal
+  mesh::BoxMesh<3> deformed({4, 4, 4}, mesh::GeometryKind::deformed);
+  fe::DofLayout<3> cg_deformed(deformed, fe::Disc::cg, 2);
+  cfg.disc = fe::Disc::cg;
+  const auto b_def = problem::assemble_rhs<3>(deformed, cg_deformed);
+  Vector<double> z(cg_deformed.n_local());
   try {
-    solve_with_multigrid_cuda<3>(mesh, dg, cfg, b_dg, y, s, control, options, info);
-    ADD_FAILURE() << "dg with an fp16 V-cycle should be refused";
+    solve_with_multigrid_cuda<3>(deformed, cg_deformed, cfg, b_def, z, s, control, options, info);
+    ADD_FAILURE() << "a deformed mesh with an fp16ec V-cycle should be refused";
   } catch (const InputError& e) {
-    std::printf("mgdev dg fp16: %s\n", e.what());
+    std::printf("mgdev deformed fp16ec: %s\n", e.what());
     EXPECT_NE(std::string(e.what()).find("tensor-core"), std::string::npos);
   }
 }
