@@ -5,6 +5,7 @@
 //
 // Measurement knobs, read when the operator is built (docs/cuda_core_kernels.md):
 //   TCFEM_CUDA_CORE_GEOM_BLOCKS=1|3|4  resident blocks of L.threads the compiler must allow per SM
+//                                      (unset: a measured default per degree, default_lines_min_blocks)
 //                                      (__launch_bounds__ minimum: 1 = no register cap, 3 ~ 80,
 //                                      4 = 64 registers per thread); 3D BP5/BP3 only, else 1
 //   TCFEM_CUDA_CORE_GEOM_CELLS=<n>     cells per block (1..L.cells, default L.cells)
@@ -21,6 +22,7 @@
 #include <algorithm>
 #include <array>
 #include <cstdlib>
+#include <type_traits>
 #include <memory>
 #include <string>
 
@@ -80,7 +82,7 @@ __global__ void __launch_bounds__(GeomProgram<dim, k, q, colloc, Number>::L.thre
 
 /// The knobs of the general-geometry kernels (see the top of this file); bad values are InputErrors.
 struct GeomKnobs {
-  int min_blocks = 1;
+  int min_blocks = 0;  ///< 0: the kernel family's default per degree
   int cells = 0;  ///< 0: the layout's
   bool odd_stride = false;
   bool lines = true;  ///< 3D: the lines program
@@ -154,7 +156,7 @@ class CgGeometryOperator final : public DeviceOperator {
     blocks_ = geom_blocks<dim, k, q, colloc, Number>(params_);
     if (blocks_ > std::int64_t(0x7fffffff)) throw InputError("cuda-core: the mesh has too many cells for one launch");
     smem_ = launch.smem_elements() * int(sizeof(Number));
-    min_blocks_ = capped_variants ? knobs.min_blocks : 1;
+    min_blocks_ = capped_variants && knobs.min_blocks > 0 ? knobs.min_blocks : 1;
     kernel_ = pick_kernel(min_blocks_);
     if (smem_ > 48 * 1024)
       TCFEM_CUDA_CHECK(cudaFuncSetAttribute(kernel_, cudaFuncAttributeMaxDynamicSharedMemorySize, smem_));
@@ -258,6 +260,16 @@ class CgGeometryLinesOperator final : public DeviceOperator {
   using Kernel = void (*)(GeomLinesParams<k, q, Number>, const Number*, Number*);
   /// register-capped variants exist for BP5 and BP3
   static constexpr bool capped_variants = colloc || q == k + 2;
+  /// The register cap per (quadrature, degree) where it was measured faster on the H200 (3D fp64,
+  /// 3e7 DoFs, docs/performance.md): BP5 four blocks per SM for k <= 6, BP3 four for k = 2, 3, 5 and
+  /// three for k = 8; elsewhere (and for float) the compiler's choice.
+  static constexpr int default_lines_min_blocks() {
+    if constexpr (!capped_variants || !std::is_same_v<Number, double>) return 1;
+    if constexpr (colloc) return k <= 6 ? 4 : 1;
+    if constexpr (k == 2 || k == 3 || k == 5) return 4;
+    if constexpr (k == 8) return 3;
+    return 1;
+  }
   static Kernel pick_kernel(int min_blocks) {
     if constexpr (capped_variants) {
       if (min_blocks == 3) return geom_lines_kernel<k, q, colloc, Number, 3>;
@@ -270,7 +282,7 @@ class CgGeometryLinesOperator final : public DeviceOperator {
                           const GeomKnobs& knobs)
       : key_(key), n_local_(dofs.n_local()) {
     (void)require_device("--variant cuda-core");
-    min_blocks_ = capped_variants ? knobs.min_blocks : 1;
+    min_blocks_ = capped_variants && knobs.min_blocks > 0 ? knobs.min_blocks : default_lines_min_blocks();
     kernel_ = pick_kernel(min_blocks_);
     // resident blocks per SM the registers allow: the padding search may use the shared memory of
     // the blocks that could not be resident anyway
