@@ -316,32 +316,66 @@ TCFEM_HD inline void dg_tile_mass(const DgFaceParams<Number>& prm, int s, int it
   }
 }
 
-/// Step 3 of the tiles variant, item = cell * n^dim + local DoF: as dg_face_result, from the planes
-/// of the tiles variant.
+/// Step 3 of the tiles variant, item = cell * n^(dim-1) + l over the x-lines l = y + n z of the
+/// tile's cells: the n DoFs of the x-line, as dg_face_result (same terms, same order) with the
+/// direction-x basis values at compile-time indices of the kernel parameters and the face values of
+/// direction x loaded once per line. 3D: the line goes to the cell's slot of the staging area (free
+/// once the second mass step is done; odd line stride), copied to dst by dg_tile_store; 2D: straight
+/// to dst.
 template <int dim, int n, typename Number>
-TCFEM_HD inline void dg_tile_result(const Number* __restrict__ tables, const DgTile& tile, int item,
-                                    const Number* __restrict__ P, Number* __restrict__ dst) {
+TCFEM_HD inline void dg_tile_result(const DgFaceParams<Number>& prm, const Number* __restrict__ tables,
+                                    const DgTile& tile, int item, const Number* __restrict__ P,
+                                    Number* __restrict__ out) {
   constexpr DgFaceShape F{dim, n, true};
-  const int local = item % F.dofs();
-  const int cell = item / F.dofs();
+  constexpr int fp = F.face_points();
+  constexpr int rs = F.cells() * dim * F.plane_stride();
+  const int cell = item / fp, l = item - cell * fp;
   if (cell >= tile.count) return;
-  int x[3] = {local % n, (local / n) % n, dim == 3 ? local / (n * n) : 0};
-  Number v = 0;
-  for (int d = 0; d < dim; ++d) {
-    int t = 0, scale = 1;
-    for (int e = 0; e < dim; ++e)
-      if (e != d) {
-        t += x[e] * scale;
-        scale *= n;
-      }
-    constexpr int rs = F.cells() * dim * F.plane_stride();
-    const Number* q = P + dg_tile_plane_word(F, 0, cell, d, t);
-    const int xd = x[d];
-    v += tables[F.d0_offset() + xd] * q[rs] + tables[F.d1_offset() + xd] * q[3 * rs];
-    if (xd == 0) v += q[0];
-    if (xd == n - 1) v += q[2 * rs];
+  const int y = l % n, z = dim == 3 ? l / n : 0;
+  Number v[n];
+  TCFEM_DG_FACE_UNROLL
+  for (int x = 0; x < n; ++x) v[x] = 0;
+  {  // d = 0: tangential point (y, z) = l for the whole line
+    const Number* q = P + dg_tile_plane_word(F, 0, cell, 0, l);
+    const Number q0 = q[0], q1 = q[rs], q2 = q[2 * rs], q3 = q[3 * rs];
+    TCFEM_DG_FACE_UNROLL
+    for (int x = 0; x < n; ++x) {
+      v[x] += prm.d0[x] * q1 + prm.d1[x] * q3;
+      if (x == 0) v[x] += q0;
+      if (x == n - 1) v[x] += q2;
+    }
   }
-  dst[(tile.first_cell + cell) * F.dofs() + local] = v;
+  for (int d = 1; d < dim; ++d) {  // tangential point (x, the other of y, z); x_d = y or z
+    const int xd = d == 1 ? y : z, other = d == 1 ? z : y;
+    const Number p0 = tables[F.d0_offset() + xd], p1 = tables[F.d1_offset() + xd];
+    TCFEM_DG_FACE_UNROLL
+    for (int x = 0; x < n; ++x) {
+      const Number* q = P + dg_tile_plane_word(F, 0, cell, d, x + n * other);
+      v[x] += p0 * q[rs] + p1 * q[3 * rs];
+      if (xd == 0) v[x] += q[0];
+      if (xd == n - 1) v[x] += q[2 * rs];
+    }
+  }
+  if constexpr (dim == 3) {
+    Number* o = out + cell * F.slot_words() + l * F.line_stride();
+    TCFEM_DG_FACE_UNROLL
+    for (int x = 0; x < n; ++x) o[x] = v[x];
+  } else {
+    Number* o = out + (tile.first_cell + cell) * F.dofs() + l * n;
+    TCFEM_DG_FACE_UNROLL
+    for (int x = 0; x < n; ++x) o[x] = v[x];
+  }
+}
+
+/// Step 4 of the tiles variant (3D), item = cell * n^dim + local DoF: dst from the staged result,
+/// consecutive items on consecutive words of dst.
+template <int dim, int n, typename Number>
+TCFEM_HD inline void dg_tile_store(const DgTile& tile, int item, const Number* __restrict__ R,
+                                   Number* __restrict__ dst) {
+  constexpr DgFaceShape F{dim, n, true};
+  const int cell = item / F.dofs(), w = item - cell * F.dofs();
+  if (cell >= tile.count) return;
+  dst[tile.first_cell * F.dofs() + item] = R[cell * F.slot_words() + (w / n) * F.line_stride() + w % n];
 }
 
 /// Step 1 (tiles), item = line = ((cell * dim + d) * n^(dim-1) + t), cell < cells(): as
@@ -494,14 +528,18 @@ TCFEM_HD inline void dg_tile_block(const DgFaceParams<Number>& prm, const Number
   Number* Q = U;  // the staging area is no longer read
   for (int item = rank; item < mass_lines; item += size) dg_tile_mass<dim, n>(prm, 0, item, P, Q);
   sync();
-  const Number* result = Q;
   if constexpr (dim == 3) {
     for (int item = rank; item < mass_lines; item += size) dg_tile_mass<dim, n>(prm, 1, item, Q, P);
     sync();
-    result = P;
+    Number* R = U;  // Q is no longer read
+    for (int item = rank; item < F.cells() * F.face_points(); item += size)
+      dg_tile_result<dim, n>(prm, tables, tile, item, P, R);
+    sync();
+    for (int item = rank; item < F.cells() * F.dofs(); item += size) dg_tile_store<dim, n>(tile, item, R, dst);
+  } else {
+    for (int item = rank; item < F.cells() * F.face_points(); item += size)
+      dg_tile_result<dim, n>(prm, tables, tile, item, Q, dst);
   }
-  for (int item = rank; item < F.cells() * F.dofs(); item += size)
-    dg_tile_result<dim, n>(tables, tile, item, result, dst);
 }
 
 /// CUDA-core flops of the pass per cell (for the work model): face values, tangential mass

@@ -825,20 +825,36 @@ void tile_pass_accesses(int dim, int n, F&& f) {
           const int step = s == 0 ? 1 : S.line_stride();
           return long(plane) * S.plane_stride() + (s == 0 ? m * S.line_stride() : m) + i * step;
         }, what);
-  for (int d = 0; d < dim; ++d)
-    for (int r = 0; r < 4; ++r)
-      for_warps(S.cells() * S.dofs(), [&](int item) -> long {
-        const int local = item % S.dofs(), cell = item / S.dofs();
-        const int x[3] = {local % n, (local / n) % n, dim == 3 ? local / (n * n) : 0};
-        if ((r == 0 && x[d] != 0) || (r == 2 && x[d] != n - 1)) return -1;
-        int t = 0, scale = 1;
-        for (int e = 0; e < dim; ++e)
-          if (e != d) {
-            t += x[e] * scale;
-            scale *= n;
-          }
-        return dg_tile_plane_word(S, r, cell, d, t);
-      }, "result load");
+  // result: one x-line per lane (cell, l = y + n z)
+  const int result_lines = S.cells() * fp;
+  for (int r = 0; r < 4; ++r)
+    for_warps(result_lines, [&](int item) -> long {
+      return dg_tile_plane_word(S, r, item / fp, 0, item % fp);
+    }, "result load x");
+  for (int d = 1; d < dim; ++d)
+    for (int x = 0; x < n; ++x)
+      for (int r = 0; r < 4; ++r)
+        for_warps(result_lines, [&](int item) -> long {
+          const int cell = item / fp, l = item % fp, y = l % n, z = l / n;
+          const int xd = d == 1 ? y : z, other = d == 1 ? z : y;
+          if ((r == 0 && xd != 0) || (r == 2 && xd != n - 1)) return -1;
+          return dg_tile_plane_word(S, r, cell, d, x + n * other);
+        }, "result load");
+  for (int d = 1; d < dim; ++d)
+    for_warps(result_lines, [&](int item) -> long {
+      const int l = item % fp;
+      return long(S.tables_offset()) + S.d0_offset() + (d == 1 ? l % n : l / n);
+    }, "derivative table load");
+  if (dim == 3) {
+    for (int x = 0; x < n; ++x)
+      for_warps(result_lines, [&](int item) -> long {
+        return long(item / fp) * S.slot_words() + (item % fp) * S.line_stride() + x;
+      }, "result store");
+    for_warps(S.cells() * S.dofs(), [&](int item) -> long {
+      const int cell = item / S.dofs(), w = item % S.dofs();
+      return long(cell) * S.slot_words() + (w / n) * S.line_stride() + w % n;
+    }, "result copy load");
+  }
   // the staging stores of an interior tile (every slot present; lanes of a warp take
   // consecutive items of one batch round), then the line loads of the face values (interior cells:
   // both neighbour lines, node j at once)
