@@ -29,8 +29,9 @@ __global__ void __launch_bounds__(dg_face_threads)
   }
 }
 
+/// At least 4 blocks per SM (at most 64 registers; shared memory allows 5-6 blocks, 4 for fp64 n = 9).
 template <int dim, int n, typename Number>
-__global__ void __launch_bounds__(dg_face_threads)
+__global__ void __launch_bounds__(dg_face_threads, 4)
     dg_tile_kernel(const DgFaceParams<Number> prm, std::int64_t n_tiles, const Number* __restrict__ src,
                    Number* __restrict__ dst) {
   constexpr DgFaceShape F{dim, n, true};
