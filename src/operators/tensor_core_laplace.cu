@@ -9,6 +9,8 @@
 //   TCFEM_TENSOR_CORE_DG_PASSES=faces|self   run only the face-term pass or only the self part (the
 //                                            result is then not the operator: for timing the two
 //                                            kernels of an apply separately, e.g. with tcfem bench)
+//   TCFEM_TENSOR_CORE_DG_FACES=tiles|lines   the variant of the face-term pass (DgFaceShape; tiles
+//                                            unless set)
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
@@ -174,6 +176,16 @@ DgPasses dg_passes_knob() {
   throw InputError("TCFEM_TENSOR_CORE_DG_PASSES: value " + v + " is not allowed; allowed: both, faces, self");
 }
 
+/// The variant of the face-term pass (TCFEM_TENSOR_CORE_DG_FACES; tiles unless set).
+DgFaceKind dg_faces_knob() {
+  const char* env = std::getenv("TCFEM_TENSOR_CORE_DG_FACES");
+  if (!env || !*env) return DgFaceKind::tiles;
+  const std::string v(env);
+  if (v == "tiles") return DgFaceKind::tiles;
+  if (v == "lines") return DgFaceKind::lines;
+  throw InputError("TCFEM_TENSOR_CORE_DG_FACES: value " + v + " is not allowed; allowed: tiles, lines");
+}
+
 /// The Cartesian SIPG Laplacian: the face-term pass, then the tensor-core self part.
 template <int dim, typename Storage>
 class TensorCoreDgOperator final : public DeviceOperator {
@@ -247,7 +259,14 @@ class TensorCoreDgOperator final : public DeviceOperator {
     grid_ = static_cast<int>(
         std::min<std::int64_t>(params_.n_batches, std::int64_t(std::max(1, blocks_per_sm)) * info.sm_count));
     grid_ = std::max(grid_, 1);
-    face_blocks_ = (params_.total_cells + faces_.cells - 1) / faces_.cells;
+    face_blocks_ = faces_.tiles ? dg_tile_count(face_params_, faces_.cells)
+                                : (params_.total_cells + faces_.cells - 1) / faces_.cells;
+    if (static_cast<std::size_t>(faces_.smem_bytes) > info.shared_memory_per_block_optin)
+      throw InputError("--degree: the face-term pass needs " + std::to_string(faces_.smem_bytes) +
+                       " bytes of shared memory per block, the device offers " +
+                       std::to_string(info.shared_memory_per_block_optin));
+    TCFEM_CUDA_CHECK(
+        cudaFuncSetAttribute(faces_.kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, faces_.smem_bytes));
     int face_per_sm = 0;
     TCFEM_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&face_per_sm, faces_.kernel, dg_face_threads,
                                                                    faces_.smem_bytes));
@@ -260,7 +279,10 @@ class TensorCoreDgOperator final : public DeviceOperator {
     flops_ = w.flops * batches + dg_face_flops_per_cell(dim, n) * cells;
     // face pass: P written, the mass steps read n words per output and write one, the result reads
     // about 2 dim words per DoF
-    const double face_words = 4 * dim * fp * (1 + (dim - 1) * (n + 1)) + 2.0 * dim * fp * n;
+    // (tiles: plus the staging stores, (2 dim - 1 + 2 / C) cells per cell, and the line loads of
+    // the face values, about 2 dim lines of n words per line)
+    const double face_words = 4 * dim * fp * (1 + (dim - 1) * (n + 1)) + 2.0 * dim * fp * n +
+                              (faces_.tiles ? (2.0 * dim - 1 + 2.0 / faces_.cells) * fp * n + 2.0 * dim * fp * n : 0.0);
     shared_ = w.shared_bytes * batches + face_words * word * cells;
     // src read by both passes, dst written by the face pass, read and written by the self part
     dram_ = 5.0 * double(n_local_) * word + double(matrices.size() * sizeof(double));
@@ -332,12 +354,12 @@ std::unique_ptr<DeviceOperator> make_tensor_core_operator_for_shape(const mesh::
   if (key.disc == fe::Disc::dg) {
     if (key.precision == Precision::fp64) {
       const auto entry = dg_kernel_fp64(dim, key.degree, shape);
-      const auto faces = dg_face_entry_fp64(dim, key.degree);
+      const auto faces = dg_face_entry_fp64(dim, key.degree, dg_faces_knob());
       if (!entry.launch || !faces.launch) return nullptr;
       return std::make_unique<TensorCoreDgOperator<dim, double>>(mesh, dofs, key, entry, faces);
     }
     const auto entry = float_dg_entry(dim, key.degree, key.precision);
-    const auto faces = dg_face_entry_fp32(dim, key.degree);
+    const auto faces = dg_face_entry_fp32(dim, key.degree, dg_faces_knob());
     if (!entry.launch || !faces.launch) return nullptr;
     return std::make_unique<TensorCoreDgOperator<dim, float>>(mesh, dofs, key, entry, faces);
   }

@@ -212,19 +212,20 @@ TEST(TensorCoreOperator, Registry) {
 
 // ---- SIPG (dg): face-term pass + tensor-core self part ------------------------------------------
 
-/// Every degree; 3D grids (c+1) x c x (c+2), 3 x 1 x 2, 1 x 1 x 1, 2 x 3 x 1; 2D (2c+1) x 2c, 1 x 3
-/// and 4 x 1 (single cells along a direction: both faces on the boundary). One line per degree.
 template <typename Storage>
-void check_dg_precision(Precision p, const arch::Fp64Shape* shape = nullptr) {
+void check_dg_precision_with(Precision p, const std::string& faces, const arch::Fp64Shape* shape) {
   std::random_device rd;
   const double tol = tolerance(p);
   const std::string name = std::string(precision::to_string(p)) + (shape ? " (m8n8k4)" : "");
   for (int k = 1; k <= 8; ++k) {
-    const std::string what = "dg " + name + " k=" + std::to_string(k);
+    const std::string what = "dg " + name + " faces=" + faces + " k=" + std::to_string(k);
     const int c = k <= 4 ? 4 : 2;
+    const int C3 = operators::tensor_core::DgFaceShape{3, k + 1, true}.cells();
+    const int C2 = operators::tensor_core::DgFaceShape{2, k + 1, true}.cells();
     double worst3 = 0, worst2 = 0;
     for (const auto& cells : {std::array<int, 3>{c + 1, c, c + 2}, std::array<int, 3>{3, 1, 2},
-                              std::array<int, 3>{1, 1, 1}, std::array<int, 3>{2, 3, 1}}) {
+                              std::array<int, 3>{1, 1, 1}, std::array<int, 3>{2, 3, 1},
+                              std::array<int, 3>{2 * C3 + 1, 2, 3}}) {
       std::string worst;
       const double e = relative_error<3, Storage>(cells, k, p, rd(), shape, fe::Disc::dg, &worst);
       const bool single_cell_direction = cells[0] == 1 || cells[1] == 1 || cells[2] == 1;
@@ -233,7 +234,7 @@ void check_dg_precision(Precision p, const arch::Fp64Shape* shape = nullptr) {
           << what << " 3D " << cells[0] << "x" << cells[1] << "x" << cells[2] << ": " << worst;
     }
     for (const auto& cells : {std::array<int, 2>{2 * c + 1, 2 * c}, std::array<int, 2>{1, 3},
-                              std::array<int, 2>{4, 1}}) {
+                              std::array<int, 2>{4, 1}, std::array<int, 2>{C2 + 3, 3}}) {
       std::string worst;
       const double e = relative_error<2, Storage>(cells, k, p, rd(), shape, fe::Disc::dg, &worst);
       const bool single_cell_direction = cells[0] == 1 || cells[1] == 1;
@@ -241,10 +242,34 @@ void check_dg_precision(Precision p, const arch::Fp64Shape* shape = nullptr) {
       EXPECT_LT(e, tolerance_on(p, tol, single_cell_direction)) << what << " 2D " << cells[0] << "x" << cells[1] << ": "
                                                                  << worst;
     }
-    std::printf("[tensor-core dg] %-16s k=%d relative error: 3D %.3e, 2D %.3e (tolerance %.0e)\n", name.c_str(), k,
-                worst3, worst2, tol);
+    std::printf("[tensor-core dg] %-16s faces=%-5s k=%d relative error: 3D %.3e, 2D %.3e (tolerance %.0e)\n",
+                name.c_str(), faces.c_str(), k, worst3, worst2, tol);
   }
 }
+
+/// The variants of the face-term pass (TCFEM_TENSOR_CORE_DG_FACES, read when an operator is built):
+/// every dg case runs with each.
+const char* const dg_face_variants[] = {"tiles", "lines"};
+
+/// Sets TCFEM_TENSOR_CORE_DG_FACES for its lifetime (unset afterwards: the default, tiles).
+struct DgFacesVariant {
+  explicit DgFacesVariant(const char* v) { setenv("TCFEM_TENSOR_CORE_DG_FACES", v, 1); }
+  ~DgFacesVariant() { unsetenv("TCFEM_TENSOR_CORE_DG_FACES"); }
+};
+
+/// Every degree; 3D grids (c+1) x c x (c+2), 3 x 1 x 2, 1 x 1 x 1, 2 x 3 x 1, (2C+1) x 2 x 3 (x-rows
+/// of two tiles of the tiles variant and a short one); 2D (2c+1) x 2c, 1 x 3, 4 x 1 (single cells along
+/// a direction: both faces on the boundary), (C+3) x 3. Each face-pass variant; one line per degree
+/// and variant.
+template <typename Storage>
+void check_dg_precision(Precision p, const arch::Fp64Shape* shape = nullptr) {
+  for (const char* faces : dg_face_variants) {
+    const DgFacesVariant variant(faces);
+    check_dg_precision_with<Storage>(p, faces, shape);
+  }
+}
+
+void check_repeated_dg_applies(const std::string& faces);
 
 TEST(TensorCoreDgOperator, Fp64MatchesCpu) {
   SKIP_WITHOUT_DEVICE();
@@ -273,14 +298,27 @@ TEST(TensorCoreDgOperator, HalfPrecisionsWithinTheirTolerance) {
 TEST(TensorCoreDgOperator, LargeGridAndRepeatedAppliesAgree) {
   SKIP_WITHOUT_DEVICE();
   // many batches and many face blocks (grid-stride loops of both kernels run more than once per
-  // block): against the CPU, then a second apply must give the same bits (no atomics in dg)
-  for (int k : {2, 4, 7}) {
-    std::string worst;
-    const std::array<int, 3> cells = k == 7 ? std::array<int, 3>{13, 11, 9} : std::array<int, 3>{37, 29, 23};
-    const double e = relative_error<3, double>(cells, k, Precision::fp64, 12345 + k, nullptr, fe::Disc::dg, &worst);
-    EXPECT_LT(e, 1e-12) << "dg fp64 k=" << k << " 3D " << cells[0] << "x" << cells[1] << "x" << cells[2] << ": " << worst;
-    std::printf("[tensor-core dg] fp64 k=%d 3D %dx%dx%d relative error %.3e\n", k, cells[0], cells[1], cells[2], e);
+  // block): against the CPU, then a second apply must give the same bits (no atomics in dg); each
+  // face-pass variant, and both variants agree to rounding
+  for (const char* faces : dg_face_variants) {
+    const DgFacesVariant variant(faces);
+    for (int k : {2, 4, 7}) {
+      std::string worst;
+      const std::array<int, 3> cells = k == 7 ? std::array<int, 3>{13, 11, 9} : std::array<int, 3>{37, 29, 23};
+      const double e = relative_error<3, double>(cells, k, Precision::fp64, 12345 + k, nullptr, fe::Disc::dg, &worst);
+      EXPECT_LT(e, 1e-12) << "dg fp64 faces=" << faces << " k=" << k << " 3D " << cells[0] << "x" << cells[1] << "x"
+                          << cells[2] << ": " << worst;
+      std::printf("[tensor-core dg] fp64 faces=%-5s k=%d 3D %dx%dx%d relative error %.3e\n", faces, k, cells[0],
+                  cells[1], cells[2], e);
+    }
   }
+  for (const char* faces : dg_face_variants) {
+    const DgFacesVariant variant(faces);
+    check_repeated_dg_applies(faces);
+  }
+}
+
+void check_repeated_dg_applies(const std::string& faces) {
   mesh::BoxMesh<3> mesh({9, 7, 6}, mesh::GeometryKind::cartesian);
   fe::DofLayout<3> dofs(mesh, fe::Disc::dg, 4);
   auto D = operators::make_device_operator<3>(mesh, dofs, tc_key(3, 4, Precision::fp64, fe::Disc::dg));
@@ -296,7 +334,9 @@ TEST(TensorCoreDgOperator, LargeGridAndRepeatedAppliesAgree) {
   const auto second = d_y.to_host();
   std::size_t differing = 0;
   for (std::size_t i = 0; i < x.size(); ++i) differing += first[i] != second[i] ? 1 : 0;
-  EXPECT_EQ(differing, 0u) << "dg fp64 k=4: repeated applies differ";
+  EXPECT_EQ(differing, 0u) << "dg fp64 faces=" << faces << " k=4: repeated applies differ";
+  std::printf("[tensor-core dg] fp64 faces=%-5s k=4 9x7x6 repeated applies: %zu of %zu values differ\n",
+              faces.c_str(), differing, x.size());
 }
 
 TEST(TensorCoreDgOperator, Registry) {
