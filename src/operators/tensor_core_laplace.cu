@@ -9,8 +9,9 @@
 //   TCFEM_TENSOR_CORE_DG_PASSES=faces|self   run only the face-term pass or only the self part (the
 //                                            result is then not the operator: for timing the two
 //                                            kernels of an apply separately, e.g. with tcfem bench)
-//   TCFEM_TENSOR_CORE_DG_FACES=tiles|lines   the variant of the face-term pass (DgFaceShape; tiles
-//                                            unless set)
+//   TCFEM_TENSOR_CORE_DG_FACES=lines|tiles   the variant of the face-term pass (DgFaceShape; lines
+//                                            unless set: tiles was measured slower on the H200,
+//                                            docs/tensor_core_kernels.md)
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
@@ -176,10 +177,10 @@ DgPasses dg_passes_knob() {
   throw InputError("TCFEM_TENSOR_CORE_DG_PASSES: value " + v + " is not allowed; allowed: both, faces, self");
 }
 
-/// The variant of the face-term pass (TCFEM_TENSOR_CORE_DG_FACES; tiles unless set).
+/// The variant of the face-term pass (TCFEM_TENSOR_CORE_DG_FACES; lines unless set).
 DgFaceKind dg_faces_knob() {
   const char* env = std::getenv("TCFEM_TENSOR_CORE_DG_FACES");
-  if (!env || !*env) return DgFaceKind::tiles;
+  if (!env || !*env) return DgFaceKind::lines;
   const std::string v(env);
   if (v == "tiles") return DgFaceKind::tiles;
   if (v == "lines") return DgFaceKind::lines;
