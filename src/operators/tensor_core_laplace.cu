@@ -16,6 +16,8 @@
 #include <cmath>
 #include <cstdlib>
 #include <string>
+#include <tuple>
+#include <utility>
 
 #include "core/device.h"
 #include "core/device_buffer.h"
@@ -66,6 +68,30 @@ BatchWork batch_work(const CgLayout& L, int mma_per_product) {
   return w;
 }
 
+/// The launch of a tensor-core cell kernel over `total_cells` cells: checks the 32-bit cell numbering
+/// and the shared memory, opts the kernel in to its shared memory, and returns the grid (one wave of
+/// resident blocks, at most one block per batch) and the number of batches.
+template <typename Storage>
+std::pair<int, std::int64_t> prepare_cell_kernel(const CgKernelEntry<Storage>& entry, std::int64_t total_cells,
+                                                 const DeviceInfo& info) {
+  if (total_cells >= (std::int64_t(1) << 31))
+    throw InputError("--variant tensor-core: the kernels number cells in 32 bits; the mesh has " +
+                     std::to_string(total_cells) + " cells");
+  const CgLayout& L = entry.layout;
+  const std::int64_t n_batches = (total_cells + L.cells - 1) / L.cells;
+  if (static_cast<std::size_t>(entry.smem_bytes) > info.shared_memory_per_block_optin)
+    throw InputError("--degree: the tensor-core kernel needs " + std::to_string(entry.smem_bytes) +
+                     " bytes of shared memory per block, the device offers " +
+                     std::to_string(info.shared_memory_per_block_optin));
+  TCFEM_CUDA_CHECK(cudaFuncSetAttribute(entry.kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, entry.smem_bytes));
+  int blocks_per_sm = 0;
+  TCFEM_CUDA_CHECK(
+      cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks_per_sm, entry.kernel, L.threads(), entry.smem_bytes));
+  const int grid = static_cast<int>(
+      std::min<std::int64_t>(n_batches, std::int64_t(std::max(1, blocks_per_sm)) * info.sm_count));
+  return {std::max(grid, 1), n_batches};
+}
+
 template <int dim, typename Storage>
 class TensorCoreCgOperator final : public DeviceOperator {
  public:
@@ -103,25 +129,9 @@ class TensorCoreCgOperator final : public DeviceOperator {
       params_.lattice[d] = std::int64_t(mesh.n_cells()[d]) * k + 1;
       params_.total_cells *= mesh.n_cells()[d];
     }
-    if (params_.total_cells >= (std::int64_t(1) << 31))
-      throw InputError("--variant tensor-core: the kernels number cells in 32 bits; the mesh has " +
-                       std::to_string(params_.total_cells) + " cells");
     const CgLayout& L = entry_.layout;
-    params_.n_batches = (params_.total_cells + L.cells - 1) / L.cells;
+    std::tie(grid_, params_.n_batches) = prepare_cell_kernel(entry_, params_.total_cells, info);
     n_local_ = dofs.n_local();
-
-    if (static_cast<std::size_t>(entry_.smem_bytes) > info.shared_memory_per_block_optin)
-      throw InputError("--degree: the tensor-core kernel needs " + std::to_string(entry_.smem_bytes) +
-                       " bytes of shared memory per block, the device offers " +
-                       std::to_string(info.shared_memory_per_block_optin));
-    TCFEM_CUDA_CHECK(
-        cudaFuncSetAttribute(entry_.kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, entry_.smem_bytes));
-    int blocks_per_sm = 0;
-    TCFEM_CUDA_CHECK(
-        cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks_per_sm, entry_.kernel, L.threads(), entry_.smem_bytes));
-    grid_ = static_cast<int>(
-        std::min<std::int64_t>(params_.n_batches, std::int64_t(std::max(1, blocks_per_sm)) * info.sm_count));
-    grid_ = std::max(grid_, 1);
 
     const BatchWork w = batch_work(L, entry_.mma_per_product);
     const double batches = double(params_.n_batches);
@@ -241,25 +251,9 @@ class TensorCoreDgOperator final : public DeviceOperator {
       params_.total_cells *= mesh.n_cells()[d];
     }
     face_params_.total_cells = params_.total_cells;
-    if (params_.total_cells >= (std::int64_t(1) << 31))
-      throw InputError("--variant tensor-core: the kernels number cells in 32 bits; the mesh has " +
-                       std::to_string(params_.total_cells) + " cells");
     const CgLayout& L = entry_.layout;
-    params_.n_batches = (params_.total_cells + L.cells - 1) / L.cells;
+    std::tie(grid_, params_.n_batches) = prepare_cell_kernel(entry_, params_.total_cells, info);
     n_local_ = dofs.n_local();
-
-    if (static_cast<std::size_t>(entry_.smem_bytes) > info.shared_memory_per_block_optin)
-      throw InputError("--degree: the tensor-core kernel needs " + std::to_string(entry_.smem_bytes) +
-                       " bytes of shared memory per block, the device offers " +
-                       std::to_string(info.shared_memory_per_block_optin));
-    TCFEM_CUDA_CHECK(
-        cudaFuncSetAttribute(entry_.kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, entry_.smem_bytes));
-    int blocks_per_sm = 0;
-    TCFEM_CUDA_CHECK(
-        cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks_per_sm, entry_.kernel, L.threads(), entry_.smem_bytes));
-    grid_ = static_cast<int>(
-        std::min<std::int64_t>(params_.n_batches, std::int64_t(std::max(1, blocks_per_sm)) * info.sm_count));
-    grid_ = std::max(grid_, 1);
     face_blocks_ = faces_.tiles ? dg_tile_count(face_params_, faces_.cells)
                                 : (params_.total_cells + faces_.cells - 1) / faces_.cells;
     if (static_cast<std::size_t>(faces_.smem_bytes) > info.shared_memory_per_block_optin)
