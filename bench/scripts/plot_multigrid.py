@@ -7,8 +7,9 @@ Writes into DIR (default: the current directory):
   convergence.png   relative residual against the iteration, one line per report
   time_split.png    seconds per V-cycle component (smoother, operator, transfer, vector ops,
                     coarse) per level, stacked, one group of bars per report
-Reports without a "multigrid" object (Jacobi-preconditioned solves) appear in convergence.png
-only. Exit status 2 on unreadable or malformed input.
+Reports without a "multigrid" object (Jacobi-preconditioned solves) or without per-level times
+(device solves run without --mg-timing) appear in convergence.png only; time_split.png is not
+written when no report has them. Exit status 2 on unreadable or malformed input.
 """
 import argparse
 import json
@@ -66,8 +67,24 @@ def plot_convergence(reports, out):
     plt.close(fig)
 
 
-def plot_time_split(reports, out):
-    mg_reports = [r for r in reports if "multigrid" in r]
+def timed(report):
+    """Whether the report carries per-level component times (device solves need --mg-timing)."""
+    return any(float(lev["times"][comp]) > 0 for lev in report["multigrid"]["levels"] for comp in COMPONENTS)
+
+
+def plot_time_split(reports, paths, out):
+    mg_reports = []
+    for r, path in zip(reports, paths):
+        if "multigrid" not in r:
+            continue
+        if not timed(r):
+            print(f"plot_multigrid.py: {path}: no per-level times (a device solve without --mg-timing); "
+                  "left out of time_split.png", file=sys.stderr)
+            continue
+        mg_reports.append(r)
+    if not mg_reports:
+        print("plot_multigrid.py: no report with per-level times: time_split.png not written", file=sys.stderr)
+        return
     fig, ax = plt.subplots(figsize=(8, 4.5))
     colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
     x = 0
@@ -109,7 +126,7 @@ def main():
         return 2
     os.makedirs(a.out, exist_ok=True)
     plot_convergence(reports, a.out)
-    plot_time_split(reports, a.out)
+    plot_time_split(reports, a.reports, a.out)
     return 0
 
 
