@@ -92,19 +92,52 @@ std::pair<int, std::int64_t> prepare_cell_kernel(const CgKernelEntry<Storage>& e
   return {std::max(grid, 1), n_batches};
 }
 
+/// What the cg and dg operators of the family share: the key, the cell kernel and its parameters,
+/// the launch grid, the checks of the mesh and DoF layout, and the work models.
 template <int dim, typename Storage>
-class TensorCoreCgOperator final : public DeviceOperator {
+class TensorCoreCellOperator : public DeviceOperator {
  public:
-  TensorCoreCgOperator(const mesh::BoxMesh<dim>& mesh, const fe::DofLayout<dim>& dofs, const DeviceKernelKey& key,
-                       const CgKernelEntry<Storage>& entry)
-      : key_(key), entry_(entry) {
-    const DeviceInfo info = require_device("--variant tensor-core");
+  TensorCoreCellOperator(const mesh::BoxMesh<dim>& mesh, const fe::DofLayout<dim>& dofs, const DeviceKernelKey& key,
+                         const CgKernelEntry<Storage>& entry, fe::Disc disc)
+      : key_(key), entry_(entry), info_(require_device("--variant tensor-core")) {
     const auto& part = mesh.partition();
     for (int d = 0; d < dim; ++d)
       if (part.owned.begin[d] != 0 || part.owned.end[d] != part.global_cells[d])
         throw InputError("--variant tensor-core: the kernels support a single process owning the whole mesh");
-    if (dofs.disc() != fe::Disc::cg || dofs.degree() != key.degree)
+    if (dofs.disc() != disc || dofs.degree() != key.degree)
       throw InputError("--variant tensor-core: the DoF layout does not match the kernel key");
+    n_local_ = dofs.n_local();
+  }
+  std::size_t n_local() const override { return n_local_; }
+  std::size_t value_size() const override { return sizeof(Storage); }
+  const DeviceKernelKey& key() const override { return key_; }
+  double flops_per_apply() const override { return flops_; }
+  double dram_bytes_per_apply() const override { return dram_; }
+  double shared_bytes_per_apply() const override { return shared_; }
+  std::size_t device_bytes() const override { return matrices_.size() * sizeof(double); }
+
+ protected:
+  DeviceKernelKey key_;
+  CgKernelEntry<Storage> entry_;
+  DeviceInfo info_;
+  DeviceBuffer<double> matrices_;
+  CgKernelParams<Storage> params_;
+  std::size_t n_local_ = 0;
+  int grid_ = 1;
+  double flops_ = 0, dram_ = 0, shared_ = 0;
+};
+
+template <int dim, typename Storage>
+class TensorCoreCgOperator final : public TensorCoreCellOperator<dim, Storage> {
+  using Base = TensorCoreCellOperator<dim, Storage>;
+  using Base::entry_, Base::info_, Base::matrices_, Base::params_, Base::n_local_, Base::grid_, Base::flops_,
+      Base::dram_, Base::shared_;
+
+ public:
+  TensorCoreCgOperator(const mesh::BoxMesh<dim>& mesh, const fe::DofLayout<dim>& dofs, const DeviceKernelKey& key,
+                       const CgKernelEntry<Storage>& entry)
+      : Base(mesh, dofs, key, entry, fe::Disc::cg) {
+    const DeviceInfo& info = info_;
     const int k = key.degree, n = k + 1;
     const auto basis = fe::LagrangeBasis1D::gauss_lobatto(k);
     const auto mass = fe::exact_mass_matrix(basis);
@@ -131,7 +164,6 @@ class TensorCoreCgOperator final : public DeviceOperator {
     }
     const CgLayout& L = entry_.layout;
     std::tie(grid_, params_.n_batches) = prepare_cell_kernel(entry_, params_.total_cells, info);
-    n_local_ = dofs.n_local();
 
     const BatchWork w = batch_work(L, entry_.mma_per_product);
     const double batches = double(params_.n_batches);
@@ -155,22 +187,7 @@ class TensorCoreCgOperator final : public DeviceOperator {
         <<<blocks, threads>>>(params_.lattice[0], params_.lattice[1], lz, src, dst);
     TCFEM_CUDA_CHECK_LAUNCH();
   }
-  std::size_t n_local() const override { return n_local_; }
-  std::size_t value_size() const override { return sizeof(Storage); }
-  const DeviceKernelKey& key() const override { return key_; }
-  double flops_per_apply() const override { return flops_; }
-  double dram_bytes_per_apply() const override { return dram_; }
-  double shared_bytes_per_apply() const override { return shared_; }
-  std::size_t device_bytes() const override { return matrices_.size() * sizeof(double); }
 
- private:
-  DeviceKernelKey key_;
-  CgKernelEntry<Storage> entry_;
-  DeviceBuffer<double> matrices_;
-  CgKernelParams<Storage> params_;
-  std::size_t n_local_ = 0;
-  int grid_ = 1;
-  double flops_ = 0, dram_ = 0, shared_ = 0;
 };
 
 /// Which kernels of the dg apply run (TCFEM_TENSOR_CORE_DG_PASSES; both unless set).
@@ -199,18 +216,16 @@ DgFaceKind dg_faces_knob() {
 
 /// The Cartesian SIPG Laplacian: the face-term pass, then the tensor-core self part.
 template <int dim, typename Storage>
-class TensorCoreDgOperator final : public DeviceOperator {
+class TensorCoreDgOperator final : public TensorCoreCellOperator<dim, Storage> {
+  using Base = TensorCoreCellOperator<dim, Storage>;
+  using Base::entry_, Base::info_, Base::matrices_, Base::params_, Base::n_local_, Base::grid_, Base::flops_,
+      Base::dram_, Base::shared_;
+
  public:
   TensorCoreDgOperator(const mesh::BoxMesh<dim>& mesh, const fe::DofLayout<dim>& dofs, const DeviceKernelKey& key,
                        const CgKernelEntry<Storage>& entry, const DgFaceEntry<Storage>& faces)
-      : key_(key), entry_(entry), faces_(faces), passes_(dg_passes_knob()) {
-    const DeviceInfo info = require_device("--variant tensor-core");
-    const auto& part = mesh.partition();
-    for (int d = 0; d < dim; ++d)
-      if (part.owned.begin[d] != 0 || part.owned.end[d] != part.global_cells[d])
-        throw InputError("--variant tensor-core: the kernels support a single process owning the whole mesh");
-    if (dofs.disc() != fe::Disc::dg || dofs.degree() != key.degree)
-      throw InputError("--variant tensor-core: the DoF layout does not match the kernel key");
+      : Base(mesh, dofs, key, entry, fe::Disc::dg), faces_(faces), passes_(dg_passes_knob()) {
+    const DeviceInfo& info = info_;
     const int k = key.degree, n = k + 1;
     const auto basis = fe::LagrangeBasis1D::gauss_lobatto(k);
     const auto mass = fe::exact_mass_matrix(basis);
@@ -253,7 +268,6 @@ class TensorCoreDgOperator final : public DeviceOperator {
     face_params_.total_cells = params_.total_cells;
     const CgLayout& L = entry_.layout;
     std::tie(grid_, params_.n_batches) = prepare_cell_kernel(entry_, params_.total_cells, info);
-    n_local_ = dofs.n_local();
     face_blocks_ = faces_.tiles ? dg_tile_count(face_params_, faces_.cells)
                                 : (params_.total_cells + faces_.cells - 1) / faces_.cells;
     if (static_cast<std::size_t>(faces_.smem_bytes) > info.shared_memory_per_block_optin)
@@ -295,26 +309,13 @@ class TensorCoreDgOperator final : public DeviceOperator {
       TCFEM_CUDA_CHECK_LAUNCH();
     }
   }
-  std::size_t n_local() const override { return n_local_; }
-  std::size_t value_size() const override { return sizeof(Storage); }
-  const DeviceKernelKey& key() const override { return key_; }
-  double flops_per_apply() const override { return flops_; }
-  double dram_bytes_per_apply() const override { return dram_; }
-  double shared_bytes_per_apply() const override { return shared_; }
-  std::size_t device_bytes() const override { return matrices_.size() * sizeof(double); }
 
  private:
-  DeviceKernelKey key_;
-  CgKernelEntry<Storage> entry_;
   DgFaceEntry<Storage> faces_;
   DgPasses passes_;
-  DeviceBuffer<double> matrices_;
-  CgKernelParams<Storage> params_;
   DgFaceParams<Storage> face_params_;
-  std::size_t n_local_ = 0;
-  int grid_ = 1, face_grid_ = 1;
+  int face_grid_ = 1;
   std::int64_t face_blocks_ = 1;
-  double flops_ = 0, dram_ = 0, shared_ = 0;
 };
 
 CgKernelEntry<float> float_dg_entry(int dim, int degree, Precision p) {
