@@ -14,6 +14,7 @@
 // Colors are separate launches (stream order), so each color sees the updates of the previous ones.
 // The additive smoother uses the same color launches to sum the overlapping corrections without
 // atomics (see device_patch_smoother.cu).
+#include "arch/async_copy.h"
 #include "arch/lane_maps.h"
 #include "core/hd.h"
 #include "multigrid/patch_kernel_layouts.h"
@@ -61,7 +62,7 @@ struct PatchKernelParams {
   const Number* b = nullptr;
   const Number* r_in = nullptr;  ///< solve kernels: residual buffer of the color, or global residual vector
   Number* r_out = nullptr;       ///< residual kernel: residual buffer of the color
-  long long stride[3] = {1, 0, 0};  ///< lattice strides
+  long long stride[3] = {1, 0, 0};  ///< lattice strides; stride[0] is 1 (x contiguous, the kernels rely on it)
   long long extent[3] = {1, 1, 1};  ///< lattice nodes per direction
   int count[3] = {1, 1, 1};         ///< patches of the color per direction
   int parity[3] = {0, 0, 0};        ///< vertex parity of the color per direction (1: odd)
@@ -89,14 +90,105 @@ struct PatchPosition {
   int m[3] = {0, 0, 0};
 };
 
-/// Lattice coordinates of the lowest node of a patch.
+/// The lowest node of a patch (its lattice index and its lattice x coordinate) and which planes of
+/// its node box lie on the Dirichlet boundary: bit 2d the lower plane along d, bit 2d + 1 the upper
+/// one.
+struct PatchNodes {
+  long long base = 0;
+  int x0 = 0;
+  int boundary = 0;
+};
+
 template <int dim, int k, typename Number>
-TCFEM_HD inline void patch_origin(const PatchKernelParams<Number>& p, const PatchPosition& pos, long long (&c)[3]) {
+TCFEM_HD inline PatchNodes patch_nodes(const PatchKernelParams<Number>& p, const PatchPosition& pos) {
+  PatchNodes r;
 TCFEM_PATCH_UNROLL
   for (int d = 0; d < dim; ++d) {
     const int v = p.parity[d] ? 1 + 2 * pos.m[d] : 2 + 2 * pos.m[d];  // interior vertex coordinate, 1 .. n_d - 1
-    c[d] = static_cast<long long>(v - 1) * k;
+    const long long c = static_cast<long long>(v - 1) * k;
+    r.base += c * p.stride[d];
+    if (d == 0) r.x0 = static_cast<int>(c);
+    if (c == 0) r.boundary |= 1 << (2 * d);
+    if (c + 2 * k == p.extent[d] - 1) r.boundary |= 2 << (2 * d);
   }
+  return r;
+}
+
+/// The patch j places further along x than `first` in the same block (patches of a color along
+/// x are 2k nodes apart): only its x coordinate and x boundary planes differ.
+template <int k, typename Number>
+TCFEM_HD inline PatchNodes next_patch_nodes(const PatchKernelParams<Number>& p, const PatchNodes& first, int j) {
+  PatchNodes r;
+  r.x0 = first.x0 + 2 * k * j;
+  r.base = first.base + 2 * k * j;  // stride[0] is 1
+  r.boundary = first.boundary & ~3;
+  if (r.x0 == 0) r.boundary |= 1;
+  if (r.x0 + 2 * k == p.extent[0] - 1) r.boundary |= 2;
+  return r;
+}
+
+/// Offset from the patch's lowest node of node n of a box of n_box nodes per direction
+/// (lexicographic, x fastest), shifted by `shift` nodes in every direction: the full box (nf, 0)
+/// or the inner box (ni, 1). 32-bit: patch_kernel_colors checks that (2k + 1) times the largest
+/// lattice stride fits.
+template <int dim, int n_box, int shift, typename Number>
+TCFEM_HD inline int box_offset(const PatchKernelParams<Number>& p, int n) {
+  int off = 0;
+TCFEM_PATCH_UNROLL
+  for (int d = 0; d < dim; ++d) {
+    off += (n % n_box + shift) * (d == 0 ? 1 : static_cast<int>(p.stride[d]));  // stride[0] is 1
+    n /= n_box;
+  }
+  return off;
+}
+
+/// Whether node n of the full node box (nf per direction) of a patch lies on one of its Dirichlet
+/// boundary planes (PatchNodes::boundary).
+template <int dim, int nf>
+TCFEM_HD inline bool on_boundary(int boundary, int n) {
+  bool on = false;
+TCFEM_PATCH_UNROLL
+  for (int d = 0; d < dim; ++d) {
+    const int i = n % nf;
+    n /= nf;
+    on |= (i == 0 && (boundary >> (2 * d) & 1)) || (i == nf - 1 && (boundary >> (2 * d + 1) & 1));
+  }
+  return on;
+}
+
+/// Asynchronous copy (arch/async_copy.h) of a node box of n_box^dim nodes (lexicographic; first
+/// node `shift` nodes above the patch's lowest node in every direction) of every patch of the
+/// block from `src` to the shared arrays at smem + offset(j). The boxes of the patches of a block
+/// differ only by 2k nodes along x, so each thread forms the offset of a node once and issues its
+/// copy for every patch. zero_boundary: nodes on Dirichlet boundary planes become 0 (blocks away
+/// from the boundary skip the test). Closes the copies into one group.
+template <int dim, int k, int n_box, int shift, bool zero_boundary, typename Number, class Offset>
+TCFEM_HD void copy_patch_boxes(const ThreadGroup g, const PatchLayout& L, const PatchKernelParams<Number>& p,
+                               const PatchNodes& first, int patches, const Number* src, Number* smem,
+                               Offset&& offset) {
+  constexpr int count = ipow(n_box, dim);
+  const int here = patches < L.patches ? patches : L.patches;
+  const int shifted = shift * (1 + (dim > 1 ? static_cast<int>(p.stride[1]) : 0) + (dim > 2 ? static_cast<int>(p.stride[2]) : 0));
+  const Number* s = src + first.base + shifted;
+  constexpr int step = 2 * k;  // patches of a block along x (stride[0] is 1: x is contiguous)
+  const arch::SharedArray<Number> dst(smem);
+  bool boundary = false;
+  if constexpr (zero_boundary) boundary = first.boundary != 0 || next_patch_nodes<k>(p, first, here - 1).boundary != 0;
+  if (!boundary && here == L.patches) {  // the common case: one address per node, no predication
+    for (int n = g.rank; n < count; n += g.size) {
+      const Number* sn = s + box_offset<dim, n_box, 0>(p, n);
+TCFEM_PATCH_UNROLL
+      for (int j = 0; j < L.patches; ++j) arch::async_copy(dst, offset(j) + n, sn + j * step);
+    }
+  } else {
+    for (int j = 0; j < here; ++j) {
+      const int bits = boundary ? next_patch_nodes<k>(p, first, j).boundary : 0;
+      for (int n = g.rank; n < count; n += g.size)
+        arch::async_copy_or_zero(dst, offset(j) + n, s + j * step + box_offset<dim, n_box, 0>(p, n),
+                                 bits == 0 || !on_boundary<dim, n_box>(bits, n));
+    }
+  }
+  arch::async_commit();
 }
 
 /// The patch's number within its color, m_0 + count_0 (m_1 + count_1 m_2): its slot in the
@@ -104,20 +196,6 @@ TCFEM_PATCH_UNROLL
 template <typename Number>
 TCFEM_HD inline long long patch_number(const PatchKernelParams<Number>& p, const PatchPosition& pos) {
   return pos.m[0] + static_cast<long long>(p.count[0]) * (pos.m[1] + static_cast<long long>(p.count[1]) * pos.m[2]);
-}
-
-/// Global index of inner node n (lexicographic in the (2k-1)^dim inner box) of the patch with origin c.
-template <int dim, int k, typename Number>
-TCFEM_HD inline long long inner_index(const PatchKernelParams<Number>& p, const long long (&c)[3], int n) {
-  constexpr int ni = 2 * k - 1;
-  long long g = 0;
-  int r = n;
-TCFEM_PATCH_UNROLL
-  for (int d = 0; d < dim; ++d) {
-    g += (c[d] + 1 + r % ni) * p.stride[d];
-    r /= ni;
-  }
-  return g;
 }
 
 /// sum_j a[j * stride] v[j]: a row (stride 1) or a column (stride n) of a 1D matrix of the
@@ -434,35 +512,39 @@ TCFEM_HD void patch_block(const ThreadGroup g, const int bx, const int by, const
     }
   }
 
-  // ---- gather: x_F (constrained nodes as 0), or the local residual, into buf0 -----------------
-  {
+  // ---- gather: x_F (constrained nodes as 0), or the local residual, into buf0; prefetch into buf2 --
+  // All global reads of a block are asynchronous copies (arch/async_copy.h), issued at once: x_F
+  // (group 1) and b_I (group 2) for the residual kernels, b_I waited for only after the x phase;
+  // the residual (group 1) and the old x_I (group 2) for the solve kernels. The fused kernel
+  // fetches its old x_I into buf2 once the last residual phase has read b_I (before the solve).
+  PatchPosition first_position;
+  first_position.m[0] = first_m0;
+  first_position.m[1] = by;
+  first_position.m[2] = bz;
+  const PatchNodes first = patch_nodes<dim, k>(p, first_position);
+  const int patches_here = p.count[0] - first_m0;  // >= 1; more than L.patches is cut off
+  auto at_buf0 = [&](int j) { return buf0_offset(L, j); };
+  auto at_buf2 = [&](int j) { return buf2_offset(L, j); };
+  if constexpr (has_residual(kind)) {
+    copy_patch_boxes<dim, k, nf, 0, true>(g, L, p, first, patches_here, p.x, smem, at_buf0);
+  } else if constexpr (kind == KernelKind::solve_from_buffer) {
     constexpr int count = gather_count(L, kind);
     for (int q = tid; q < phase_slots(L, count); q += g.size) {
       const Item it = phase_item(L, count, q);
       if (!patch_ok(it)) continue;
-      const PatchPosition patch = position(it);
-      Number* dst = smem + buf0_offset(L, it.patch) + it.index;
-      long long c[3];
-      patch_origin<dim, k>(p, patch, c);
-      if constexpr (has_residual(kind)) {
-        int r = it.index;
-        bool constrained = false;
-        long long node = 0;
-TCFEM_PATCH_UNROLL
-        for (int d = 0; d < dim; ++d) {
-          const long long cd = c[d] + r % nf;
-          r /= nf;
-          constrained |= cd == 0 || cd == p.extent[d] - 1;
-          node += cd * p.stride[d];
-        }
-        *dst = constrained ? Number(0) : p.x[node];
-      } else if constexpr (kind == KernelKind::solve_from_buffer) {
-        *dst = load_read_only(p.r_in + patch_number(p, patch) * ipow(ni, dim) + it.index);
-      } else {
-        *dst = load_read_only(p.r_in + inner_index<dim, k>(p, c, it.index));
-      }
+      arch::async_copy(arch::SharedArray<Number>(smem), buf0_offset(L, it.patch) + it.index,
+                       p.r_in + patch_number(p, position(it)) * ipow(ni, dim) + it.index);
     }
+    arch::async_commit();
+  } else {
+    copy_patch_boxes<dim, k, ni, 1, false>(g, L, p, first, patches_here, p.r_in, smem, at_buf0);
   }
+  // the inner nodes of every patch into buf2: b_I (residual kernels), or the old x_I (solve kernels)
+  auto prefetch_inner = [&](const Number* src) {
+    copy_patch_boxes<dim, k, ni, 1, false>(g, L, p, first, patches_here, src, smem, at_buf2);
+  };
+  prefetch_inner(has_residual(kind) ? p.b : p.x);
+  arch::async_wait<1>();  // the first group is in; the second may still be in flight
   g.sync();
 
   // ---- localized residual r_I = b_I - A_{I,F} x_F (seed 004, Eq. 8) ----------------------------
@@ -492,6 +574,7 @@ TCFEM_PATCH_UNROLL
         }
       }
     }
+    arch::async_wait<0>();  // b_I (buf2) is in before the last residual phase
     g.sync();
     if constexpr (dim == 3) {
       const Number* M2 = mats + 2 * ms;
@@ -536,8 +619,7 @@ TCFEM_PATCH_UNROLL
           Number vc[nf], ve[nf];
           load_line(in, vc);
           load_line(in + in_size, ve);
-          long long c[3];
-          patch_origin<dim, k>(p, patch, c);
+          const Number* b_inner = smem + buf2_offset(L, it.patch);
           auto store = [&](int n, Number r) {
             if constexpr (kind == KernelKind::residual)
               p.r_out[patch_number(p, patch) * (ni * ni * ni) + n] = r;
@@ -548,14 +630,14 @@ TCFEM_PATCH_UNROLL
 TCFEM_PATCH_UNROLL
             for (int i = 0; i < ni; ++i) {
               const int n = line_out_address(lines, i, it.index);
-              store(n, load_read_only(p.b + inner_index<dim, k>(p, c, n)) - (dot<nf, 1>(L2 + i * nf, vc) + dot<nf, 1>(M2 + i * nf, ve)));
+              store(n, b_inner[n] - (dot<nf, 1>(L2 + i * nf, vc) + dot<nf, 1>(M2 + i * nf, ve)));
             }
           } else {
             Number t[ni];
             apply_line<ni, nf, con>(L2, vc, [&](int i, Number y) { t[i] = y; });
             apply_line<ni, nf, con>(M2, ve, [&](int i, Number y) {
               const int n = line_out_address(lines, i, it.index);
-              store(n, load_read_only(p.b + inner_index<dim, k>(p, c, n)) - (t[i] + y));
+              store(n, b_inner[n] - (t[i] + y));
             });
           }
         }
@@ -571,8 +653,7 @@ TCFEM_PATCH_UNROLL
         Number va[nf], vb[nf];
         load_line(in, va);
         load_line(in + in_size, vb);
-        long long c[3];
-        patch_origin<dim, k>(p, patch, c);
+        const Number* b_inner = smem + buf2_offset(L, it.patch);
         auto store = [&](int n, Number r) {
           if constexpr (kind == KernelKind::residual)
             p.r_out[patch_number(p, patch) * (ni * ni) + n] = r;
@@ -583,14 +664,14 @@ TCFEM_PATCH_UNROLL
 TCFEM_PATCH_UNROLL
           for (int i = 0; i < ni; ++i) {
             const int n = line_out_address(lines, i, it.index);
-            store(n, load_read_only(p.b + inner_index<dim, k>(p, c, n)) - (dot<nf, 1>(L1 + i * nf, va) + dot<nf, 1>(M1 + i * nf, vb)));
+            store(n, b_inner[n] - (dot<nf, 1>(L1 + i * nf, va) + dot<nf, 1>(M1 + i * nf, vb)));
           }
         } else {
           Number t[ni];
           apply_line<ni, nf, con>(L1, va, [&](int i, Number y) { t[i] = y; });
           apply_line<ni, nf, con>(M1, vb, [&](int i, Number y) {
             const int n = line_out_address(lines, i, it.index);
-            store(n, load_read_only(p.b + inner_index<dim, k>(p, c, n)) - (t[i] + y));
+            store(n, b_inner[n] - (t[i] + y));
           });
         }
       }
@@ -614,6 +695,7 @@ TCFEM_PATCH_UNROLL
             smem[buf1_offset(L, patch) + (c < ni ? 0 : out_size) + line_out_address(lines, c < ni ? c : c - ni, l)] = y;
           });
     }
+    arch::async_wait<0>();  // b_I (buf2) is in before the last residual phase
     g.sync();
     if constexpr (dim == 3) {
       // y phase: [c | e] = [a | b] [[M1^T, L1^T], [0, M1^T]]
@@ -640,10 +722,8 @@ TCFEM_PATCH_UNROLL
               pos.m[0] = first_m0 + patch;
               pos.m[1] = by;
               pos.m[2] = bz;
-              long long o[3];
-              patch_origin<dim, k>(p, pos, o);
               const int n = line_out_address(lines, c, l);
-              const Number r = load_read_only(p.b + inner_index<dim, k>(p, o, n)) - y;
+              const Number r = smem[buf2_offset(L, patch) + n] - y;
               if constexpr (kind == KernelKind::residual)
                 p.r_out[patch_number(p, pos) * (ni * ni * ni) + n] = r;
               else
@@ -662,10 +742,8 @@ TCFEM_PATCH_UNROLL
             pos.m[0] = first_m0 + patch;
             pos.m[1] = by;
             pos.m[2] = bz;
-            long long o[3];
-            patch_origin<dim, k>(p, pos, o);
             const int n = line_out_address(lines, c, l);
-            const Number r = load_read_only(p.b + inner_index<dim, k>(p, o, n)) - y;
+            const Number r = smem[buf2_offset(L, patch) + n] - y;
             if constexpr (kind == KernelKind::residual)
               p.r_out[patch_number(p, pos) * (ni * ni) + n] = r;
             else
@@ -677,6 +755,7 @@ TCFEM_PATCH_UNROLL
   // ---- local solve with Contraction::tensor_core: V_d^T and V_d as GEMMs -------------------------
   if constexpr (has_solve(kind) && con == Contraction::tensor_core) {
     g.sync();
+    if constexpr (has_residual(kind)) prefetch_inner(p.x);  // buf2: b_I read, now the old x_I
     constexpr int lines = ipow(ni, dim - 1);
     auto ok = [&](int patch) { return first_m0 + patch < p.count[0]; };
     int cur = line_phases(L, kind).residual_buffer;
@@ -712,13 +791,12 @@ TCFEM_PATCH_UNROLL
           pos.m[0] = first_m0 + patch;
           pos.m[1] = by;
           pos.m[2] = bz;
-          long long o[3];
-          patch_origin<dim, k>(p, pos, o);
-          const long long node = inner_index<dim, k>(p, o, line_out_address(lines, c, l));
-          p.x[node] += p.omega * y;
+          const int n = line_out_address(lines, c, l);
+          p.x[patch_nodes<dim, k>(p, pos).base + box_offset<dim, ni, 1>(p, n)] = smem[buf2_offset(L, patch) + n] + p.omega * y;
         });
       }
       cur = 1 - cur;
+      if (s == 2 * dim - 2) arch::async_wait<0>();  // the old x_I (buf2) is in before the last phase
       if (s < 2 * dim - 1) g.sync();
     }
   }
@@ -726,6 +804,7 @@ TCFEM_PATCH_UNROLL
   // ---- local solve by fast diagonalization, x_I += omega A_j^{-1} r_I ------------------------
   if constexpr (has_solve(kind) && con != Contraction::tensor_core) {
     g.sync();
+    if constexpr (has_residual(kind)) prefetch_inner(p.x);  // buf2: b_I read, now the old x_I
     constexpr int lines = ipow(ni, dim - 1);
     int cur = line_phases(L, kind).residual_buffer;
 TCFEM_PATCH_UNROLL
@@ -749,15 +828,18 @@ TCFEM_PATCH_UNROLL
         } else if (s < 2 * dim - 1) {  // V_d
           apply_eigenvectors<ni, false, con>(V, v, [&](int i, Number y) { smem[o_out + line_out_address(lines, i, it.index)] = y; });
         } else {  // last V_d: lexicographic result, added to x
-          long long c[3];
-          patch_origin<dim, k>(p, position(it), c);
+          // output i of line l is inner node i lines + l: line l's nodes lie along the last
+          // direction, i planes above the line's first inner node
+          const int plane = static_cast<int>(p.stride[dim - 1]);
+          Number* x = p.x + next_patch_nodes<k>(p, first, it.patch).base + box_offset<dim - 1, ni, 1>(p, it.index) + plane;
+          const Number* x_old = smem + buf2_offset(L, it.patch);
           apply_eigenvectors<ni, false, con>(V, v, [&](int i, Number y) {
-            const long long node = inner_index<dim, k>(p, c, line_out_address(lines, i, it.index));
-            p.x[node] += p.omega * y;
+            x[i * plane] = x_old[line_out_address(lines, i, it.index)] + p.omega * y;
           });
         }
       }
       cur = 1 - cur;
+      if (s == 2 * dim - 2) arch::async_wait<0>();  // the old x_I (buf2) is in before the last phase
       if (s < 2 * dim - 1) g.sync();
     }
   }

@@ -68,13 +68,16 @@ struct PatchLayout {
   int threads = 32;  ///< block size (a multiple of 32)
   int buf0 = 0;      ///< elements per patch of the first work array
   int buf1 = 0;      ///< elements per patch of the second work array
+  /// elements per patch of the prefetch array (ni^dim): b_I, copied asynchronously while the
+  /// first line phases run and read by the last residual phase, then the old x_I for the update
+  int buf2 = 0;
   /// resident blocks per SM the even-odd kernels ask of the compiler (__launch_bounds__): as many
   /// as the shared memory allows, unless that leaves fewer registers per thread than the line
   /// phases need without heavy spilling (80 for k <= 5, 96 above, 8-byte values; from ptxas -v)
   int min_blocks = 1;
   /// elements per direction of the 1D matrices (M, L: ni x nf; V: ni x ni), a kernel parameter
   TCFEM_HD constexpr int matrix_stride() const { return 2 * ni * nf + ni * ni; }
-  TCFEM_HD constexpr int shared_elements() const { return patches * (buf0 + buf1); }
+  TCFEM_HD constexpr int shared_elements() const { return patches * (buf0 + buf1 + buf2); }
   TCFEM_HD constexpr int shared_bytes() const { return shared_elements() * value_bytes; }
 };
 
@@ -108,12 +111,13 @@ TCFEM_HD constexpr PatchLayout patch_layout(int dim, int k, int value_bytes, Ker
     L.buf0 = inner;
     L.buf1 = inner;
   }
+  L.buf2 = inner;
   // threads per patch: the lines of the largest line phase, padded to the lane group
   const int lines = has_residual(kind) ? ipow(nf, dim - 1) : ipow(ni, dim - 1);
   const int per_patch = round_up(lines, L.group);
   int p = target_threads / per_patch;
   if (p < 1) p = 1;
-  while (p > 1 && p * (L.buf0 + L.buf1) * value_bytes > multi_patch_smem_budget) --p;
+  while (p > 1 && p * (L.buf0 + L.buf1 + L.buf2) * value_bytes > multi_patch_smem_budget) --p;
   L.patches = p;
   L.threads = round_up(p * per_patch, warp_lanes);
   if (value_bytes == 8) {
@@ -214,6 +218,7 @@ TCFEM_HD constexpr int line_out_address(int lines, int i, int line) { return i *
 /// Offsets (elements) of the arrays of patch p.
 TCFEM_HD constexpr int buf0_offset(const PatchLayout& L, int p) { return p * L.buf0; }
 TCFEM_HD constexpr int buf1_offset(const PatchLayout& L, int p) { return L.patches * L.buf0 + p * L.buf1; }
+TCFEM_HD constexpr int buf2_offset(const PatchLayout& L, int p) { return L.patches * (L.buf0 + L.buf1) + p * L.buf2; }
 
 /// One line phase of a kernel: contraction of n_in -> n_out values per line over `lines` lines,
 /// with `arrays_in` input tensors (read at the same line) and `arrays_out` outputs, reading
@@ -265,23 +270,31 @@ TCFEM_HD constexpr int gather_count(const PatchLayout& L, KernelKind kind) {
   return has_residual(kind) ? ipow(L.nf, L.dim) : ipow(L.ni, L.dim);
 }
 
+/// Whether line phase `ph` of line_phases(L, kind) reads the prefetch array buf2 at its output
+/// addresses: the last residual phase (b_I) and the last solve phase (the old x_I).
+TCFEM_HD constexpr bool reads_prefetch(const PatchLayout& L, KernelKind kind, int ph) {
+  const int count = (has_residual(kind) ? L.dim : 0) + (has_solve(kind) ? 2 * L.dim : 0);
+  return (has_residual(kind) && ph == L.dim - 1) || (has_solve(kind) && ph == count - 1);
+}
+
 /// Every warp-wide shared access of one block of a kernel: f(phase name, addresses), addresses
 /// in elements of the block's shared array, -1 for inactive lanes. Phase names: 'G' gather
-/// stores, 'R' line reads, 'W' line writes. (The 1D matrices are not in shared memory.)
+/// stores, 'P' prefetch stores (buf2), 'R' line reads, 'W' line writes, 'B' prefetch reads of the
+/// last residual and last solve phases. (The 1D matrices are not in shared memory.)
 template <class F>
 constexpr void for_each_patch_access(const PatchLayout& L, KernelKind kind, F&& f) {
   std::array<long, warp_lanes> a{};
   const int warps = L.threads / warp_lanes;
-  // gather / load
-  {
-    const int count = gather_count(L, kind), slots = phase_slots(L, count);
+  // gather / load (buf0), prefetch (buf2): node items
+  for (const bool prefetch : {false, true}) {
+    const int count = prefetch ? ipow(L.ni, L.dim) : gather_count(L, kind), slots = phase_slots(L, count);
     for (int base = 0; base < slots; base += L.threads)
       for (int w = 0; w < warps; ++w) {
         for (int l = 0; l < warp_lanes; ++l) {
           const auto it = phase_item(L, count, base + w * warp_lanes + l);
-          a[l] = it.valid ? buf0_offset(L, it.patch) + it.index : -1;
+          a[l] = it.valid ? (prefetch ? buf2_offset(L, it.patch) : buf0_offset(L, it.patch)) + it.index : -1;
         }
-        f('G', a);
+        f(prefetch ? 'P' : 'G', a);
       }
   }
   const auto P = line_phases(L, kind);
@@ -291,6 +304,14 @@ constexpr void for_each_patch_access(const PatchLayout& L, KernelKind kind, F&& 
     const int in_size = lp.lines * lp.n_in, out_size = lp.lines * lp.n_out;
     for (int base = 0; base < slots; base += L.threads)
       for (int w = 0; w < warps; ++w) {
+        if (reads_prefetch(L, kind, ph))
+          for (int i = 0; i < lp.n_out; ++i) {
+            for (int l = 0; l < warp_lanes; ++l) {
+              const auto it = phase_item(L, lp.lines, base + w * warp_lanes + l);
+              a[l] = it.valid ? buf2_offset(L, it.patch) + line_out_address(lp.lines, i, it.index) : -1;
+            }
+            f('B', a);
+          }
         for (int arr = 0; arr < lp.arrays_in; ++arr)
           for (int j = 0; j < lp.n_in; ++j) {
             for (int l = 0; l < warp_lanes; ++l) {
@@ -407,8 +428,8 @@ TCFEM_HD constexpr double patch_flops_performed(int dim, int k, KernelKind kind,
   return 2.0 * fma + other;
 }
 
-/// Shared-memory bytes of one patch: element loads and stores of the patch arrays (gather stores,
-/// line reads, line writes to shared memory). The 1D matrix entries come from the constant bank.
+/// Shared-memory bytes of one patch: element loads and stores of the patch arrays (gather and
+/// prefetch stores, line reads, line writes, prefetch reads). The 1D matrix entries come from the constant bank.
 TCFEM_HD constexpr double patch_shared_bytes(const PatchLayout& L, KernelKind kind) {
   double elements = gather_count(L, kind);
   const auto P = line_phases(L, kind);
@@ -416,6 +437,7 @@ TCFEM_HD constexpr double patch_shared_bytes(const PatchLayout& L, KernelKind ki
     const auto& lp = P.phase[ph];
     elements += double(lp.lines) * lp.n_in * lp.arrays_in;
     if (lp.to >= 0) elements += double(lp.lines) * lp.n_out * lp.arrays_out;
+    if (reads_prefetch(L, kind, ph)) elements += 2.0 * lp.lines * lp.n_out;  // prefetch store and read
   }
   return elements * L.value_bytes;
 }

@@ -138,6 +138,11 @@ std::vector<PatchKernelParams<Number>> patch_kernel_colors(const mesh::BoxMesh<d
       p.count[d] = p.parity[d] ? nc[d] / 2 : (nc[d] - 1) / 2;  // odd / even v in [1, n_d - 1]
       p.n_patches *= p.count[d];
     }
+    // node offsets within a patch box are 32-bit in the kernels (patch_block.h: box_offset)
+    long long reach = 0;
+    for (int d = 0; d < dim; ++d) reach += 2LL * dofs.degree() * p.stride[d];
+    if (reach > 2147483647LL)
+      throw InputError("--cells: the device patch smoother needs (2k + 1) lattice planes of the box to hold fewer than 2^31 nodes");
   }
   return colors;
 }
