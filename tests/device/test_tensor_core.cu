@@ -121,9 +121,15 @@ double tolerance(Precision p) {
 /// self block and the face terms cancel most strongly, so ||A u|| is smallest against |A| |u|) was
 /// seen at 1.02e-5 (k = 1, 5 x 4 x 6) and 8.0e-6 (k = 2, multi-cell grids) on an H200: the unit of
 /// the format (2^-16 = 1.5e-5) is above 1e-5. Those cases get 3e-5 (2^-15) for bf16x3; every other
-/// case keeps the tolerance of its precision (the design's 1e-5 for bf16x3).
+/// case keeps the tolerance of its precision (the design's 1e-5 for bf16x3). Plain bf16 (unit
+/// 2^-8 = 3.9e-3; operand and product each rounded) shows the same cancellation: the dg operator on
+/// one cell at k = 2 was seen at 1.21e-2 (H200, random inputs), 3.1 units, against 2.5e-3 to 7e-3
+/// elsewhere; those cases get 2^-6 = 1.56e-2 (4 units) for bf16.
 double tolerance_on(Precision p, double tol, bool few_products) {
-  return p == Precision::bf16x3 && few_products ? 3e-5 : tol;
+  if (!few_products) return tol;
+  if (p == Precision::bf16x3) return 3e-5;
+  if (p == Precision::bf16) return 1.5625e-2;
+  return tol;
 }
 
 /// Every degree, 3D grids (n+1) x n x (n+2), 3 x 1 x 2 and 1 x 1 x 1; 2D (n+1) x n and 1 x 3.
