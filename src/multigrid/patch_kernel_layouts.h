@@ -72,14 +72,23 @@ struct PatchLayout {
   /// first line phases run and read by the last residual phase, then the old x_I for the update
   int buf2 = 0;
   /// resident blocks per SM the even-odd kernels ask of the compiler (__launch_bounds__): as many
-  /// as the shared memory allows, unless that leaves fewer registers per thread than the line
-  /// phases need without heavy spilling (80 for k <= 5, 96 above, 8-byte values; from ptxas -v)
+  /// as the shared memory allows, unless that leaves fewer registers per thread than
+  /// even_odd_register_floor(k) (8-byte values)
   int min_blocks = 1;
   /// elements per direction of the 1D matrices (M, L: ni x nf; V: ni x ni), a kernel parameter
   TCFEM_HD constexpr int matrix_stride() const { return 2 * ni * nf + ni * ni; }
   TCFEM_HD constexpr int shared_elements() const { return patches * (buf0 + buf1 + buf2); }
   TCFEM_HD constexpr int shared_bytes() const { return shared_elements() * value_bytes; }
 };
+
+/// Registers per thread the even-odd line phases of 8-byte values get at least (launch bounds of
+/// PatchLayout::min_blocks). Measured on the H200 (3D fused, 5e7 DoFs): k = 2, 3, 4 run fastest with
+/// 6, 5, 6 resident blocks (37, 48, 56 registers; k = 3, 4: 5% and 8% faster than with an
+/// 80-register floor, k = 2: 6% faster than with 48); k = 5..7 spill heavily below 80, 96, 96
+/// registers (ptxas -v).
+TCFEM_HD constexpr int even_odd_register_floor(int k) {
+  return k <= 2 ? 40 : k == 3 ? 48 : k == 4 ? 56 : k == 5 ? 80 : 96;
+}
 
 /// Largest block size the layouts use and the dynamic shared memory budget of a multi-patch block:
 /// several patches share a block until about 256 threads or 96 KB (two blocks per SM on sm_90).
@@ -122,7 +131,7 @@ TCFEM_HD constexpr PatchLayout patch_layout(int dim, int k, int value_bytes, Ker
   L.threads = round_up(p * per_patch, warp_lanes);
   if (value_bytes == 8) {
     const int smem_blocks = sm90_shared_per_sm / (L.shared_bytes() + shared_reserved_per_block);
-    const int reg_blocks = registers_per_sm / (L.threads * (k <= 5 ? 80 : 96));
+    const int reg_blocks = registers_per_sm / (L.threads * even_odd_register_floor(k));
     const int b = smem_blocks < reg_blocks ? smem_blocks : reg_blocks;
     L.min_blocks = b > 1 ? b : 1;
   }
