@@ -577,8 +577,6 @@ TCFEM_PATCH_UNROLL
     arch::async_wait<0>();  // b_I (buf2) is in before the last residual phase
     g.sync();
     if constexpr (dim == 3) {
-      const Number* M2 = mats + 2 * ms;
-      const Number* L2 = mats + 2 * ms + ni * nf;
       // y phase: c = M1 a, e = L1 a + M1 b  ([y'][x'][z])
       {
         constexpr int lines = ni * nf, in_size = lines * nf, out_size = lines * ni;
@@ -608,68 +606,40 @@ TCFEM_PATCH_UNROLL
         }
       }
       g.sync();
-      // z phase: r = b - (L2 c + M2 e)  ([z'][y'][x'], lexicographic)
-      {
-        constexpr int lines = ni * ni, in_size = lines * nf;
-        for (int q = tid; q < phase_slots(L, lines); q += g.size) {
-          const Item it = phase_item(L, lines, q);
-          if (!patch_ok(it)) continue;
-          const PatchPosition patch = position(it);
-          const Number* in = smem + buf0_offset(L, it.patch) + line_in_address(nf, it.index, 0);
-          Number vc[nf], ve[nf];
-          load_line(in, vc);
-          load_line(in + in_size, ve);
-          const Number* b_inner = smem + buf2_offset(L, it.patch);
-          auto store = [&](int n, Number r) {
-            if constexpr (kind == KernelKind::residual)
-              p.r_out[patch_number(p, patch) * (ni * ni * ni) + n] = r;
-            else
-              smem[buf1_offset(L, it.patch) + n] = r;
-          };
-          if constexpr (con == Contraction::dense) {
-TCFEM_PATCH_UNROLL
-            for (int i = 0; i < ni; ++i) {
-              const int n = line_out_address(lines, i, it.index);
-              store(n, b_inner[n] - (dot<nf, 1>(L2 + i * nf, vc) + dot<nf, 1>(M2 + i * nf, ve)));
-            }
-          } else {
-            Number t[ni];
-            apply_line<ni, nf, con>(L2, vc, [&](int i, Number y) { t[i] = y; });
-            apply_line<ni, nf, con>(M2, ve, [&](int i, Number y) {
-              const int n = line_out_address(lines, i, it.index);
-              store(n, b_inner[n] - (t[i] + y));
-            });
-          }
-        }
-      }
-    } else {
-      // y phase: r = b - (L1 a + M1 b)  ([y'][x'], lexicographic)
-      constexpr int lines = ni, in_size = lines * nf;
+    }
+    // the last residual phase, along direction dim - 1: r = b - (L c + M e) (3D: the z phase on
+    // c, e of the y phase; 2D: the y phase on a, b of the x phase), lexicographic, into the
+    // residual buffer of line_phases (or the color's buffer of the residual kernel)
+    {
+      const Number* Ml = mats + (dim - 1) * ms;
+      const Number* Ll = Ml + ni * nf;
+      constexpr int to = line_phases(L, kind).residual_buffer;
+      constexpr int lines = ipow(ni, dim - 1), in_size = lines * nf;
       for (int q = tid; q < phase_slots(L, lines); q += g.size) {
         const Item it = phase_item(L, lines, q);
         if (!patch_ok(it)) continue;
         const PatchPosition patch = position(it);
-        const Number* in = smem + buf1_offset(L, it.patch) + line_in_address(nf, it.index, 0);
-        Number va[nf], vb[nf];
-        load_line(in, va);
-        load_line(in + in_size, vb);
+        const Number* in = smem + (to == 1 ? buf0_offset(L, it.patch) : buf1_offset(L, it.patch)) + line_in_address(nf, it.index, 0);
+        Number vc[nf], ve[nf];
+        load_line(in, vc);
+        load_line(in + in_size, ve);
         const Number* b_inner = smem + buf2_offset(L, it.patch);
         auto store = [&](int n, Number r) {
           if constexpr (kind == KernelKind::residual)
-            p.r_out[patch_number(p, patch) * (ni * ni) + n] = r;
+            p.r_out[patch_number(p, patch) * ipow(ni, dim) + n] = r;
           else
-            smem[buf0_offset(L, it.patch) + n] = r;
+            smem[(to == 1 ? buf1_offset(L, it.patch) : buf0_offset(L, it.patch)) + n] = r;
         };
         if constexpr (con == Contraction::dense) {
 TCFEM_PATCH_UNROLL
           for (int i = 0; i < ni; ++i) {
             const int n = line_out_address(lines, i, it.index);
-            store(n, b_inner[n] - (dot<nf, 1>(L1 + i * nf, va) + dot<nf, 1>(M1 + i * nf, vb)));
+            store(n, b_inner[n] - (dot<nf, 1>(Ll + i * nf, vc) + dot<nf, 1>(Ml + i * nf, ve)));
           }
         } else {
           Number t[ni];
-          apply_line<ni, nf, con>(L1, va, [&](int i, Number y) { t[i] = y; });
-          apply_line<ni, nf, con>(M1, vb, [&](int i, Number y) {
+          apply_line<ni, nf, con>(Ll, vc, [&](int i, Number y) { t[i] = y; });
+          apply_line<ni, nf, con>(Ml, ve, [&](int i, Number y) {
             const int n = line_out_address(lines, i, it.index);
             store(n, b_inner[n] - (t[i] + y));
           });
@@ -710,33 +680,18 @@ TCFEM_PATCH_UNROLL
             });
       }
       g.sync();
-      // z phase: r = b - [c | e] [L2^T ; M2^T]  (lexicographic)
-      {
-        constexpr int lines = ni * ni, in_size = lines * nf;
-        tensor_core_phase<Number, lines, nf, 2, ni>(
-            g, L, ok,
-            [&](int patch, int a, int l, int j) { return smem[buf0_offset(L, patch) + a * in_size + line_in_address(nf, l, j)]; },
-            [&](int a, int j, int c) { return a == 0 ? Ld(2, c, j) : Md(2, c, j); },
-            [&](int patch, int l, int c, Number y) {
-              PatchPosition pos;
-              pos.m[0] = first_m0 + patch;
-              pos.m[1] = by;
-              pos.m[2] = bz;
-              const int n = line_out_address(lines, c, l);
-              const Number r = smem[buf2_offset(L, patch) + n] - y;
-              if constexpr (kind == KernelKind::residual)
-                p.r_out[patch_number(p, pos) * (ni * ni * ni) + n] = r;
-              else
-                smem[buf1_offset(L, patch) + n] = r;
-            });
-      }
-    } else {
-      // y phase: r = b - [a | b] [L1^T ; M1^T]  (lexicographic)
-      constexpr int lines = ni, in_size = lines * nf;
+    }
+    // the last residual phase along direction dim - 1: r = b - [c | e] [L^T ; M^T] (3D: c, e of
+    // the y phase; 2D: a, b of the x phase), lexicographic
+    {
+      constexpr int d = dim - 1, to = line_phases(L, kind).residual_buffer;
+      constexpr int lines = ipow(ni, dim - 1), in_size = lines * nf;
       tensor_core_phase<Number, lines, nf, 2, ni>(
           g, L, ok,
-          [&](int patch, int a, int l, int j) { return smem[buf1_offset(L, patch) + a * in_size + line_in_address(nf, l, j)]; },
-          [&](int a, int j, int c) { return a == 0 ? Ld(1, c, j) : Md(1, c, j); },
+          [&](int patch, int a, int l, int j) {
+            return smem[(to == 1 ? buf0_offset(L, patch) : buf1_offset(L, patch)) + a * in_size + line_in_address(nf, l, j)];
+          },
+          [&](int a, int j, int c) { return a == 0 ? Ld(d, c, j) : Md(d, c, j); },
           [&](int patch, int l, int c, Number y) {
             PatchPosition pos;
             pos.m[0] = first_m0 + patch;
@@ -745,9 +700,9 @@ TCFEM_PATCH_UNROLL
             const int n = line_out_address(lines, c, l);
             const Number r = smem[buf2_offset(L, patch) + n] - y;
             if constexpr (kind == KernelKind::residual)
-              p.r_out[patch_number(p, pos) * (ni * ni) + n] = r;
+              p.r_out[patch_number(p, pos) * ipow(ni, dim) + n] = r;
             else
-              smem[buf0_offset(L, patch) + n] = r;
+              smem[(to == 1 ? buf1_offset(L, patch) : buf0_offset(L, patch)) + n] = r;
           });
     }
   }
