@@ -21,10 +21,12 @@
 
 #include <algorithm>
 #include <array>
+#include <cstdint>
 #include <cstdlib>
-#include <type_traits>
 #include <memory>
 #include <string>
+#include <type_traits>
+#include <utility>
 
 #include "core/cuda_check.h"
 #include "core/device.h"
@@ -116,14 +118,87 @@ inline GeomKnobs geom_knobs() {
   return g;
 }
 
+/// What the general-geometry operators (points and lines programs) share: the 1D geometry tables
+/// on the device, one kernel of `Params` launched after a memset of dst, the shared-memory
+/// attributes and occupancy check of that kernel, and the work model.
+template <int dim, typename Params, typename Number>
+class GeometryOperatorBase : public DeviceOperator {
+ public:
+  using Kernel = void (*)(Params, const Number*, Number*);
+
+  void vmult(void* dst, const void* src) const override {
+    auto* d = static_cast<Number*>(dst);
+    TCFEM_CUDA_CHECK(cudaMemsetAsync(d, 0, n_local_ * sizeof(Number)));
+    kernel_<<<static_cast<unsigned>(blocks_), threads_, smem_>>>(params_, static_cast<const Number*>(src), d);
+    TCFEM_CUDA_CHECK_LAUNCH();
+  }
+  std::size_t n_local() const override { return n_local_; }
+  std::size_t value_size() const override { return sizeof(Number); }
+  const DeviceKernelKey& key() const override { return key_; }
+  double flops_per_apply() const override { return flops_; }
+  double dram_bytes_per_apply() const override { return dram_; }
+  double shared_bytes_per_apply() const override { return shared_; }
+  std::size_t device_bytes() const override { return table_bytes_; }
+
+ protected:
+  GeometryOperatorBase(const DeviceKernelKey& key, std::size_t n_local) : key_(key), n_local_(n_local) {}
+
+  /// Copies the 1D tables s_d, ds_d of a setup to the device; their device pointers.
+  template <class Setup>
+  std::pair<std::array<const Number*, dim>, std::array<const Number*, dim>> upload_tables(const Setup& setup) {
+    std::array<const Number*, dim> s, ds;
+    for (int d = 0; d < dim; ++d) {
+      s_[d] = std::make_unique<DeviceBuffer<Number>>(setup.s[d]);
+      ds_[d] = std::make_unique<DeviceBuffer<Number>>(setup.ds[d]);
+      s[d] = s_[d]->data();
+      ds[d] = ds_[d]->data();
+    }
+    table_bytes_ = setup.table_bytes();
+    return {s, ds};
+  }
+
+  /// Checks the grid size, sets the shared-memory attributes of kernel_ and checks that a block of
+  /// threads_ threads and smem_ bytes fits on an SM (`what` names the kernel in the error).
+  void prepare_launch(const std::string& what) {
+    if (blocks_ > std::int64_t(0x7fffffff)) throw InputError("cuda-core: the mesh has too many cells for one launch");
+    if (smem_ > 48 * 1024)
+      TCFEM_CUDA_CHECK(cudaFuncSetAttribute(kernel_, cudaFuncAttributeMaxDynamicSharedMemorySize, smem_));
+    TCFEM_CUDA_CHECK(
+        cudaFuncSetAttribute(kernel_, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared));
+    int per_sm = 0;
+    TCFEM_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel_, threads_, smem_));
+    if (per_sm < 1)
+      throw InputError("cuda-core: the " + what + " does not fit on the device (" + std::to_string(smem_) +
+                       " bytes of shared memory, " + std::to_string(threads_) + " threads)");
+  }
+
+  /// src read and dst written once, dst zeroed (memset); the gathers of shared nodes and the
+  /// atomics resolve in L2; the 1D tables are a few KB
+  double dram_model() const { return 3.0 * double(n_local_) * sizeof(Number) + double(table_bytes_); }
+
+  DeviceKernelKey key_;
+  std::size_t n_local_;
+  std::array<std::unique_ptr<DeviceBuffer<Number>>, dim> s_, ds_;
+  Params params_{};
+  std::int64_t blocks_ = 0;
+  Kernel kernel_ = nullptr;  ///< the launched instantiation (register cap of min_blocks_)
+  int min_blocks_ = 1;
+  int threads_ = 0;
+  int smem_ = 0;
+  std::size_t table_bytes_ = 0;
+  double flops_ = 0, dram_ = 0, shared_ = 0;
+};
+
 /// cg Laplacian on general geometry (deformed or Cartesian box), geometry from 1D tables:
 /// memset of dst + one kernel.
 template <int dim, int k, int q, bool colloc, typename Number>
-class CgGeometryOperator final : public DeviceOperator {
+class CgGeometryOperator final : public GeometryOperatorBase<dim, GeomParams<dim, k, q, Number>, Number> {
+  using Base = GeometryOperatorBase<dim, GeomParams<dim, k, q, Number>, Number>;
+
  public:
   using Prog = GeomProgram<dim, k, q, colloc, Number>;
   static constexpr GeomLayout L = Prog::L;
-  using Kernel = void (*)(GeomParams<dim, k, q, Number>, const Number*, Number*);
+  using Kernel = typename Base::Kernel;
   /// register-capped variants exist for 3D BP5 and BP3
   static constexpr bool capped_variants = dim == 3 && (colloc || q == k + 2);
 
@@ -136,83 +211,28 @@ class CgGeometryOperator final : public DeviceOperator {
   }
 
   CgGeometryOperator(const mesh::BoxMesh<dim>& mesh, const fe::DofLayout<dim>& dofs, const DeviceKernelKey& key)
-      : key_(key), n_local_(dofs.n_local()) {
-    const DeviceInfo info = require_device("--variant cuda-core");
+      : Base(key, dofs.n_local()) {
+    (void)require_device("--variant cuda-core");
     const auto setup = make_geom_setup<dim, k, q, Number>(mesh, key.quadrature);
-    std::array<const Number*, dim> s, ds;
-    for (int d = 0; d < dim; ++d) {
-      s_[d] = std::make_unique<DeviceBuffer<Number>>(setup.s[d]);
-      ds_[d] = std::make_unique<DeviceBuffer<Number>>(setup.ds[d]);
-      s[d] = s_[d]->data();
-      ds[d] = ds_[d]->data();
-    }
-    params_ = setup.params(s, ds);
+    const auto [s, ds] = this->upload_tables(setup);
+    auto& p = this->params_;
+    p = setup.params(s, ds);
     const GeomKnobs knobs = geom_knobs();
-    params_.cells = knobs.cells > 0 ? std::min(knobs.cells, L.cells) : L.cells;
-    params_.cell_stride = knobs.odd_stride ? L.cell_stride : geom_best_cell_stride(L, int(sizeof(Number)));
-    const GeomLayout launch = geom_tuned_layout(L, params_.cells, params_.cell_stride);
-    threads_ = launch.threads;
-    table_bytes_ = setup.table_bytes();
-    blocks_ = geom_blocks<dim, k, q, colloc, Number>(params_);
-    if (blocks_ > std::int64_t(0x7fffffff)) throw InputError("cuda-core: the mesh has too many cells for one launch");
-    smem_ = launch.smem_elements() * int(sizeof(Number));
-    min_blocks_ = capped_variants && knobs.min_blocks > 0 ? knobs.min_blocks : 1;
-    kernel_ = pick_kernel(min_blocks_);
-    if (smem_ > 48 * 1024)
-      TCFEM_CUDA_CHECK(cudaFuncSetAttribute(kernel_, cudaFuncAttributeMaxDynamicSharedMemorySize, smem_));
-    TCFEM_CUDA_CHECK(
-        cudaFuncSetAttribute(kernel_, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared));
-    int per_sm = 0;
-    TCFEM_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel_, threads_, smem_));
-    if (per_sm < 1)
-      throw InputError("cuda-core: the general-geometry kernel does not fit on the device (" + std::to_string(smem_) +
-                       " bytes of shared memory, " + std::to_string(threads_) + " threads)");
-    (void)info;
+    p.cells = knobs.cells > 0 ? std::min(knobs.cells, L.cells) : L.cells;
+    p.cell_stride = knobs.odd_stride ? L.cell_stride : geom_best_cell_stride(L, int(sizeof(Number)));
+    const GeomLayout launch = geom_tuned_layout(L, p.cells, p.cell_stride);
+    this->threads_ = launch.threads;
+    this->blocks_ = geom_blocks<dim, k, q, colloc, Number>(p);
+    this->smem_ = launch.smem_elements() * int(sizeof(Number));
+    this->min_blocks_ = capped_variants && knobs.min_blocks > 0 ? knobs.min_blocks : 1;
+    this->kernel_ = pick_kernel(this->min_blocks_);
+    this->prepare_launch("general-geometry kernel");
     constexpr auto w = geom_cell_work<dim, k, q, colloc>();
-    const double cells = double(params_.total_cells);
-    flops_ = w.flops * cells;
-    shared_ = (w.shared_values * cells + double(blocks_) * L.table_elements() * 2.0) * sizeof(Number);
-    // src read and dst written once, dst zeroed (memset); the gathers of shared nodes and the
-    // atomics resolve in L2; the 1D tables are a few KB
-    dram_ = 3.0 * double(n_local_) * sizeof(Number) + double(table_bytes_);
+    const double cells = double(p.total_cells);
+    this->flops_ = w.flops * cells;
+    this->shared_ = (w.shared_values * cells + double(this->blocks_) * L.table_elements() * 2.0) * sizeof(Number);
+    this->dram_ = this->dram_model();
   }
-  void vmult(void* dst, const void* src) const override {
-    auto* d = static_cast<Number*>(dst);
-    const auto* sp = static_cast<const Number*>(src);
-    TCFEM_CUDA_CHECK(cudaMemsetAsync(d, 0, n_local_ * sizeof(Number)));
-    const auto grid = static_cast<unsigned>(blocks_);
-    if constexpr (capped_variants) {
-      if (min_blocks_ == 3)
-        geom_kernel<dim, k, q, colloc, Number, 3><<<grid, threads_, smem_>>>(params_, sp, d);
-      else if (min_blocks_ == 4)
-        geom_kernel<dim, k, q, colloc, Number, 4><<<grid, threads_, smem_>>>(params_, sp, d);
-      else
-        geom_kernel<dim, k, q, colloc, Number, 1><<<grid, threads_, smem_>>>(params_, sp, d);
-    } else {
-      geom_kernel<dim, k, q, colloc, Number, 1><<<grid, threads_, smem_>>>(params_, sp, d);
-    }
-    TCFEM_CUDA_CHECK_LAUNCH();
-  }
-  std::size_t n_local() const override { return n_local_; }
-  std::size_t value_size() const override { return sizeof(Number); }
-  const DeviceKernelKey& key() const override { return key_; }
-  double flops_per_apply() const override { return flops_; }
-  double dram_bytes_per_apply() const override { return dram_; }
-  double shared_bytes_per_apply() const override { return shared_; }
-  std::size_t device_bytes() const override { return table_bytes_; }
-
- private:
-  DeviceKernelKey key_;
-  std::size_t n_local_;
-  std::array<std::unique_ptr<DeviceBuffer<Number>>, dim> s_, ds_;
-  GeomParams<dim, k, q, Number> params_{};
-  std::int64_t blocks_ = 0;
-  Kernel kernel_ = nullptr;  ///< the launched instantiation (attributes, occupancy)
-  int min_blocks_ = 1;
-  int threads_ = 0;
-  int smem_ = 0;
-  std::size_t table_bytes_ = 0;
-  double flops_ = 0, dram_ = 0, shared_ = 0;
 };
 
 /// The lines program (3D): the phases of GeomLinesProgram with a barrier between each two
@@ -255,9 +275,11 @@ __global__ void __launch_bounds__(geom_lines_layout(q).threads, min_blocks)
 
 /// cg Laplacian on the general 3D geometry by the lines program: memset of dst + one kernel.
 template <int k, int q, bool colloc, typename Number>
-class CgGeometryLinesOperator final : public DeviceOperator {
+class CgGeometryLinesOperator final : public GeometryOperatorBase<3, GeomLinesParams<k, q, Number>, Number> {
+  using Base = GeometryOperatorBase<3, GeomLinesParams<k, q, Number>, Number>;
+
  public:
-  using Kernel = void (*)(GeomLinesParams<k, q, Number>, const Number*, Number*);
+  using Kernel = typename Base::Kernel;
   /// register-capped variants exist for BP5 and BP3
   static constexpr bool capped_variants = colloc || q == k + 2;
   /// The register cap per (quadrature, degree) where it was measured faster on the H200 (3D fp64,
@@ -280,84 +302,31 @@ class CgGeometryLinesOperator final : public DeviceOperator {
 
   CgGeometryLinesOperator(const mesh::BoxMesh<3>& mesh, const fe::DofLayout<3>& dofs, const DeviceKernelKey& key,
                           const GeomKnobs& knobs)
-      : key_(key), n_local_(dofs.n_local()) {
+      : Base(key, dofs.n_local()) {
     (void)require_device("--variant cuda-core");
-    min_blocks_ = capped_variants && knobs.min_blocks > 0 ? knobs.min_blocks : default_lines_min_blocks();
-    kernel_ = pick_kernel(min_blocks_);
+    this->min_blocks_ = capped_variants && knobs.min_blocks > 0 ? knobs.min_blocks : default_lines_min_blocks();
+    this->kernel_ = pick_kernel(this->min_blocks_);
     // resident blocks per SM the registers allow: the padding search may use the shared memory of
     // the blocks that could not be resident anyway
     int by_registers = 0;
     const int launch_threads = geom_lines_cells(q, knobs.cells) * q * q;
-    TCFEM_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&by_registers, kernel_, launch_threads, 0));
+    TCFEM_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&by_registers, this->kernel_, launch_threads, 0));
     const auto setup =
         make_geom_lines_setup<k, q, Number>(mesh, key.quadrature, knobs.cells, !knobs.odd_stride, by_registers);
-    std::array<const Number*, 3> s, ds;
-    for (int d = 0; d < 3; ++d) {
-      s_[d] = std::make_unique<DeviceBuffer<Number>>(setup.s[d]);
-      ds_[d] = std::make_unique<DeviceBuffer<Number>>(setup.ds[d]);
-      s[d] = s_[d]->data();
-      ds[d] = ds_[d]->data();
-    }
-    params_ = setup.params(s, ds);
-    const GeomLinesLayout& L = params_.layout;
-    threads_ = L.threads;
-    table_bytes_ = setup.table_bytes();
-    blocks_ = (params_.total_cells + L.cells - 1) / L.cells;
-    if (blocks_ > std::int64_t(0x7fffffff)) throw InputError("cuda-core: the mesh has too many cells for one launch");
-    smem_ = L.smem_elements() * int(sizeof(Number));
-    if (smem_ > 48 * 1024)
-      TCFEM_CUDA_CHECK(cudaFuncSetAttribute(kernel_, cudaFuncAttributeMaxDynamicSharedMemorySize, smem_));
-    TCFEM_CUDA_CHECK(
-        cudaFuncSetAttribute(kernel_, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared));
-    int per_sm = 0;
-    TCFEM_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel_, threads_, smem_));
-    if (per_sm < 1)
-      throw InputError("cuda-core: the general-geometry lines kernel does not fit on the device (" +
-                       std::to_string(smem_) + " bytes of shared memory, " + std::to_string(threads_) + " threads)");
+    const auto [s, ds] = this->upload_tables(setup);
+    auto& p = this->params_;
+    p = setup.params(s, ds);
+    const GeomLinesLayout& L = p.layout;
+    this->threads_ = L.threads;
+    this->blocks_ = (p.total_cells + L.cells - 1) / L.cells;
+    this->smem_ = L.smem_elements() * int(sizeof(Number));
+    this->prepare_launch("general-geometry lines kernel");
     constexpr auto w = geom_lines_cell_work(k, q, colloc);
-    const double cells = double(params_.total_cells);
-    flops_ = w.flops * cells;
-    shared_ = w.shared_values * cells * sizeof(Number);
-    // src read and dst written once, dst zeroed (memset); gathers of shared nodes and atomics in L2
-    dram_ = 3.0 * double(n_local_) * sizeof(Number) + double(table_bytes_);
+    const double cells = double(p.total_cells);
+    this->flops_ = w.flops * cells;
+    this->shared_ = w.shared_values * cells * sizeof(Number);
+    this->dram_ = this->dram_model();
   }
-  void vmult(void* dst, const void* src) const override {
-    auto* d = static_cast<Number*>(dst);
-    const auto* sp = static_cast<const Number*>(src);
-    TCFEM_CUDA_CHECK(cudaMemsetAsync(d, 0, n_local_ * sizeof(Number)));
-    const auto grid = static_cast<unsigned>(blocks_);
-    if constexpr (capped_variants) {
-      if (min_blocks_ == 3)
-        geom_lines_kernel<k, q, colloc, Number, 3><<<grid, threads_, smem_>>>(params_, sp, d);
-      else if (min_blocks_ == 4)
-        geom_lines_kernel<k, q, colloc, Number, 4><<<grid, threads_, smem_>>>(params_, sp, d);
-      else
-        geom_lines_kernel<k, q, colloc, Number, 1><<<grid, threads_, smem_>>>(params_, sp, d);
-    } else {
-      geom_lines_kernel<k, q, colloc, Number, 1><<<grid, threads_, smem_>>>(params_, sp, d);
-    }
-    TCFEM_CUDA_CHECK_LAUNCH();
-  }
-  std::size_t n_local() const override { return n_local_; }
-  std::size_t value_size() const override { return sizeof(Number); }
-  const DeviceKernelKey& key() const override { return key_; }
-  double flops_per_apply() const override { return flops_; }
-  double dram_bytes_per_apply() const override { return dram_; }
-  double shared_bytes_per_apply() const override { return shared_; }
-  std::size_t device_bytes() const override { return table_bytes_; }
-
- private:
-  DeviceKernelKey key_;
-  std::size_t n_local_;
-  std::array<std::unique_ptr<DeviceBuffer<Number>>, 3> s_, ds_;
-  GeomLinesParams<k, q, Number> params_{};
-  std::int64_t blocks_ = 0;
-  Kernel kernel_ = nullptr;
-  int min_blocks_ = 1;
-  int threads_ = 0;
-  int smem_ = 0;
-  std::size_t table_bytes_ = 0;
-  double flops_ = 0, dram_ = 0, shared_ = 0;
 };
 
 template <int dim>
