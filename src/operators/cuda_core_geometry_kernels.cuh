@@ -122,7 +122,7 @@ inline GeomKnobs geom_knobs() {
 /// on the device, one kernel of `Params` launched after a memset of dst, the shared-memory
 /// attributes and occupancy check of that kernel, and the work model.
 template <int dim, typename Params, typename Number>
-class GeometryOperatorBase : public DeviceOperator {
+class GeometryOperatorBase : public DeviceOperatorBase {
  public:
   using Kernel = void (*)(Params, const Number*, Number*);
 
@@ -132,16 +132,11 @@ class GeometryOperatorBase : public DeviceOperator {
     kernel_<<<static_cast<unsigned>(blocks_), threads_, smem_>>>(params_, static_cast<const Number*>(src), d);
     TCFEM_CUDA_CHECK_LAUNCH();
   }
-  std::size_t n_local() const override { return n_local_; }
   std::size_t value_size() const override { return sizeof(Number); }
-  const DeviceKernelKey& key() const override { return key_; }
-  double flops_per_apply() const override { return flops_; }
-  double dram_bytes_per_apply() const override { return dram_; }
-  double shared_bytes_per_apply() const override { return shared_; }
   std::size_t device_bytes() const override { return table_bytes_; }
 
  protected:
-  GeometryOperatorBase(const DeviceKernelKey& key, std::size_t n_local) : key_(key), n_local_(n_local) {}
+  GeometryOperatorBase(const DeviceKernelKey& key, std::size_t n_local) : DeviceOperatorBase(key, n_local) {}
 
   /// Copies the 1D tables s_d, ds_d of a setup to the device; their device pointers.
   template <class Setup>
@@ -176,8 +171,6 @@ class GeometryOperatorBase : public DeviceOperator {
   /// atomics resolve in L2; the 1D tables are a few KB
   double dram_model() const { return 3.0 * double(n_local_) * sizeof(Number) + double(table_bytes_); }
 
-  DeviceKernelKey key_;
-  std::size_t n_local_;
   std::array<std::unique_ptr<DeviceBuffer<Number>>, dim> s_, ds_;
   Params params_{};
   std::int64_t blocks_ = 0;
@@ -186,7 +179,6 @@ class GeometryOperatorBase : public DeviceOperator {
   int threads_ = 0;
   int smem_ = 0;
   std::size_t table_bytes_ = 0;
-  double flops_ = 0, dram_ = 0, shared_ = 0;
 };
 
 /// cg Laplacian on general geometry (deformed or Cartesian box), geometry from 1D tables:

@@ -130,10 +130,10 @@ int resident_blocks(Kernel kernel, int threads, int smem_bytes, const DeviceInfo
 
 /// Cartesian cg Laplacian: memset + one tile-streaming kernel.
 template <int dim, int k, typename Number>
-class CgCartesianOperator final : public DeviceOperator {
+class CgCartesianOperator final : public DeviceOperatorBase {
  public:
   CgCartesianOperator(const mesh::BoxMesh<dim>& mesh, const fe::DofLayout<dim>& dofs, const DeviceKernelKey& key)
-      : key_(key), n_local_(dofs.n_local()) {
+      : DeviceOperatorBase(key, dofs.n_local()) {
     const DeviceInfo info = require_device("--variant cuda-core");
     if constexpr (dim == 3) {
       using Prog = Cg3Program<k, Number>;
@@ -183,23 +183,15 @@ class CgCartesianOperator final : public DeviceOperator {
       cg2_kernel<k, Number><<<static_cast<unsigned>(blocks_), threads_, smem_>>>(params_, s, d);
     TCFEM_CUDA_CHECK_LAUNCH();
   }
-  std::size_t n_local() const override { return n_local_; }
   std::size_t value_size() const override { return sizeof(Number); }
-  const DeviceKernelKey& key() const override { return key_; }
-  double flops_per_apply() const override { return flops_; }
-  double dram_bytes_per_apply() const override { return dram_; }
-  double shared_bytes_per_apply() const override { return shared_; }
   std::size_t device_bytes() const override { return 0; }
 
  private:
-  DeviceKernelKey key_;
-  std::size_t n_local_;
   mutable DeviceBuffer<unsigned> queue_{1};  // work-item counter, reset before each launch
   CgParams<dim, k, Number> params_{};
   std::int64_t blocks_ = 0;
   int threads_ = 32, smem_ = 0, zero_blocks_ = 1;
   bool zero_all_ = false;
-  double flops_ = 0, dram_ = 0, shared_ = 0;
 };
 
 template <int dim, int k, typename Number>
@@ -241,10 +233,10 @@ Work dg_work(const DgParams<dim, k, Number>& p) {
 
 /// Cartesian SIPG Laplacian: one cell-centric streaming kernel, each cell writes its own DoFs.
 template <int dim, int k, typename Number>
-class DgCartesianOperator final : public DeviceOperator {
+class DgCartesianOperator final : public DeviceOperatorBase {
  public:
   DgCartesianOperator(const mesh::BoxMesh<dim>& mesh, const fe::DofLayout<dim>& dofs, const DeviceKernelKey& key)
-      : key_(key), n_local_(dofs.n_local()) {
+      : DeviceOperatorBase(key, dofs.n_local()) {
     const DeviceInfo info = require_device("--variant cuda-core");
     if constexpr (dim == 3) {
       using Prog = Dg3Program<k, Number>;
@@ -286,22 +278,15 @@ class DgCartesianOperator final : public DeviceOperator {
       dg2_kernel<k, Number><<<static_cast<unsigned>(blocks_), threads_, smem_>>>(params_, s, d);
     TCFEM_CUDA_CHECK_LAUNCH();
   }
-  std::size_t n_local() const override { return n_local_; }
   std::size_t value_size() const override { return sizeof(Number); }
-  const DeviceKernelKey& key() const override { return key_; }
-  double flops_per_apply() const override { return flops_; }
-  double dram_bytes_per_apply() const override { return dram_; }
-  double shared_bytes_per_apply() const override { return shared_; }
   std::size_t device_bytes() const override { return 0; }
 
  private:
-  DeviceKernelKey key_;
-  std::size_t n_local_;
   mutable DeviceBuffer<unsigned> queue_{1};  // work-item counter, reset before each launch
   DgParams<dim, k, Number> params_{};
   std::int64_t blocks_ = 0;
   int threads_ = 32, smem_ = 0;
-  double flops_ = 0, dram_ = 0, shared_ = 0, halo_reads_ = 0;
+  double halo_reads_ = 0;
 };
 
 template <int dim, int k, typename Number>

@@ -58,6 +58,23 @@ class DeviceOperator {
   virtual std::size_t device_bytes() const = 0;
 };
 
+/// What every device operator keeps alike: its key, its local size and the work model of one
+/// apply (the kernels' constructors fill flops_, dram_ and shared_).
+class DeviceOperatorBase : public DeviceOperator {
+ public:
+  std::size_t n_local() const override { return n_local_; }
+  const DeviceKernelKey& key() const override { return key_; }
+  double flops_per_apply() const override { return flops_; }
+  double dram_bytes_per_apply() const override { return dram_; }
+  double shared_bytes_per_apply() const override { return shared_; }
+
+ protected:
+  DeviceOperatorBase(const DeviceKernelKey& key, std::size_t n_local) : key_(key), n_local_(n_local) {}
+  DeviceKernelKey key_;
+  std::size_t n_local_ = 0;
+  double flops_ = 0, dram_ = 0, shared_ = 0;
+};
+
 /// Builds the operator for `key` (key.dim must equal dim); throws InputError naming what is
 /// supported when no kernel matches.
 template <int dim>

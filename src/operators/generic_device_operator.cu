@@ -49,10 +49,11 @@ WorkModel generic_work(const DeviceKernelKey& key, int nq) {
 }
 
 template <int dim, typename Number>
-class GenericDeviceOperator final : public DeviceOperator {
+class GenericDeviceOperator final : public DeviceOperatorBase {
  public:
   GenericDeviceOperator(const mesh::BoxMesh<dim>& mesh, const fe::DofLayout<dim>& dofs, const DeviceKernelKey& key)
-      : key_(key), op_(mesh, dofs, config_of(key), key.form) {
+      : DeviceOperatorBase(key, 0), op_(mesh, dofs, config_of(key), key.form) {
+    n_local_ = op_.n_local();
     const int nq = op_.device_view().nq;
     const auto w = generic_work(key, nq);
     const double cells = double(mesh.n_owned_cells());
@@ -63,18 +64,11 @@ class GenericDeviceOperator final : public DeviceOperator {
   void vmult(void* dst, const void* src) const override {
     op_.vmult(static_cast<Number*>(dst), static_cast<const Number*>(src));
   }
-  std::size_t n_local() const override { return op_.n_local(); }
   std::size_t value_size() const override { return sizeof(Number); }
-  const DeviceKernelKey& key() const override { return key_; }
-  double flops_per_apply() const override { return flops_; }
-  double dram_bytes_per_apply() const override { return dram_; }
-  double shared_bytes_per_apply() const override { return shared_; }
   std::size_t device_bytes() const override { return op_.device_bytes(); }
 
  private:
-  DeviceKernelKey key_;
   CudaOperator<dim, Number> op_;
-  double flops_ = 0, dram_ = 0, shared_ = 0;
 };
 
 }  // namespace

@@ -95,36 +95,27 @@ std::pair<int, std::int64_t> prepare_cell_kernel(const CgKernelEntry<Storage>& e
 /// What the cg and dg operators of the family share: the key, the cell kernel and its parameters,
 /// the launch grid, the checks of the mesh and DoF layout, and the work models.
 template <int dim, typename Storage>
-class TensorCoreCellOperator : public DeviceOperator {
+class TensorCoreCellOperator : public DeviceOperatorBase {
  public:
   TensorCoreCellOperator(const mesh::BoxMesh<dim>& mesh, const fe::DofLayout<dim>& dofs, const DeviceKernelKey& key,
                          const CgKernelEntry<Storage>& entry, fe::Disc disc)
-      : key_(key), entry_(entry), info_(require_device("--variant tensor-core")) {
+      : DeviceOperatorBase(key, dofs.n_local()), entry_(entry), info_(require_device("--variant tensor-core")) {
     const auto& part = mesh.partition();
     for (int d = 0; d < dim; ++d)
       if (part.owned.begin[d] != 0 || part.owned.end[d] != part.global_cells[d])
         throw InputError("--variant tensor-core: the kernels support a single process owning the whole mesh");
     if (dofs.disc() != disc || dofs.degree() != key.degree)
       throw InputError("--variant tensor-core: the DoF layout does not match the kernel key");
-    n_local_ = dofs.n_local();
   }
-  std::size_t n_local() const override { return n_local_; }
   std::size_t value_size() const override { return sizeof(Storage); }
-  const DeviceKernelKey& key() const override { return key_; }
-  double flops_per_apply() const override { return flops_; }
-  double dram_bytes_per_apply() const override { return dram_; }
-  double shared_bytes_per_apply() const override { return shared_; }
   std::size_t device_bytes() const override { return matrices_.size() * sizeof(double); }
 
  protected:
-  DeviceKernelKey key_;
   CgKernelEntry<Storage> entry_;
   DeviceInfo info_;
   DeviceBuffer<double> matrices_;
   CgKernelParams<Storage> params_;
-  std::size_t n_local_ = 0;
   int grid_ = 1;
-  double flops_ = 0, dram_ = 0, shared_ = 0;
 };
 
 template <int dim, typename Storage>
