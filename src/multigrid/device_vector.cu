@@ -88,6 +88,54 @@ __global__ void finish_sum_kernel(const double* partial, int n, double* result) 
   if (threadIdx.x == 0) *result = s;
 }
 
+/// Columns of one pass of multi_dot.
+constexpr int multi_columns = 8;
+
+/// partial[c reduce_grid + blockIdx.x] = the block's share of sum_i V[i + c n] w[i], c < k <= 8
+__global__ void partial_multi_dot_kernel(const double* __restrict__ V, std::int64_t n, int k,
+                                         const double* __restrict__ w, double* __restrict__ partial) {
+  using Reduce = cub::BlockReduce<double, block>;
+  __shared__ typename Reduce::TempStorage tmp;
+  double s[multi_columns];
+#pragma unroll
+  for (int c = 0; c < multi_columns; ++c) s[c] = 0.0;
+  for (std::int64_t i = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; i < n;
+       i += std::int64_t(gridDim.x) * blockDim.x) {
+    const double wi = w[i];
+#pragma unroll
+    for (int c = 0; c < multi_columns; ++c)
+      if (c < k) s[c] += V[i + c * n] * wi;
+  }
+#pragma unroll
+  for (int c = 0; c < multi_columns; ++c) {
+    if (c >= k) break;  // uniform over the block
+    const double t = Reduce(tmp).Sum(s[c]);
+    if (threadIdx.x == 0) partial[c * reduce_grid + blockIdx.x] = t;
+    __syncthreads();  // tmp is reused
+  }
+}
+
+/// c[blockIdx.x] = sum of the `grid` partial sums of column blockIdx.x
+__global__ void finish_multi_sum_kernel(const double* partial, int grid, double* c) {
+  using Reduce = cub::BlockReduce<double, block>;
+  __shared__ typename Reduce::TempStorage tmp;
+  double s = 0.0;
+  for (int i = threadIdx.x; i < grid; i += blockDim.x) s += partial[blockIdx.x * reduce_grid + i];
+  s = Reduce(tmp).Sum(s);
+  if (threadIdx.x == 0) c[blockIdx.x] = s;
+}
+
+/// y_i += alpha sum_c V[i + c n] a[c]
+__global__ void multi_axpy_kernel(double alpha, const double* __restrict__ V, std::int64_t n, int k,
+                                  const double* __restrict__ a, double* __restrict__ y) {
+  for (std::int64_t i = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; i < n;
+       i += std::int64_t(gridDim.x) * blockDim.x) {
+    double s = 0.0;
+    for (int c = 0; c < k; ++c) s += V[i + c * n] * __ldg(a + c);
+    y[i] += alpha * s;
+  }
+}
+
 /// Scratch of the reductions: partial sums on the device and a pinned host word.
 struct DotScratch {
   DeviceBuffer<double> partial{reduce_grid + 1};
@@ -100,6 +148,10 @@ struct DotScratch {
 DotScratch& scratch() {
   static DotScratch s;
   return s;
+}
+DeviceBuffer<double>& multi_scratch() {
+  static DeviceBuffer<double> partial(std::size_t(multi_columns) * reduce_grid);
+  return partial;
 }
 
 }  // namespace
@@ -188,6 +240,29 @@ double dot(const DeviceVector<Number>& x, const DeviceVector<Number>& y) {
 template <typename Number>
 double norm(const DeviceVector<Number>& x) {
   return std::sqrt(std::max(0.0, dot(x, x)));
+}
+
+void multi_dot(const double* V, std::size_t n, int k, const double* w, double* c) {
+  if (k <= 0) return;
+  if (n == 0) {
+    TCFEM_CUDA_CHECK(cudaMemsetAsync(c, 0, std::size_t(k) * sizeof(double)));
+    return;
+  }
+  auto& partial = multi_scratch();
+  const int grid = static_cast<int>(std::min<std::size_t>((n + block - 1) / block, reduce_grid));
+  for (int c0 = 0; c0 < k; c0 += multi_columns) {
+    const int kc = std::min(multi_columns, k - c0);
+    partial_multi_dot_kernel<<<grid, block>>>(V + std::size_t(c0) * n, std::int64_t(n), kc, w, partial.data());
+    TCFEM_CUDA_CHECK_LAUNCH();
+    finish_multi_sum_kernel<<<kc, block>>>(partial.data(), grid, c + c0);
+    TCFEM_CUDA_CHECK_LAUNCH();
+  }
+}
+
+void multi_axpy(double alpha, const double* V, std::size_t n, int k, const double* a, double* y) {
+  if (k <= 0 || n == 0) return;
+  multi_axpy_kernel<<<grid_for(n), block>>>(alpha, V, std::int64_t(n), k, a, y);
+  TCFEM_CUDA_CHECK_LAUNCH();
 }
 
 template <typename To, typename From>

@@ -74,6 +74,12 @@ template <typename Number>
 double dot(const DeviceVector<Number>& x, const DeviceVector<Number>& y);
 template <typename Number>
 double norm(const DeviceVector<Number>& x);
+/// c = V^T w for the first k columns of V (column-major, n rows, leading dimension n), c (k
+/// entries) on the device: the block inner products of the Arnoldi orthogonalization as one
+/// tall-skinny product, one pass over V and w per 8 columns on a fixed grid (deterministic).
+void multi_dot(const double* V, std::size_t n, int k, const double* w, double* c);
+/// y += alpha V a for the first k columns of V (column-major, n rows), a (k entries) on the device.
+void multi_axpy(double alpha, const double* V, std::size_t n, int k, const double* a, double* y);
 /// dst = src converted entrywise (round to nearest), sizes equal
 template <typename To, typename From>
 void convert(DeviceVector<To>& dst, const DeviceVector<From>& src);

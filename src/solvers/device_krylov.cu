@@ -3,6 +3,8 @@
 #include <chrono>
 #include <climits>
 #include <cmath>
+#include <cstdlib>
+#include <string>
 #include <vector>
 
 #include "core/error.h"
@@ -44,6 +46,18 @@ class Stopwatch {
   clock_type::time_point start_;
 };
 
+/// The tall-skinny products of FGMRES (c = V^T w, w -= V c, x += Z y): the block kernels of
+/// multigrid::device (multi_dot, multi_axpy; default) or cuBLAS dgemv, chosen with
+/// TCFEM_ARNOLDI_PRODUCTS=multi|cublas (read once per solve) so that one run compares them.
+bool arnoldi_products_cublas() {
+  const char* e = std::getenv("TCFEM_ARNOLDI_PRODUCTS");
+  if (!e || !*e) return false;
+  const std::string v = e;
+  if (v != "multi" && v != "cublas")
+    throw InputError("TCFEM_ARNOLDI_PRODUCTS must be multi or cublas (got '" + v + "')");
+  return v == "cublas";
+}
+
 int blas_int(std::size_t n) {
   if (n > std::size_t(INT_MAX)) throw InputError("FGMRES on the device: vectors longer than 2^31 entries");
   return int(n);
@@ -72,6 +86,7 @@ SolverResult solve_fgmres_device(const DeviceLinearMap& A, DeviceVectorD& x, con
   const int ni = blas_int(n);
   const int m = settings.restart;
   const auto h = device_blas_handle();
+  const bool use_cublas = arnoldi_products_cublas();
   SolverResult res;
   DeviceBuffer<double> V(n * (m + 1)), Z(n * m), coeffs(2 * (m + 1)), y_dev(m);
   ArnoldiLeastSquares ls(m);
@@ -126,10 +141,16 @@ SolverResult solve_fgmres_device(const DeviceLinearMap& A, DeviceVectorD& x, con
         const int k = j + 1;
         double* c1 = coeffs.data();
         double* c2 = coeffs.data() + (m + 1);
-        TCFEM_DEVICE_BLAS_CHECK(cublasDgemv(h, CUBLAS_OP_T, ni, k, &one, V.data(), ni, w.data(), 1, &zero, c1, 1));
-        TCFEM_DEVICE_BLAS_CHECK(cublasDgemv(h, CUBLAS_OP_N, ni, k, &minus_one, V.data(), ni, c1, 1, &one, w.data(), 1));
-        TCFEM_DEVICE_BLAS_CHECK(cublasDgemv(h, CUBLAS_OP_T, ni, k, &one, V.data(), ni, w.data(), 1, &zero, c2, 1));
-        TCFEM_DEVICE_BLAS_CHECK(cublasDgemv(h, CUBLAS_OP_N, ni, k, &minus_one, V.data(), ni, c2, 1, &one, w.data(), 1));
+        for (double* c : {c1, c2}) {
+          if (use_cublas) {
+            TCFEM_DEVICE_BLAS_CHECK(cublasDgemv(h, CUBLAS_OP_T, ni, k, &one, V.data(), ni, w.data(), 1, &zero, c, 1));
+            TCFEM_DEVICE_BLAS_CHECK(
+                cublasDgemv(h, CUBLAS_OP_N, ni, k, &minus_one, V.data(), ni, c, 1, &one, w.data(), 1));
+          } else {
+            dev::multi_dot(V.data(), n, k, w.data(), c);
+            dev::multi_axpy(-1.0, V.data(), n, k, c, w.data());
+          }
+        }
         TCFEM_CUDA_CHECK(cudaMemcpy(c_host.data(), coeffs.data(), 2 * (m + 1) * sizeof(double), cudaMemcpyDeviceToHost));
         for (int i = 0; i < k; ++i) hcol[i] = c_host[i] + c_host[(m + 1) + i];
         hnext = dev::norm(w);
@@ -160,8 +181,11 @@ SolverResult solve_fgmres_device(const DeviceLinearMap& A, DeviceVectorD& x, con
       ls.solve(j_end, y.data());
       if (j_end > 0) {
         y_dev.copy_from_host(y.data(), j_end);
-        TCFEM_DEVICE_BLAS_CHECK(cublasDgemv(h, CUBLAS_OP_N, ni, j_end, &one, Z.data(), ni, y_dev.data(), 1, &one,
-                                            x.data(), 1));
+        if (use_cublas)
+          TCFEM_DEVICE_BLAS_CHECK(cublasDgemv(h, CUBLAS_OP_N, ni, j_end, &one, Z.data(), ni, y_dev.data(), 1, &one,
+                                              x.data(), 1));
+        else
+          dev::multi_axpy(1.0, Z.data(), n, j_end, y_dev.data(), x.data());
       }
     }
     res.iterations = it;

@@ -6,12 +6,14 @@
 // (prefix "mgdev").
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <limits>
 #include <random>
 #include <string>
+#include <vector>
 
 #include "core/device.h"
 #include "multigrid/chebyshev_smoother.h"
@@ -21,6 +23,7 @@
 #include "multigrid/device_multigrid.h"
 #include "multigrid/device_multigrid_solve.h"
 #include "multigrid/device_transfer.h"
+#include "multigrid/device_vector.h"
 #include "multigrid/multigrid.h"
 #include "multigrid/multigrid_solve.h"
 #include "multigrid/transfer.h"
@@ -136,6 +139,52 @@ TEST(DeviceMultigrid, VectorOps) {
   SKIP_WITHOUT_DEVICE();
   check_vector_ops<double>();
   check_vector_ops<float>();
+}
+
+// The tall-skinny products of the device FGMRES against host sums: c = V^T w over 11 columns (two
+// passes of the 8-column kernel), y += alpha V a; fresh random data, NaN-poisoned c.
+TEST(DeviceMultigrid, MultiDotAndAxpyMatchHost) {
+  SKIP_WITHOUT_DEVICE();
+  std::random_device rd;
+  std::mt19937_64 gen(rd());
+  std::uniform_real_distribution<double> u(-1.0, 1.0);
+  for (const std::size_t n : {std::size_t(1), std::size_t(1000), std::size_t(300007)}) {
+    for (const int k : {1, 8, 11}) {
+      std::vector<double> V(n * k), w(n), y(n), a(k);
+      for (auto& v : V) v = u(gen);
+      for (auto& v : w) v = u(gen);
+      for (auto& v : y) v = u(gen);
+      for (auto& v : a) v = u(gen);
+      DeviceBuffer<double> Vd(V), wd(w), yd(y), ad(a), cd{static_cast<std::size_t>(k)};
+      TCFEM_CUDA_CHECK(cudaMemset(cd.data(), 0xFF, k * sizeof(double)));
+      multigrid::device::multi_dot(Vd.data(), n, k, wd.data(), cd.data());
+      const double alpha = -0.7;
+      multigrid::device::multi_axpy(alpha, Vd.data(), n, k, ad.data(), yd.data());
+      std::vector<double> c(k), yo(n);
+      TCFEM_CUDA_CHECK(cudaMemcpy(c.data(), cd.data(), k * sizeof(double), cudaMemcpyDeviceToHost));
+      TCFEM_CUDA_CHECK(cudaMemcpy(yo.data(), yd.data(), n * sizeof(double), cudaMemcpyDeviceToHost));
+      double worst_c = 0.0, worst_y = 0.0;
+      for (int j = 0; j < k; ++j) {
+        double ref = 0.0, mag = 0.0;
+        for (std::size_t i = 0; i < n; ++i) {
+          ref += V[i + j * n] * w[i];
+          mag += std::abs(V[i + j * n] * w[i]);
+        }
+        worst_c = std::max(worst_c, std::abs(c[j] - ref) / mag);
+      }
+      for (std::size_t i = 0; i < n; ++i) {
+        double s = 0.0, mag = 0.0;
+        for (int j = 0; j < k; ++j) {
+          s += V[i + j * n] * a[j];
+          mag += std::abs(V[i + j * n] * a[j]);
+        }
+        worst_y = std::max(worst_y, std::abs(yo[i] - (y[i] + alpha * s)) / (std::abs(y[i]) + std::abs(alpha) * mag));
+      }
+      EXPECT_LT(worst_c, 1e-13) << "multi_dot n=" << n << " k=" << k;
+      EXPECT_LT(worst_y, 1e-14) << "multi_axpy n=" << n << " k=" << k;
+      std::printf("[multi products] n=%zu k=%d relative error: V^T w %.2e, y + alpha V a %.2e\n", n, k, worst_c, worst_y);
+    }
+  }
 }
 
 TEST(DeviceMultigrid, PrecisionConversion) {
