@@ -270,17 +270,22 @@ struct GeomLinesProgram {
     unroll<q>([&](auto c) { C[L.sb + base + c] = v[c]; });
   }
 
-  /// y line (x = a, z = b; a < q, b < n) of buffer 1: B to buffer 2.
-  TCFEM_HD static void interp_y(const Params& p, Number* smem, const Thread& th) {
+  /// y line (x = a, z = b; a < q, b < n) of buffer 1: n_in values through the even-odd table
+  /// `table` to n_out values of buffer 2 (B in interp_y, Bt in integrate_y).
+  template <int n_in, int n_out, class Table>
+  TCFEM_HD static void y_line(const Params& p, const Table& table, Number* smem, const Thread& th) {
     if (!th.active || th.b >= n) return;
     const auto& L = p.layout;
     Number* C = cell(p, smem, th);
     const int base = th.b * L.sp + th.a;
-    Number u[n], v[q];
-    unroll<n>([&](auto c) { u[c] = C[L.sb + base + c * L.sx]; });
-    eo_apply<false>(p.B, u, v);
-    unroll<q>([&](auto c) { C[2 * L.sb + base + c * L.sx] = v[c]; });
+    Number u[n_in], v[n_out];
+    unroll<n_in>([&](auto c) { u[c] = C[L.sb + base + c * L.sx]; });
+    eo_apply<false>(table, u, v);
+    unroll<n_out>([&](auto c) { C[2 * L.sb + base + c * L.sx] = v[c]; });
   }
+
+  /// y line of buffer 1 (n nodes): B to buffer 2 (q points).
+  TCFEM_HD static void interp_y(const Params& p, Number* smem, const Thread& th) { y_line<n, q>(p, p.B, smem, th); }
 
   /// Column (a, b) of buffer 2 (n values): B to th.r and buffer 0.
   TCFEM_HD static void interp_z(const Params& p, Number* smem, Thread& th) {
@@ -373,17 +378,8 @@ struct GeomLinesProgram {
     unroll<n>([&](auto c) { C[L.sb + c * L.sp + base] = v[c]; });
   }
 
-  /// y line (x = a, z = b; a < q, b < n) of buffer 1 (q values): Bt to buffer 2.
-  TCFEM_HD static void integrate_y(const Params& p, Number* smem, const Thread& th) {
-    if (!th.active || th.b >= n) return;
-    const auto& L = p.layout;
-    Number* C = cell(p, smem, th);
-    const int base = th.b * L.sp + th.a;
-    Number u[q], v[n];
-    unroll<q>([&](auto c) { u[c] = C[L.sb + base + c * L.sx]; });
-    eo_apply<false>(p.Bt, u, v);
-    unroll<n>([&](auto c) { C[2 * L.sb + base + c * L.sx] = v[c]; });
-  }
+  /// y line of buffer 1 (q values): Bt to buffer 2 (n nodes).
+  TCFEM_HD static void integrate_y(const Params& p, Number* smem, const Thread& th) { y_line<q, n>(p, p.Bt, smem, th); }
 
   /// x line (y = a, z = b; a, b < n) of buffer 2 (q values): Bt, scattered (atomicAdd; Dirichlet
   /// rows left alone).
