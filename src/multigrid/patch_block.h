@@ -24,8 +24,8 @@
 #include "arch/mma_atoms.cuh"
 #endif
 
-/// A load of data that no thread changes during the launch (b, the residual, the eigenvalue
-/// sums): through the read-only data cache on the device.
+/// A load of data that no thread changes during the launch (the inverse eigenvalue sums):
+/// through the read-only data cache on the device.
 template <typename Number>
 TCFEM_HD inline Number load_read_only(const Number* ptr) {
 #if defined(__CUDA_ARCH__)
