@@ -4,6 +4,8 @@
 # summary line per run. Usage: bench/run_mg_scale.sh [BUILD_DIR] [OUT_DIR] [PRECISIONS...]
 #   (defaults: build-dev, mg_scale, fp64 fp32 fp16ec bf16x3 fp16)
 # LARGEST=1 adds the largest problem that fits (CG + V-cycle, 1.53e9 DoFs) in fp32 and fp64.
+# FINEST_POST=vcycle|fp64 sets --mg-finest-post (default auto: the finest level of a V-cycle below fp64
+# is post-smoothed in fp64); reports named *_post<value>.
 # SEED_TEST=1 adds, per degree, left-preconditioned GMRES(10) with an fp64 V-cycle (--solver gmres:
 # the stopping test of seed 004 on ||P(b - Ax)||; its log names ||b - Ax|| / ||b|| at the end).
 set -u
@@ -23,7 +25,7 @@ try:
 except Exception as e:
     print(f"{sys.argv[1]}: no report ({e})"); sys.exit()
 c, t = j["config"], j["timings"]
-print(f"k={c['degree']} {c.get('mg_precision','-'):7s} {c['solver']:6s} dofs={j['n_dofs']:.4g} it={j['iterations']} "
+print(f"k={c['degree']} {c.get('mg_precision','-'):7s} post64={int(j.get('multigrid',{}).get('finest_post_fp64',False))} {c['solver']:6s} dofs={j['n_dofs']:.4g} it={j['iterations']} "
       f"conv={j['converged']} res={j['final_relative_residual']:.2e} L2={j['errors']['l2']:.6e} "
       f"setup={t['setup']:.2f}s solve={t['solve']:.3f}s errors={t['errors']:.2f}s total={t['total']:.2f}s "
       f"GDoF/s={j['n_dofs']/t['solve']/1e9 if t['solve'] > 0 else 0:.3f} device_GB={j.get('multigrid',{}).get('device_bytes',0)/1e9:.1f}")
@@ -34,12 +36,15 @@ run() {  # name, options...
   timeout 300 "$build/tcfem" solve --backend cuda --dim 3 "$@" --json "$out/$name.json" > "$out/$name.log" 2>&1
   echo "rc=$? $(summary "$out/$name.json")"
 }
+post=()
+suffix=
+if [ -n "${FINEST_POST:-}" ]; then post=(--mg-finest-post "$FINEST_POST"); suffix=_post$FINEST_POST; fi
 for p in $precisions; do
   for c in "${cases[@]}"; do
     k=${c%%:*}; size=${c#*:}
     # shellcheck disable=SC2086
-    run "k${k}_${p}" --degree "$k" $size --solver fgmres --restart 10 --precond mg --smoother patch \
-        --mg-precision "$p" --tol 1e-8 --max-iter 50
+    run "k${k}_${p}${suffix}" --degree "$k" $size --solver fgmres --restart 10 --precond mg --smoother patch \
+        --mg-precision "$p" "${post[@]}" --tol 1e-8 --max-iter 50
   done
 done
 if [ "${SEED_TEST:-0}" = 1 ]; then

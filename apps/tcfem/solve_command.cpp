@@ -63,6 +63,7 @@ struct SolveOptions {
   std::string smoother = "patch";
   std::string patch_variant = "fused";
   std::string mg_precision = "fp64";
+  std::string mg_finest_post = "auto";  // auto (fp64 below an fp64 V-cycle), fp64, vcycle
   int pre_smooth = 1, post_smooth = 1;
   int chebyshev_degree = 3;
   std::string coarse_solver = "auto";
@@ -287,6 +288,7 @@ int run_solve(const SolveOptions& o) {
     mgs.multigrid.pre_smooth = o.pre_smooth;
     mgs.multigrid.post_smooth = o.post_smooth;
     mgs.multigrid.coarse = *multigrid::parse_coarse_solver_kind(o.coarse_solver);
+    mgs.multigrid.finest_post_fp64 = o.mg_finest_post == "fp64" || o.mg_finest_post == "auto";
     mgs.fgmres.restart = o.restart;
     if (o.backend == "cuda") {
       multigrid::DeviceMultigridOptions options;
@@ -305,8 +307,10 @@ int run_solve(const SolveOptions& o) {
     result = mg_report->result;
     t_solve = mg_report->solve_seconds;
     t_device_setup = mg_report->setup_seconds;  // counted with the setup
-    std::snprintf(line, sizeof line, "  multigrid       %d levels, V(%d,%d), %s V-cycle, coarse solver %s, setup %.3f s\n",
+    std::snprintf(line, sizeof line,
+                  "  multigrid       %d levels, V(%d,%d), %s V-cycle%s, coarse solver %s, setup %.3f s\n",
                   mg_report->n_levels, o.pre_smooth, o.post_smooth, o.mg_precision.c_str(),
+                  mg_report->finest_post_fp64 ? " (finest level post-smoothed in fp64)" : "",
                   multigrid::to_string(mg_report->coarse), mg_report->setup_seconds);
     say(line);
     std::snprintf(line, sizeof line, "  smoother        %s\n", mg_report->levels.back().smoother.c_str());
@@ -463,6 +467,7 @@ int run_solve(const SolveOptions& o) {
       j["config"]["smoother"] = o.smoother;
       j["config"]["patch_variant"] = o.patch_variant;
       j["config"]["mg_precision"] = o.mg_precision;
+      j["config"]["mg_finest_post"] = o.mg_finest_post;
       j["config"]["pre_smooth"] = o.pre_smooth;
       j["config"]["post_smooth"] = o.post_smooth;
       j["config"]["chebyshev_degree"] = o.chebyshev_degree;
@@ -493,6 +498,7 @@ int run_solve(const SolveOptions& o) {
                         {"component_times_measured", !device_mg || device_mg->component_times},
                         {"coarse_solver", multigrid::to_string(r.coarse)},
                         {"precision", o.mg_precision},
+                        {"finest_post_fp64", r.finest_post_fp64},
                         {"setup_seconds", r.setup_seconds},
                         {"v_cycles", r.times.cycles},
                         {"conversion_seconds", r.times.conversion},
@@ -584,6 +590,14 @@ std::function<int()> add_solve_command(CLI::App& app) {
       cmd->add_option("--mg-precision", opts->mg_precision,
                       "Precision of the V-cycle: fp64 or fp32; with --backend cuda also the tensor-core precisions "
                       "fp16ec, bf16x3, fp16, tf32x3, bf16 (cg, Cartesian)")
+          ->capture_default_str());
+  mg_options.push_back(
+      cmd->add_option("--mg-finest-post", opts->mg_finest_post,
+                      "Post-smoothing of the finest level with a V-cycle below fp64: fp64 (on the fp64 residual: no "
+                      "rounding error of the low precision amplified by the condition number, the iteration counts "
+                      "of an fp64 V-cycle on fine meshes) or vcycle (in the V-cycle's precision, as every other "
+                      "level); auto: fp64")
+          ->check(CLI::IsMember({"auto", "fp64", "vcycle"}))
           ->capture_default_str());
   mg_options.push_back(cmd->add_flag("--mg-timing", opts->mg_timing,
                                      "--backend cuda: time every V-cycle component per level (synchronizes the "

@@ -41,6 +41,8 @@ DeviceMemoryEstimate estimate_device_multigrid_memory(int dim, double fine_dofs,
       break;
   }
   e.levels = s * n * (level_sum * (3.0 + 1.0 + smoother_vectors) - 2.0);
+  // the finest level's fp64 post-smoothing: its smoother's work vectors (its operator is the outer one)
+  if (!in_double && settings.multigrid.finest_post_fp64) e.levels += 8.0 * n * smoother_vectors;
   const double op_bytes_per_dof = dim == 3 ? operators::MatrixFreeOperator<3, double>::estimated_bytes_per_dof(config, geometry)
                                            : operators::MatrixFreeOperator<2, double>::estimated_bytes_per_dof(config, geometry);
   e.operators = level_sum * n * op_bytes_per_dof * s / 8.0 + (in_double ? 0.0 : op_bytes_per_dof * n);

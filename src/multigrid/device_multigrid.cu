@@ -46,6 +46,60 @@ operators::DeviceKernelKey device_level_key(int dim, const operators::OperatorCo
   return key;
 }
 
+namespace {
+/// The host diagonal of a level, computed as the CPU smoothers do.
+template <int dim, typename Number>
+std::vector<Number> host_diagonal(const mesh::BoxMesh<dim>& mesh, const fe::DofLayout<dim>& dofs,
+                                  const operators::OperatorConfig& config) {
+  operators::MatrixFreeOperator<dim, Number> cpu(mesh, dofs, config, operators::Form::laplace);
+  Vector<Number> d;
+  cpu.compute_diagonal(d);
+  return std::vector<Number>(d.data(), d.data() + d.size());
+}
+
+/// The smoother of one level on the operator `op`; adds its work vectors to `device_bytes`.
+template <int dim, typename Number>
+std::unique_ptr<Smoother<DeviceVector<Number>>> make_device_smoother(const SmootherSettings& s,
+                                                                     const mesh::BoxMesh<dim>& mesh,
+                                                                     const fe::DofLayout<dim>& dofs,
+                                                                     const operators::OperatorConfig& config,
+                                                                     const DeviceLevelOperator<Number>& op,
+                                                                     LevelInfo& info, std::size_t& device_bytes) {
+  char text[200];
+  switch (s.kind) {
+    case SmootherKind::chebyshev: {
+      std::vector<char> constrained;
+      if (dofs.disc() == fe::Disc::cg) constrained = dofs.boundary_mask();
+      auto cheb = std::make_unique<DeviceChebyshevSmoother<Number>>(op, host_diagonal<dim, Number>(mesh, dofs, config),
+                                                                    constrained, s.chebyshev_degree,
+                                                                    s.chebyshev_range, s.eigenvalue_cg_steps);
+      info.lambda_max = cheb->lambda_max();
+      std::snprintf(text, sizeof text, "Chebyshev-Jacobi (degree %d, range [%.4g, %.4g])", cheb->degree(),
+                    cheb->lambda_min(), cheb->lambda_max());
+      info.smoother = text;
+      device_bytes += 4 * dofs.n_local() * sizeof(Number);
+      return cheb;
+    }
+    case SmootherKind::patch:
+    case SmootherKind::patch_additive: {
+      if (dofs.disc() != fe::Disc::cg)
+        throw InputError("--smoother " + std::string(to_string(s.kind)) +
+                         ": the vertex-patch smoothers support --disc cg only; use --smoother chebyshev for dg");
+      const bool fast = mesh.geometry() == mesh::GeometryKind::cartesian && config.cartesian_fast_path;
+      const auto quadrature =
+          fast ? fe::gauss(config.degree + 1) : fe::make_quadrature(config.quadrature, config.degree);
+      const DeviceLevelOperator<Number>* level_op = &op;
+      auto patch = std::make_unique<DevicePatchSmoother<dim, Number>>(
+          mesh, dofs, quadrature, s,
+          [level_op](Number* dst, const Number* src) { level_op->device_operator().vmult(dst, src); });
+      info.smoother = patch->description();
+      return std::make_unique<DevicePatchSmootherAdapter<dim, Number>>(std::move(patch));
+    }
+  }
+  throw Error("unknown smoother kind");
+}
+}  // namespace
+
 template <int dim, typename Number>
 DeviceMultigrid<dim, Number>::DeviceMultigrid(const LevelHierarchy<dim>& hierarchy,
                                               const operators::OperatorConfig& config,
@@ -64,16 +118,7 @@ DeviceMultigrid<dim, Number>::DeviceMultigrid(const LevelHierarchy<dim>& hierarc
   kernels_.resize(n_levels);
   std::vector<typename VCycle<DeviceVector<Number>>::Level> levels(n_levels);
   const auto geometry = hierarchy.mesh(0).geometry();
-  const bool fast = geometry == mesh::GeometryKind::cartesian && config.cartesian_fast_path;
   char text[200];
-  // the host diagonal of a level, computed as the CPU smoothers do
-  auto host_diagonal = [&](int l) {
-    operators::MatrixFreeOperator<dim, Number> cpu(hierarchy.mesh(l), hierarchy.dofs(l), config,
-                                                   operators::Form::laplace);
-    Vector<Number> d;
-    cpu.compute_diagonal(d);
-    return std::vector<Number>(d.data(), d.data() + d.size());
-  };
   for (int l = 0; l < n_levels; ++l) {
     const auto tl = std::chrono::steady_clock::now();
     const auto& mesh = hierarchy.mesh(l);
@@ -94,38 +139,8 @@ DeviceMultigrid<dim, Number>::DeviceMultigrid(const LevelHierarchy<dim>& hierarc
                                                                     mesh, dofs);
       device_bytes_ += transfer->device_bytes();
       transfers_[l] = std::move(transfer);
-      const auto& s = settings.smoother;
-      switch (s.kind) {
-        case SmootherKind::chebyshev: {
-          std::vector<char> constrained;
-          if (dofs.disc() == fe::Disc::cg) constrained = dofs.boundary_mask();
-          auto cheb = std::make_unique<DeviceChebyshevSmoother<Number>>(
-              *operators_[l], host_diagonal(l), constrained, s.chebyshev_degree, s.chebyshev_range,
-              s.eigenvalue_cg_steps);
-          info.lambda_max = cheb->lambda_max();
-          std::snprintf(text, sizeof text, "Chebyshev-Jacobi (degree %d, range [%.4g, %.4g])", cheb->degree(),
-                        cheb->lambda_min(), cheb->lambda_max());
-          info.smoother = text;
-          device_bytes_ += 4 * dofs.n_local() * sizeof(Number);
-          smoothers_[l] = std::move(cheb);
-          break;
-        }
-        case SmootherKind::patch:
-        case SmootherKind::patch_additive: {
-          if (dofs.disc() != fe::Disc::cg)
-            throw InputError("--smoother " + std::string(to_string(s.kind)) +
-                             ": the vertex-patch smoothers support --disc cg only; use --smoother chebyshev for dg");
-          const auto quadrature = fast ? fe::gauss(config.degree + 1)
-                                       : fe::make_quadrature(config.quadrature, config.degree);
-          const DeviceLevelOperator<Number>* op = operators_[l].get();
-          auto patch = std::make_unique<DevicePatchSmoother<dim, Number>>(
-              mesh, dofs, quadrature, s,
-              [op](Number* dst, const Number* src) { op->device_operator().vmult(dst, src); });
-          info.smoother = patch->description();
-          smoothers_[l] = std::make_unique<DevicePatchSmootherAdapter<dim, Number>>(std::move(patch));
-          break;
-        }
-      }
+      smoothers_[l] = make_device_smoother<dim, Number>(settings.smoother, mesh, dofs, config, *operators_[l], info,
+                                                         device_bytes_);
       levels[l].smoother = smoothers_[l].get();
       levels[l].transfer = transfers_[l].get();
     }
@@ -140,19 +155,52 @@ DeviceMultigrid<dim, Number>::DeviceMultigrid(const LevelHierarchy<dim>& hierarc
   CoarseSolverKind kind = settings.coarse;
   if (kind == CoarseSolverKind::automatic)
     kind = hierarchy.dofs(0).n_local() <= max_dense_coarse_dofs ? CoarseSolverKind::cholesky : CoarseSolverKind::cg;
-  if (kind == CoarseSolverKind::cg) coarse_diagonal = host_diagonal(0);
+  if (kind == CoarseSolverKind::cg) coarse_diagonal = host_diagonal<dim, Number>(hierarchy.mesh(0), hierarchy.dofs(0), config);
   coarse_ = make_device_coarse_solver<dim, Number>(kind, hierarchy.mesh(0), hierarchy.dofs(0), config,
                                                    *operators_[0], coarse_diagonal, settings.coarse_cg_tolerance,
                                                    coarse_kind_);
   info_[0].smoother = std::string("coarse solver: ") + to_string(coarse_kind_);
+  int finest_post = settings.post_smooth;
+  if (!vcycle_in_double(precision) && settings.finest_post_fp64 && n_levels > 1) {
+    // the finest level's post-smoothing in fp64 (MultigridSettings::finest_post_fp64), on an fp64
+    // operator of that level, which also serves the outer solver
+    const int f = n_levels - 1;
+    const auto key = device_level_key(dim, config, geometry, precision::Precision::fp64, false);
+    fine_operator64_ = std::make_unique<DeviceLevelOperator<double>>(
+        operators::make_device_operator<dim>(hierarchy.mesh(f), hierarchy.dofs(f), key));
+    device_bytes_ += fine_operator64_->device_operator().device_bytes();
+    LevelInfo info64 = info_[f];
+    fine_smoother64_ = make_device_smoother<dim, double>(settings.smoother, hierarchy.mesh(f), hierarchy.dofs(f),
+                                                         config, *fine_operator64_, info64, device_bytes_);
+    info_[f].smoother += "; post-smoothing in fp64";
+    finest_post = 0;
+  }
   cycle_ = std::make_unique<VCycle<DeviceVector<Number>>>(std::move(levels), *coarse_, settings.pre_smooth,
-                                                          settings.post_smooth, settings.post_smooth_order);
+                                                          settings.post_smooth, settings.post_smooth_order,
+                                                          finest_post);
+  post_smooth_ = settings.post_smooth;
+  post_order_ = settings.post_smooth_order;
   device::synchronize();
   setup_seconds_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
 template <int dim, typename Number>
 DeviceMultigrid<dim, Number>::~DeviceMultigrid() = default;
+
+template <int dim, typename Number>
+void DeviceMultigrid<dim, Number>::finest_post_smooth_fp64(DeviceVector<double>& z,
+                                                           const DeviceVector<double>& r) const {
+  if (!fine_smoother64_) return;
+  auto& level = times().levels.back();
+  for (int i = 0; i < post_smooth_; ++i) {
+    if (device::component_timing()) device::synchronize();
+    const auto t = std::chrono::steady_clock::now();
+    fine_smoother64_->smooth(z, r, post_order_);
+    if (device::component_timing()) device::synchronize();
+    level.smoother += std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+    ++level.smoother_calls;
+  }
+}
 
 template class DeviceLevelOperator<double>;
 template class DeviceLevelOperator<float>;

@@ -58,6 +58,8 @@ class DeviceMultigrid {
   ~DeviceMultigrid();
 
   void vcycle(DeviceVector<Number>& x, const DeviceVector<Number>& b) const { cycle_->cycle(x, b); }
+  /// VCycle::warm_up: launches the cycle's kernels once, on the levels below the finest.
+  void warm_up() const { cycle_->warm_up(); }
   void full_multigrid(DeviceVector<Number>& x, const DeviceVector<Number>& b) const {
     cycle_->full_multigrid(x, b);
   }
@@ -73,6 +75,14 @@ class DeviceMultigrid {
   CoarseSolverKind coarse_solver_kind() const { return coarse_kind_; }
   int n_levels() const { return hierarchy_->n_levels(); }
   double setup_seconds() const { return setup_seconds_; }
+  /// Whether the finest level's post-smoothing runs in fp64 outside the V-cycle
+  /// (settings.finest_post_fp64 with a V-cycle below fp64 and at least two levels).
+  bool finest_post_fp64() const { return fine_smoother64_ != nullptr; }
+  /// The fp64 operator of the finest level that finest_post_fp64 smooths with (null without it).
+  const DeviceLevelOperator<double>* fine_operator_fp64() const { return fine_operator64_.get(); }
+  /// The finest level's post-smoothing steps in fp64: z <- S(z, r), timed as that level's smoother.
+  /// Call after converting the V-cycle's result to z; does nothing unless finest_post_fp64().
+  void finest_post_smooth_fp64(DeviceVector<double>& z, const DeviceVector<double>& r) const;
   /// Device memory held by operators, transfers and smoother vectors (estimate for reports).
   std::size_t device_bytes() const { return device_bytes_; }
 
@@ -83,6 +93,10 @@ class DeviceMultigrid {
   std::vector<std::unique_ptr<Transfer<DeviceVector<Number>>>> transfers_;  // [0] null
   std::unique_ptr<CoarseSolver<DeviceVector<Number>>> coarse_;
   std::unique_ptr<VCycle<DeviceVector<Number>>> cycle_;
+  std::unique_ptr<DeviceLevelOperator<double>> fine_operator64_;  // finest_post_fp64 only
+  std::unique_ptr<Smoother<DeviceVector<double>>> fine_smoother64_;
+  int post_smooth_ = 1;
+  SweepOrder post_order_ = SweepOrder::forward;
   std::vector<LevelInfo> info_;
   std::vector<std::string> kernels_;
   CoarseSolverKind coarse_kind_ = CoarseSolverKind::automatic;

@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <type_traits>
 
 #include "core/error.h"
 #include "fe/quadrature.h"
@@ -133,13 +134,36 @@ Multigrid<dim, Number>::Multigrid(const LevelHierarchy<dim>& hierarchy, const op
   coarse_ = make_coarse_solver<dim, Number>(settings.coarse, hierarchy.mesh(0), hierarchy.dofs(0), config,
                                             *operators_[0], diagonal, settings.coarse_cg_tolerance, coarse_kind_);
   info_[0].smoother = std::string("coarse solver: ") + to_string(coarse_kind_);
+  int finest_post = settings.post_smooth;
+  if (std::is_same_v<Number, float> && settings.finest_post_fp64 && n_levels > 1) {
+    const int f = n_levels - 1;
+    fine_operator64_ = std::make_unique<MatrixFreeLevelOperator<dim, double>>(hierarchy.mesh(f), hierarchy.dofs(f),
+                                                                              config);
+    LevelInfo info64 = info_[f];
+    fine_smoother64_ = make_smoother<dim, double>(settings.smoother, hierarchy.mesh(f), hierarchy.dofs(f),
+                                                  *fine_operator64_, info64);
+    info_[f].smoother += "; post-smoothing in fp64";
+    finest_post = 0;
+  }
   cycle_ = std::make_unique<VCycle<Vector<Number>>>(std::move(levels), *coarse_, settings.pre_smooth,
-                                                    settings.post_smooth, settings.post_smooth_order);
+                                                    settings.post_smooth, settings.post_smooth_order, finest_post);
   setup_seconds_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
 template <int dim, typename Number>
 Multigrid<dim, Number>::~Multigrid() = default;
+
+template <int dim, typename Number>
+void Multigrid<dim, Number>::finest_post_smooth_fp64(Vector<double>& z, const Vector<double>& r) const {
+  if (!fine_smoother64_) return;
+  auto& level = times().levels.back();
+  for (int i = 0; i < settings_.post_smooth; ++i) {
+    const auto t = std::chrono::steady_clock::now();
+    fine_smoother64_->smooth(z, r, settings_.post_smooth_order);
+    level.smoother += std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+    ++level.smoother_calls;
+  }
+}
 
 template <int dim, typename Number>
 void MultigridPreconditioner<dim, Number>::vmult(Vector<double>& z, const Vector<double>& r) const {
@@ -154,6 +178,7 @@ void MultigridPreconditioner<dim, Number>::vmult(Vector<double>& z, const Vector
   for (std::size_t i = 0; i < n; ++i) z[i] = static_cast<double>(x_[i]);
   auto t3 = std::chrono::steady_clock::now();
   times.conversion += std::chrono::duration<double>((t1 - t0) + (t3 - t2)).count();
+  mg_->finest_post_smooth_fp64(z, r);
 }
 
 template class Multigrid<2, double>;

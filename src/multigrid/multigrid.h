@@ -74,10 +74,18 @@ class Multigrid {
   const MultigridSettings& settings() const { return settings_; }
   int n_levels() const { return hierarchy_->n_levels(); }
   double setup_seconds() const { return setup_seconds_; }
+  /// Whether the finest level's post-smoothing runs in fp64 outside the V-cycle
+  /// (settings.finest_post_fp64 with a V-cycle below fp64 and at least two levels).
+  bool finest_post_fp64() const { return fine_smoother64_ != nullptr; }
+  /// The finest level's post-smoothing steps in fp64: z <- S(z, r), timed as that level's smoother.
+  /// Call after converting the V-cycle's result to z; does nothing unless finest_post_fp64().
+  void finest_post_smooth_fp64(Vector<double>& z, const Vector<double>& r) const;
 
  private:
   const LevelHierarchy<dim>* hierarchy_;
   MultigridSettings settings_;
+  std::unique_ptr<MatrixFreeLevelOperator<dim, double>> fine_operator64_;  // finest_post_fp64 only
+  std::unique_ptr<Smoother<Vector<double>>> fine_smoother64_;
   std::vector<std::unique_ptr<MatrixFreeLevelOperator<dim, Number>>> operators_;
   std::vector<std::unique_ptr<Smoother<Vector<Number>>>> smoothers_;  // [0] unused (null)
   std::vector<std::unique_ptr<Transfer<Vector<Number>>>> transfers_;   // [0] unused (null)
@@ -89,7 +97,8 @@ class Multigrid {
 };
 
 /// z = V-cycle(r) in Number for double vectors: r is converted to Number, one V-cycle from a
-/// zero initial guess, the result converted back (timed as MultigridTimes::conversion).
+/// zero initial guess, the result converted back (timed as MultigridTimes::conversion), then the
+/// finest level's fp64 post-smoothing if the multigrid has it.
 template <int dim, typename Number>
 class MultigridPreconditioner {
  public:

@@ -61,6 +61,15 @@ struct MultigridSettings {
   SweepOrder post_smooth_order = SweepOrder::forward;
   CoarseSolverKind coarse = CoarseSolverKind::automatic;
   double coarse_cg_tolerance = 1e-12;
+  /// V-cycles below fp64: run the post-smoothing steps of the finest level in fp64, on the fp64
+  /// right-hand side and the V-cycle's result converted to fp64, instead of in the V-cycle's
+  /// precision. The local residuals of those steps then carry no rounding of the low precision:
+  /// in a low-precision post-smoothing step, where x is the nearly converged (smooth, large)
+  /// correction, that rounding is eps_low |A| |x| per entry, a residual of relative size about
+  /// eps_low * cond(A) that grows 4x per refinement and slows the outer iteration on fine meshes
+  /// (docs/performance.md, "Mixed precision on fine meshes"). Pre-smoothing starts from x = 0
+  /// and the coarse levels have smaller condition numbers, so they stay in the low precision.
+  bool finest_post_fp64 = false;
 };
 
 /// Damping of the additive vertex-patch smoother: each cg DoF lies in the interior of at most

@@ -71,6 +71,7 @@ MultigridSolveReport run(const mesh::BoxMesh<dim>& mesh, const operators::Operat
   report.n_levels = mg.n_levels();
   report.levels = mg.level_info();
   report.coarse = mg.coarse_solver_kind();
+  report.finest_post_fp64 = mg.finest_post_fp64();
   mg.times().reset(mg.n_levels());
 
   const Timed<operators::MatrixFreeOperator<dim, double>> op{&A, &report.outer_operator_seconds,
@@ -94,6 +95,7 @@ MultigridSolveReport run(const mesh::BoxMesh<dim>& mesh, const operators::Operat
       for (std::size_t i = 0; i < b.size(); ++i) bn[i] = static_cast<Number>(b[i]);
       mg.full_multigrid(xn, bn);
       for (std::size_t i = 0; i < b.size(); ++i) x[i] = static_cast<double>(xn[i]);
+      mg.finest_post_smooth_fp64(x, b);
       report.fmg_seconds = seconds_since(t_fmg);
       report.result = solvers::solve_richardson(op, x, b, prec, control);
       break;

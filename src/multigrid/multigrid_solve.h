@@ -51,6 +51,7 @@ struct MultigridSolveReport {
   int n_levels = 0;
   std::vector<LevelInfo> levels;
   CoarseSolverKind coarse = CoarseSolverKind::automatic;
+  bool finest_post_fp64 = false;  ///< the finest level was post-smoothed in fp64 (MultigridSettings)
   MultigridTimes times;  ///< per level, inside the V-cycles
   double outer_operator_seconds = 0.0, preconditioner_seconds = 0.0, fmg_seconds = 0.0;
   long outer_operator_calls = 0, preconditioner_calls = 0;

@@ -7,7 +7,9 @@
 //   pre_smooth x (colors forward), r = b - A x, b_c = R r, x_c = V-cycle(l-1, 0, b_c),
 //   x += P x_c, post_smooth x (colors forward as in the seeds, or backward: the adjoint sweep,
 //   which makes the V-cycle symmetric for CG);
-// on level 0: x = A_0^{-1} b (the coarse solver).
+// on level 0: x = A_0^{-1} b (the coarse solver). The finest level may run fewer post-smoothing
+// steps than the others (finest_post_smooth): a mixed-precision preconditioner then smooths the
+// finest level in a higher precision itself (MultigridSettings::finest_post_fp64).
 // Full multigrid (seed 004, Algorithm 2): b_l = R b_{l+1} down to level 0, x_0 = A_0^{-1} b_0, and
 // for l = 1..L: x_l = P x_{l-1}, then one V-cycle on level l.
 #include <chrono>
@@ -52,9 +54,15 @@ class VCycle {
     const Transfer<VectorType>* transfer = nullptr;  ///< between this level and the next coarser one
   };
 
+  /// finest_post_smooth < 0: post_smooth steps on the finest level too.
   VCycle(std::vector<Level> levels, const CoarseSolver<VectorType>& coarse, int pre_smooth, int post_smooth,
-         SweepOrder post_order)
-      : levels_(std::move(levels)), coarse_(&coarse), pre_(pre_smooth), post_(post_smooth), post_order_(post_order) {
+         SweepOrder post_order, int finest_post_smooth = -1)
+      : levels_(std::move(levels)),
+        coarse_(&coarse),
+        pre_(pre_smooth),
+        post_(post_smooth),
+        finest_post_(finest_post_smooth < 0 ? post_smooth : finest_post_smooth),
+        post_order_(post_order) {
     TCFEM_ASSERT(!levels_.empty(), "a V-cycle needs at least one level");
     for (std::size_t l = 0; l < levels_.size(); ++l) {
       TCFEM_ASSERT(levels_[l].op, "a level without operator");
@@ -76,6 +84,19 @@ class VCycle {
   void cycle(VectorType& x, const VectorType& b) const {
     ++times_.cycles;
     cycle_on_level(finest(), x, b);
+  }
+
+  /// One V-cycle on zero vectors of the level below the finest (nothing if there is one level),
+  /// timed nowhere: it launches every kernel of the cycle once, so that one-time costs (a GPU
+  /// backend loads its kernels on their first launch) fall into the setup, not the first solve.
+  void warm_up() const {
+    if (n_levels() < 2) return;
+    const int l = finest() - 1;
+    const MultigridTimes saved = times_;
+    Ops::set_zero(x_[l]);
+    Ops::set_zero(b_[l]);
+    cycle_on_level(l, x_[l], b_[l]);
+    times_ = saved;
   }
 
   /// Full multigrid: x = FMG(b) (x's input is ignored).
@@ -166,7 +187,8 @@ class VCycle {
       Timer timer(t.vector_ops);
       Ops::add(x, r_[l]);
     }
-    for (int i = 0; i < post_; ++i) {
+    const int post = l == finest() ? finest_post_ : post_;
+    for (int i = 0; i < post; ++i) {
       Timer timer(t.smoother, t.smoother_calls);
       level.smoother->smooth(x, b, post_order_);
     }
@@ -174,7 +196,7 @@ class VCycle {
 
   std::vector<Level> levels_;
   const CoarseSolver<VectorType>* coarse_;
-  int pre_, post_;
+  int pre_, post_, finest_post_;
   SweepOrder post_order_;
   mutable std::vector<VectorType> x_, b_, r_;
   mutable MultigridTimes times_;

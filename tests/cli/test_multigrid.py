@@ -43,6 +43,16 @@ def test_fgmres_patch(tmp):
     check(j64["converged"] and j64["iterations"] <= 4, f"fgmres+mg Q3: {j64['iterations']} iterations")
     check(j32["iterations"] == j64["iterations"], f"fp32 V-cycle: {j32['iterations']} vs {j64['iterations']}")
     check(abs(j32["errors"]["l2"] - j64["errors"]["l2"]) <= 0.01 * j64["errors"]["l2"], "fp32 L2 error differs")
+    # below fp64 the finest level is post-smoothed in fp64 by default (--mg-finest-post auto)
+    check(j32.get("multigrid", {}).get("finest_post_fp64") is True, "fp32: finest_post_fp64 by default")
+    check(j64.get("multigrid", {}).get("finest_post_fp64") is False, "fp64: no separate fp64 post-smoothing")
+    check(all(lev["calls"]["smoother"] == 2 * j32["multigrid"]["v_cycles"] for lev in j32["multigrid"]["levels"][1:]),
+          "fp32: two smoothing steps per cycle and level, the fp64 one included")
+    jv = solve_json(tmp, "fp32v", base + ["--mg-precision", "fp32", "--mg-finest-post", "vcycle"])
+    if jv:
+        check(jv["multigrid"].get("finest_post_fp64") is False, "--mg-finest-post vcycle")
+        check(jv["config"].get("mg_finest_post") == "vcycle", "config.mg_finest_post")
+        check(jv["iterations"] == j64["iterations"], f"fp32 V-cycle alone: {jv['iterations']} iterations")
     check(len(j64["residual_history"]) == j64["iterations"] + 1, "residual history length")
     # seed 004's test: left preconditioning, preconditioned residual (3 iterations at k = 3)
     jg = solve_json(tmp, "gmres", ["--dim", "3", "--degree", "3", "--refine", "2", "--solver", "gmres", "--precond", "mg",
@@ -128,7 +138,8 @@ def test_bad_input(tmp):
         (mg + ["--mg-precision", "fp16ec"], "--mg-precision"), (mg + ["--pre-smooth", "-1"], "--pre-smooth"),
         (mg + ["--post-smooth", "101"], "--post-smooth"), (mg + ["--pre-smooth", "0", "--post-smooth", "0"], "--pre-smooth"),
         (mg + ["--chebyshev-degree", "0"], "--chebyshev-degree"), (mg + ["--patch-variant", "bulk"], "--patch-variant"),
-        (mg + ["--coarse-solver", "lu"], "--coarse-solver"), (mg + ["--coarse-solver", "cholesky", "--cells", "30"], "--coarse-solver"), (mg + ["--disc", "dg"], "--smoother"),
+        (mg + ["--coarse-solver", "lu"], "--coarse-solver"), (mg + ["--mg-finest-post", "fp16"], "--mg-finest-post"),
+        (["--mg-finest-post", "fp64"], "--mg-finest-post"), (mg + ["--coarse-solver", "cholesky", "--cells", "30"], "--coarse-solver"), (mg + ["--disc", "dg"], "--smoother"),
         (["--solver", "mg", "--precond", "jacobi"], "--precond"), (["--smoother", "chebyshev"], "--smoother"),
         (["--mg-precision", "fp32"], "--mg-precision"), (["--restart", "10"], "--restart"),
         (["--solver", "fgmres", "--restart", "0"], "--restart"), (mg + ["--backend", "cuda", "--variant", "generic"], "--variant"),
