@@ -90,6 +90,21 @@ TCFEM_HD constexpr int even_odd_register_floor(int k) {
   return k <= 2 ? 40 : k == 3 ? 48 : k == 4 ? 56 : k == 5 ? 80 : 96;
 }
 
+/// Lines (or nodes) each thread takes per phase of the even-odd kernels: the block has
+/// 1/lines_per_thread of the threads of one item per thread, and each thread loops over its items.
+/// At low degree most line phases have far fewer lines than the largest one (3D, k = 3: 49 lines
+/// per patch in the first residual phase, 25 in the solve phases), so one item per thread leaves
+/// most lanes idle at the barriers; fewer threads with several items each keep them busy.
+/// Measured on the H200 (3D fused smoothing step, 5e7 DoFs, 1, 2 and 4 items per thread): fp64
+/// is fastest with 2 at k <= 4 (k = 2, 3, 4: +15%, +13%, +2%) and 1 above (2 costs 0.6-18% at
+/// k = 5..8); fp32 with 4 at k <= 4 (+27%, +24%, +12%), 2 at k = 5, 6, 7 (+7%, +1%, +6%) and 1 at
+/// k = 8 (docs/performance.md).
+TCFEM_HD constexpr int patch_lines_per_thread(int dim, int k, int value_bytes) {
+  if (dim != 3) return 1;  // measured in 3D only
+  if (value_bytes == 8) return k <= 4 ? 2 : 1;
+  return k <= 4 ? 4 : k <= 7 ? 2 : 1;
+}
+
 /// Largest block size the layouts use and the dynamic shared memory budget of a multi-patch block:
 /// several patches share a block until about 256 threads or 96 KB (two blocks per SM on sm_90).
 inline constexpr int target_threads = 256;
@@ -128,7 +143,8 @@ TCFEM_HD constexpr PatchLayout patch_layout(int dim, int k, int value_bytes, Ker
   if (p < 1) p = 1;
   while (p > 1 && p * (L.buf0 + L.buf1 + L.buf2) * value_bytes > multi_patch_smem_budget) --p;
   L.patches = p;
-  L.threads = round_up(p * per_patch, warp_lanes);
+  const int per_thread = patch_lines_per_thread(dim, k, value_bytes);
+  L.threads = round_up((p * per_patch + per_thread - 1) / per_thread, warp_lanes);
   if (value_bytes == 8) {
     const int smem_blocks = sm90_shared_per_sm / (L.shared_bytes() + shared_reserved_per_block);
     const int reg_blocks = registers_per_sm / (L.threads * even_odd_register_floor(k));
