@@ -190,16 +190,7 @@ DeviceMultigrid<dim, Number>::~DeviceMultigrid() = default;
 template <int dim, typename Number>
 void DeviceMultigrid<dim, Number>::finest_post_smooth_fp64(DeviceVector<double>& z,
                                                            const DeviceVector<double>& r) const {
-  if (!fine_smoother64_) return;
-  auto& level = times().levels.back();
-  for (int i = 0; i < post_smooth_; ++i) {
-    if (device::component_timing()) device::synchronize();
-    const auto t = std::chrono::steady_clock::now();
-    fine_smoother64_->smooth(z, r, post_order_);
-    if (device::component_timing()) device::synchronize();
-    level.smoother += std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
-    ++level.smoother_calls;
-  }
+  if (fine_smoother64_) smooth_timed(*fine_smoother64_, z, r, post_smooth_, post_order_, times().levels.back());
 }
 
 template class DeviceLevelOperator<double>;

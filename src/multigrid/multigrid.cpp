@@ -155,14 +155,8 @@ Multigrid<dim, Number>::~Multigrid() = default;
 
 template <int dim, typename Number>
 void Multigrid<dim, Number>::finest_post_smooth_fp64(Vector<double>& z, const Vector<double>& r) const {
-  if (!fine_smoother64_) return;
-  auto& level = times().levels.back();
-  for (int i = 0; i < settings_.post_smooth; ++i) {
-    const auto t = std::chrono::steady_clock::now();
-    fine_smoother64_->smooth(z, r, settings_.post_smooth_order);
-    level.smoother += std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
-    ++level.smoother_calls;
-  }
+  if (fine_smoother64_)
+    smooth_timed(*fine_smoother64_, z, r, settings_.post_smooth, settings_.post_smooth_order, times().levels.back());
 }
 
 template <int dim, typename Number>

@@ -90,7 +90,8 @@ TCFEM_HD constexpr int even_odd_register_floor(int k) {
   return k <= 2 ? 40 : k == 3 ? 48 : k == 4 ? 56 : k == 5 ? 80 : 96;
 }
 
-/// Lines (or nodes) each thread takes per phase of the even-odd kernels: the block has
+/// Lines (or nodes) each thread takes per phase of the 3D patch kernels (every contraction; the
+/// choice is measured with the default even-odd one): the block has
 /// 1/lines_per_thread of the threads of one item per thread, and each thread loops over its items.
 /// At low degree most line phases have far fewer lines than the largest one (3D, k = 3: 49 lines
 /// per patch in the first residual phase, 25 in the solve phases), so one item per thread leaves

@@ -44,6 +44,35 @@ struct MultigridTimes {
   }
 };
 
+/// Adds the seconds of its lifetime to a counter (synchronizing the vector type's queue first).
+template <class VectorType>
+class ComponentTimer {
+ public:
+  ComponentTimer(double& seconds, long& calls) : seconds_(seconds), start_(now()) { ++calls; }
+  explicit ComponentTimer(double& seconds) : seconds_(seconds), start_(now()) {}
+  ~ComponentTimer() { seconds_ += std::chrono::duration<double>(now() - start_).count(); }
+  ComponentTimer(const ComponentTimer&) = delete;
+  ComponentTimer& operator=(const ComponentTimer&) = delete;
+
+ private:
+  static std::chrono::steady_clock::time_point now() {
+    VectorOps<VectorType>::synchronize();
+    return std::chrono::steady_clock::now();
+  }
+  double& seconds_;
+  std::chrono::steady_clock::time_point start_;
+};
+
+/// `steps` smoothing steps x <- S(x, b) in `order`, each timed as a smoother call of `times`.
+template <class VectorType>
+void smooth_timed(const Smoother<VectorType>& smoother, VectorType& x, const VectorType& b, int steps,
+                  SweepOrder order, LevelTimes& times) {
+  for (int i = 0; i < steps; ++i) {
+    ComponentTimer<VectorType> timer(times.smoother, times.smoother_calls);
+    smoother.smooth(x, b, order);
+  }
+}
+
 template <class VectorType>
 class VCycle {
  public:
@@ -130,21 +159,7 @@ class VCycle {
   MultigridTimes& times() const { return times_; }
 
  private:
-  /// Adds the seconds of its lifetime to a counter (synchronizing the vector type's queue first).
-  class Timer {
-   public:
-    Timer(double& seconds, long& calls) : seconds_(seconds), start_(now()) { ++calls; }
-    explicit Timer(double& seconds) : seconds_(seconds), start_(now()) {}
-    ~Timer() { seconds_ += std::chrono::duration<double>(now() - start_).count(); }
-
-   private:
-    static std::chrono::steady_clock::time_point now() {
-      Ops::synchronize();
-      return std::chrono::steady_clock::now();
-    }
-    double& seconds_;
-    std::chrono::steady_clock::time_point start_;
-  };
+  using Timer = ComponentTimer<VectorType>;
 
   void coarse_solve(VectorType& x, const VectorType& b) const {
     Timer t(times_.levels[0].coarse, times_.levels[0].coarse_calls);
@@ -158,10 +173,7 @@ class VCycle {
     }
     const Level& level = levels_[l];
     LevelTimes& t = times_.levels[l];
-    for (int i = 0; i < pre_; ++i) {
-      Timer timer(t.smoother, t.smoother_calls);
-      level.smoother->smooth(x, b, SweepOrder::forward);
-    }
+    smooth_timed(*level.smoother, x, b, pre_, SweepOrder::forward, t);
     {
       Timer timer(t.operator_apply, t.operator_calls);
       level.op->vmult(r_[l], x);
@@ -187,11 +199,7 @@ class VCycle {
       Timer timer(t.vector_ops);
       Ops::add(x, r_[l]);
     }
-    const int post = l == finest() ? finest_post_ : post_;
-    for (int i = 0; i < post; ++i) {
-      Timer timer(t.smoother, t.smoother_calls);
-      level.smoother->smooth(x, b, post_order_);
-    }
+    smooth_timed(*level.smoother, x, b, l == finest() ? finest_post_ : post_, post_order_, t);
   }
 
   std::vector<Level> levels_;

@@ -95,7 +95,9 @@ TEST(PatchKernelLayouts, SizesAndBlocks) {
             // at most patch_lines_per_thread slots per thread in the widest line phase
             const int per_thread = patch_lines_per_thread(dim, k, bytes);
             EXPECT_LE(phase_slots(L, lp.lines), per_thread * L.threads) << what;
-            if (per_thread > 1) EXPECT_GT(phase_slots(L, lp.lines) * 2, L.threads) << what << " phase " << ph;
+            if (per_thread > 1) {
+              EXPECT_GT(phase_slots(L, lp.lines) * 2, L.threads) << what << " phase " << ph;
+            }
           }
           EXPECT_LE(gather_count(L, kind), L.buf0) << what;
         }
