@@ -84,7 +84,8 @@ std::unique_ptr<Smoother<DeviceVector<Number>>> make_device_smoother(const Smoot
     case SmootherKind::patch_additive: {
       if (dofs.disc() != fe::Disc::cg)
         throw InputError("--smoother " + std::string(to_string(s.kind)) +
-                         ": the vertex-patch smoothers support --disc cg only; use --smoother chebyshev for dg");
+                         ": --backend cuda has no vertex-patch smoother for --disc dg; use --smoother chebyshev "
+                         "(or --backend cpu, which has the dg patch smoothers)");
       const bool fast = mesh.geometry() == mesh::GeometryKind::cartesian && config.cartesian_fast_path;
       const auto quadrature =
           fast ? fe::gauss(config.degree + 1) : fe::make_quadrature(config.quadrature, config.degree);

@@ -8,12 +8,17 @@
 #include "fe/quadrature.h"
 #include "multigrid/chebyshev_smoother.h"
 #include "multigrid/coarse_solver.h"
+#include "multigrid/dg_patch_smoother.h"
 #include "multigrid/patch_smoother.h"
 #include "multigrid/transfer.h"
 
 namespace tcfem::multigrid {
 
 double additive_default_relaxation(int dim) { return 1.6 / double(1 << dim); }
+double dg_additive_default_relaxation(int dim, bool cartesian) {
+  if (cartesian) return 1.6 / (3.0 * double(1 << (dim - 1)));
+  return dim == 2 ? 0.18 : 0.1;
+}
 
 const char* to_string(SmootherKind k) {
   switch (k) {
@@ -66,12 +71,27 @@ std::unique_ptr<Smoother<Vector<Number>>> make_smoother(const SmootherSettings& 
     case SmootherKind::patch:
     case SmootherKind::patch_additive: {
       const bool additive = settings.kind == SmootherKind::patch_additive;
-      const double omega = settings.relaxation.value_or(additive ? additive_default_relaxation(dim) : 1.0);
+      const bool dg = dofs.disc() == fe::Disc::dg;
+      const double omega = settings.relaxation.value_or(
+          additive ? (dg ? dg_additive_default_relaxation(dim, mesh.geometry() == mesh::GeometryKind::cartesian)
+                         : additive_default_relaxation(dim))
+                   : 1.0);
       // the 1D rule of the level operator: exact (Gauss k+1) on the Kronecker path, else its quadrature
       const auto& config = op.matrix_free().config();
       const auto quadrature = op.matrix_free().path() == operators::Path::cartesian
                                   ? fe::gauss(config.degree + 1)
                                   : fe::make_quadrature(config.quadrature, config.degree);
+      if (dg) {
+        auto s = std::make_unique<DgVertexPatchSmoother<dim, Number>>(mesh, dofs, quadrature, additive,
+                                                                     settings.patch_variant, omega, op);
+        info.n_patches = s->n_patches();
+        std::snprintf(text, sizeof text, "%s (%s, %zu patches of %d DoFs, %d colors, relaxation %g)",
+                      additive ? "additive dg vertex patch" : "multiplicative dg vertex patch",
+                      additive ? "global residual" : to_string(s->variant()), s->n_patches(), s->patch_size(),
+                      additive ? 1 : static_cast<int>(s->colors().size()), omega);
+        info.smoother = text;
+        return s;
+      }
       auto s = std::make_unique<VertexPatchSmoother<dim, Number>>(mesh, dofs, quadrature, additive,
                                                                  settings.patch_variant, omega, op);
       info.n_patches = s->n_patches();

@@ -42,8 +42,9 @@ struct LevelInfo {
   std::size_t n_patches = 0;  ///< patch smoothers
 };
 
-/// The smoother of one level, dispatched by settings.kind (the one place smoother kinds are
-/// mapped to classes). Throws InputError for combinations that do not exist (patch with dg).
+/// The smoother of one level, dispatched by settings.kind and the discretization (the one place
+/// smoother kinds are mapped to classes: VertexPatchSmoother for cg, DgVertexPatchSmoother for dg,
+/// ChebyshevSmoother for both).
 template <int dim, typename Number>
 std::unique_ptr<Smoother<Vector<Number>>> make_smoother(const SmootherSettings& settings,
                                                         const mesh::BoxMesh<dim>& mesh,

@@ -10,8 +10,9 @@
 namespace tcfem::multigrid {
 
 /// Level smoothers.
-///   patch:          multiplicative vertex-patch Schwarz smoother (seed 004, Alg. 3), 2^dim colors
-///                   in sequence, exact local solves by fast diagonalization (cg, Cartesian patches)
+///   patch:          multiplicative vertex-patch Schwarz smoother (seed 004, Alg. 3), colors in
+///                   sequence, exact local solves by fast diagonalization of the Cartesian patch;
+///                   cg: VertexPatchSmoother (2^dim colors), dg: DgVertexPatchSmoother (3^dim colors)
 ///   patch_additive: the additive (Jacobi-type) vertex-patch smoother, damped
 ///   chebyshev:      Chebyshev polynomial of the point-Jacobi-preconditioned operator
 enum class SmootherKind { patch, patch_additive, chebyshev };
@@ -19,7 +20,7 @@ enum class SmootherKind { patch, patch_additive, chebyshev };
 /// How the multiplicative patch smoother computes local residuals (seed 004, Table 4).
 ///   fused:    one pass per color: gather, local residual, local solve, scatter per patch
 ///   separate: two passes per color: local residuals of all patches of the color into a buffer,
-///             then all local solves
+///             then all local solves (cg and dg alike)
 ///   global:   the residual of the whole level operator once per color (matrix-free apply), then
 ///             the local solves; always used on curved (deformed) meshes, where the localized
 ///             Kronecker residual is not the operator's
@@ -44,7 +45,8 @@ struct SmootherSettings {
   SmootherKind kind = SmootherKind::patch;
   PatchVariant patch_variant = PatchVariant::fused;
   /// Relaxation of the patch corrections; empty: 1 for the multiplicative smoother (no damping,
-  /// as in seed 004), additive_default_relaxation(dim) for the additive one.
+  /// as in seed 004), additive_default_relaxation(dim) for the additive one (cg),
+  /// dg_additive_default_relaxation(dim, cartesian) for dg.
   std::optional<double> relaxation;
   /// Chebyshev smoother: polynomial degree of one smoothing step and the ratio between the upper
   /// and lower end of the smoothed eigenvalue range (upper = 1.2 lambda_max of D^{-1} A, estimated
@@ -77,6 +79,18 @@ struct MultigridSettings {
 /// iteration is stable for omega < 2 / 2^dim; 0.8 of that limit (1.6 / 2^dim: 0.4 in 2D, 0.2 in
 /// 3D) gave the fewest iterations in the measurements of docs/performance.md.
 double additive_default_relaxation(int dim);
+
+/// Damping of the additive dg vertex-patch smoother (DgVertexPatchSmoother): a dg patch holds all
+/// DoFs of its 2^dim cells, and patches two vertices apart share a face, so they are not
+/// A-orthogonal and the sum of the patch corrections has larger eigenvalues than for cg: on
+/// Cartesian meshes lambda_max(sum_j R_j^T A_j^{-1} R_j A) (power iteration) is 5.6-5.96 in 2D
+/// (k = 1, 2, 4, 6 on 16^2 to 64^2 cells) and 11.0-11.8 in 3D (k = 1, 2, 4, 5 on 6^3 to 12^3
+/// cells), growing with k but below 3 * 2^(dim-1), where the cg default 1.6 / 2^dim diverges;
+/// 0.8 of the limit 2 / (3 * 2^(dim-1)) is 1.6 / (3 * 2^(dim-1)) (0.267 in 2D, 0.133 in 3D). On the
+/// deformed box the local solvers are the inverses of the Cartesian patches, not of the patch
+/// matrices, and lambda_max grows to 8.3-9.0 in 2D (k = 2, 4, 6) and 13.5-16.5 in 3D (k = 2, 3, 5):
+/// 0.18 in 2D, 0.1 in 3D (omega lambda_max <= 1.65).
+double dg_additive_default_relaxation(int dim, bool cartesian);
 
 const char* to_string(SmootherKind k);
 const char* to_string(PatchVariant v);

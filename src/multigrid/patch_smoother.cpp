@@ -1,6 +1,7 @@
 #include "multigrid/patch_smoother.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include "core/error.h"
 #include "fe/lagrange.h"
@@ -46,46 +47,103 @@ PatchMatrices1D patch_matrices_1d(int degree, double h, const fe::Quadrature1D& 
 
 // ---- fast diagonalization -------------------------------------------------------------------
 
-template <int dim, typename Number>
-PatchFastDiagonalization<dim, Number>::PatchFastDiagonalization(int degree, const std::array<double, dim>& h,
-                                                                const fe::Quadrature1D& quadrature)
-    : n_(2 * degree - 1) {
-  const int n = n_;
+namespace {
+template <int dim>
+std::array<std::vector<PatchPair1D>, dim> cg_inner_pairs(int degree, const std::array<double, dim>& h,
+                                                         const fe::Quadrature1D& quadrature) {
+  std::array<std::vector<PatchPair1D>, dim> pairs;
   for (int d = 0; d < dim; ++d) {
     const auto p = patch_matrices_1d(degree, h[d], quadrature);
-    std::vector<double> colmajor;
-    solvers::blas::generalized_eigenproblem(n, p.inner_stiffness(), p.inner_mass(), lambda_[d], colmajor);
-    vectors_[d].resize(n * n);
-    for (int i = 0; i < n; ++i)
-      for (int j = 0; j < n; ++j) vectors_[d][i * n + j] = static_cast<Number>(colmajor[i + n * j]);
+    pairs[d].push_back({p.inner_mass(), p.inner_stiffness()});
   }
-  const int total = ipow(n, dim);
-  inverse_diagonal_.resize(total);
-  for (int i = 0; i < total; ++i) {
-    int r = i;
-    double s = 0.0;
-    for (int d = 0; d < dim; ++d) {
-      s += lambda_[d][r % n];
-      r /= n;
+  return pairs;
+}
+}  // namespace
+
+template <int dim, typename Number>
+PatchFastDiagonalization<dim, Number>::PatchFastDiagonalization(int degree, const std::array<double, dim>& h,
+                                                                const fe::Quadrature1D& quadrature) {
+  setup(cg_inner_pairs<dim>(degree, h, quadrature));
+}
+
+template <int dim, typename Number>
+PatchFastDiagonalization<dim, Number>::PatchFastDiagonalization(
+    const std::array<std::vector<PatchPair1D>, dim>& pairs) {
+  setup(pairs);
+}
+
+template <int dim, typename Number>
+void PatchFastDiagonalization<dim, Number>::setup(const std::array<std::vector<PatchPair1D>, dim>& pairs) {
+  TCFEM_ASSERT(!pairs[0].empty() && !pairs[0][0].mass.empty(), "fast diagonalization without 1D matrices");
+  n_ = static_cast<int>(std::lround(std::sqrt(double(pairs[0][0].mass.size()))));
+  const int n = n_;
+  for (int d = 0; d < dim; ++d) {
+    TCFEM_ASSERT(!pairs[d].empty(), "fast diagonalization: a direction without 1D matrices");
+    lambda_[d].resize(pairs[d].size());
+    vectors_[d].resize(pairs[d].size());
+    for (std::size_t v = 0; v < pairs[d].size(); ++v) {
+      const auto& p = pairs[d][v];
+      TCFEM_ASSERT(p.mass.size() == std::size_t(n * n) && p.stiffness.size() == std::size_t(n * n),
+                   "fast diagonalization: 1D matrices of different sizes");
+      std::vector<double> colmajor;
+      solvers::blas::generalized_eigenproblem(n, p.stiffness, p.mass, lambda_[d][v], colmajor);
+      auto& vec = vectors_[d][v];
+      vec.resize(n * n);
+      for (int i = 0; i < n; ++i)
+        for (int j = 0; j < n; ++j) vec[i * n + j] = static_cast<Number>(colmajor[i + n * j]);
     }
-    inverse_diagonal_[i] = static_cast<Number>(1.0 / s);
+  }
+  // 1 / (lambda_0 + ... + lambda_{dim-1}) for every combination of variants
+  std::size_t n_combinations = 1;
+  for (int d = 0; d < dim; ++d) n_combinations *= lambda_[d].size();
+  const int total = ipow(n, dim);
+  inverse_diagonal_.resize(n_combinations);
+  for (std::size_t c = 0; c < n_combinations; ++c) {
+    Variants variant;
+    std::size_t rc = c;
+    for (int d = 0; d < dim; ++d) {
+      variant[d] = static_cast<int>(rc % lambda_[d].size());
+      rc /= lambda_[d].size();
+    }
+    auto& inv = inverse_diagonal_[c];
+    inv.resize(total);
+    for (int i = 0; i < total; ++i) {
+      int r = i;
+      double s = 0.0;
+      for (int d = 0; d < dim; ++d) {
+        s += lambda_[d][variant[d]][r % n];
+        r /= n;
+      }
+      inv[i] = static_cast<Number>(1.0 / s);
+    }
   }
 }
 
 template <int dim, typename Number>
-void PatchFastDiagonalization<dim, Number>::apply_inverse(Number* x, Number* tmp) const {
+std::size_t PatchFastDiagonalization<dim, Number>::combination(const Variants& variant) const {
+  std::size_t c = 0;
+  for (int d = dim - 1; d >= 0; --d) {
+    TCFEM_ASSERT(variant[d] >= 0 && std::size_t(variant[d]) < lambda_[d].size(), "patch variant out of range");
+    c = c * lambda_[d].size() + static_cast<std::size_t>(variant[d]);
+  }
+  return c;
+}
+
+template <int dim, typename Number>
+void PatchFastDiagonalization<dim, Number>::apply_inverse(Number* x, Number* tmp, const Variants& variant) const {
   using tensor::apply_1d;
   const int n = n_, total = ipow(n, dim);
   const auto sizes = tensor::cube_sizes<dim>(n);
+  const Number* inverse_diagonal = inverse_diagonal_[combination(variant)].data();
   Number* in = x;
   Number* out = tmp;
   for (int d = 0; d < dim; ++d) {  // V^T
-    apply_1d<true, false>(vectors_[d].data(), n, n, d, sizes, in, out);
+    apply_1d<true, false>(vectors_[d][variant[d]].data(), n, n, d, sizes, in, out);
     std::swap(in, out);
   }
-  for (int i = 0; i < total; ++i) in[i] *= inverse_diagonal_[i];
+  for (int i = 0; i < total; ++i) in[i] *= inverse_diagonal[i];
   for (int d = 0; d < dim; ++d) {  // V
-    apply_1d<false, false>(vectors_[d].data(), n, n, d, sizes, in, out);
+    apply_1d<false, false>(vectors_[d][variant[d]].data(), n, n, d, sizes, in, out);
     std::swap(in, out);
   }
   if (in != x) std::copy(in, in + total, x);
@@ -118,7 +176,8 @@ VertexPatchSmoother<dim, Number>::VertexPatchSmoother(const mesh::BoxMesh<dim>& 
       n_inner_(2 * dofs.degree() - 1),
       solver_(dofs.degree(), parameter_cell_size(mesh), quadrature) {
   if (dofs.disc() != fe::Disc::cg)
-    throw InputError("--smoother patch: the vertex-patch smoothers support --disc cg only (use chebyshev for dg)");
+    throw InputError("--smoother patch: VertexPatchSmoother is the smoother of --disc cg; dg layouts take "
+                     "DgVertexPatchSmoother (multigrid/dg_patch_smoother.h)");
   if (mesh.geometry() != mesh::GeometryKind::cartesian) variant_ = PatchVariant::global;
   const auto& ext = dofs.lattice_extent();
   long s = 1;

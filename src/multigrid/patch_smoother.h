@@ -50,25 +50,52 @@ struct PatchMatrices1D {
 };
 PatchMatrices1D patch_matrices_1d(int degree, double h, const fe::Quadrature1D& quadrature);
 
-/// Fast diagonalization of the inner patch matrix sum_d M (x) .. L_d .. (x) M.
+/// A pair of symmetric n x n 1D matrices (row-major) of one direction of a patch: mass M_d and
+/// stiffness L_d of A = sum_d M_{dim-1} (x) .. (x) L_d (x) .. (x) M_0.
+struct PatchPair1D {
+  std::vector<double> mass, stiffness;
+};
+
+/// Fast diagonalization of a patch matrix that is a Kronecker sum
+///   A = sum_d M_{dim-1} (x) ... (x) L_d (x) ... (x) M_0
+/// of n x n 1D matrices: the 1D generalized eigenproblems L_d v = lambda M_d v (LAPACK dsygv, once
+/// at setup) give V_d^T M_d V_d = I, V_d^T L_d V_d = Lambda_d and
+///   A^{-1} = (V_{dim-1} (x) .. (x) V_0) (sum_d I (x) .. Lambda_d .. (x) I)^{-1} (V_{dim-1} (x) .. (x) V_0)^T.
+/// A direction may hold several variants of its 1D pair (the dg patches, whose 1D SIPG matrix
+/// depends on whether an end of the patch lies on the domain boundary); a patch picks one variant
+/// per direction, and the inverse eigenvalue sums of every combination are stored.
 template <int dim, typename Number>
 class PatchFastDiagonalization {
  public:
+  using Variants = std::array<int, dim>;
+  /// The cg vertex patch: the inner (2k-1)^dim nodes, 1D matrices of patch_matrices_1d (one variant).
   PatchFastDiagonalization(int degree, const std::array<double, dim>& h, const fe::Quadrature1D& quadrature);
-  /// x = A_j^{-1} x in place; x has (2k-1)^dim entries, lexicographic; tmp as many.
-  void apply_inverse(Number* x, Number* tmp) const;
+  /// pairs[d][v]: the 1D matrices of variant v along direction d, all n x n with one n.
+  explicit PatchFastDiagonalization(const std::array<std::vector<PatchPair1D>, dim>& pairs);
+  /// x = A^{-1} x in place for the variant 0 of every direction; x has n^dim entries,
+  /// lexicographic; tmp as many.
+  void apply_inverse(Number* x, Number* tmp) const { apply_inverse(x, tmp, Variants{}); }
+  /// x = A^{-1} x in place with variant[d] along direction d.
+  void apply_inverse(Number* x, Number* tmp, const Variants& variant) const;
+  /// Size n of the 1D matrices (2k-1 for the cg patch).
   int n_inner() const { return n_; }
-  const std::vector<double>& eigenvalues(int d) const { return lambda_[d]; }
+  int n_variants(int d) const { return static_cast<int>(lambda_[d].size()); }
+  const std::vector<double>& eigenvalues(int d, int variant = 0) const { return lambda_[d][variant]; }
   /// Row-major n x n; column j is the eigenvector of eigenvalue j (M-orthonormal).
-  const std::vector<Number>& eigenvectors(int d) const { return vectors_[d]; }
+  const std::vector<Number>& eigenvectors(int d, int variant = 0) const { return vectors_[d][variant]; }
   /// 1 / (lambda_0 + ... + lambda_{dim-1}) as a lexicographic tensor of n^dim entries.
-  const std::vector<Number>& inverse_diagonal() const { return inverse_diagonal_; }
+  const std::vector<Number>& inverse_diagonal(const Variants& variant = Variants{}) const {
+    return inverse_diagonal_[combination(variant)];
+  }
 
  private:
-  int n_;
-  std::array<std::vector<double>, dim> lambda_;
-  std::array<std::vector<Number>, dim> vectors_;  // row-major n x n, column j = eigenvector j
-  std::vector<Number> inverse_diagonal_;          // 1 / (lambda_0 + ... ), tensor of n^dim
+  void setup(const std::array<std::vector<PatchPair1D>, dim>& pairs);
+  std::size_t combination(const Variants& variant) const;
+
+  int n_ = 0;
+  std::array<std::vector<std::vector<double>>, dim> lambda_;   // [d][variant]
+  std::array<std::vector<std::vector<Number>>, dim> vectors_;  // [d][variant], row-major n x n
+  std::vector<std::vector<Number>> inverse_diagonal_;          // [combination], tensor of n^dim
 };
 
 template <int dim, typename Number>
@@ -79,7 +106,8 @@ class VertexPatchSmoother final : public Smoother<Vector<Number>> {
   /// `quadrature`: the 1D rule of the level operator's cell integrals (Gauss k+1, exact, for the
   /// Kronecker path; k+2 Gauss or k+1 Gauss-Lobatto for the general path), with which the 1D
   /// patch matrices are integrated. `op` is the level operator (used by PatchVariant::global and
-  /// the additive smoother). Throws InputError for dg layouts.
+  /// the additive smoother). Throws InputError for dg layouts (their smoother is
+  /// DgVertexPatchSmoother, multigrid/dg_patch_smoother.h).
   VertexPatchSmoother(const mesh::BoxMesh<dim>& mesh, const fe::DofLayout<dim>& dofs,
                       const fe::Quadrature1D& quadrature, bool additive, PatchVariant variant, double relaxation,
                       const LevelOperator<Vector<Number>>& op);

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """End-to-end tests of `tcfem solve` with multigrid: FGMRES / CG / V-cycle / FMG with the vertex-patch
-and Chebyshev smoothers, fp64 and fp32 V-cycles, the JSON report, and every bad-input case.
+(cg and dg) and Chebyshev smoothers, fp64 and fp32 V-cycles, the JSON report, and every bad-input case.
 
 Usage: test_multigrid.py TCFEM_BINARY [PLOT_MULTIGRID_SCRIPT]
 """
@@ -121,6 +121,22 @@ def test_solvers_and_smoothers(tmp):
     j = solve_json(tmp, "dg", ["--dim", "2", "--degree", "2", "--refine", "3", "--disc", "dg", "--solver", "fgmres",
                                "--precond", "mg", "--smoother", "chebyshev"])
     check(j is not None and j["converged"], "dg with the Chebyshev smoother")
+    # dg with the vertex-patch smoothers (CPU): the same discrete solution, far fewer iterations
+    fgmres = ["--solver", "fgmres"]
+    for name, args in [("dg-patch", fgmres + ["--smoother", "patch"]),
+                       ("dg-patch-fp32", fgmres + ["--smoother", "patch", "--mg-precision", "fp32"]),
+                       ("dg-additive", fgmres + ["--smoother", "patch-additive"]),
+                       ("dg-cg", ["--solver", "cg", "--smoother", "patch"])]:
+        d = solve_json(tmp, name, ["--dim", "2", "--degree", "2", "--refine", "3", "--disc", "dg", "--precond", "mg"] + args)
+        if d is None or j is None:
+            continue
+        check(d["converged"], f"{name}: not converged")
+        check(abs(d["errors"]["l2"] - j["errors"]["l2"]) <= 1e-3 * j["errors"]["l2"],
+              f"{name}: L2 {d['errors']['l2']} vs Chebyshev {j['errors']['l2']}")
+        if name != "dg-additive":
+            check(d["iterations"] <= (6 if name == "dg-cg" else 5) and d["iterations"] < j["iterations"],
+                  f"{name}: {d['iterations']} iterations (Chebyshev {j['iterations']})")
+        check("dg vertex patch" in d["multigrid"]["levels"][-1]["smoother"], f"{name}: smoother {d['multigrid']['levels'][-1]['smoother']}")
 
 
 def test_summary():
@@ -139,7 +155,9 @@ def test_bad_input(tmp):
         (mg + ["--post-smooth", "101"], "--post-smooth"), (mg + ["--pre-smooth", "0", "--post-smooth", "0"], "--pre-smooth"),
         (mg + ["--chebyshev-degree", "0"], "--chebyshev-degree"), (mg + ["--patch-variant", "bulk"], "--patch-variant"),
         (mg + ["--coarse-solver", "lu"], "--coarse-solver"), (mg + ["--mg-finest-post", "fp16"], "--mg-finest-post"),
-        (["--mg-finest-post", "fp64"], "--mg-finest-post"), (mg + ["--coarse-solver", "cholesky", "--cells", "30"], "--coarse-solver"), (mg + ["--disc", "dg"], "--smoother"),
+        (["--mg-finest-post", "fp64"], "--mg-finest-post"), (mg + ["--coarse-solver", "cholesky", "--cells", "30"], "--coarse-solver"),
+        (mg + ["--disc", "dg", "--backend", "cuda"], "--smoother chebyshev"),
+        (mg + ["--disc", "dg", "--backend", "cuda", "--smoother", "patch-additive"], "--smoother chebyshev"),
         (["--solver", "mg", "--precond", "jacobi"], "--precond"), (["--smoother", "chebyshev"], "--smoother"),
         (["--mg-precision", "fp32"], "--mg-precision"), (["--restart", "10"], "--restart"),
         (["--solver", "fgmres", "--restart", "0"], "--restart"), (mg + ["--backend", "cuda", "--variant", "generic"], "--variant"),
