@@ -127,10 +127,6 @@ void validate(const SolveOptions& o) {
     if (o.backend == "cpu" && *p != precision::Precision::fp64 && *p != precision::Precision::fp32)
       range_error("--mg-precision", o.mg_precision,
                   "fp64, fp32 with --backend cpu; with --backend cuda also " + precision::allowed_precision_names());
-    if (o.backend == "cuda" && o.disc == "dg" && o.smoother != "chebyshev")
-      throw InputError("--smoother " + o.smoother +
-                       ": --backend cuda has no vertex-patch smoother for --disc dg; use --smoother chebyshev "
-                       "(or --backend cpu, which has the dg patch smoothers)");
     if (o.backend == "cuda" && o.variant != "auto")
       throw InputError("--variant " + o.variant +
                        ": the multigrid solvers on --backend cuda choose their kernels per level; leave --variant out");
@@ -579,8 +575,7 @@ std::function<int()> add_solve_command(CLI::App& app) {
   std::vector<CLI::Option*> mg_options;
   mg_options.push_back(
       cmd->add_option("--smoother", opts->smoother,
-                      "Multigrid smoother: patch (multiplicative vertex patch), patch-additive, chebyshev (point Jacobi); "
-                      "for --disc dg the patch smoothers run on --backend cpu")
+                      "Multigrid smoother: patch (multiplicative vertex patch), patch-additive, chebyshev (point Jacobi)")
           ->check(CLI::IsMember({"patch", "patch-additive", "chebyshev"}))
           ->capture_default_str());
   mg_options.push_back(cmd->add_option("--patch-variant", opts->patch_variant,

@@ -7,6 +7,7 @@
 #include "fe/quadrature.h"
 #include "multigrid/device_chebyshev_smoother.h"
 #include "multigrid/device_coarse_solver.h"
+#include "multigrid/device_dg_patch_smoother.h"
 #include "multigrid/device_patch_smoother_adapter.h"
 #include "multigrid/device_transfer.h"
 #include "operators/laplace_operator.h"
@@ -82,14 +83,19 @@ std::unique_ptr<Smoother<DeviceVector<Number>>> make_device_smoother(const Smoot
     }
     case SmootherKind::patch:
     case SmootherKind::patch_additive: {
-      if (dofs.disc() != fe::Disc::cg)
-        throw InputError("--smoother " + std::string(to_string(s.kind)) +
-                         ": --backend cuda has no vertex-patch smoother for --disc dg; use --smoother chebyshev "
-                         "(or --backend cpu, which has the dg patch smoothers)");
       const bool fast = mesh.geometry() == mesh::GeometryKind::cartesian && config.cartesian_fast_path;
       const auto quadrature =
           fast ? fe::gauss(config.degree + 1) : fe::make_quadrature(config.quadrature, config.degree);
       const DeviceLevelOperator<Number>* level_op = &op;
+      if (dofs.disc() == fe::Disc::dg) {
+        auto dg = std::make_unique<DeviceDgPatchSmoother<dim, Number>>(
+            mesh, dofs, quadrature, s,
+            [level_op](Number* dst, const Number* src) { level_op->device_operator().vmult(dst, src); });
+        info.smoother = dg->description();
+        info.n_patches = dg->n_patches();
+        device_bytes += dg->device_bytes();
+        return dg;
+      }
       auto patch = std::make_unique<DevicePatchSmoother<dim, Number>>(
           mesh, dofs, quadrature, s,
           [level_op](Number* dst, const Number* src) { level_op->device_operator().vmult(dst, src); });

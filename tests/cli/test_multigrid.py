@@ -156,8 +156,6 @@ def test_bad_input(tmp):
         (mg + ["--chebyshev-degree", "0"], "--chebyshev-degree"), (mg + ["--patch-variant", "bulk"], "--patch-variant"),
         (mg + ["--coarse-solver", "lu"], "--coarse-solver"), (mg + ["--mg-finest-post", "fp16"], "--mg-finest-post"),
         (["--mg-finest-post", "fp64"], "--mg-finest-post"), (mg + ["--coarse-solver", "cholesky", "--cells", "30"], "--coarse-solver"),
-        (mg + ["--disc", "dg", "--backend", "cuda"], "--smoother chebyshev"),
-        (mg + ["--disc", "dg", "--backend", "cuda", "--smoother", "patch-additive"], "--smoother chebyshev"),
         (["--solver", "mg", "--precond", "jacobi"], "--precond"), (["--smoother", "chebyshev"], "--smoother"),
         (["--mg-precision", "fp32"], "--mg-precision"), (["--restart", "10"], "--restart"),
         (["--solver", "fgmres", "--restart", "0"], "--restart"), (mg + ["--backend", "cuda", "--variant", "generic"], "--variant"),
