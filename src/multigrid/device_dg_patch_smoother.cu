@@ -23,6 +23,8 @@
 
 #include <array>
 #include <cstdio>
+#include <cstring>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -54,6 +56,19 @@ struct Tables {
   const Number* vectors = nullptr;    ///< V_d, n x n row-major, column j the eigenvector j
   const Number* lambda = nullptr;     ///< eigenvalues, n
   const Number* cell_mass = nullptr;  ///< h_d M of one cell at d * n_cell^2
+};
+
+/// The 1D matrices of the patches away from the boundary (variant 0 in every direction: nearly all
+/// patches of a fine mesh) and the cell masses (the same for every variant), as a kernel
+/// parameter: 3D, k = 8, double: 25.7 KB of the 32 KB a kernel's parameters may take.
+template <int dim, int k, typename Number>
+struct InteriorTables {
+  static constexpr int nc = k + 1, n = 2 * nc;
+  Number stiffness[dim][n * n];
+  Number coupling[dim][n * n];
+  Number vectors[dim][n * n];
+  Number lambda[dim][n];
+  Number cell_mass[dim][nc * nc];
 };
 
 enum class Mode : int { fused = 0, from_residual = 1 };
@@ -102,6 +117,12 @@ __host__ __device__ constexpr int block_threads(int dim, int k) {
   return (patches_per_block(dim, k) * ipow(2 * (k + 1), dim - 1) + 31) / 32 * 32;
 }
 
+/// Resident blocks per SM asked of the compiler: at most 128 registers per thread.
+__host__ __device__ constexpr int min_blocks(int dim, int k) {
+  const int b = 65536 / (block_threads(dim, k) * 128);
+  return b < 1 ? 1 : b > 8 ? 8 : b;
+}
+
 /// The threads of one patch: `rank` of `size` (the lines of a contraction).
 struct PatchThreads {
   int rank, size;
@@ -119,8 +140,21 @@ __device__ inline void put(Number* p, Number s) {
     *p -= s;
 }
 
+/// Where a contraction's matrix lives: a device table (read through the read-only cache) or the
+/// kernel parameter (InteriorTables: with the indices known at compile time, the FMAs take the
+/// entries straight from the constant bank, without a load instruction).
+enum class Source : int { table = 0, parameter = 1 };
+
+template <Source src, typename Number>
+__device__ inline Number entry(const Number* A, int i) {
+  if constexpr (src == Source::table)
+    return __ldg(A + i);
+  else
+    return A[i];
+}
+
 /// out = A in along direction d (A n x n row-major; transposed: A^T), in place allowed.
-template <int dim, int n, bool transposed, Store store, typename Number>
+template <int dim, int n, bool transposed, Store store, Source src = Source::table, typename Number>
 __device__ void contract(const PatchThreads th, const Number* A, const Number* in, Number* out, int d) {
   using P = PatchTensor<dim, n>;
   const int stride = P::stride(d);
@@ -129,12 +163,24 @@ __device__ void contract(const PatchThreads th, const Number* A, const Number* i
     Number v[n];
 #pragma unroll
     for (int j = 0; j < n; ++j) v[j] = in[base + j * stride];
+    if constexpr (src == Source::parameter) {
 #pragma unroll
-    for (int i = 0; i < n; ++i) {
-      Number s = Number(0);
+      for (int i = 0; i < n; ++i) {
+        Number s = Number(0);
 #pragma unroll
-      for (int j = 0; j < n; ++j) s = fma(__ldg(A + (transposed ? j * n + i : i * n + j)), v[j], s);
-      put<store>(out + base + i * stride, s);
+        for (int j = 0; j < n; ++j) s = fma(entry<src>(A, transposed ? j * n + i : i * n + j), v[j], s);
+        put<store>(out + base + i * stride, s);
+      }
+    } else {
+      // one output at a time: unrolled over the outputs, the compiler would load all n^2 table
+      // entries ahead into registers (255 registers and spills at k = 5, one block per SM)
+#pragma unroll 1
+      for (int i = 0; i < n; ++i) {
+        Number s = Number(0);
+#pragma unroll
+        for (int j = 0; j < n; ++j) s = fma(entry<src>(A, transposed ? j * n + i : i * n + j), v[j], s);
+        put<store>(out + base + i * stride, s);
+      }
     }
   }
 }
@@ -156,7 +202,7 @@ __device__ void contract_mass(const PatchThreads th, const Number* Mc, const Num
       for (int i = 0; i < nc; ++i) {
         Number s = Number(0);
 #pragma unroll
-        for (int j = 0; j < nc; ++j) s = fma(__ldg(Mc + i * nc + j), v[j], s);
+        for (int j = 0; j < nc; ++j) s = fma(entry<Source::parameter>(Mc, i * nc + j), v[j], s);
         put<store>(out + base + (o * nc + i) * stride, s);
       }
     }
@@ -187,7 +233,8 @@ __device__ inline long long patch_entry(const ColorGrid& g, const int (&v)[3], i
 }
 
 template <int dim, int k, typename Number, Mode mode>
-__global__ void __launch_bounds__(block_threads(dim, k)) dg_patch_kernel(const ColorGrid g, const Tables<Number> t, Number* __restrict__ x,
+__global__ void __launch_bounds__(block_threads(dim, k), min_blocks(dim, k)) dg_patch_kernel(const ColorGrid g, const Tables<Number> t,
+                                const __grid_constant__ InteriorTables<dim, k, Number> it, Number* __restrict__ x,
                                 const Number* __restrict__ b_or_r, const Number omega, const int count0) {
   constexpr int nc = k + 1, n = 2 * nc, size = ipow(n, dim);
   using P = PatchTensor<dim, n>;
@@ -210,6 +257,7 @@ __global__ void __launch_bounds__(block_threads(dim, k)) dg_patch_kernel(const C
     v[d] = g.first[d] + 3 * m[d];
     bv[d] = (v[d] == 1 ? 1 : 0) | (v[d] == g.n_cells[d] - 1 ? 2 : 0);
   }
+  const bool interior = (bv[0] | bv[1] | bv[2]) == 0;
   if (active)
     for (int q = th.rank; q < size; q += th.size) {
       const long long idx = patch_entry<dim, nc>(g, v, q, -1);
@@ -222,7 +270,10 @@ __global__ void __launch_bounds__(block_threads(dim, k)) dg_patch_kernel(const C
     for (int d = 0; d < dim; ++d) {
       const int tab = d * 4 + bv[d];
       if (active) {
-        contract<dim, n, false, Store::set>(th, t.stiffness + tab * n * n, U, T, d);
+        if (interior)
+          contract<dim, n, false, Store::set, Source::parameter>(th, it.stiffness[d], U, T, d);
+        else
+          contract<dim, n, false, Store::set>(th, t.stiffness + tab * n * n, U, T, d);
         if (bv[d] != 3)  // the face neighbours outside the patch along d
           for (int q = th.rank; q < size; q += th.size) {
             const long long idx = patch_entry<dim, nc>(g, v, q, d);
@@ -230,17 +281,20 @@ __global__ void __launch_bounds__(block_threads(dim, k)) dg_patch_kernel(const C
           }
       }
       __syncthreads();
-      if (active && bv[d] != 3) contract<dim, n, false, Store::add>(th, t.coupling + tab * n * n, S, T, d);
+      if (active && interior)
+        contract<dim, n, false, Store::add, Source::parameter>(th, it.coupling[d], S, T, d);
+      else if (active && bv[d] != 3)
+        contract<dim, n, false, Store::add>(th, t.coupling + tab * n * n, S, T, d);
       __syncthreads();
       // the cell masses along the other directions; the last one subtracts from R
       if constexpr (dim == 2) {
         const int e = 1 - d;
-        if (active) contract_mass<dim, nc, Store::subtract>(th, t.cell_mass + e * nc * nc, T, R, e);
+        if (active) contract_mass<dim, nc, Store::subtract>(th, it.cell_mass[e], T, R, e);
       } else {
         const int e1 = d == 0 ? 1 : 0, e2 = d == 2 ? 1 : 2;
-        if (active) contract_mass<dim, nc, Store::set>(th, t.cell_mass + e1 * nc * nc, T, S, e1);
+        if (active) contract_mass<dim, nc, Store::set>(th, it.cell_mass[e1], T, S, e1);
         __syncthreads();
-        if (active) contract_mass<dim, nc, Store::subtract>(th, t.cell_mass + e2 * nc * nc, S, R, e2);
+        if (active) contract_mass<dim, nc, Store::subtract>(th, it.cell_mass[e2], S, R, e2);
       }
       __syncthreads();
     }
@@ -248,7 +302,10 @@ __global__ void __launch_bounds__(block_threads(dim, k)) dg_patch_kernel(const C
   // R = A_j^{-1} R by fast diagonalization
 #pragma unroll
   for (int d = 0; d < dim; ++d) {
-    if (active) contract<dim, n, true, Store::set>(th, t.vectors + (d * 4 + bv[d]) * n * n, R, R, d);
+    if (active && interior)
+      contract<dim, n, true, Store::set, Source::parameter>(th, it.vectors[d], R, R, d);
+    else if (active)
+      contract<dim, n, true, Store::set>(th, t.vectors + (d * 4 + bv[d]) * n * n, R, R, d);
     __syncthreads();
   }
   if (active)
@@ -257,7 +314,7 @@ __global__ void __launch_bounds__(block_threads(dim, k)) dg_patch_kernel(const C
       int r = q;
 #pragma unroll
       for (int d = 0; d < dim; ++d) {
-        s += __ldg(t.lambda + (d * 4 + bv[d]) * n + r % n);
+        s += interior ? it.lambda[d][r % n] : __ldg(t.lambda + (d * 4 + bv[d]) * n + r % n);
         r /= n;
       }
       R[P::address(q)] /= s;
@@ -265,7 +322,10 @@ __global__ void __launch_bounds__(block_threads(dim, k)) dg_patch_kernel(const C
   __syncthreads();
 #pragma unroll
   for (int d = 0; d < dim; ++d) {
-    if (active) contract<dim, n, false, Store::set>(th, t.vectors + (d * 4 + bv[d]) * n * n, R, R, d);
+    if (active && interior)
+      contract<dim, n, false, Store::set, Source::parameter>(th, it.vectors[d], R, R, d);
+    else if (active)
+      contract<dim, n, false, Store::set>(th, t.vectors + (d * 4 + bv[d]) * n * n, R, R, d);
     __syncthreads();
   }
   if (active)
@@ -281,16 +341,27 @@ constexpr std::pair<int, std::size_t> block_of() {
 }
 
 template <int dim, typename Number>
-using Launch = void (*)(const std::array<int, 3>&, const ColorGrid&, const Tables<Number>&, Number*, const Number*,
-                        Number);
+using Launch = void (*)(const std::array<int, 3>&, const ColorGrid&, const Tables<Number>&, const std::vector<Number>&,
+                        Number*, const Number*, Number);
+
+/// Values of InteriorTables<dim, k, Number>, in its member order (arrays of one type: no padding).
+template <int dim>
+std::size_t interior_values(int k) {
+  const std::size_t nc = k + 1, n = 2 * nc;
+  return dim * (3 * n * n + n + nc * nc);
+}
 
 template <int dim, int k, typename Number, Mode mode>
-void launch(const std::array<int, 3>& counts, const ColorGrid& g, const Tables<Number>& t, Number* x,
-            const Number* b_or_r, Number omega) {
+void launch(const std::array<int, 3>& counts, const ColorGrid& g, const Tables<Number>& t,
+            const std::vector<Number>& interior, Number* x, const Number* b_or_r, Number omega) {
   constexpr auto block = block_of<dim, k, Number>();
   constexpr int per_block = patches_per_block(dim, k);
+  InteriorTables<dim, k, Number> it;
+  static_assert(std::is_trivially_copyable_v<InteriorTables<dim, k, Number>>);
+  TCFEM_ASSERT(interior.size() * sizeof(Number) == sizeof it, "interior tables size");
+  std::memcpy(&it, interior.data(), sizeof it);
   const dim3 grid((counts[0] + per_block - 1) / per_block, counts[1], counts[2]);
-  dg_patch_kernel<dim, k, Number, mode><<<grid, block.first, block.second>>>(g, t, x, b_or_r, omega, counts[0]);
+  dg_patch_kernel<dim, k, Number, mode><<<grid, block.first, block.second>>>(g, t, it, x, b_or_r, omega, counts[0]);
   TCFEM_CUDA_CHECK_LAUNCH();
 }
 
@@ -329,6 +400,7 @@ struct DeviceDgPatchSmoother<dim, Number>::Impl {
   std::vector<std::array<int, 3>> counts;
   DeviceBuffer<Number> stiffness, coupling, vectors, lambda, cell_mass;
   dg_patch_kernels::Tables<Number> tables;
+  std::vector<Number> interior;  ///< InteriorTables values (variant 0 of every direction, cell masses)
   dg_patch_kernels::Launch<dim, Number> fused = nullptr, from_residual = nullptr;
   std::function<void(Number*, const Number*)> vmult;
   mutable DeviceVector<Number> residual;
@@ -336,7 +408,7 @@ struct DeviceDgPatchSmoother<dim, Number>::Impl {
   void launch_color(std::size_t c, Number* x, const Number* b_or_r, bool from_r) const {
     const auto& cnt = counts[c];
     if (cnt[0] == 0 || cnt[1] == 0 || cnt[2] == 0) return;
-    (from_r ? from_residual : fused)(cnt, colors[c], tables, x, b_or_r, static_cast<Number>(omega));
+    (from_r ? from_residual : fused)(cnt, colors[c], tables, interior, x, b_or_r, static_cast<Number>(omega));
   }
 };
 
@@ -399,6 +471,13 @@ DeviceDgPatchSmoother<dim, Number>::DeviceDgPatchSmoother(const mesh::BoxMesh<di
   I.lambda = DeviceBuffer<Number>(lam);
   I.cell_mass = DeviceBuffer<Number>(cmass);
   I.tables = {I.stiffness.data(), I.coupling.data(), I.vectors.data(), I.lambda.data(), I.cell_mass.data()};
+  // the interior variant and the cell masses as the kernel parameter (InteriorTables member order)
+  I.interior.reserve(interior_values<dim>(I.degree));
+  for (const auto* table : {&stiff, &coup, &vec})
+    for (int d = 0; d < dim; ++d)
+      I.interior.insert(I.interior.end(), table->begin() + d * 4 * n * n, table->begin() + (d * 4 + 1) * n * n);
+  for (int d = 0; d < dim; ++d) I.interior.insert(I.interior.end(), lam.begin() + d * 4 * n, lam.begin() + (d * 4 + 1) * n);
+  I.interior.insert(I.interior.end(), cmass.begin(), cmass.end());
 
   // the 3^dim colors: vertices v_d = first_d + 3 m_d in 1 .. n_cells_d - 1
   const auto cells = mesh.n_cells();
