@@ -2,17 +2,20 @@
 // fast diagonalization of PatchFastDiagonalization, for all four boundary variants of every
 // direction), the kernels over the degree, and the launches of one smoothing step.
 //
-// Kernel (one block per patch of a color; the vertex of block (m_0, m_1, m_2) is first_d + 3 m_d):
+// Kernel (one block per patch of a color, several per block at low degree and in 2D; the vertex of
+// patch (m_0, m_1, m_2) is first_d + 3 m_d), three patch tensors R, U, T in shared memory:
 //   fused:         U = x on the patch, R = b on the patch; per direction d
-//                    T = L_d U (+ C_d W with W the face neighbours outside the patch along d)
-//                    R -= (blockdiag mass along every other direction) T
+//                    T = L_d U + C_d W (W: the face neighbours outside the patch along d, read by
+//                        each thread for its line from x)
+//                    R -= (blockdiag cell mass along every other direction) T (in place on T)
 //                  (the Kronecker form of dg_patch_smoother.h, term by term);
 //   from_residual: R = r on the patch (r = b - A x of the level operator);
 //   then R = V^T R along every direction, scaled by 1 / (lambda_0 + .. + lambda_{dim-1}) of the
 //   patch's boundary variants, R = V R along every direction, and x += omega R on the patch.
 // Every contraction runs one thread per line of the n^dim tensor (n = 2(k+1)), reading its line
-// into registers and writing it back, so a contraction can run in place. The matrices are read
-// through the read-only cache (every lane of a warp reads the same entry).
+// into registers and writing it back, so a contraction can run in place. The 1D matrices of
+// interior patches and the cell masses come from the kernel parameter (constant bank); those of
+// boundary patches from device tables through the read-only cache.
 //
 // No races: two patches of one color lie at least 3 vertices apart along some direction, so no
 // block reads a cell (of the patch, or a face neighbour outside it) that another block of the
@@ -89,6 +92,19 @@ struct PatchTensor {
       return q % n + pitch1 * (q / n);
     else
       return q % n + pitch1 * (q / n % n) + pitch2 * (q / (n * n));
+  }
+  /// Logical (unpadded, lexicographic) index of the first entry of line l along direction d.
+  __device__ static int line_first(int l, int d) {
+    int first = 0, stride = 1;
+#pragma unroll
+    for (int e = 0; e < dim; ++e) {
+      if (e != d) {
+        first += (l % n) * stride;
+        l /= n;
+      }
+      stride *= n;
+    }
+    return first;
   }
   /// Address of the first entry of line l along direction d (the lines enumerate the other indices
   /// lexicographically).
@@ -185,6 +201,75 @@ __device__ void contract(const PatchThreads th, const Number* A, const Number* i
   }
 }
 
+/// Global index of patch entry q (patch-lexicographic, n per direction) of the patch at vertex v,
+/// with the cells shifted by `shift` along direction `sd` (the face neighbours outside the patch:
+/// the cell before the patch for o_sd = 0, after it for o_sd = 1); -1 outside the mesh.
+template <int dim, int nc>
+__device__ inline long long patch_entry(const ColorGrid& g, const int (&v)[3], int q, int sd) {
+  constexpr int n = 2 * nc;
+  long long cell = 0;
+  int local = 0, lstride = 1;
+#pragma unroll
+  for (int d = 0; d < dim; ++d) {
+    const int i = q % n;
+    q /= n;
+    const int o = i / nc;
+    int c = v[d] - 1 + o;
+    if (d == sd) c += o ? 1 : -1;
+    if (c < 0 || c >= g.n_cells[d]) return -1;
+    cell += c * g.cell_stride[d];
+    local += (i % nc) * lstride;
+    lstride *= nc;
+  }
+  return cell * ipow(nc, dim) + local;
+}
+
+/// T = L_d U + C_d W along direction d, W the face neighbours outside the patch along d, read by
+/// each thread for its line straight from x (zero past the domain boundary; no W where both ends
+/// are on the boundary). C_d = blockdiag(C_-, C_+): rows of the lower cell take the cell before
+/// the patch, rows of the upper cell the cell after it.
+template <int dim, int nc, Source src, typename Number>
+__device__ void stiffness_and_coupling(const PatchThreads th, const Number* L, const Number* C, bool coupled,
+                                       const Number* U, Number* T, int d, const ColorGrid& g, const int (&v)[3],
+                                       const Number* __restrict__ x) {
+  constexpr int n = 2 * nc;
+  using P = PatchTensor<dim, n>;
+  const int stride = P::stride(d);
+  const int lstride = d == 0 ? 1 : d == 1 ? n : n * n;
+  for (int l = th.rank; l < P::lines; l += th.size) {
+    const int base = P::line_base(l, d), first = P::line_first(l, d);
+    Number u[n], w[n];
+#pragma unroll
+    for (int j = 0; j < n; ++j) u[j] = U[base + j * stride];
+    if (coupled) {
+#pragma unroll
+      for (int j = 0; j < n; ++j) {
+        const long long idx = patch_entry<dim, nc>(g, v, first + j * lstride, d);
+        w[j] = idx >= 0 ? x[idx] : Number(0);
+      }
+    } else {
+#pragma unroll
+      for (int j = 0; j < n; ++j) w[j] = Number(0);
+    }
+    auto row = [&](int i) {
+      Number s = Number(0);
+#pragma unroll
+      for (int j = 0; j < n; ++j) s = fma(entry<src>(L, i * n + j), u[j], s);
+      const int o = i < nc ? 0 : nc;
+#pragma unroll
+      for (int j = 0; j < nc; ++j) s = fma(entry<src>(C, i * n + o + j), w[o + j], s);
+      T[base + i * stride] = s;
+    };
+    if constexpr (src == Source::parameter) {
+#pragma unroll
+      for (int i = 0; i < n; ++i) row(i);
+    } else {
+#pragma unroll 1
+      for (int i = 0; i < n; ++i) row(i);
+    }
+  }
+}
+
 /// out = blockdiag(Mc, Mc) in along direction d (Mc the cell mass, nc x nc).
 template <int dim, int nc, Store store, typename Number>
 __device__ void contract_mass(const PatchThreads th, const Number* Mc, const Number* in, Number* out, int d) {
@@ -209,29 +294,6 @@ __device__ void contract_mass(const PatchThreads th, const Number* Mc, const Num
   }
 }
 
-/// Global index of patch entry q (patch-lexicographic, n per direction) of the patch at vertex v,
-/// with the cells shifted by `shift` along direction `sd` (the face neighbours outside the patch:
-/// the cell before the patch for o_sd = 0, after it for o_sd = 1); -1 outside the mesh.
-template <int dim, int nc>
-__device__ inline long long patch_entry(const ColorGrid& g, const int (&v)[3], int q, int sd) {
-  constexpr int n = 2 * nc;
-  long long cell = 0;
-  int local = 0, lstride = 1;
-#pragma unroll
-  for (int d = 0; d < dim; ++d) {
-    const int i = q % n;
-    q /= n;
-    const int o = i / nc;
-    int c = v[d] - 1 + o;
-    if (d == sd) c += o ? 1 : -1;
-    if (c < 0 || c >= g.n_cells[d]) return -1;
-    cell += c * g.cell_stride[d];
-    local += (i % nc) * lstride;
-    lstride *= nc;
-  }
-  return cell * ipow(nc, dim) + local;
-}
-
 template <int dim, int k, typename Number, Mode mode>
 __global__ void __launch_bounds__(block_threads(dim, k), min_blocks(dim, k)) dg_patch_kernel(const ColorGrid g, const Tables<Number> t,
                                 const __grid_constant__ InteriorTables<dim, k, Number> it, Number* __restrict__ x,
@@ -246,10 +308,9 @@ __global__ void __launch_bounds__(block_threads(dim, k), min_blocks(dim, k)) dg_
   const int j = static_cast<int>(threadIdx.x) / P::lines;
   const int m0 = static_cast<int>(blockIdx.x) * per_block + j;
   const bool active = j < per_block && m0 < count0;
-  Number* R = reinterpret_cast<Number*>(dg_patch_smem_raw) + (j < per_block ? j : 0) * 4 * P::elements;
+  Number* R = reinterpret_cast<Number*>(dg_patch_smem_raw) + (j < per_block ? j : 0) * 3 * P::elements;
   Number* U = R + P::elements;
   Number* T = U + P::elements;
-  Number* S = T + P::elements;
   const int m[3] = {m0, static_cast<int>(blockIdx.y), static_cast<int>(blockIdx.z)};
   int v[3] = {0, 0, 0}, bv[3] = {0, 0, 0};
 #pragma unroll
@@ -269,32 +330,21 @@ __global__ void __launch_bounds__(block_threads(dim, k), min_blocks(dim, k)) dg_
 #pragma unroll
     for (int d = 0; d < dim; ++d) {
       const int tab = d * 4 + bv[d];
-      if (active) {
-        if (interior)
-          contract<dim, n, false, Store::set, Source::parameter>(th, it.stiffness[d], U, T, d);
-        else
-          contract<dim, n, false, Store::set>(th, t.stiffness + tab * n * n, U, T, d);
-        if (bv[d] != 3)  // the face neighbours outside the patch along d
-          for (int q = th.rank; q < size; q += th.size) {
-            const long long idx = patch_entry<dim, nc>(g, v, q, d);
-            S[P::address(q)] = idx >= 0 ? x[idx] : Number(0);
-          }
-      }
-      __syncthreads();
       if (active && interior)
-        contract<dim, n, false, Store::add, Source::parameter>(th, it.coupling[d], S, T, d);
-      else if (active && bv[d] != 3)
-        contract<dim, n, false, Store::add>(th, t.coupling + tab * n * n, S, T, d);
+        stiffness_and_coupling<dim, nc, Source::parameter>(th, it.stiffness[d], it.coupling[d], true, U, T, d, g, v, x);
+      else if (active)
+        stiffness_and_coupling<dim, nc, Source::table>(th, t.stiffness + tab * n * n, t.coupling + tab * n * n,
+                                                       bv[d] != 3, U, T, d, g, v, x);
       __syncthreads();
-      // the cell masses along the other directions; the last one subtracts from R
+      // the cell masses along the other directions (in place), the last one subtracted from R
       if constexpr (dim == 2) {
         const int e = 1 - d;
         if (active) contract_mass<dim, nc, Store::subtract>(th, it.cell_mass[e], T, R, e);
       } else {
         const int e1 = d == 0 ? 1 : 0, e2 = d == 2 ? 1 : 2;
-        if (active) contract_mass<dim, nc, Store::set>(th, it.cell_mass[e1], T, S, e1);
+        if (active) contract_mass<dim, nc, Store::set>(th, it.cell_mass[e1], T, T, e1);
         __syncthreads();
-        if (active) contract_mass<dim, nc, Store::subtract>(th, it.cell_mass[e2], S, R, e2);
+        if (active) contract_mass<dim, nc, Store::subtract>(th, it.cell_mass[e2], T, R, e2);
       }
       __syncthreads();
     }
@@ -337,7 +387,7 @@ __global__ void __launch_bounds__(block_threads(dim, k), min_blocks(dim, k)) dg_
 template <int dim, int k, typename Number>
 constexpr std::pair<int, std::size_t> block_of() {
   using P = PatchTensor<dim, 2 * (k + 1)>;
-  return {block_threads(dim, k), std::size_t(patches_per_block(dim, k)) * 4 * P::elements * sizeof(Number)};
+  return {block_threads(dim, k), std::size_t(patches_per_block(dim, k)) * 3 * P::elements * sizeof(Number)};
 }
 
 template <int dim, typename Number>
