@@ -919,7 +919,9 @@ TEST(TensorCoreDgLayouts, FacePassSharedMemoryAccesses) {
     for (int n = 2; n <= max_n; ++n) {
       EXPECT_LE((DgFaceShape{dim, n}.smem_words() * 8), 48 * 1024) << dim << " " << n;
       const DgFaceShape T{dim, n, true};
-      if (T.cells() > 1) EXPECT_LE(T.smem_words(), dg_tile_budget_words) << dim << " " << n;
+      if (T.cells() > 1) {
+        EXPECT_LE(T.smem_words(), dg_tile_budget_words) << dim << " " << n;
+      }
       EXPECT_LE(4 * T.smem_words() * 8, 228 * 1024) << dim << " " << n;
     }
 }
