@@ -513,6 +513,39 @@ TEST(DeviceMultigrid, PatchSmootherCountsMatchCpuInEveryPrecision) {
   }
 }
 
+// dg with the SIPG vertex-patch smoother (DeviceDgPatchSmoother against DgVertexPatchSmoother):
+// the CPU's iteration counts and solutions, with FGMRES (forward post-smoothing) and CG (the
+// symmetric V-cycle), fp64 and fp32 V-cycles and fp16ec (against the CPU fp32 V-cycle), on
+// Cartesian meshes (fused local residuals) and a deformed one (global residuals).
+TEST(DeviceMultigrid, DgPatchSmootherMatchesCpu) {
+  SKIP_WITHOUT_DEVICE();
+  using G = mesh::GeometryKind;
+  SolveCase c;
+  c.disc = fe::Disc::dg;
+  c.smoother = SmootherKind::patch;
+  c.tol = 1e-10;
+  c.slack = 0;
+  c.max_x_diff = 1e-8;
+  for (auto solver : {OuterSolver::fgmres, OuterSolver::cg}) {
+    c.solver = solver;
+    c.dim = 3, c.degree = 2, c.cells = 6, c.geometry = G::cartesian;
+    check_solve<3>(c);
+    c.dim = 2, c.degree = 3, c.cells = 12;
+    check_solve<2>(c);
+  }
+  c.solver = OuterSolver::fgmres;
+  c.geometry = G::deformed, c.cells = 8;
+  check_solve<2>(c);
+  c.geometry = G::cartesian, c.dim = 3, c.degree = 3, c.cells = 4;
+  for (auto p : {Precision::fp32, Precision::fp16ec}) {
+    c.device_precision = p;
+    c.cpu_precision = Precision::fp32;
+    c.max_x_diff = 1e-4;
+    c.slack = p == Precision::fp32 ? 0 : 1;
+    check_solve<3>(c);
+  }
+}
+
 // The finest level's post-smoothing in fp64 after a V-cycle in a lower precision: the same
 // iteration counts and solutions as the CPU (2D Q5 on 128^2 cells, where an fp32 V-cycle alone
 // needs one iteration more than an fp64 one; tests/unit/test_multigrid_solver.cpp), in every
