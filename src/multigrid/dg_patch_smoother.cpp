@@ -5,6 +5,7 @@
 #include "core/error.h"
 #include "fe/lagrange.h"
 #include "operators/operator_tables.h"
+#include "multigrid/patch_sweeps.h"
 #include "tensor/contract.h"
 
 namespace tcfem::multigrid {
@@ -308,63 +309,34 @@ void DgVertexPatchSmoother<dim, Number>::local_solve(const Patch& v, Number* r) 
 }
 
 template <int dim, typename Number>
-void DgVertexPatchSmoother<dim, Number>::sweep_color(const std::vector<Patch>& patches, Vector<Number>& x,
-                                                     const Vector<Number>& b) const {
-  if (patches.empty()) return;
-  const Number omega = static_cast<Number>(relaxation_);
-  const std::size_t n_loc = patch_size_;
-  switch (variant_) {
-    case PatchVariant::fused:
-      for (const auto& v : patches) {
-        local_residual(v, x, b, r_.data());
-        local_solve(v, r_.data());
-        add_patch(v, omega, r_.data(), x);
-      }
-      break;
-    case PatchVariant::separate:
-      buffer_.resize(patches.size() * n_loc);
-      for (std::size_t p = 0; p < patches.size(); ++p) local_residual(patches[p], x, b, buffer_.data() + p * n_loc);
-      for (std::size_t p = 0; p < patches.size(); ++p) {
-        Number* r = buffer_.data() + p * n_loc;
-        local_solve(patches[p], r);
-        add_patch(patches[p], omega, r, x);
-      }
-      break;
-    case PatchVariant::global:
-      op_->vmult(residual_, x);
-      VectorOps<Vector<Number>>::residual_from_product(residual_, b);
-      for (const auto& v : patches) {
-        gather(v, residual_, r_.data());
-        local_solve(v, r_.data());
-        add_patch(v, omega, r_.data(), x);
-      }
-      break;
-  }
-}
-
-template <int dim, typename Number>
-void DgVertexPatchSmoother<dim, Number>::sweep_additive(Vector<Number>& x, const Vector<Number>& b) const {
-  op_->vmult(residual_, x);
-  VectorOps<Vector<Number>>::residual_from_product(residual_, b);
-  correction_.fill(Number(0));
-  for (const auto& patches : colors_)
-    for (const auto& v : patches) {
-      gather(v, residual_, r_.data());
-      local_solve(v, r_.data());
-      add_patch(v, Number(1), r_.data(), correction_);
+auto DgVertexPatchSmoother<dim, Number>::sweep_ops() const {
+  struct Ops {
+    const DgVertexPatchSmoother* s;
+    void residual(const Patch& v, const Vector<Number>& x, const Vector<Number>& b, Number* r) const {
+      s->local_residual(v, x, b, r);
     }
-  x.add(static_cast<Number>(relaxation_), correction_);
+    void solve([[maybe_unused]] const Patch& v, Number* r) const { s->local_solve(v, r); }
+    void gather(const Patch& v, const Vector<Number>& u, Number* r) const { s->gather(v, u, r); }
+    void add(const Patch& v, Number a, const Number* r, Vector<Number>& u) const { s->add_patch(v, a, r, u); }
+  };
+  return Ops{this};
 }
 
 template <int dim, typename Number>
 void DgVertexPatchSmoother<dim, Number>::smooth(Vector<Number>& x, const Vector<Number>& b, SweepOrder order) const {
   TCFEM_ASSERT(x.size() == dofs_->n_local() && b.size() == dofs_->n_local(), "smoother vector sizes");
+  const PatchSweepWork<Number> work{residual_, correction_, r_, buffer_};
+  const Number omega = static_cast<Number>(relaxation_);
   if (additive_) {
-    sweep_additive(x, b);
-    return;
+    additive_sweep(colors_, omega, *op_, x, b, work, sweep_ops());
+  } else {
+    const std::size_t patch_size = std::size_t(patch_size_);
+    const int n_colors = static_cast<int>(colors_.size());
+    for (int i = 0; i < n_colors; ++i) {
+      const auto& color = colors_[order == SweepOrder::forward ? i : n_colors - 1 - i];
+      multiplicative_color_sweep(variant_, color, patch_size, omega, *op_, x, b, work, sweep_ops());
+    }
   }
-  const int n_colors = static_cast<int>(colors_.size());
-  for (int i = 0; i < n_colors; ++i) sweep_color(colors_[order == SweepOrder::forward ? i : n_colors - 1 - i], x, b);
 }
 
 template class DgVertexPatchSmoother<2, double>;

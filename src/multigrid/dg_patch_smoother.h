@@ -113,8 +113,7 @@ class DgVertexPatchSmoother final : public Smoother<Vector<Number>> {
   void gather(const Patch& v, const Vector<Number>& u, Number* out) const;
   void gather_outer(const Patch& v, int d, const Vector<Number>& u, Number* out) const;
   void add_patch(const Patch& v, Number scale, const Number* in, Vector<Number>& u) const;
-  void sweep_color(const std::vector<Patch>& patches, Vector<Number>& x, const Vector<Number>& b) const;
-  void sweep_additive(Vector<Number>& x, const Vector<Number>& b) const;
+  auto sweep_ops() const;  // the patch operations of the sweeps of patch_sweeps.h
 
   const fe::DofLayout<dim>* dofs_;
   const LevelOperator<Vector<Number>>* op_;

@@ -1,0 +1,81 @@
+#pragma once
+// The Schwarz sweeps of the vertex-patch smoothers, written once for every kind of patch (cg:
+// VertexPatchSmoother, dg: DgVertexPatchSmoother). A patch kind supplies four operations:
+//   residual(patch, x, b, r)   r = the localized residual b_j - (A x)_j of the patch
+//   solve(patch, r)            r = A_j^{-1} r
+//   gather(patch, u, r)        r = R_j u
+//   add(patch, s, r, u)        u += s R_j^T r
+#include <cstddef>
+#include <vector>
+
+#include "core/vector.h"
+#include "multigrid/interfaces.h"
+#include "multigrid/multigrid_config.h"
+
+namespace tcfem::multigrid {
+
+/// The work vectors of a sweep: `residual` (n DoFs), `r` (one patch), `buffer` (a color's
+/// residuals, PatchVariant::separate), `correction` (n DoFs, additive sweep).
+template <typename Number>
+struct PatchSweepWork {
+  Vector<Number>& residual;
+  Vector<Number>& correction;
+  std::vector<Number>& r;
+  std::vector<Number>& buffer;
+};
+
+/// One color of the multiplicative smoother: every patch of the color, x += omega A_j^{-1} r_j, with
+/// the residuals localized per patch (fused), all localized first (separate) or of the level
+/// operator (global). Patches of one color do not change each other's residuals.
+template <typename Number, class Patch, class Ops>
+void multiplicative_color_sweep(PatchVariant variant, const std::vector<Patch>& patches, std::size_t patch_size,
+                                Number omega, const LevelOperator<Vector<Number>>& op, Vector<Number>& x,
+                                const Vector<Number>& b, PatchSweepWork<Number> w, const Ops& ops) {
+  if (patches.empty()) return;
+  switch (variant) {
+    case PatchVariant::fused:
+      for (const auto& v : patches) {
+        ops.residual(v, x, b, w.r.data());
+        ops.solve(v, w.r.data());
+        ops.add(v, omega, w.r.data(), x);
+      }
+      break;
+    case PatchVariant::separate:
+      w.buffer.resize(patches.size() * patch_size);
+      for (std::size_t p = 0; p < patches.size(); ++p) ops.residual(patches[p], x, b, w.buffer.data() + p * patch_size);
+      for (std::size_t p = 0; p < patches.size(); ++p) {
+        Number* r = w.buffer.data() + p * patch_size;
+        ops.solve(patches[p], r);
+        ops.add(patches[p], omega, r, x);
+      }
+      break;
+    case PatchVariant::global:
+      op.vmult(w.residual, x);
+      VectorOps<Vector<Number>>::residual_from_product(w.residual, b);
+      for (const auto& v : patches) {
+        ops.gather(v, w.residual, w.r.data());
+        ops.solve(v, w.r.data());
+        ops.add(v, omega, w.r.data(), x);
+      }
+      break;
+  }
+}
+
+/// The additive smoother: x += omega sum_j R_j^T A_j^{-1} R_j (b - A x), summed color by color.
+template <typename Number, class Patch, class Ops>
+void additive_sweep(const std::vector<std::vector<Patch>>& colors, Number omega,
+                    const LevelOperator<Vector<Number>>& op, Vector<Number>& x, const Vector<Number>& b,
+                    PatchSweepWork<Number> w, const Ops& ops) {
+  op.vmult(w.residual, x);
+  VectorOps<Vector<Number>>::residual_from_product(w.residual, b);
+  w.correction.fill(Number(0));
+  for (const auto& patches : colors)
+    for (const auto& v : patches) {
+      ops.gather(v, w.residual, w.r.data());
+      ops.solve(v, w.r.data());
+      ops.add(v, Number(1), w.r.data(), w.correction);
+    }
+  x.add(omega, w.correction);
+}
+
+}  // namespace tcfem::multigrid
