@@ -25,6 +25,7 @@
 #include "multigrid/device_dg_patch_smoother.h"
 #include "multigrid/dg_patch_smoother.h"
 #include "multigrid/multigrid.h"
+#include "patch_smoother_cases.h"
 
 namespace {
 using namespace tcfem;
@@ -34,24 +35,10 @@ using multigrid::SweepOrder;
 
 bool have_device() { return query_device(0).available; }
 
-enum class Case { fused, separate, global, additive };
-const char* to_string(Case c) {
-  switch (c) {
-    case Case::fused: return "fused";
-    case Case::separate: return "separate";
-    case Case::global: return "global";
-    default: return "additive";
-  }
-}
-
-multigrid::SmootherSettings settings_of(Case c) {
-  multigrid::SmootherSettings s;
-  s.kind = c == Case::additive ? SmootherKind::patch_additive : SmootherKind::patch;
-  s.patch_variant = c == Case::separate ? PatchVariant::separate
-                    : c == Case::global ? PatchVariant::global
-                                        : PatchVariant::fused;
-  return s;
-}
+using patch_smoother_tests::Case;
+using patch_smoother_tests::rel_diff;
+using patch_smoother_tests::settings_of;
+using patch_smoother_tests::to_string;
 
 template <int dim>
 struct Problem {
@@ -126,16 +113,6 @@ std::vector<double> device_steps(const Problem<dim>& P, Case c, const std::vecto
   TCFEM_CUDA_CHECK(cudaDeviceSynchronize());
   const auto out = dx.to_host();
   return std::vector<double>(out.begin(), out.end());
-}
-
-double rel_diff(const std::vector<double>& a, const std::vector<double>& ref) {
-  double d = 0.0, s = 0.0;
-  for (std::size_t i = 0; i < a.size(); ++i) {
-    if (!std::isfinite(a[i])) return std::numeric_limits<double>::infinity();
-    d += (a[i] - ref[i]) * (a[i] - ref[i]);
-    s += ref[i] * ref[i];
-  }
-  return std::sqrt(d / s);
 }
 
 template <int dim>

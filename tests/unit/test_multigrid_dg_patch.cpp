@@ -20,28 +20,16 @@
 #include "operators/sparse_matrix.h"
 #include "problem/poisson.h"
 #include "solvers/blas_lapack.h"
+#include "random_inputs.h"
 
 namespace {
 using namespace tcfem;
+using test_inputs::fresh_seed;
+using test_inputs::random_vector;
 using multigrid::DgVertexPatchSmoother;
 using multigrid::MatrixFreeLevelOperator;
 using multigrid::PatchVariant;
 using multigrid::SweepOrder;
-
-/// Seeds differ between runs (fresh inputs); a failure prints the seed.
-unsigned fresh_seed() {
-  static std::random_device device;
-  return device();
-}
-
-template <typename Number>
-Vector<Number> random_vector(std::size_t n, unsigned seed) {
-  std::mt19937 gen(seed);
-  std::uniform_real_distribution<double> dist(-1.0, 1.0);
-  Vector<Number> v(n);
-  for (std::size_t i = 0; i < n; ++i) v[i] = static_cast<Number>(dist(gen));
-  return v;
-}
 
 double rel_diff(const std::vector<double>& a, const std::vector<double>& b) {
   double d = 0, s = 0;

@@ -16,22 +16,15 @@
 #include "multigrid/multigrid.h"
 #include "multigrid/patch_smoother.h"
 #include "operators/sparse_matrix.h"
+#include "random_inputs.h"
 
 namespace {
 using namespace tcfem;
+using test_inputs::random_vector;
 using multigrid::MatrixFreeLevelOperator;
 using multigrid::PatchVariant;
 using multigrid::SweepOrder;
 using multigrid::VertexPatchSmoother;
-
-template <typename Number>
-Vector<Number> random_vector(std::size_t n, unsigned seed) {
-  std::mt19937 gen(seed);
-  std::uniform_real_distribution<double> dist(-1.0, 1.0);
-  Vector<Number> v(n);
-  for (std::size_t i = 0; i < n; ++i) v[i] = static_cast<Number>(dist(gen));
-  return v;
-}
 
 /// Solves the dense SPD system a x = b (row-major n x n) by Gaussian elimination in long double.
 std::vector<double> dense_solve(std::vector<double> a, std::vector<double> b) {

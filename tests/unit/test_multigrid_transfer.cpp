@@ -11,20 +11,13 @@
 #include "fe/lagrange.h"
 #include "multigrid/level_hierarchy.h"
 #include "multigrid/transfer.h"
+#include "random_inputs.h"
 
 namespace {
 using namespace tcfem;
+using test_inputs::random_vector;
 using multigrid::LevelHierarchy;
 using multigrid::MatrixFreeTransfer;
-
-template <typename Number>
-Vector<Number> random_vector(std::size_t n, unsigned seed) {
-  std::mt19937 gen(seed);
-  std::uniform_real_distribution<double> dist(-1.0, 1.0);
-  Vector<Number> v(n);
-  for (std::size_t i = 0; i < n; ++i) v[i] = static_cast<Number>(dist(gen));
-  return v;
-}
 
 TEST(MultigridHierarchy, LevelsByHalving) {
   LevelHierarchy<3> h({8, 8, 8}, mesh::GeometryKind::deformed, fe::Disc::cg, 2);

@@ -1,0 +1,43 @@
+#pragma once
+// The smoother variants the device patch-smoother tests run, and their comparison measure
+// (tests/device/test_device_patch_smoother.cu, test_device_dg_patch_smoother.cu).
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include "multigrid/multigrid_config.h"
+
+namespace tcfem::patch_smoother_tests {
+
+enum class Case { fused, separate, global, additive };
+
+inline const char* to_string(Case c) {
+  switch (c) {
+    case Case::fused: return "fused";
+    case Case::separate: return "separate";
+    case Case::global: return "global";
+    default: return "additive";
+  }
+}
+
+inline multigrid::SmootherSettings settings_of(Case c) {
+  multigrid::SmootherSettings s;
+  s.kind = c == Case::additive ? multigrid::SmootherKind::patch_additive : multigrid::SmootherKind::patch;
+  s.patch_variant = c == Case::separate ? multigrid::PatchVariant::separate
+                    : c == Case::global ? multigrid::PatchVariant::global
+                                        : multigrid::PatchVariant::fused;
+  return s;
+}
+
+/// ||a - ref|| / ||ref|| in the 2-norm; infinity if a has a non-finite entry.
+inline double rel_diff(const std::vector<double>& a, const std::vector<double>& ref) {
+  double d = 0.0, s = 0.0;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    if (!std::isfinite(a[i])) return std::numeric_limits<double>::infinity();
+    d += (a[i] - ref[i]) * (a[i] - ref[i]);
+    s += ref[i] * ref[i];
+  }
+  return std::sqrt(d / s);
+}
+
+}  // namespace tcfem::patch_smoother_tests
