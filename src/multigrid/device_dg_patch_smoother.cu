@@ -58,7 +58,6 @@ struct Tables {
   const Number* coupling = nullptr;   ///< blockdiag(C_-, C_+), n x n
   const Number* vectors = nullptr;    ///< V_d, n x n row-major, column j the eigenvector j
   const Number* lambda = nullptr;     ///< eigenvalues, n
-  const Number* cell_mass = nullptr;  ///< h_d M of one cell at d * n_cell^2
 };
 
 /// The 1D matrices of the patches away from the boundary (variant 0 in every direction: nearly all
@@ -448,7 +447,7 @@ struct DeviceDgPatchSmoother<dim, Number>::Impl {
   int per_block = 1;
   std::vector<dg_patch_kernels::ColorGrid> colors;
   std::vector<std::array<int, 3>> counts;
-  DeviceBuffer<Number> stiffness, coupling, vectors, lambda, cell_mass;
+  DeviceBuffer<Number> stiffness, coupling, vectors, lambda;
   dg_patch_kernels::Tables<Number> tables;
   std::vector<Number> interior;  ///< InteriorTables values (variant 0 of every direction, cell masses)
   dg_patch_kernels::Launch<dim, Number> fused = nullptr, from_residual = nullptr;
@@ -519,8 +518,7 @@ DeviceDgPatchSmoother<dim, Number>::DeviceDgPatchSmoother(const mesh::BoxMesh<di
   I.coupling = DeviceBuffer<Number>(coup);
   I.vectors = DeviceBuffer<Number>(vec);
   I.lambda = DeviceBuffer<Number>(lam);
-  I.cell_mass = DeviceBuffer<Number>(cmass);
-  I.tables = {I.stiffness.data(), I.coupling.data(), I.vectors.data(), I.lambda.data(), I.cell_mass.data()};
+  I.tables = {I.stiffness.data(), I.coupling.data(), I.vectors.data(), I.lambda.data()};
   // the interior variant and the cell masses as the kernel parameter (InteriorTables member order)
   I.interior.reserve(interior_values<dim>(I.degree));
   for (const auto* table : {&stiff, &coup, &vec})
@@ -620,7 +618,7 @@ std::size_t DeviceDgPatchSmoother<dim, Number>::n_patches() const {
 template <int dim, typename Number>
 std::size_t DeviceDgPatchSmoother<dim, Number>::device_bytes() const {
   const auto& I = *impl_;
-  return (I.stiffness.size() + I.coupling.size() + I.vectors.size() + I.lambda.size() + I.cell_mass.size() +
+  return (I.stiffness.size() + I.coupling.size() + I.vectors.size() + I.lambda.size() +
           I.residual.size()) *
          sizeof(Number);
 }
