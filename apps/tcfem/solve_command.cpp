@@ -66,6 +66,7 @@ struct SolveOptions {
   std::string mg_finest_post = "auto";  // auto (fp64 below an fp64 V-cycle), fp64, vcycle
   int pre_smooth = 1, post_smooth = 1;
   int chebyshev_degree = 3;
+  std::optional<double> relaxation;  // patch smoothers; empty: the smoother's default
   std::string coarse_solver = "auto";
   int restart = 30;
   bool restart_given = false;
@@ -121,6 +122,13 @@ void validate(const SolveOptions& o) {
     throw InputError("--pre-smooth 0 --post-smooth 0: a V-cycle needs at least one smoothing step");
   if (o.chebyshev_degree < 1 || o.chebyshev_degree > 50)
     range_error("--chebyshev-degree", std::to_string(o.chebyshev_degree), "integers 1..50");
+  if (o.relaxation) {
+    if (!(*o.relaxation > 0.0 && *o.relaxation <= 2.0))
+      range_error("--relaxation", std::to_string(*o.relaxation), "numbers in (0, 2]");
+    if (o.smoother == "chebyshev")
+      throw InputError("--relaxation: the damping of the patch smoothers; --smoother chebyshev sets its own "
+                       "(--chebyshev-degree)");
+  }
   if (uses_multigrid(o)) {
     const auto p = precision::parse_precision(o.mg_precision);
     if (!p) range_error("--mg-precision", o.mg_precision, precision::allowed_precision_names());
@@ -282,6 +290,7 @@ int run_solve(const SolveOptions& o) {
     mgs.multigrid.smoother.kind = *multigrid::parse_smoother_kind(o.smoother);
     mgs.multigrid.smoother.patch_variant = *multigrid::parse_patch_variant(o.patch_variant);
     mgs.multigrid.smoother.chebyshev_degree = o.chebyshev_degree;
+    mgs.multigrid.smoother.relaxation = o.relaxation;
     mgs.multigrid.pre_smooth = o.pre_smooth;
     mgs.multigrid.post_smooth = o.post_smooth;
     mgs.multigrid.coarse = *multigrid::parse_coarse_solver_kind(o.coarse_solver);
@@ -468,6 +477,7 @@ int run_solve(const SolveOptions& o) {
       j["config"]["pre_smooth"] = o.pre_smooth;
       j["config"]["post_smooth"] = o.post_smooth;
       j["config"]["chebyshev_degree"] = o.chebyshev_degree;
+      if (o.relaxation) j["config"]["relaxation"] = *o.relaxation;
       j["config"]["coarse_solver"] = o.coarse_solver;
       nlohmann::json levels = nlohmann::json::array();
       for (int l = 0; l < r.n_levels; ++l) {
@@ -606,6 +616,9 @@ std::function<int()> add_solve_command(CLI::App& app) {
   mg_options.push_back(cmd->add_option("--chebyshev-degree", opts->chebyshev_degree,
                                        "Chebyshev smoother: polynomial degree of one smoothing step, 1..50")
                            ->capture_default_str());
+  mg_options.push_back(cmd->add_option("--relaxation", opts->relaxation,
+                                       "Patch smoothers: damping omega of the patch corrections, (0, 2]; default "
+                                       "1 (multiplicative), 1.6/2^dim (cg additive), 1.6/(3*2^(dim-1)) (dg additive)"));
   mg_options.push_back(cmd->add_option("--coarse-solver", opts->coarse_solver,
                                        "Coarsest level: auto, cholesky (dense, LAPACK) or cg")
                            ->check(CLI::IsMember({"auto", "cholesky", "cg"}))
