@@ -139,6 +139,22 @@ def test_solvers_and_smoothers(tmp):
         check("dg vertex patch" in d["multigrid"]["levels"][-1]["smoother"], f"{name}: smoother {d['multigrid']['levels'][-1]['smoother']}")
 
 
+def test_relaxation(tmp):
+    """--relaxation sets the damping of the patch corrections: 1 (the default of the multiplicative
+    smoother) is the best; 0.8 needs more iterations, and the report carries the value."""
+    base = ["--dim", "2", "--degree", "3", "--refine", "4", "--solver", "fgmres", "--precond", "mg", "--tol", "1e-8"]
+    j1 = solve_json(tmp, "relax1", base)
+    j8 = solve_json(tmp, "relax08", base + ["--relaxation", "0.8"])
+    if not j1 or not j8:
+        return
+    check(j8["config"].get("relaxation") == 0.8, f"config.relaxation: {j8['config'].get('relaxation')}")
+    check("relaxation" not in j1["config"], "config.relaxation without --relaxation")
+    check(j8["converged"] and j8["iterations"] > j1["iterations"],
+          f"--relaxation 0.8: {j8['iterations']} iterations against {j1['iterations']} with 1")
+    r = run(["solve"] + base + ["--smoother", "patch-additive", "--relaxation", "0.3"])
+    check(r.returncode == 0 and "relaxation 0.3" in r.stdout, f"additive smoother with --relaxation 0.3: {r.stdout[-300:]}")
+
+
 def test_summary():
     r = run(["solve", "--dim", "2", "--degree", "3", "--refine", "3", "--solver", "fgmres", "--precond", "mg"])
     check(r.returncode == 0, f"summary run exit {r.returncode}")
@@ -161,6 +177,9 @@ def test_bad_input(tmp):
         (["--solver", "fgmres", "--restart", "0"], "--restart"), (mg + ["--backend", "cuda", "--variant", "generic"], "--variant"),
         (["--solver", "gmres"], "--solver"), (mg + ["--solver", "gmres", "--mg-precision", "fp32"], "--solver"),
         (mg + ["--operator-path", "assembled"], "--operator-path"), (["--solver", "fgmres", "--backend", "cuda"], "--solver"),
+        (mg + ["--relaxation", "0"], "--relaxation"), (mg + ["--relaxation", "2.5"], "--relaxation"),
+        (mg + ["--relaxation", "nan"], "--relaxation"), (mg + ["--smoother", "chebyshev", "--relaxation", "1"], "--relaxation"),
+        (["--relaxation", "1"], "--relaxation"),
     ]
     for args, option in cases:
         out = os.path.join(tmp, "bad.json")
@@ -202,6 +221,7 @@ def main():
         test_cuda_multigrid_without_device()
         test_fgmres_patch(tmp)
         test_solvers_and_smoothers(tmp)
+        test_relaxation(tmp)
         test_summary()
         test_bad_input(tmp)
         test_not_converged(tmp)
