@@ -525,8 +525,6 @@ TCFEM_HD void patch_block(const ThreadGroup g, const int bx, const int by, const
   const int patches_here = p.count[0] - first_m0;  // >= 1; more than L.patches is cut off
   auto at_buf0 = [&](int j) { return buf0_offset(L, j); };
   auto at_buf2 = [&](int j) { return buf2_offset(L, j); };
-  constexpr PhaseList phases = line_phases(L, kind, con);
-  constexpr bool merged = merged_program(L, kind, con);
   if constexpr (has_residual(kind)) {
     copy_patch_boxes<dim, k, nf, 0, true>(g, L, p, first, patches_here, p.x, smem, at_buf0);
   } else if constexpr (kind == KernelKind::solve_from_buffer) {
@@ -550,14 +548,11 @@ TCFEM_HD void patch_block(const ThreadGroup g, const int bx, const int by, const
   g.sync();
 
   // ---- localized residual r_I = b_I - A_{I,F} x_F (seed 004, Eq. 8) ----------------------------
-  // The phases contract the directions d0, d1 (, d2) = phases.first_direction, ... cyclically:
-  // x, y (, z), or z, x, y for the merged 3D program (the comments name the first case).
   if constexpr (has_residual(kind) && con != Contraction::tensor_core) {
-    constexpr int d0 = phases.first_direction, d1 = (d0 + 1) % dim;
-    const Number* M0 = mats + d0 * ms;
-    const Number* L0 = M0 + ni * nf;
-    const Number* M1 = mats + d1 * ms;
-    const Number* L1 = M1 + ni * nf;
+    const Number* M0 = mats;
+    const Number* L0 = mats + ni * nf;
+    const Number* M1 = mats + ms;
+    const Number* L1 = mats + ms + ni * nf;
     // x phase: a = M0 u, b = L0 u  ([x'][z][y] / [x'][y])
     {
       constexpr int lines = ipow(nf, dim - 1), out_size = lines * ni;
@@ -565,12 +560,7 @@ TCFEM_HD void patch_block(const ThreadGroup g, const int bx, const int by, const
         const Item it = phase_item(L, lines, q);
         if (!patch_ok(it)) continue;
         Number v[nf];
-        if constexpr (phases.first_reads_slowest) {
-TCFEM_PATCH_UNROLL
-          for (int j = 0; j < nf; ++j) v[j] = smem[buf0_offset(L, it.patch) + j * lines + it.index];
-        } else {
-          load_line(smem + buf0_offset(L, it.patch) + line_in_address(nf, it.index, 0), v);
-        }
+        load_line(smem + buf0_offset(L, it.patch) + line_in_address(nf, it.index, 0), v);
         Number* out = smem + buf1_offset(L, it.patch);
         if constexpr (con == Contraction::dense) {
 TCFEM_PATCH_UNROLL
@@ -617,15 +607,13 @@ TCFEM_PATCH_UNROLL
       }
       g.sync();
     }
-    // the last residual phase, along direction dl: r = b - (L c + M e) (3D: the z phase on c, e
-    // of the y phase; 2D: the y phase on a, b of the x phase), lexicographic, into the residual
-    // buffer of line_phases (or the color's buffer of the residual kernel); the merged program
-    // stores V_dl^T r instead
+    // the last residual phase, along direction dim - 1: r = b - (L c + M e) (3D: the z phase on
+    // c, e of the y phase; 2D: the y phase on a, b of the x phase), lexicographic, into the
+    // residual buffer of line_phases (or the color's buffer of the residual kernel)
     {
-      constexpr int dl = (d0 + dim - 1) % dim;
-      const Number* Ml = mats + dl * ms;
+      const Number* Ml = mats + (dim - 1) * ms;
       const Number* Ll = Ml + ni * nf;
-      constexpr int to = phases.residual_buffer;
+      constexpr int to = line_phases(L, kind).residual_buffer;
       constexpr int lines = ipow(ni, dim - 1), in_size = lines * nf;
       for (int q = tid; q < phase_slots(L, lines); q += g.size) {
         const Item it = phase_item(L, lines, q);
@@ -635,30 +623,14 @@ TCFEM_PATCH_UNROLL
         Number vc[nf], ve[nf];
         load_line(in, vc);
         load_line(in + in_size, ve);
-        const Number* b_inner = smem + buf2_offset(L, it.patch);  // lexicographic
+        const Number* b_inner = smem + buf2_offset(L, it.patch);
         auto store = [&](int n, Number r) {
           if constexpr (kind == KernelKind::residual)
             p.r_out[patch_number(p, patch) * ipow(ni, dim) + n] = r;
           else
             smem[(to == 1 ? buf1_offset(L, it.patch) : buf0_offset(L, it.patch)) + n] = r;
         };
-        if constexpr (merged) {
-          // output i of the line is node b0 + i b1 (the output index is the slowest of the layout)
-          const int b0 = rotated_node(dim, ni, line_out_address(lines, 0, it.index), phases.residual_rotation);
-          constexpr int b1 = rotated_node(dim, ni, line_out_address(lines, 1, 0), phases.residual_rotation);
-          Number r[ni];
-          if constexpr (con == Contraction::dense) {
-TCFEM_PATCH_UNROLL
-            for (int i = 0; i < ni; ++i)
-              r[i] = b_inner[b0 + i * b1] - (dot<nf, 1>(Ll + i * nf, vc) + dot<nf, 1>(Ml + i * nf, ve));
-          } else {
-            Number t[ni];
-            apply_line<ni, nf, con>(Ll, vc, [&](int i, Number y) { t[i] = y; });
-            apply_line<ni, nf, con>(Ml, ve, [&](int i, Number y) { r[i] = b_inner[b0 + i * b1] - (t[i] + y); });
-          }
-          apply_eigenvectors<ni, true, con>(Ml + 2 * ni * nf, r,
-                                            [&](int i, Number y) { store(line_out_address(lines, i, it.index), y); });
-        } else if constexpr (con == Contraction::dense) {
+        if constexpr (con == Contraction::dense) {
 TCFEM_PATCH_UNROLL
           for (int i = 0; i < ni; ++i) {
             const int n = line_out_address(lines, i, it.index);
@@ -712,7 +684,7 @@ TCFEM_PATCH_UNROLL
     // the last residual phase along direction dim - 1: r = b - [c | e] [L^T ; M^T] (3D: c, e of
     // the y phase; 2D: a, b of the x phase), lexicographic
     {
-      constexpr int d = dim - 1, to = phases.residual_buffer;
+      constexpr int d = dim - 1, to = line_phases(L, kind).residual_buffer;
       constexpr int lines = ipow(ni, dim - 1), in_size = lines * nf;
       tensor_core_phase<Number, lines, nf, 2, ni>(
           g, L, ok,
@@ -741,7 +713,7 @@ TCFEM_PATCH_UNROLL
     if constexpr (has_residual(kind)) prefetch_inner(p.x);  // buf2: b_I read, now the old x_I
     constexpr int lines = ipow(ni, dim - 1);
     auto ok = [&](int patch) { return first_m0 + patch < p.count[0]; };
-    int cur = phases.residual_buffer;
+    int cur = line_phases(L, kind).residual_buffer;
 TCFEM_PATCH_UNROLL
     for (int s = 0; s < 2 * dim; ++s) {
       const int d = s % dim;
@@ -784,58 +756,12 @@ TCFEM_PATCH_UNROLL
     }
   }
 
-  // ---- the merged program's local solve (merged_program): V^T along the directions the last
-  // residual phase left, V^T Lambda^{-1} V along phases.middle's, then V; x_I += omega A_j^{-1} r_I
-  if constexpr (merged) {
-    g.sync();
-    prefetch_inner(p.x);  // buf2: b_I read, now the old x_I
-    constexpr int lines = ipow(ni, dim - 1), n_solve = 2 * dim - 2;
-    int cur = phases.residual_buffer;
-TCFEM_PATCH_UNROLL
-    for (int s = 0; s < n_solve; ++s) {
-      const int d = (phases.first_direction + dim + s) % dim;
-      const Number* V = mats + d * ms + 2 * ni * nf;
-      for (int q = tid; q < phase_slots(L, lines); q += g.size) {
-        const Item it = phase_item(L, lines, q);
-        if (!patch_ok(it)) continue;
-        const int o_in = cur == 0 ? buf0_offset(L, it.patch) : buf1_offset(L, it.patch);
-        const int o_out = cur == 0 ? buf1_offset(L, it.patch) : buf0_offset(L, it.patch);
-        Number v[ni];
-        load_line(smem + o_in + line_in_address(ni, it.index, 0), v);
-        auto to_shared = [&](int i, Number y) { smem[o_out + line_out_address(lines, i, it.index)] = y; };
-        if (s < phases.middle) {
-          apply_eigenvectors<ni, true, con>(V, v, to_shared);
-        } else if (s == phases.middle) {
-          // output i of line l is node l ni + i (lexicographic): the middle phase contracts x,
-          // the fastest index of the lexicographic order, and its lines hold the others in order
-          Number w[ni];
-          apply_eigenvectors<ni, true, con>(V, v, [&](int i, Number y) {
-            w[i] = y * load_read_only(p.inverse_diagonal + it.index * ni + i);
-          });
-          apply_eigenvectors<ni, false, con>(V, w, to_shared);
-        } else if (s < n_solve - 1) {
-          apply_eigenvectors<ni, false, con>(V, v, to_shared);
-        } else {  // along the last direction: lexicographic result, added to x
-          const int plane = static_cast<int>(p.stride[dim - 1]);
-          Number* x = p.x + next_patch_nodes<k>(p, first, it.patch).base + box_offset<dim - 1, ni, 1>(p, it.index) + plane;
-          const Number* x_old = smem + buf2_offset(L, it.patch);
-          apply_eigenvectors<ni, false, con>(V, v, [&](int i, Number y) {
-            x[i * plane] = x_old[line_out_address(lines, i, it.index)] + p.omega * y;
-          });
-        }
-      }
-      cur = 1 - cur;
-      if (s == n_solve - 2) arch::async_wait<0>();  // the old x_I (buf2) is in before the last phase
-      if (s < n_solve - 1) g.sync();
-    }
-  }
-
   // ---- local solve by fast diagonalization, x_I += omega A_j^{-1} r_I ------------------------
-  if constexpr (has_solve(kind) && con != Contraction::tensor_core && !merged) {
+  if constexpr (has_solve(kind) && con != Contraction::tensor_core) {
     g.sync();
     if constexpr (has_residual(kind)) prefetch_inner(p.x);  // buf2: b_I read, now the old x_I
     constexpr int lines = ipow(ni, dim - 1);
-    int cur = phases.residual_buffer;
+    int cur = line_phases(L, kind).residual_buffer;
 TCFEM_PATCH_UNROLL
     for (int s = 0; s < 2 * dim; ++s) {
       const int d = s % dim;

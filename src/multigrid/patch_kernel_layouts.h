@@ -257,78 +257,13 @@ struct LinePhase {
 struct PhaseList {
   LinePhase phase[9]{};
   int count = 0;
-  /// buffer (0/1) holding the local residual when the solve starts (lexicographic; the merged
-  /// program: multiplied by V^T along the last residual direction, in the layout of that phase)
+  /// buffer (0/1) holding the lexicographic local residual when the solve starts
   int residual_buffer = 0;
-  /// the contraction direction of phase 0 (following phases: the next directions, cyclically)
-  int first_direction = 0;
-  /// phase 0 reads its lines across the slowest index of the lexicographic x_F (line l, node j at
-  /// j lines + l: the lanes read consecutive addresses) instead of along the fastest one
-  bool first_reads_slowest = false;
-  /// rotations of the lexicographic layout (rotated_address) that the last residual phase writes:
-  /// its b_I reads take the lexicographic node of each output (rotated_node)
-  int residual_rotation = 0;
-  /// merged program: index of the solve phase that applies V^T, the eigenvalue scaling and V
-  /// along one direction; -1 for the program of 2 dim separate solve phases
-  int middle = -1;
 };
 
-/// Whether the merged program (below) is the faster one for (dim, k, value bytes). Measured on the
-/// H200 (fused even-odd smoothing step, 5e7 DoFs, `tests/patch_smoother_timing --contraction
-/// even-odd`, docs/performance.md), merged against separate solve phases: 3D fp64 k = 2, 3, 5, 8:
-/// +3.8%, +2.7%, +12%, +1.7%; k = 4, 6, 7: -1.9%, -0.7%, -5.3% (k = 1 equal); 3D fp32 k = 4, 5:
-/// +12%, +28%; k = 2, 3, 6, 7, 8: -0.2% to -3.3%; 2D fp64 k = 2..5, 8: +2% to +10%; k = 1, 6, 7:
-/// -7%, -0.4%, -18%; 2D fp32 k = 1..7: +6% to +20%; k = 8: -3%. The losses come with more
-/// registers (2D fp64 k = 7: 128 instead of 102) or are within a few percent.
-TCFEM_HD constexpr bool merged_program_pays(int dim, int k, int value_bytes) {
-  if (dim == 3) return value_bytes == 8 ? (k == 2 || k == 3 || k == 5 || k == 8) : (k == 4 || k == 5);
-  return value_bytes == 8 ? ((k >= 2 && k <= 5) || k == 8) : k <= 7;
-}
-
-/// Whether a kernel runs the merged program (the fused kernel with CUDA-core contractions, where
-/// merged_program_pays): the
-/// last residual phase goes on to V_d^T along its own direction d, and one solve phase applies
-/// V_e^T, the inverse eigenvalue sums and V_e along one direction e, both from the values of the
-/// line a thread holds in registers. The fast diagonalization A^{-1} = (V_z (x) V_y (x) V_x)
-/// Lambda^{-1} (V_z (x) V_y (x) V_x)^T applies its 1D factors in any direction order, so the
-/// merged program has 2 dim - 2 solve phases (3D: V_y^T in the residual's last phase | V_z^T |
-/// V_x^T Lambda^{-1} V_x | V_y | V_z; 2D: V_y^T in the residual's last phase | V_x^T Lambda^{-1}
-/// V_x | V_y) instead of 2 dim: two fewer round trips of the patch tensor through shared memory
-/// and two fewer block barriers. The 3D phases contract z, x, y, z, x, y, z: the last one
-/// contracts z with lines (y, x) and writes x_I lexicographically, as the other program; the first
-/// one reads the z lines of the lexicographic x_F across its slowest index.
-TCFEM_HD constexpr bool merged_program(const PatchLayout& L, KernelKind kind, Contraction con) {
-  return kind == KernelKind::fused && con != Contraction::tensor_core && merged_program_pays(L.dim, L.k, L.value_bytes);
-}
-
-TCFEM_HD constexpr PhaseList line_phases(const PatchLayout& L, KernelKind kind, Contraction con) {
+TCFEM_HD constexpr PhaseList line_phases(const PatchLayout& L, KernelKind kind) {
   PhaseList P;
   const int nf = L.nf, ni = L.ni, dim = L.dim;
-  if (merged_program(L, kind, con)) {
-    const int lines_i = ipow(ni, dim - 1);
-    if (dim == 3) {
-      P.phase[P.count++] = {nf, ni, nf * nf, 1, 2, 0, 1};  // z: M2 u, L2 u
-      P.phase[P.count++] = {nf, ni, ni * nf, 2, 2, 1, 0};  // x: M0 a, L0 a + M0 b
-      P.phase[P.count++] = {nf, ni, lines_i, 2, 1, 0, 1};  // y: V1^T (b - (L1 c + M1 e))
-      P.phase[P.count++] = {ni, ni, lines_i, 1, 1, 1, 0};  // z: V2^T
-      P.phase[P.count++] = {ni, ni, lines_i, 1, 1, 0, 1};  // x: V0 Lambda^-1 V0^T
-      P.phase[P.count++] = {ni, ni, lines_i, 1, 1, 1, 0};  // y: V1
-      P.phase[P.count++] = {ni, ni, lines_i, 1, 1, 0, -1};  // z: V2, x_I += omega c
-      P.residual_buffer = 1;
-      P.first_direction = 2;
-      P.first_reads_slowest = true;
-      P.residual_rotation = 2;
-      P.middle = 1;
-    } else {
-      P.phase[P.count++] = {nf, ni, nf, 1, 2, 0, 1};       // x: M0 u, L0 u
-      P.phase[P.count++] = {nf, ni, lines_i, 2, 1, 1, 0};  // y: V1^T (b - (L1 a + M1 b))
-      P.phase[P.count++] = {ni, ni, lines_i, 1, 1, 0, 1};  // x: V0 Lambda^-1 V0^T
-      P.phase[P.count++] = {ni, ni, lines_i, 1, 1, 1, -1};  // y: V1, x_I += omega c
-      P.residual_buffer = 0;
-      P.middle = 0;
-    }
-    return P;
-  }
   if (has_residual(kind)) {
     if (dim == 3) {
       P.phase[P.count++] = {nf, ni, nf * nf, 1, 2, 0, 1};  // x: M0 u, L0 u
@@ -361,103 +296,45 @@ TCFEM_HD constexpr int gather_count(const PatchLayout& L, KernelKind kind) {
   return has_residual(kind) ? ipow(L.nf, L.dim) : ipow(L.ni, L.dim);
 }
 
-/// Address of node `node` of a box of n nodes per direction (lexicographic number, x fastest) in
-/// the layout the line phases reach after `r` rotations: each phase makes the contracted (fastest)
-/// index the slowest, so the index order from slowest to fastest is (z, y, x), (x, z, y), (y, x, z)
-/// for r = 0, 1, 2 in 3D and (y, x), (x, y) for r = 0, 1 in 2D.
-TCFEM_HD constexpr int rotated_address(int dim, int n, int node, int r) {
-  int c[3] = {0, 0, 0};  // x, y, z
-  for (int d = 0; d < dim; ++d) {
-    c[d] = node % n;
-    node /= n;
-  }
-  int address = 0;
-  for (int t = 0; t < dim; ++t) address = address * n + c[((dim - 1 - t) + r) % dim];  // slowest first
-  return address;
+/// Whether line phase `ph` of line_phases(L, kind) reads the prefetch array buf2 at its output
+/// addresses: the last residual phase (b_I) and the last solve phase (the old x_I).
+TCFEM_HD constexpr bool reads_prefetch(const PatchLayout& L, KernelKind kind, int ph) {
+  const int count = (has_residual(kind) ? L.dim : 0) + (has_solve(kind) ? 2 * L.dim : 0);
+  return (has_residual(kind) && ph == L.dim - 1) || (has_solve(kind) && ph == count - 1);
 }
 
-/// The lexicographic number of the node at `address` of the layout rotated r times (the inverse
-/// of rotated_address).
-TCFEM_HD constexpr int rotated_node(int dim, int n, int address, int r) {
-  int c[3] = {0, 0, 0};  // x, y, z
-  for (int t = dim - 1; t >= 0; --t) {  // fastest first
-    c[((dim - 1 - t) + r) % dim] = address % n;
-    address /= n;
-  }
-  int node = 0;
-  for (int d = dim - 1; d >= 0; --d) node = node * n + c[d];
-  return node;
-}
-
-/// Shared address (relative to the patch's array) of input j of line l of phase `ph`: along the
-/// fastest index (line_in_address), or across the slowest (PhaseList::first_reads_slowest).
-TCFEM_HD constexpr int phase_in_address(const PhaseList& P, const LinePhase& lp, int ph, int line, int j) {
-  return ph == 0 && P.first_reads_slowest ? j * lp.lines + line : line_in_address(lp.n_in, line, j);
-}
-
-/// Whether line phase `ph` of the list P reads the prefetch array buf2 at its output addresses:
-/// the last residual phase (b_I) and the last solve phase (the old x_I).
-TCFEM_HD constexpr bool reads_prefetch(const PatchLayout& L, KernelKind kind, const PhaseList& P, int ph) {
-  return (has_residual(kind) && ph == L.dim - 1) || (has_solve(kind) && ph == P.count - 1);
-}
-
-/// Every warp-wide shared access of one block of a kernel with contraction `con` (CUDA-core
-/// contractions; the tensor-core phases are enumerated by their test): f(phase name, addresses),
-/// addresses in elements of the block's shared array, -1 for inactive lanes. Phase names: 'G'
-/// gather stores, 'P' prefetch stores (buf2), 'R' line reads, 'W' line writes, 'B' prefetch reads
-/// of the last residual and last solve phases. (The 1D matrices are not in shared memory.)
+/// Every warp-wide shared access of one block of a kernel: f(phase name, addresses), addresses
+/// in elements of the block's shared array, -1 for inactive lanes. Phase names: 'G' gather
+/// stores, 'P' prefetch stores (buf2), 'R' line reads, 'W' line writes, 'B' prefetch reads of the
+/// last residual and last solve phases. (The 1D matrices are not in shared memory.)
 template <class F>
-constexpr void for_each_patch_access(const PatchLayout& L, KernelKind kind, Contraction con, F&& f) {
+constexpr void for_each_patch_access(const PatchLayout& L, KernelKind kind, F&& f) {
   std::array<long, warp_lanes> a{};
   const int warps = L.threads / warp_lanes;
-  const auto P = line_phases(L, kind, con);
-  // node boxes as patch_block.h's copy_patch_boxes copies them: thread t takes nodes t, t +
-  // threads, ... and issues one copy per patch of the block (node n of patch j at offset(j) + n)
-  auto boxes = [&](char name, int n_box, auto&& offset) {
-    const int count = ipow(n_box, L.dim);
-    for (int base = 0; base < count; base += L.threads)
-      for (int w = 0; w < warps; ++w)
-        for (int j = 0; j < L.patches; ++j) {
-          for (int l = 0; l < warp_lanes; ++l) {
-            const int n = base + w * warp_lanes + l;
-            a[l] = n < count ? offset(j) + n : -1;
-          }
-          f(name, a);
-        }
-  };
-  auto at_buf0 = [&](int j) { return buf0_offset(L, j); };
-  auto at_buf2 = [&](int j) { return buf2_offset(L, j); };
-  if (has_residual(kind)) {
-    boxes('G', L.nf, at_buf0);
-  } else if (kind == KernelKind::solve_from_vector) {
-    boxes('G', L.ni, at_buf0);
-  } else {  // solve_from_buffer: the color's residual buffer, item by item
-    const int count = gather_count(L, kind), slots = phase_slots(L, count);
+  // gather / load (buf0), prefetch (buf2): node items
+  for (const bool prefetch : {false, true}) {
+    const int count = prefetch ? ipow(L.ni, L.dim) : gather_count(L, kind), slots = phase_slots(L, count);
     for (int base = 0; base < slots; base += L.threads)
       for (int w = 0; w < warps; ++w) {
         for (int l = 0; l < warp_lanes; ++l) {
           const auto it = phase_item(L, count, base + w * warp_lanes + l);
-          a[l] = it.valid ? buf0_offset(L, it.patch) + it.index : -1;
+          a[l] = it.valid ? (prefetch ? buf2_offset(L, it.patch) : buf0_offset(L, it.patch)) + it.index : -1;
         }
-        f('G', a);
+        f(prefetch ? 'P' : 'G', a);
       }
   }
-  boxes('P', L.ni, at_buf2);                                          // b_I, or the old x_I
-  if (has_residual(kind) && has_solve(kind)) boxes('P', L.ni, at_buf2);  // the old x_I of the fused kernel
+  const auto P = line_phases(L, kind);
   for (int ph = 0; ph < P.count; ++ph) {
     const auto& lp = P.phase[ph];
     const int slots = phase_slots(L, lp.lines);
     const int in_size = lp.lines * lp.n_in, out_size = lp.lines * lp.n_out;
     for (int base = 0; base < slots; base += L.threads)
       for (int w = 0; w < warps; ++w) {
-        if (reads_prefetch(L, kind, P, ph))
+        if (reads_prefetch(L, kind, ph))
           for (int i = 0; i < lp.n_out; ++i) {
-            const int rotation = ph == P.count - 1 ? 0 : P.residual_rotation;
             for (int l = 0; l < warp_lanes; ++l) {
               const auto it = phase_item(L, lp.lines, base + w * warp_lanes + l);
-              a[l] = it.valid ? buf2_offset(L, it.patch) +
-                                    rotated_node(L.dim, L.ni, line_out_address(lp.lines, i, it.index), rotation)
-                              : -1;
+              a[l] = it.valid ? buf2_offset(L, it.patch) + line_out_address(lp.lines, i, it.index) : -1;
             }
             f('B', a);
           }
@@ -466,7 +343,7 @@ constexpr void for_each_patch_access(const PatchLayout& L, KernelKind kind, Cont
             for (int l = 0; l < warp_lanes; ++l) {
               const auto it = phase_item(L, lp.lines, base + w * warp_lanes + l);
               const int off = lp.from == 0 ? buf0_offset(L, it.patch) : buf1_offset(L, it.patch);
-              a[l] = it.valid ? off + arr * in_size + phase_in_address(P, lp, ph, it.index, j) : -1;
+              a[l] = it.valid ? off + arr * in_size + line_in_address(lp.n_in, it.index, j) : -1;
             }
             f('R', a);
           }
@@ -579,14 +456,14 @@ TCFEM_HD constexpr double patch_flops_performed(int dim, int k, KernelKind kind,
 
 /// Shared-memory bytes of one patch: element loads and stores of the patch arrays (gather and
 /// prefetch stores, line reads, line writes, prefetch reads). The 1D matrix entries come from the constant bank.
-TCFEM_HD constexpr double patch_shared_bytes(const PatchLayout& L, KernelKind kind, Contraction con) {
+TCFEM_HD constexpr double patch_shared_bytes(const PatchLayout& L, KernelKind kind) {
   double elements = gather_count(L, kind);
-  const auto P = line_phases(L, kind, con);
+  const auto P = line_phases(L, kind);
   for (int ph = 0; ph < P.count; ++ph) {
     const auto& lp = P.phase[ph];
     elements += double(lp.lines) * lp.n_in * lp.arrays_in;
     if (lp.to >= 0) elements += double(lp.lines) * lp.n_out * lp.arrays_out;
-    if (reads_prefetch(L, kind, P, ph)) elements += 2.0 * lp.lines * lp.n_out;  // prefetch store and read
+    if (reads_prefetch(L, kind, ph)) elements += 2.0 * lp.lines * lp.n_out;  // prefetch store and read
   }
   return elements * L.value_bytes;
 }

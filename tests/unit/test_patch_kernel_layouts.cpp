@@ -27,84 +27,26 @@ std::string name(int dim, int k, int bytes, KernelKind kind) {
          std::to_string(static_cast<int>(kind));
 }
 
-// Every access hits distinct banks in every wavefront, except the b_I reads of the merged 3D
-// program's last residual phase (lexicographic b_I, outputs in the layout (y, x, z)): at most 3-way
-// (2k - 1 of the 2 (2k + 1) + 2k - 1 reads of a line).
 TEST(PatchKernelLayouts, ConflictFree) {
   for (int dim : {2, 3})
     for (int k = 1; k <= 8; ++k)
       for (int bytes : {8, 4})
-        for (const auto kind : all_kinds)
-          for (const auto con : {Contraction::even_odd, Contraction::dense}) {
-            const auto L = patch_layout(dim, k, bytes, kind);
-            const bool rotated = line_phases(L, kind, con).residual_rotation != 0;
-            long accesses = 0;
-            int worst = 1, worst_b = 1;
-            char worst_phase = '-';
-            for_each_patch_access(L, kind, con, [&](char ph, const std::array<long, warp_lanes>& a) {
-              const auto c = access_cost(a, bytes);
-              ++accesses;
-              if (ph == 'B') {
-                worst_b = std::max(worst_b, c.degree);
-              } else if (c.degree > worst) {
-                worst = c.degree;
-                worst_phase = ph;
-              }
-            });
-            const std::string what = name(dim, k, bytes, kind) + " con=" + std::to_string(static_cast<int>(con));
-            EXPECT_GT(accesses, 0) << what;
-            EXPECT_EQ(worst, 1) << what << " phase " << worst_phase;
-            EXPECT_LE(worst_b, rotated ? 3 : 1) << what;
-          }
-}
-
-// the merged program: 2 dim - 2 solve phases after the residual's, the last one along direction
-// dim - 1 (lexicographic output); rotated_node inverts rotated_address
-TEST(PatchKernelLayouts, MergedProgram) {
-  int merged = 0;
-  for (int dim : {2, 3})
-    for (int k = 1; k <= 8; ++k)
-      for (int bytes : {8, 4}) {
-        const auto L = patch_layout(dim, k, bytes, KernelKind::fused);
-        EXPECT_FALSE(merged_program(L, KernelKind::residual, Contraction::even_odd));
-        EXPECT_FALSE(merged_program(L, KernelKind::fused, Contraction::tensor_core));
-        if (!merged_program(L, KernelKind::fused, Contraction::even_odd)) continue;
-        ++merged;
-        EXPECT_TRUE(merged_program(L, KernelKind::fused, Contraction::dense));
-        const auto P = line_phases(L, KernelKind::fused, Contraction::even_odd);
-        const auto Q = line_phases(L, KernelKind::fused, Contraction::tensor_core);
-        EXPECT_EQ(P.count, dim + 2 * dim - 2);
-        EXPECT_EQ(Q.count, 3 * dim);
-        EXPECT_EQ(Q.residual_rotation, 0);
-        EXPECT_EQ(P.middle, dim - 2);
-        EXPECT_EQ(P.first_reads_slowest, dim == 3);
-        // phase 0 reads the lexicographic x_F: across its slowest index (3D, z) or along its fastest (2D, x)
-        EXPECT_EQ(P.first_direction, dim == 3 ? 2 : 0);
-        // after the residual's dim phases the layout is rotated residual_rotation times, and the
-        // phases rotate it back to lexicographic by the end: the 3D program's first phase rotates
-        // nothing (it reads across the slowest index and writes it slowest)
-        const int rotating = P.count - (P.first_reads_slowest ? 1 : 0);
-        EXPECT_EQ((dim - (P.first_reads_slowest ? 1 : 0)) % dim, P.residual_rotation);
-        EXPECT_EQ(rotating % dim, 0);
-        EXPECT_EQ((P.first_direction + P.count - 1) % dim, dim - 1);
-        EXPECT_EQ(P.phase[P.count - 1].to, -1);
-        for (int n : {L.nf, L.ni})
-          for (int r = 0; r < dim; ++r) {
-            std::set<int> seen;
-            for (int node = 0; node < ipow(n, dim); ++node) {
-              const int a = rotated_address(dim, n, node, r);
-              seen.insert(a);
-              EXPECT_EQ(rotated_node(dim, n, a, r), node);
+        for (const auto kind : all_kinds) {
+          const auto L = patch_layout(dim, k, bytes, kind);
+          long accesses = 0;
+          int worst = 1;
+          char worst_phase = '-';
+          for_each_patch_access(L, kind, [&](char ph, const std::array<long, warp_lanes>& a) {
+            const auto c = access_cost(a, bytes);
+            ++accesses;
+            if (c.degree > worst) {
+              worst = c.degree;
+              worst_phase = ph;
             }
-            EXPECT_EQ(seen.size(), std::size_t(ipow(n, dim)));
-          }
-      }
-  EXPECT_GE(merged, 8);
-  // 3D (y, x, z): node (x, y, z) = (1, 2, 3) of a 5-box at 2 * 25 + 1 * 5 + 3; rotation 1: (x, z, y)
-  EXPECT_EQ(rotated_address(3, 5, 1 + 5 * 2 + 25 * 3, 2), 2 * 25 + 1 * 5 + 3);
-  EXPECT_EQ(rotated_address(3, 5, 1 + 5 * 2 + 25 * 3, 1), 1 * 25 + 3 * 5 + 2);
-  EXPECT_EQ(rotated_address(3, 5, 1 + 5 * 2 + 25 * 3, 0), 1 + 5 * 2 + 25 * 3);
-  EXPECT_EQ(rotated_address(2, 5, 1 + 5 * 2, 1), 1 * 5 + 2);
+          });
+          EXPECT_GT(accesses, 0) << name(dim, k, bytes, kind);
+          EXPECT_EQ(worst, 1) << name(dim, k, bytes, kind) << " phase " << worst_phase;
+        }
 }
 
 // the check can fail: patches sharing a lane group (padding to 4 lanes instead of 16) conflict
@@ -114,7 +56,7 @@ TEST(PatchKernelLayouts, BrokenPaddingConflicts) {
   L.patches = 4;
   L.threads = 256;
   int worst = 1;
-  for_each_patch_access(L, KernelKind::fused, Contraction::even_odd, [&](char, const std::array<long, warp_lanes>& a) {
+  for_each_patch_access(L, KernelKind::fused, [&](char, const std::array<long, warp_lanes>& a) {
     worst = std::max(worst, access_cost(a, 8).degree);
   });
   EXPECT_GT(worst, 1);
@@ -132,10 +74,8 @@ TEST(PatchKernelLayouts, SizesAndBlocks) {
           EXPECT_GE(L.patches, 1) << what;
           EXPECT_LE(L.shared_bytes(), 227 * 1024) << what;  // sm_90 opt-in maximum per block
           // every line phase fits its buffers, inputs and outputs
-          const auto P = line_phases(L, kind, Contraction::even_odd);
-          EXPECT_EQ(P.count, (has_residual(kind) ? dim : 0) + (has_solve(kind) ? 2 * dim : 0) -
-                                 (merged_program(L, kind, Contraction::even_odd) ? 2 : 0))
-              << what;
+          const auto P = line_phases(L, kind);
+          EXPECT_EQ(P.count, (has_residual(kind) ? dim : 0) + (has_solve(kind) ? 2 * dim : 0)) << what;
           for (int ph = 0; ph < P.count; ++ph) {
             const auto& lp = P.phase[ph];
             const int cap_in = lp.from == 0 ? L.buf0 : L.buf1;
@@ -191,14 +131,11 @@ TEST(PatchKernelLayouts, WorkCounts) {
   // 2D k=2: x 2*5*3*5 = 150, y 2*3*3*5 = 90; solve 4*9*3 = 108 + 9
   EXPECT_DOUBLE_EQ(patch_flops(2, 2, KernelKind::fused), 2.0 * (150 + 90 + 108 + 9) + 9 + 9);
   // shared bytes of the 3D fused kernel, k=2, doubles: gather 125; x reads 125, writes 2*75;
-  // y reads 2*75, writes 2*45; z reads 2*45, writes 27; solve 6 phases read 27, 5 write 27
-  // (merged program: 4 phases read 27, 3 write 27); prefetch of b_I and of the old x_I: 27
-  // stores and 27 reads each
+  // y reads 2*75, writes 2*45; z reads 2*45, writes 27; solve 6 phases read 27, 5 write 27;
+  // prefetch of b_I and of the old x_I: 27 stores and 27 reads each
   const auto L = patch_layout(3, 2, 8, KernelKind::fused);
-  EXPECT_DOUBLE_EQ(patch_shared_bytes(L, KernelKind::fused, Contraction::tensor_core),
+  EXPECT_DOUBLE_EQ(patch_shared_bytes(L, KernelKind::fused),
                    8.0 * (125 + 125 + 150 + 150 + 90 + 90 + 27 + 6 * 27 + 5 * 27 + 4 * 27));
-  EXPECT_DOUBLE_EQ(patch_shared_bytes(L, KernelKind::fused, Contraction::even_odd),
-                   8.0 * (125 + 125 + 150 + 150 + 90 + 90 + 27 + 4 * 27 + 3 * 27 + 4 * 27));
   EXPECT_DOUBLE_EQ(patch_global_bytes(3, 2, 8, KernelKind::fused), 8.0 * (125 + 27 + 2 * 27));
 }
 
@@ -321,7 +258,7 @@ TensorCoreConflicts tensor_core_conflicts(const PatchLayout& L, KernelKind kind)
   }
   if (has_solve(kind)) {
     const int lines = ipow(ni, dim - 1);
-    int cur = line_phases(L, kind, Contraction::tensor_core).residual_buffer;
+    int cur = line_phases(L, kind).residual_buffer;
     for (int s = 0; s < 2 * dim; ++s) {
       const int d = s % dim;
       const int region = s < dim ? T.v : T.vt;
