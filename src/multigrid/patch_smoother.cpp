@@ -399,16 +399,7 @@ void VertexPatchSmoother<dim, Number>::smooth(Vector<Number>& x, const Vector<Nu
   TCFEM_ASSERT(x.size() == dofs_->n_local() && b.size() == dofs_->n_local(), "smoother vector sizes");
   const PatchSweepWork<Number> work{residual_, correction_, r_, buffer_};
   const Number omega = static_cast<Number>(relaxation_);
-  if (additive_) {
-    additive_sweep(colors_, omega, *op_, x, b, work, sweep_ops());
-  } else {
-    const std::size_t patch_size = std::size_t(ipow(n_inner_, dim));
-    const int n_colors = static_cast<int>(colors_.size());
-    for (int i = 0; i < n_colors; ++i) {
-      const auto& color = colors_[order == SweepOrder::forward ? i : n_colors - 1 - i];
-      multiplicative_color_sweep(variant_, color, patch_size, omega, *op_, x, b, work, sweep_ops());
-    }
-  }
+  schwarz_step(additive_, variant_, colors_, std::size_t(ipow(n_inner_, dim)), omega, *op_, x, b, order, work, sweep_ops());
   set_constrained(x, b);
 }
 

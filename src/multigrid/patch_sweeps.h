@@ -78,4 +78,21 @@ void additive_sweep(const std::vector<std::vector<Patch>>& colors, Number omega,
   x.add(omega, w.correction);
 }
 
+/// One smoothing step of a vertex-patch smoother: the additive sweep, or the multiplicative one
+/// color by color (forward, or backward for SweepOrder::backward).
+template <typename Number, class Patch, class Ops>
+void schwarz_step(bool additive, PatchVariant variant, const std::vector<std::vector<Patch>>& colors,
+                  std::size_t patch_size, Number omega, const LevelOperator<Vector<Number>>& op, Vector<Number>& x,
+                  const Vector<Number>& b, SweepOrder order, PatchSweepWork<Number> w, const Ops& ops) {
+  if (additive) {
+    additive_sweep(colors, omega, op, x, b, w, ops);
+    return;
+  }
+  const int n_colors = static_cast<int>(colors.size());
+  for (int i = 0; i < n_colors; ++i) {
+    const auto& color = colors[order == SweepOrder::forward ? i : n_colors - 1 - i];
+    multiplicative_color_sweep(variant, color, patch_size, omega, op, x, b, w, ops);
+  }
+}
+
 }  // namespace tcfem::multigrid
