@@ -46,6 +46,17 @@ patch_kernels::Contraction requested_contraction() {
   throw InputError("TCFEM_PATCH_CONTRACTION: dense, even-odd or tensor-core, not '" + v + "'");
 }
 
+/// Whether the fused kernel with relaxation 1 writes x_I = A_II^{-1} (b_I - A_IB x_B) without reading
+/// the old x_I (default) or adds the correction: TCFEM_PATCH_INNER=replace|correct.
+bool requested_replace_inner() {
+  const char* env = std::getenv("TCFEM_PATCH_INNER");
+  if (env == nullptr || *env == '\0') return true;
+  const std::string v = env;
+  if (v == "replace") return true;
+  if (v == "correct") return false;
+  throw InputError("TCFEM_PATCH_INNER: replace or correct, not '" + v + "'");
+}
+
 const char* contraction_name(patch_kernels::Contraction c) {
   switch (c) {
     case patch_kernels::Contraction::dense: return "dense";
@@ -104,6 +115,7 @@ struct DevicePatchSmoother<dim, Number>::Impl {
   bool additive = false;
   PatchVariant variant = PatchVariant::fused;
   double omega = 1.0;
+  bool replace_inner = false;
   int k = 1;
   std::size_t n = 0;
   std::size_t n_patches = 0;
@@ -170,6 +182,9 @@ DevicePatchSmoother<dim, Number>::DevicePatchSmoother(const mesh::BoxMesh<dim>& 
   }
   I.inverse_diagonal = DeviceBuffer<Number>(inverse_diagonal);
   I.colors = patch_kernels::patch_kernel_colors<dim, Number>(mesh, dofs);
+  // the fast diagonalization is the exact inverse of A_II on the Cartesian patches the fused kernel
+  // serves, so with relaxation 1 the new x_I does not depend on the old one
+  I.replace_inner = !I.additive && I.variant == PatchVariant::fused && I.omega == 1.0 && requested_replace_inner();
   std::size_t largest = 0;
   for (auto& p : I.colors) {
     for (int d = 1; d < dim; ++d)
@@ -177,6 +192,7 @@ DevicePatchSmoother<dim, Number>::DevicePatchSmoother(const mesh::BoxMesh<dim>& 
         throw InputError("--cells: the device patch smoother allows at most 131071 cells along y and z");
     p.inverse_diagonal = I.inverse_diagonal.data();
     p.omega = static_cast<Number>(I.omega);
+    p.replace_inner = I.replace_inner;
     I.n_patches += p.n_patches;
     largest = std::max<std::size_t>(largest, p.n_patches);
   }
@@ -248,10 +264,10 @@ template <int dim, typename Number>
 std::string DevicePatchSmoother<dim, Number>::description() const {
   const auto& I = *impl_;
   char text[240];
-  std::snprintf(text, sizeof text, "%s (%s, %zu patches, %d colors, relaxation %g, %s products, device)",
+  std::snprintf(text, sizeof text, "%s (%s%s, %zu patches, %d colors, relaxation %g, %s products, device)",
                 I.additive ? "additive vertex patch" : "multiplicative vertex patch",
-                I.additive ? "global residual" : to_string(I.variant), I.n_patches, 1 << dim, I.omega,
-                contraction_name(I.contraction));
+                I.additive ? "global residual" : to_string(I.variant), I.replace_inner ? ", x_I replaced" : "",
+                I.n_patches, 1 << dim, I.omega, contraction_name(I.contraction));
   return text;
 }
 
@@ -268,7 +284,8 @@ template <int dim, typename Number>
 double DevicePatchSmoother<dim, Number>::flops_per_step() const {
   const auto& I = *impl_;
   const auto [a, b] = step_kernels<dim>(I.additive, I.variant);
-  const double per = patch_kernels::patch_flops(dim, I.k, a) + (a == b ? 0.0 : patch_kernels::patch_flops(dim, I.k, b));
+  const bool r = I.replace_inner;  // only the fused kernel replaces
+  const double per = patch_kernels::patch_flops(dim, I.k, a, r) + (a == b ? 0.0 : patch_kernels::patch_flops(dim, I.k, b));
   return per * double(I.n_patches);
 }
 
@@ -276,7 +293,7 @@ template <int dim, typename Number>
 double DevicePatchSmoother<dim, Number>::flops_performed_per_step() const {
   const auto& I = *impl_;
   const auto [a, b] = step_kernels<dim>(I.additive, I.variant);
-  const double per = patch_kernels::patch_flops_performed(dim, I.k, a, I.contraction) +
+  const double per = patch_kernels::patch_flops_performed(dim, I.k, a, I.contraction, I.replace_inner) +
                      (a == b ? 0.0 : patch_kernels::patch_flops_performed(dim, I.k, b, I.contraction));
   return per * double(I.n_patches);
 }
@@ -313,7 +330,8 @@ double DevicePatchSmoother<dim, Number>::shared_bytes_per_step() const {
   const auto& I = *impl_;
   const auto [a, b] = step_kernels<dim>(I.additive, I.variant);
   auto bytes = [&](KernelKind kind) {
-    return patch_kernels::patch_shared_bytes(patch_kernels::patch_layout(dim, I.k, sizeof(Number), kind), kind);
+    return patch_kernels::patch_shared_bytes(patch_kernels::patch_layout(dim, I.k, sizeof(Number), kind), kind,
+                                             I.replace_inner);
   };
   return (bytes(a) + (a == b ? 0.0 : bytes(b))) * double(I.n_patches);
 }
@@ -322,7 +340,7 @@ template <int dim, typename Number>
 double DevicePatchSmoother<dim, Number>::global_bytes_per_step() const {
   const auto& I = *impl_;
   const auto [a, b] = step_kernels<dim>(I.additive, I.variant);
-  const double per = patch_kernels::patch_global_bytes(dim, I.k, sizeof(Number), a) +
+  const double per = patch_kernels::patch_global_bytes(dim, I.k, sizeof(Number), a, I.replace_inner) +
                      (a == b ? 0.0 : patch_kernels::patch_global_bytes(dim, I.k, sizeof(Number), b));
   return per * double(I.n_patches);
 }

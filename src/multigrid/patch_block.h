@@ -68,6 +68,9 @@ struct PatchKernelParams {
   int parity[3] = {0, 0, 0};        ///< vertex parity of the color per direction (1: odd)
   int n_patches = 0;                ///< patches of the color
   Number omega = Number(1);
+  /// fused kernel, omega = 1 on an exact local solver: x_I = A_II^{-1} (b_I - A_IB x_B), the old x_I
+  /// neither read nor gathered (seed 004, Section 4.1.3); otherwise x_I += omega A_II^{-1} r_I
+  bool replace_inner = false;
 };
 
 /// The 1D matrices of all directions, passed by value as a kernel parameter (constant bank): per
@@ -156,16 +159,32 @@ TCFEM_PATCH_UNROLL
   return on;
 }
 
+/// Whether node n of the full node box (nf per direction) is an inner node of the patch (no
+/// coordinate on the box's faces).
+template <int dim, int nf>
+TCFEM_HD inline bool inner_node(int n) {
+  bool inner = true;
+TCFEM_PATCH_UNROLL
+  for (int d = 0; d < dim; ++d) {
+    const int i = n % nf;
+    n /= nf;
+    inner &= i != 0 && i != nf - 1;
+  }
+  return inner;
+}
+
 /// Asynchronous copy (arch/async_copy.h) of a node box of n_box^dim nodes (lexicographic; first
 /// node `shift` nodes above the patch's lowest node in every direction) of every patch of the
 /// block from `src` to the shared arrays at smem + offset(j). The boxes of the patches of a block
 /// differ only by 2k nodes along x, so each thread forms the offset of a node once and issues its
 /// copy for every patch. zero_boundary: nodes on Dirichlet boundary planes become 0 (blocks away
-/// from the boundary skip the test). Closes the copies into one group.
+/// from the boundary skip the test). zero_inner: the inner nodes of the box become 0 without a
+/// read (the full box of the fused kernel with PatchKernelParams::replace_inner). Closes the
+/// copies into one group.
 template <int dim, int k, int n_box, int shift, bool zero_boundary, typename Number, class Offset>
 TCFEM_HD void copy_patch_boxes(const ThreadGroup g, const PatchLayout& L, const PatchKernelParams<Number>& p,
                                const PatchNodes& first, int patches, const Number* src, Number* smem,
-                               Offset&& offset) {
+                               Offset&& offset, bool zero_inner = false) {
   constexpr int count = ipow(n_box, dim);
   const int here = patches < L.patches ? patches : L.patches;
   const int shifted = shift * (1 + (dim > 1 ? static_cast<int>(p.stride[1]) : 0) + (dim > 2 ? static_cast<int>(p.stride[2]) : 0));
@@ -174,18 +193,25 @@ TCFEM_HD void copy_patch_boxes(const ThreadGroup g, const PatchLayout& L, const 
   const arch::SharedArray<Number> dst(smem);
   bool boundary = false;
   if constexpr (zero_boundary) boundary = first.boundary != 0 || next_patch_nodes<k>(p, first, here - 1).boundary != 0;
-  if (!boundary && here == L.patches) {  // the common case: one address per node, no predication
+  if (!boundary && here == L.patches && !zero_inner) {  // the common case: one address per node, no predication
     for (int n = g.rank; n < count; n += g.size) {
       const Number* sn = s + box_offset<dim, n_box, 0>(p, n);
 TCFEM_PATCH_UNROLL
       for (int j = 0; j < L.patches; ++j) arch::async_copy(dst, offset(j) + n, sn + j * step);
+    }
+  } else if (!boundary && here == L.patches) {  // inner nodes zero-filled, the others read
+    for (int n = g.rank; n < count; n += g.size) {
+      const Number* sn = s + box_offset<dim, n_box, 0>(p, n);
+      const bool read = !inner_node<dim, n_box>(n);
+TCFEM_PATCH_UNROLL
+      for (int j = 0; j < L.patches; ++j) arch::async_copy_or_zero(dst, offset(j) + n, sn + j * step, read);
     }
   } else {
     for (int j = 0; j < here; ++j) {
       const int bits = boundary ? next_patch_nodes<k>(p, first, j).boundary : 0;
       for (int n = g.rank; n < count; n += g.size)
         arch::async_copy_or_zero(dst, offset(j) + n, s + j * step + box_offset<dim, n_box, 0>(p, n),
-                                 bits == 0 || !on_boundary<dim, n_box>(bits, n));
+                                 (bits == 0 || !on_boundary<dim, n_box>(bits, n)) && !(zero_inner && inner_node<dim, n_box>(n)));
     }
   }
   arch::async_commit();
@@ -526,7 +552,8 @@ TCFEM_HD void patch_block(const ThreadGroup g, const int bx, const int by, const
   auto at_buf0 = [&](int j) { return buf0_offset(L, j); };
   auto at_buf2 = [&](int j) { return buf2_offset(L, j); };
   if constexpr (has_residual(kind)) {
-    copy_patch_boxes<dim, k, nf, 0, true>(g, L, p, first, patches_here, p.x, smem, at_buf0);
+    copy_patch_boxes<dim, k, nf, 0, true>(g, L, p, first, patches_here, p.x, smem, at_buf0,
+                                          kind == KernelKind::fused && p.replace_inner);
   } else if constexpr (kind == KernelKind::solve_from_buffer) {
     constexpr int count = gather_count(L, kind);
     for (int q = tid; q < phase_slots(L, count); q += g.size) {
@@ -543,8 +570,55 @@ TCFEM_HD void patch_block(const ThreadGroup g, const int bx, const int by, const
   auto prefetch_inner = [&](const Number* src) {
     copy_patch_boxes<dim, k, ni, 1, false>(g, L, p, first, patches_here, src, smem, at_buf2);
   };
-  prefetch_inner(has_residual(kind) ? p.b : p.x);
-  arch::async_wait<1>();  // the first group is in; the second may still be in flight
+  // L.inner_registers: each thread reads the inner values of its lines of the last line phase
+  // (ni^(dim-1) lines along the last direction, lexicographic outputs) into registers instead:
+  // inner_reg[r][i] belongs to the thread's slot tid + r g.size (on the host, g.size = 1, every slot)
+  constexpr bool in_regs = L.inner_registers;
+  constexpr int last_lines = ipow(ni, dim - 1);
+  constexpr int last_slots = phase_slots(L, last_lines);
+#if defined(__CUDA_ARCH__)
+  constexpr int last_rounds = (last_slots + L.threads - 1) / L.threads;
+#else
+  constexpr int last_rounds = last_slots;
+#endif
+  const int plane = static_cast<int>(p.stride[dim - 1]);
+  Number inner_reg[in_regs ? last_rounds : 1][in_regs ? ni : 1];
+  // f(r, q) for the slots q = tid + r g.size of a phase of last_lines lines; unrolled only where
+  // r indexes the registers (an unrolled loop of two rounds made the 3D fp64 k = 4 kernel slower)
+  auto for_last_slots = [&](auto&& f) {
+    if constexpr (in_regs) {
+TCFEM_PATCH_UNROLL
+      for (int r = 0; r < last_rounds; ++r) {
+        const int q = tid + r * g.size;
+        if (q >= last_slots) break;
+        f(r, q);
+      }
+    } else {
+      for (int q = tid; q < last_slots; q += g.size) f(0, q);
+    }
+  };
+  // the first inner node of line `index` of the last phase of patch j in global memory
+  auto last_line_node = [&](int j, int index) {
+    return next_patch_nodes<k>(p, first, j).base + box_offset<dim - 1, ni, 1>(p, index) + plane;
+  };
+  auto read_inner_registers = [&](const Number* src) {
+    if constexpr (in_regs) {
+      for_last_slots([&](int r, int q) {
+        const Item it = phase_item(L, last_lines, q);
+        if (!patch_ok(it)) return;
+        const Number* s = src + last_line_node(it.patch, it.index);
+TCFEM_PATCH_UNROLL
+        for (int i = 0; i < ni; ++i) inner_reg[r][i] = s[i * plane];
+      });
+    }
+  };
+  if constexpr (has_residual(kind) && in_regs) {
+    read_inner_registers(p.b);
+    arch::async_wait<0>();
+  } else {
+    prefetch_inner(has_residual(kind) ? p.b : p.x);
+    arch::async_wait<1>();  // the first group is in; the second may still be in flight
+  }
   g.sync();
 
   // ---- localized residual r_I = b_I - A_{I,F} x_F (seed 004, Eq. 8) ----------------------------
@@ -614,37 +688,43 @@ TCFEM_PATCH_UNROLL
       const Number* Ml = mats + (dim - 1) * ms;
       const Number* Ll = Ml + ni * nf;
       constexpr int to = line_phases(L, kind).residual_buffer;
-      constexpr int lines = ipow(ni, dim - 1), in_size = lines * nf;
-      for (int q = tid; q < phase_slots(L, lines); q += g.size) {
+      constexpr int lines = last_lines, in_size = lines * nf;
+      for_last_slots([&](int r, int q) {
         const Item it = phase_item(L, lines, q);
-        if (!patch_ok(it)) continue;
+        if (!patch_ok(it)) return;
         const PatchPosition patch = position(it);
         const Number* in = smem + (to == 1 ? buf0_offset(L, it.patch) : buf1_offset(L, it.patch)) + line_in_address(nf, it.index, 0);
         Number vc[nf], ve[nf];
         load_line(in, vc);
         load_line(in + in_size, ve);
         const Number* b_inner = smem + buf2_offset(L, it.patch);
-        auto store = [&](int n, Number r) {
-          if constexpr (kind == KernelKind::residual)
-            p.r_out[patch_number(p, patch) * ipow(ni, dim) + n] = r;
+        auto b_at = [&](int i, int n) {
+          if constexpr (in_regs)
+            return inner_reg[r][i];
           else
-            smem[(to == 1 ? buf1_offset(L, it.patch) : buf0_offset(L, it.patch)) + n] = r;
+            return b_inner[n];
+        };
+        auto store = [&](int n, Number v) {
+          if constexpr (kind == KernelKind::residual)
+            p.r_out[patch_number(p, patch) * ipow(ni, dim) + n] = v;
+          else
+            smem[(to == 1 ? buf1_offset(L, it.patch) : buf0_offset(L, it.patch)) + n] = v;
         };
         if constexpr (con == Contraction::dense) {
 TCFEM_PATCH_UNROLL
           for (int i = 0; i < ni; ++i) {
             const int n = line_out_address(lines, i, it.index);
-            store(n, b_inner[n] - (dot<nf, 1>(Ll + i * nf, vc) + dot<nf, 1>(Ml + i * nf, ve)));
+            store(n, b_at(i, n) - (dot<nf, 1>(Ll + i * nf, vc) + dot<nf, 1>(Ml + i * nf, ve)));
           }
         } else {
           Number t[ni];
           apply_line<ni, nf, con>(Ll, vc, [&](int i, Number y) { t[i] = y; });
           apply_line<ni, nf, con>(Ml, ve, [&](int i, Number y) {
             const int n = line_out_address(lines, i, it.index);
-            store(n, b_inner[n] - (t[i] + y));
+            store(n, b_at(i, n) - (t[i] + y));
           });
         }
-      }
+      });
     }
   }
 
@@ -698,7 +778,9 @@ TCFEM_PATCH_UNROLL
             pos.m[1] = by;
             pos.m[2] = bz;
             const int n = line_out_address(lines, c, l);
-            const Number r = smem[buf2_offset(L, patch) + n] - y;
+            // without buf2 (in_regs), b_I straight from global memory
+            const Number b_n = in_regs ? p.b[last_line_node(patch, l) + c * plane] : smem[buf2_offset(L, patch) + n];
+            const Number r = b_n - y;
             if constexpr (kind == KernelKind::residual)
               p.r_out[patch_number(p, pos) * ipow(ni, dim) + n] = r;
             else
@@ -710,7 +792,8 @@ TCFEM_PATCH_UNROLL
   // ---- local solve with Contraction::tensor_core: V_d^T and V_d as GEMMs -------------------------
   if constexpr (has_solve(kind) && con == Contraction::tensor_core) {
     g.sync();
-    if constexpr (has_residual(kind)) prefetch_inner(p.x);  // buf2: b_I read, now the old x_I
+    if constexpr (has_residual(kind) && !in_regs)
+      if (!p.replace_inner) prefetch_inner(p.x);  // buf2: b_I read, now the old x_I
     constexpr int lines = ipow(ni, dim - 1);
     auto ok = [&](int patch) { return first_m0 + patch < p.count[0]; };
     int cur = line_phases(L, kind).residual_buffer;
@@ -747,7 +830,12 @@ TCFEM_PATCH_UNROLL
           pos.m[1] = by;
           pos.m[2] = bz;
           const int n = line_out_address(lines, c, l);
-          p.x[patch_nodes<dim, k>(p, pos).base + box_offset<dim, ni, 1>(p, n)] = smem[buf2_offset(L, patch) + n] + p.omega * y;
+          Number* xn = p.x + patch_nodes<dim, k>(p, pos).base + box_offset<dim, ni, 1>(p, n);
+          // the old x_I from buf2, or (in_regs) read here before it is overwritten
+          if (has_residual(kind) && p.replace_inner)
+            *xn = y;
+          else
+            *xn = (in_regs ? *xn : smem[buf2_offset(L, patch) + n]) + p.omega * y;
         });
       }
       cur = 1 - cur;
@@ -759,16 +847,23 @@ TCFEM_PATCH_UNROLL
   // ---- local solve by fast diagonalization, x_I += omega A_j^{-1} r_I ------------------------
   if constexpr (has_solve(kind) && con != Contraction::tensor_core) {
     g.sync();
-    if constexpr (has_residual(kind)) prefetch_inner(p.x);  // buf2: b_I read, now the old x_I
-    constexpr int lines = ipow(ni, dim - 1);
+    if constexpr (has_residual(kind)) {  // b_I read, now the old x_I (into buf2 or registers)
+      if (!p.replace_inner) {
+        if constexpr (in_regs)
+          read_inner_registers(p.x);
+        else
+          prefetch_inner(p.x);
+      }
+    }
+    constexpr int lines = last_lines;
     int cur = line_phases(L, kind).residual_buffer;
 TCFEM_PATCH_UNROLL
     for (int s = 0; s < 2 * dim; ++s) {
       const int d = s % dim;
       const Number* V = mats + d * ms + 2 * ni * nf;
-      for (int q = tid; q < phase_slots(L, lines); q += g.size) {
+      for_last_slots([&](int r, int q) {
         const Item it = phase_item(L, lines, q);
-        if (!patch_ok(it)) continue;
+        if (!patch_ok(it)) return;
         const int o_in = cur == 0 ? buf0_offset(L, it.patch) : buf1_offset(L, it.patch);
         const int o_out = cur == 0 ? buf1_offset(L, it.patch) : buf0_offset(L, it.patch);
         Number v[ni];
@@ -785,14 +880,22 @@ TCFEM_PATCH_UNROLL
         } else {  // last V_d: lexicographic result, added to x
           // output i of line l is inner node i lines + l: line l's nodes lie along the last
           // direction, i planes above the line's first inner node
-          const int plane = static_cast<int>(p.stride[dim - 1]);
-          Number* x = p.x + next_patch_nodes<k>(p, first, it.patch).base + box_offset<dim - 1, ni, 1>(p, it.index) + plane;
-          const Number* x_old = smem + buf2_offset(L, it.patch);
-          apply_eigenvectors<ni, false, con>(V, v, [&](int i, Number y) {
-            x[i * plane] = x_old[line_out_address(lines, i, it.index)] + p.omega * y;
-          });
+          Number* x = p.x + last_line_node(it.patch, it.index);
+          if (has_residual(kind) && p.replace_inner) {  // x_I = A_II^{-1} (b_I - A_IB x_B)
+            apply_eigenvectors<ni, false, con>(V, v, [&](int i, Number y) { x[i * plane] = y; });
+          } else {
+            const Number* x_old = smem + buf2_offset(L, it.patch);
+            apply_eigenvectors<ni, false, con>(V, v, [&](int i, Number y) {
+              Number old;
+              if constexpr (has_residual(kind) && in_regs)
+                old = inner_reg[r][i];
+              else
+                old = x_old[line_out_address(lines, i, it.index)];
+              x[i * plane] = old + p.omega * y;
+            });
+          }
         }
-      }
+      });
       cur = 1 - cur;
       if (s == 2 * dim - 2) arch::async_wait<0>();  // the old x_I (buf2) is in before the last phase
       if (s < 2 * dim - 1) g.sync();

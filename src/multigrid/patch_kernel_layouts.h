@@ -69,8 +69,12 @@ struct PatchLayout {
   int buf0 = 0;      ///< elements per patch of the first work array
   int buf1 = 0;      ///< elements per patch of the second work array
   /// elements per patch of the prefetch array (ni^dim): b_I, copied asynchronously while the
-  /// first line phases run and read by the last residual phase, then the old x_I for the update
+  /// first line phases run and read by the last residual phase, then the old x_I for the update;
+  /// 0 where inner_registers
   int buf2 = 0;
+  /// the residual kernels read b_I (and the fused kernel the old x_I) into registers of the
+  /// threads of the last residual (solve) phase instead of buf2: less shared memory per block
+  bool inner_registers = false;
   /// resident blocks per SM the even-odd kernels ask of the compiler (__launch_bounds__): as many
   /// as the shared memory allows, unless that leaves fewer registers per thread than
   /// even_odd_register_floor(k) (8-byte values)
@@ -115,6 +119,19 @@ inline constexpr int sm90_shared_per_sm = 228 * 1024;
 inline constexpr int shared_reserved_per_block = 1024;
 inline constexpr int registers_per_sm = 65536;
 
+/// Whether the residual kernels hold b_I (and the fused kernel the old x_I) in registers instead
+/// of the prefetch array buf2 (PatchLayout::inner_registers). Measured on the H200 (fused
+/// smoothing step, 5e7 DoFs, even-odd, registers against buf2): 2D fp64 +0.3% (k = 2) to +32%
+/// (k = 1), +7..14% at k = 3..7; 2D fp32 +31% at k = 1, +4% at k = 7, -4..+1% elsewhere; 3D fp64
+/// +3.7% at k = 1, +2% at k = 7, 8, but -7..-14% at k = 4..6 (more registers, no gain from the
+/// extra resident block) and +-0.3% at k = 2, 3; 3D fp32 slower at every degree but k = 4
+/// (docs/performance.md, "b_I in registers").
+TCFEM_HD constexpr bool inner_in_registers(int dim, int k, int value_bytes, KernelKind kind) {
+  if (!has_residual(kind)) return false;
+  if (value_bytes == 8) return dim == 2 || k == 1 || k >= 7;
+  return dim == 2 && (k == 1 || k == 7);
+}
+
 TCFEM_HD constexpr PatchLayout patch_layout(int dim, int k, int value_bytes, KernelKind kind) {
   PatchLayout L;
   L.dim = dim;
@@ -136,7 +153,8 @@ TCFEM_HD constexpr PatchLayout patch_layout(int dim, int k, int value_bytes, Ker
     L.buf0 = inner;
     L.buf1 = inner;
   }
-  L.buf2 = inner;
+  L.inner_registers = inner_in_registers(dim, k, value_bytes, kind);
+  L.buf2 = L.inner_registers ? 0 : inner;
   // threads per patch: the lines of the largest line phase, padded to the lane group
   const int lines = has_residual(kind) ? ipow(nf, dim - 1) : ipow(ni, dim - 1);
   const int per_patch = round_up(lines, L.group);
@@ -299,6 +317,7 @@ TCFEM_HD constexpr int gather_count(const PatchLayout& L, KernelKind kind) {
 /// Whether line phase `ph` of line_phases(L, kind) reads the prefetch array buf2 at its output
 /// addresses: the last residual phase (b_I) and the last solve phase (the old x_I).
 TCFEM_HD constexpr bool reads_prefetch(const PatchLayout& L, KernelKind kind, int ph) {
+  if (L.buf2 == 0) return false;
   const int count = (has_residual(kind) ? L.dim : 0) + (has_solve(kind) ? 2 * L.dim : 0);
   return (has_residual(kind) && ph == L.dim - 1) || (has_solve(kind) && ph == count - 1);
 }
@@ -313,6 +332,7 @@ constexpr void for_each_patch_access(const PatchLayout& L, KernelKind kind, F&& 
   const int warps = L.threads / warp_lanes;
   // gather / load (buf0), prefetch (buf2): node items
   for (const bool prefetch : {false, true}) {
+    if (prefetch && L.buf2 == 0) continue;
     const int count = prefetch ? ipow(L.ni, L.dim) : gather_count(L, kind), slots = phase_slots(L, count);
     for (int base = 0; base < slots; base += L.threads)
       for (int w = 0; w < warps; ++w) {
@@ -365,7 +385,7 @@ constexpr void for_each_patch_access(const PatchLayout& L, KernelKind kind, F&& 
 
 /// Floating-point operations of one patch (an FMA counts 2): line phases, the residual
 /// subtraction, the eigenvalue scaling and the update.
-TCFEM_HD constexpr double patch_flops(int dim, int k, KernelKind kind) {
+TCFEM_HD constexpr double patch_flops(int dim, int k, KernelKind kind, bool replace_inner = false) {
   const double nf = 2 * k + 1, ni = 2 * k - 1;
   double fma = 0.0, other = 0.0;
   if (has_residual(kind)) {
@@ -378,8 +398,8 @@ TCFEM_HD constexpr double patch_flops(int dim, int k, KernelKind kind) {
   if (has_solve(kind)) {
     const double inner = dim == 3 ? ni * ni * ni : ni * ni;
     fma += 2 * dim * inner * ni;
-    other += inner;  // eigenvalue scaling
-    fma += inner;    // x += omega c
+    other += inner;                      // eigenvalue scaling
+    if (!replace_inner) fma += inner;    // x += omega c
   }
   return 2.0 * fma + other;
 }
@@ -396,7 +416,7 @@ TCFEM_HD constexpr double tensor_core_phase_fmas(int lines, int n_in, int inputs
 /// 3D y phase [a | b] [[M_1, L_1], [0, M_1]]^T, the last residual phase [c | e] [L | M]^T), plus
 /// the residual subtraction, the eigenvalue scaling and the update. k_atom: the K of the atom (4
 /// for the FP64 m16n8k4, 8 for the TF32 m16n8k8).
-TCFEM_HD constexpr double patch_flops_tensor_core(int dim, int k, KernelKind kind, int k_atom) {
+TCFEM_HD constexpr double patch_flops_tensor_core(int dim, int k, KernelKind kind, int k_atom, bool replace_inner = false) {
   const int nf = 2 * k + 1, ni = 2 * k - 1;
   const double inner = ipow(ni, dim);
   double fma = 0.0, other = 0.0;
@@ -414,7 +434,7 @@ TCFEM_HD constexpr double patch_flops_tensor_core(int dim, int k, KernelKind kin
   if (has_solve(kind)) {
     fma += 2 * dim * tensor_core_phase_fmas(ipow(ni, dim - 1), ni, 1, ni, k_atom);
     other += inner;
-    fma += inner;
+    if (!replace_inner) fma += inner;
   }
   return 2.0 * fma + other;
 }
@@ -428,9 +448,10 @@ TCFEM_HD constexpr double line_fmas(int n_out, int n_in, Contraction con) {
 
 /// Floating-point operations one patch performs with contraction `con` (an FMA counts 2; the
 /// even/odd sums and differences count 1 each). For dense, patch_flops.
-TCFEM_HD constexpr double patch_flops_performed(int dim, int k, KernelKind kind, Contraction con) {
-  if (con == Contraction::dense) return patch_flops(dim, k, kind);
-  if (con == Contraction::tensor_core) return patch_flops_tensor_core(dim, k, kind, 4);
+TCFEM_HD constexpr double patch_flops_performed(int dim, int k, KernelKind kind, Contraction con,
+                                                bool replace_inner = false) {
+  if (con == Contraction::dense) return patch_flops(dim, k, kind, replace_inner);
+  if (con == Contraction::tensor_core) return patch_flops_tensor_core(dim, k, kind, 4, replace_inner);
   const int nf = 2 * k + 1, ni = 2 * k - 1;
   const double inner = ipow(ni, dim);
   double fma = 0.0, other = 0.0;
@@ -448,34 +469,38 @@ TCFEM_HD constexpr double patch_flops_performed(int dim, int k, KernelKind kind,
   if (has_solve(kind)) {
     const double lines = ipow(ni, dim - 1), ve = double(ni / 2 + 1) * (ni / 2 + 1) + double(ni / 2) * (ni / 2);
     const double vv = double(ni / 2) * ni + (ni / 2 + 1);
-    fma += dim * lines * (ve + vv) + inner;
+    fma += dim * lines * (ve + vv) + (replace_inner ? 0.0 : inner);
     other += dim * lines * 2 * (ni - 1) + inner;
   }
   return 2.0 * fma + other;
 }
 
 /// Shared-memory bytes of one patch: element loads and stores of the patch arrays (gather and
-/// prefetch stores, line reads, line writes, prefetch reads). The 1D matrix entries come from the constant bank.
-TCFEM_HD constexpr double patch_shared_bytes(const PatchLayout& L, KernelKind kind) {
+/// prefetch stores, line reads, line writes, prefetch reads). The 1D matrix entries come from the
+/// constant bank. replace_inner (fused): the old x_I is not fetched.
+TCFEM_HD constexpr double patch_shared_bytes(const PatchLayout& L, KernelKind kind, bool replace_inner = false) {
   double elements = gather_count(L, kind);
   const auto P = line_phases(L, kind);
   for (int ph = 0; ph < P.count; ++ph) {
     const auto& lp = P.phase[ph];
     elements += double(lp.lines) * lp.n_in * lp.arrays_in;
     if (lp.to >= 0) elements += double(lp.lines) * lp.n_out * lp.arrays_out;
-    if (reads_prefetch(L, kind, ph)) elements += 2.0 * lp.lines * lp.n_out;  // prefetch store and read
+    const bool old_x = has_residual(kind) && has_solve(kind) && ph == P.count - 1;
+    if (reads_prefetch(L, kind, ph) && !(old_x && replace_inner)) elements += 2.0 * lp.lines * lp.n_out;  // prefetch store and read
   }
   return elements * L.value_bytes;
 }
 
 /// Global-memory bytes of one patch (without cache reuse): x_F and b_I read, x_I read and written;
 /// the residual kernels write / the solve kernels read ni^dim residual values instead.
-TCFEM_HD constexpr double patch_global_bytes(int dim, int k, int value_bytes, KernelKind kind) {
+/// replace_inner (fused): x_B instead of x_F, and the old x_I not read.
+TCFEM_HD constexpr double patch_global_bytes(int dim, int k, int value_bytes, KernelKind kind, bool replace_inner = false) {
   const double full = ipow(2 * k + 1, dim), inner = ipow(2 * k - 1, dim);
+  const bool replace = replace_inner && kind == KernelKind::fused;
   double n = 0.0;
-  if (has_residual(kind)) n += full + inner;  // x_F, b_I
+  if (has_residual(kind)) n += (replace ? full - inner : full) + inner;  // x_F (or x_B), b_I
   if (kind == KernelKind::residual) n += inner;
-  if (has_solve(kind)) n += (kind == KernelKind::fused ? 0.0 : inner) + 2 * inner;  // r, x_I read + write
+  if (has_solve(kind)) n += (kind == KernelKind::fused ? 0.0 : inner) + (replace ? 1 : 2) * inner;  // r, x_I read + write
   return n * value_bytes;
 }
 

@@ -9,13 +9,17 @@
 
 namespace tcfem::patch_smoother_tests {
 
-enum class Case { fused, separate, global, additive };
+/// fused_correct: the fused kernel adding the correction to the old x_I (TCFEM_PATCH_INNER=correct;
+/// fused with relaxation 1 writes x_I = A_II^{-1} (b_I - A_IB x_B)); fused_relaxed: relaxation 0.8
+enum class Case { fused, separate, global, additive, fused_correct, fused_relaxed };
 
 inline const char* to_string(Case c) {
   switch (c) {
     case Case::fused: return "fused";
     case Case::separate: return "separate";
     case Case::global: return "global";
+    case Case::fused_correct: return "fused (correct)";
+    case Case::fused_relaxed: return "fused (w 0.8)";
     default: return "additive";
   }
 }
@@ -26,6 +30,7 @@ inline multigrid::SmootherSettings settings_of(Case c) {
   s.patch_variant = c == Case::separate ? multigrid::PatchVariant::separate
                     : c == Case::global ? multigrid::PatchVariant::global
                                         : multigrid::PatchVariant::fused;
+  if (c == Case::fused_relaxed) s.relaxation = 0.8;
   return s;
 }
 

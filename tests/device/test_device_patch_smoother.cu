@@ -87,6 +87,17 @@ struct ContractionGuard {
   ~ContractionGuard() { unsetenv("TCFEM_PATCH_CONTRACTION"); }
 };
 
+/// TCFEM_PATCH_INNER set (value != nullptr) for the lifetime of the guard.
+struct InnerGuard {
+  explicit InnerGuard(const char* value) : set(value != nullptr) {
+    if (set) setenv("TCFEM_PATCH_INNER", value, 1);
+  }
+  ~InnerGuard() {
+    if (set) unsetenv("TCFEM_PATCH_INNER");
+  }
+  bool set;
+};
+
 /// The contractions of the patch kernels (the values of TCFEM_PATCH_CONTRACTION).
 const char* const contractions[] = {"dense", "even-odd", "tensor-core"};
 
@@ -106,6 +117,7 @@ std::vector<double> device_steps(const Problem<dim>& P, Case c, const char* cont
     TCFEM_CUDA_CHECK(cudaMemcpy(dst, hd.data(), n * sizeof(Number), cudaMemcpyHostToDevice));
   };
   const ContractionGuard guard(contraction);
+  const InnerGuard inner(c == Case::fused_correct ? "correct" : nullptr);
   multigrid::DevicePatchSmoother<dim, Number> smoother(P.mesh, P.dofs, quadrature, settings_of(c), vmult);
   // the patch matrices (Cartesian cell sizes, also for deformed meshes) have the even-odd symmetry
   EXPECT_EQ(smoother.even_odd(), std::string(contraction) == "even-odd") << smoother.description();
@@ -177,8 +189,16 @@ TEST_P(DevicePatchSmootherTest, Cartesian3D) {
   const int n = k <= 2 ? 6 : k <= 4 ? 4 : 3;
   for (Case c : {Case::fused, Case::separate, Case::global, Case::additive})
     check<3>({n + 1, n, n}, mesh::GeometryKind::cartesian, k, c, seeds);
-  // several blocks per color also for the multi-patch blocks of low degrees, odd and even counts
-  if (k <= 3) check<3>({9, 8, 7}, mesh::GeometryKind::cartesian, k, Case::fused, seeds);
+  // several blocks per color also for the multi-patch blocks of low degrees, odd and even counts;
+  // with inner blocks away from the boundary: the fused kernel that replaces x_I and the one that
+  // corrects it
+  if (k <= 3)
+    for (Case c : {Case::fused, Case::fused_correct, Case::fused_relaxed})
+      check<3>({9, 8, 7}, mesh::GeometryKind::cartesian, k, c, seeds);
+  if (k >= 4) {
+    check<3>({7, 6, 6}, mesh::GeometryKind::cartesian, k, Case::fused_correct, seeds);
+    check<3>({7, 6, 6}, mesh::GeometryKind::cartesian, k, Case::fused_relaxed, seeds);
+  }
   // two cells in a direction: one vertex, colors with no patches
   check<3>({2, n, 3}, mesh::GeometryKind::cartesian, k, Case::fused, seeds);
 }
@@ -191,6 +211,8 @@ TEST_P(DevicePatchSmootherTest, Cartesian2D) {
   for (Case c : {Case::fused, Case::separate, Case::global, Case::additive})
     check<2>({n + 1, n}, mesh::GeometryKind::cartesian, k, c, seeds);
   check<2>({40, 23}, mesh::GeometryKind::cartesian, k, Case::fused, seeds);
+  check<2>({40, 23}, mesh::GeometryKind::cartesian, k, Case::fused_correct, seeds);
+  check<2>({n + 1, n}, mesh::GeometryKind::cartesian, k, Case::fused_relaxed, seeds);
   check<2>({2, n}, mesh::GeometryKind::cartesian, k, Case::separate, seeds);
 }
 
@@ -219,7 +241,11 @@ TEST(DevicePatchSmoother, RejectsBadInput) {
   s.kind = SmootherKind::patch_additive;  // needs the level operator
   EXPECT_THROW((multigrid::DevicePatchSmoother<2, double>(mesh, cg, fe::gauss(3), s, nullptr)), InputError);
   s.kind = SmootherKind::patch;
-  const ContractionGuard guard("sparse");  // not a contraction
+  {
+    const ContractionGuard guard("sparse");  // not a contraction
+    EXPECT_THROW((multigrid::DevicePatchSmoother<2, double>(mesh, cg, fe::gauss(3), s, nullptr)), InputError);
+  }
+  const InnerGuard inner("keep");  // neither replace nor correct
   EXPECT_THROW((multigrid::DevicePatchSmoother<2, double>(mesh, cg, fe::gauss(3), s, nullptr)), InputError);
 }
 

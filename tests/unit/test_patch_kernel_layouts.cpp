@@ -137,6 +137,28 @@ TEST(PatchKernelLayouts, WorkCounts) {
   EXPECT_DOUBLE_EQ(patch_shared_bytes(L, KernelKind::fused),
                    8.0 * (125 + 125 + 150 + 150 + 90 + 90 + 27 + 6 * 27 + 5 * 27 + 4 * 27));
   EXPECT_DOUBLE_EQ(patch_global_bytes(3, 2, 8, KernelKind::fused), 8.0 * (125 + 27 + 2 * 27));
+  // x_I = A_II^{-1} (b_I - A_IB x_B): no update FMAs, no old x_I in shared or global memory, and
+  // only the 125 - 27 boundary nodes of the box read
+  EXPECT_DOUBLE_EQ(patch_flops(3, 2, KernelKind::fused, true), 2.0 * (750 + 675 + 270 + 486) + 27 + 27);
+  EXPECT_DOUBLE_EQ(patch_shared_bytes(L, KernelKind::fused, true),
+                   8.0 * (125 + 125 + 150 + 150 + 90 + 90 + 27 + 6 * 27 + 5 * 27 + 2 * 27));
+  EXPECT_DOUBLE_EQ(patch_global_bytes(3, 2, 8, KernelKind::fused, true), 8.0 * (98 + 27 + 27));
+  // a layout with b_I (and the old x_I) in registers: no prefetch array, no prefetch traffic
+  const auto R = patch_layout(2, 3, 8, KernelKind::fused);
+  EXPECT_TRUE(R.inner_registers);
+  EXPECT_EQ(R.buf2, 0);
+  EXPECT_FALSE(L.inner_registers);
+  EXPECT_EQ(L.buf2, 27);
+  // 2D k=3 (nf=7, ni=5): gather 49; x reads 49, writes 2*35; y reads 2*35, writes 25; solve
+  // 4 phases read 25, 3 write 25
+  EXPECT_DOUBLE_EQ(patch_shared_bytes(R, KernelKind::fused), 8.0 * (49 + 49 + 70 + 70 + 25 + 4 * 25 + 3 * 25));
+  for (int dim : {2, 3})
+    for (int k = 1; k <= 8; ++k)
+      for (int bytes : {4, 8}) {
+        const auto F = patch_layout(dim, k, bytes, KernelKind::fused);
+        EXPECT_EQ(F.buf2, F.inner_registers ? 0 : ipow(2 * k - 1, dim));
+        EXPECT_FALSE(patch_layout(dim, k, bytes, KernelKind::solve_from_buffer).inner_registers);
+      }
 }
 
 TEST(PatchKernelLayouts, EvenOddWork) {
