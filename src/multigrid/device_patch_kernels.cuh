@@ -10,7 +10,7 @@
 namespace tcfem::multigrid::patch_kernels {
 
 template <int dim, int k, typename Number, KernelKind kind, Contraction con>
-__global__ void __launch_bounds__(patch_layout(dim, k, sizeof(Number), kind).threads)
+__global__ void __launch_bounds__(patch_layout(dim, k, sizeof(Number), kind, con).threads)
     patch_kernel(const __grid_constant__ PatchKernelParams<Number> p,
                  const __grid_constant__ PatchMatrices<dim, k, Number> matrices) {
   extern __shared__ __align__(16) unsigned char patch_smem_raw[];
@@ -23,8 +23,8 @@ __global__ void __launch_bounds__(patch_layout(dim, k, sizeof(Number), kind).thr
 /// The same kernel with a resident-block bound (PatchLayout::min_blocks > 1, even-odd kernels of
 /// 8-byte values). Kept apart: an explicit bound of 1 makes ptxas spend up to 255 registers.
 template <int dim, int k, typename Number, KernelKind kind, Contraction con>
-__global__ void __launch_bounds__(patch_layout(dim, k, sizeof(Number), kind).threads,
-                                  patch_layout(dim, k, sizeof(Number), kind).min_blocks)
+__global__ void __launch_bounds__(patch_layout(dim, k, sizeof(Number), kind, con).threads,
+                                  patch_layout(dim, k, sizeof(Number), kind, con).min_blocks)
     patch_kernel_bounded(const __grid_constant__ PatchKernelParams<Number> p,
                          const __grid_constant__ PatchMatrices<dim, k, Number> matrices) {
   extern __shared__ __align__(16) unsigned char patch_smem_raw[];
@@ -37,7 +37,7 @@ __global__ void __launch_bounds__(patch_layout(dim, k, sizeof(Number), kind).thr
 /// The kernel a launch of (dim, k, Number, kind, con) uses.
 template <int dim, int k, typename Number, KernelKind kind, Contraction con>
 constexpr auto patch_kernel_of() {
-  if constexpr (con == Contraction::even_odd && patch_layout(dim, k, sizeof(Number), kind).min_blocks > 1)
+  if constexpr (con == Contraction::even_odd && patch_layout(dim, k, sizeof(Number), kind, con).min_blocks > 1)
     return &patch_kernel_bounded<dim, k, Number, kind, con>;
   else
     return &patch_kernel<dim, k, Number, kind, con>;

@@ -15,7 +15,7 @@ namespace tcfem::multigrid::patch_kernels {
 
 template <int dim, int k, typename Number, KernelKind kind, Contraction con>
 void launch_patch_kernel(const PatchKernelParams<Number>& p, const std::vector<Number>& matrices) {
-  constexpr PatchLayout L = patch_layout(dim, k, sizeof(Number), kind);
+  constexpr PatchLayout L = patch_layout(dim, k, sizeof(Number), kind, con);
   PatchMatrices<dim, k, Number> m;
   TCFEM_ASSERT(matrices.size() == sizeof(m.m) / sizeof(Number), "patch matrix size");
   std::copy(matrices.begin(), matrices.end(), m.m);
@@ -30,7 +30,7 @@ void launch_patch_kernel(const PatchKernelParams<Number>& p, const std::vector<N
 
 template <int dim, int k, typename Number, KernelKind kind, Contraction con>
 PatchKernelInfo query_patch_kernel(int /*unused*/) {
-  constexpr PatchLayout L = patch_layout(dim, k, sizeof(Number), kind);
+  constexpr PatchLayout L = patch_layout(dim, k, sizeof(Number), kind, con);
   const auto kernel = patch_kernel_of<dim, k, Number, kind, con>();
   constexpr int shared_bytes = shared_bytes_of(L, con);
   TCFEM_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, shared_bytes));

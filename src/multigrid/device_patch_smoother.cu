@@ -330,7 +330,7 @@ double DevicePatchSmoother<dim, Number>::shared_bytes_per_step() const {
   const auto& I = *impl_;
   const auto [a, b] = step_kernels<dim>(I.additive, I.variant);
   auto bytes = [&](KernelKind kind) {
-    return patch_kernels::patch_shared_bytes(patch_kernels::patch_layout(dim, I.k, sizeof(Number), kind), kind,
+    return patch_kernels::patch_shared_bytes(patch_kernels::patch_layout(dim, I.k, sizeof(Number), kind, I.contraction), kind,
                                              I.replace_inner);
   };
   return (bytes(a) + (a == b ? 0.0 : bytes(b))) * double(I.n_patches);

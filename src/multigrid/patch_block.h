@@ -175,10 +175,12 @@ TCFEM_PATCH_UNROLL
 
 /// Asynchronous copy (arch/async_copy.h) of a node box of n_box^dim nodes (lexicographic; first
 /// node `shift` nodes above the patch's lowest node in every direction) of every patch of the
-/// block from `src` to the shared arrays at smem + offset(j). The boxes of the patches of a block
-/// differ only by 2k nodes along x, so each thread forms the offset of a node once and issues its
-/// copy for every patch. zero_boundary: nodes on Dirichlet boundary planes become 0 (blocks away
-/// from the boundary skip the test). zero_inner: the inner nodes of the box become 0 without a
+/// block from `src` to the shared arrays at smem + offset(j) (node n at offset(j) + n
+/// L.element_stride()). Patch arrays apart: the boxes of the patches of a block differ only by 2k
+/// nodes along x, so each thread forms the offset of a node once and issues its copy for every
+/// patch. Interleaved: one thread per row of the box (n_box nodes along x) of one patch.
+/// zero_boundary: nodes on Dirichlet boundary planes become 0 (blocks away from the boundary skip
+/// the test). zero_inner: the inner nodes of the box become 0 without a
 /// read (the full box of the fused kernel with PatchKernelParams::replace_inner). Closes the
 /// copies into one group.
 template <int dim, int k, int n_box, int shift, bool zero_boundary, typename Number, class Offset>
@@ -193,7 +195,34 @@ TCFEM_HD void copy_patch_boxes(const ThreadGroup g, const PatchLayout& L, const 
   const arch::SharedArray<Number> dst(smem);
   bool boundary = false;
   if constexpr (zero_boundary) boundary = first.boundary != 0 || next_patch_nodes<k>(p, first, here - 1).boundary != 0;
-  if (!boundary && here == L.patches && !zero_inner) {  // the common case: one address per node, no predication
+  if (L.interleaved) {
+    // Node n of patch j goes to offset(j) + n P. The box is rows of n_box nodes along x; item
+    // q = r P + j is row r of patch j: one row offset per item, then the n_box copies of the row
+    // with compile-time node offsets. The stores of one copy over a lane group (group / P rows of
+    // every patch) hit (r n_box + x) P + j: distinct banks, as the line reads of the phases.
+    constexpr int rows = ipow(n_box, dim - 1);
+    const int P = L.patches;
+    const int stride1 = static_cast<int>(p.stride[1]), stride2 = dim == 3 ? static_cast<int>(p.stride[2]) : 0;
+    for (int q = g.rank; q < rows * P; q += g.size) {
+      const int r = static_cast<int>(static_cast<unsigned>(q) / static_cast<unsigned>(P));
+      const int j = static_cast<int>(static_cast<unsigned>(q) % static_cast<unsigned>(P));
+      if (j >= here) continue;
+      const int c1 = r % n_box, c2 = r / n_box;  // row coordinates along y (and z)
+      const Number* row = s + j * step + c1 * stride1 + (dim == 3 ? c2 * stride2 : 0);
+      const int slot = offset(j) + r * n_box * P;
+      const bool row_inner = c1 != 0 && c1 != n_box - 1 && (dim == 2 || (c2 != 0 && c2 != n_box - 1));
+      const int bits = boundary ? next_patch_nodes<k>(p, first, j).boundary : 0;
+      const bool row_bound = ((c1 == 0) & (bits >> 2)) | ((c1 == n_box - 1) & (bits >> 3)) |
+                             (dim == 3 && (((c2 == 0) & (bits >> 4)) | ((c2 == n_box - 1) & (bits >> 5))));
+TCFEM_PATCH_UNROLL
+      for (int x = 0; x < n_box; ++x) {
+        const bool x_inner = x != 0 && x != n_box - 1;
+        const bool x_bound = x == 0 ? (bits & 1) != 0 : x == n_box - 1 ? (bits & 2) != 0 : false;
+        const bool zero = (zero_inner & row_inner & x_inner) | row_bound | x_bound;
+        arch::async_copy_or_zero(dst, slot + x * P, row + x, !zero);
+      }
+    }
+  } else if (!boundary && here == L.patches && !zero_inner) {  // the common case: one address per node, no predication
     for (int n = g.rank; n < count; n += g.size) {
       const Number* sn = s + box_offset<dim, n_box, 0>(p, n);
 TCFEM_PATCH_UNROLL
@@ -325,10 +354,11 @@ TCFEM_PATCH_UNROLL
   }
 }
 
+/// The n values src[0], src[stride], ... of a line.
 template <int n, typename Number>
-TCFEM_HD inline void load_line(const Number* src, Number (&v)[n]) {
+TCFEM_HD inline void load_line(const Number* src, Number (&v)[n], int stride = 1) {
 TCFEM_PATCH_UNROLL
-  for (int j = 0; j < n; ++j) v[j] = src[j];
+  for (int j = 0; j < n; ++j) v[j] = src[j * stride];
 }
 
 // ---- Contraction::tensor_core: the line phases as batched GEMMs on the warp mma atoms -----------
@@ -498,8 +528,10 @@ template <int dim, int k, typename Number, KernelKind kind, Contraction con = Co
 TCFEM_HD void patch_block(const ThreadGroup g, const int bx, const int by, const int bz,
                           const PatchKernelParams<Number>& p,
                           const PatchMatrices<dim, k, Number>& matrices, Number* smem) {
-  constexpr PatchLayout L = patch_layout(dim, k, sizeof(Number), kind);
+  constexpr PatchLayout L = patch_layout(dim, k, sizeof(Number), kind, con);
   constexpr int nf = 2 * k + 1, ni = 2 * k - 1;
+  constexpr int es = L.element_stride();  // element e of a patch array at its offset + e es
+  static_assert(con != Contraction::tensor_core || !L.interleaved, "tensor-core tiles are lines of one patch");
   constexpr int ms = PatchMatrices<dim, k, Number>::stride;
   static_assert(ms == L.matrix_stride(), "matrix layout");
   const Number* mats = matrices.m;
@@ -559,7 +591,7 @@ TCFEM_HD void patch_block(const ThreadGroup g, const int bx, const int by, const
     for (int q = tid; q < phase_slots(L, count); q += g.size) {
       const Item it = phase_item(L, count, q);
       if (!patch_ok(it)) continue;
-      arch::async_copy(arch::SharedArray<Number>(smem), buf0_offset(L, it.patch) + it.index,
+      arch::async_copy(arch::SharedArray<Number>(smem), buf0_offset(L, it.patch) + it.index * es,
                        p.r_in + patch_number(p, position(it)) * ipow(ni, dim) + it.index);
     }
     arch::async_commit();
@@ -634,17 +666,17 @@ TCFEM_PATCH_UNROLL
         const Item it = phase_item(L, lines, q);
         if (!patch_ok(it)) continue;
         Number v[nf];
-        load_line(smem + buf0_offset(L, it.patch) + line_in_address(nf, it.index, 0), v);
+        load_line(smem + buf0_offset(L, it.patch) + line_in_address(nf, it.index, 0) * es, v, es);
         Number* out = smem + buf1_offset(L, it.patch);
         if constexpr (con == Contraction::dense) {
 TCFEM_PATCH_UNROLL
           for (int i = 0; i < ni; ++i) {
-            out[line_out_address(lines, i, it.index)] = dot<nf, 1>(M0 + i * nf, v);
-            out[out_size + line_out_address(lines, i, it.index)] = dot<nf, 1>(L0 + i * nf, v);
+            out[line_out_address(lines, i, it.index) * es] = dot<nf, 1>(M0 + i * nf, v);
+            out[(out_size + line_out_address(lines, i, it.index)) * es] = dot<nf, 1>(L0 + i * nf, v);
           }
         } else {
-          apply_line<ni, nf, con>(M0, v, [&](int i, Number y) { out[line_out_address(lines, i, it.index)] = y; });
-          apply_line<ni, nf, con>(L0, v, [&](int i, Number y) { out[out_size + line_out_address(lines, i, it.index)] = y; });
+          apply_line<ni, nf, con>(M0, v, [&](int i, Number y) { out[line_out_address(lines, i, it.index) * es] = y; });
+          apply_line<ni, nf, con>(L0, v, [&](int i, Number y) { out[(out_size + line_out_address(lines, i, it.index)) * es] = y; });
         }
       }
     }
@@ -657,25 +689,25 @@ TCFEM_PATCH_UNROLL
         for (int q = tid; q < phase_slots(L, lines); q += g.size) {
           const Item it = phase_item(L, lines, q);
           if (!patch_ok(it)) continue;
-          const Number* in = smem + buf1_offset(L, it.patch) + line_in_address(nf, it.index, 0);
+          const Number* in = smem + buf1_offset(L, it.patch) + line_in_address(nf, it.index, 0) * es;
           Number va[nf], vb[nf];
-          load_line(in, va);
-          load_line(in + in_size, vb);
+          load_line(in, va, es);
+          load_line(in + in_size * es, vb, es);
           Number* out = smem + buf0_offset(L, it.patch);
           if constexpr (con == Contraction::dense) {
 TCFEM_PATCH_UNROLL
             for (int i = 0; i < ni; ++i) {
-              out[line_out_address(lines, i, it.index)] = dot<nf, 1>(M1 + i * nf, va);
-              out[out_size + line_out_address(lines, i, it.index)] =
+              out[line_out_address(lines, i, it.index) * es] = dot<nf, 1>(M1 + i * nf, va);
+              out[(out_size + line_out_address(lines, i, it.index)) * es] =
                   dot<nf, 1>(L1 + i * nf, va) + dot<nf, 1>(M1 + i * nf, vb);
             }
           } else {
-            apply_line<ni, nf, con>(M1, va, [&](int i, Number y) { out[line_out_address(lines, i, it.index)] = y; });
+            apply_line<ni, nf, con>(M1, va, [&](int i, Number y) { out[line_out_address(lines, i, it.index) * es] = y; });
             // e = L1 a + M1 b
-            Number* oe = out + out_size;
+            Number* oe = out + out_size * es;
             Number t[ni];
             apply_line<ni, nf, con>(L1, va, [&](int i, Number y) { t[i] = y; });
-            apply_line<ni, nf, con>(M1, vb, [&](int i, Number y) { oe[line_out_address(lines, i, it.index)] = t[i] + y; });
+            apply_line<ni, nf, con>(M1, vb, [&](int i, Number y) { oe[line_out_address(lines, i, it.index) * es] = t[i] + y; });
           }
         }
       }
@@ -693,22 +725,22 @@ TCFEM_PATCH_UNROLL
         const Item it = phase_item(L, lines, q);
         if (!patch_ok(it)) return;
         const PatchPosition patch = position(it);
-        const Number* in = smem + (to == 1 ? buf0_offset(L, it.patch) : buf1_offset(L, it.patch)) + line_in_address(nf, it.index, 0);
+        const Number* in = smem + (to == 1 ? buf0_offset(L, it.patch) : buf1_offset(L, it.patch)) + line_in_address(nf, it.index, 0) * es;
         Number vc[nf], ve[nf];
-        load_line(in, vc);
-        load_line(in + in_size, ve);
+        load_line(in, vc, es);
+        load_line(in + in_size * es, ve, es);
         const Number* b_inner = smem + buf2_offset(L, it.patch);
         auto b_at = [&](int i, int n) {
           if constexpr (in_regs)
             return inner_reg[r][i];
           else
-            return b_inner[n];
+            return b_inner[n * es];
         };
         auto store = [&](int n, Number v) {
           if constexpr (kind == KernelKind::residual)
             p.r_out[patch_number(p, patch) * ipow(ni, dim) + n] = v;
           else
-            smem[(to == 1 ? buf1_offset(L, it.patch) : buf0_offset(L, it.patch)) + n] = v;
+            smem[(to == 1 ? buf1_offset(L, it.patch) : buf0_offset(L, it.patch)) + n * es] = v;
         };
         if constexpr (con == Contraction::dense) {
 TCFEM_PATCH_UNROLL
@@ -867,16 +899,16 @@ TCFEM_PATCH_UNROLL
         const int o_in = cur == 0 ? buf0_offset(L, it.patch) : buf1_offset(L, it.patch);
         const int o_out = cur == 0 ? buf1_offset(L, it.patch) : buf0_offset(L, it.patch);
         Number v[ni];
-        load_line(smem + o_in + line_in_address(ni, it.index, 0), v);
+        load_line(smem + o_in + line_in_address(ni, it.index, 0) * es, v, es);
         if (s < dim - 1) {  // V_d^T
-          apply_eigenvectors<ni, true, con>(V, v, [&](int i, Number y) { smem[o_out + line_out_address(lines, i, it.index)] = y; });
+          apply_eigenvectors<ni, true, con>(V, v, [&](int i, Number y) { smem[o_out + line_out_address(lines, i, it.index) * es] = y; });
         } else if (s == dim - 1) {  // V_d^T, then the inverse eigenvalue sums (lexicographic again)
           apply_eigenvectors<ni, true, con>(V, v, [&](int i, Number y) {
             const int n = line_out_address(lines, i, it.index);
-            smem[o_out + n] = y * load_read_only(p.inverse_diagonal + n);
+            smem[o_out + n * es] = y * load_read_only(p.inverse_diagonal + n);
           });
         } else if (s < 2 * dim - 1) {  // V_d
-          apply_eigenvectors<ni, false, con>(V, v, [&](int i, Number y) { smem[o_out + line_out_address(lines, i, it.index)] = y; });
+          apply_eigenvectors<ni, false, con>(V, v, [&](int i, Number y) { smem[o_out + line_out_address(lines, i, it.index) * es] = y; });
         } else {  // last V_d: lexicographic result, added to x
           // output i of line l is inner node i lines + l: line l's nodes lie along the last
           // direction, i planes above the line's first inner node
@@ -890,7 +922,7 @@ TCFEM_PATCH_UNROLL
               if constexpr (has_residual(kind) && in_regs)
                 old = inner_reg[r][i];
               else
-                old = x_old[line_out_address(lines, i, it.index)];
+                old = x_old[line_out_address(lines, i, it.index) * es];
               x[i * plane] = old + p.omega * y;
             });
           }

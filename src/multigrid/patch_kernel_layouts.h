@@ -19,9 +19,18 @@
 // Bank conflicts: n_in = 2k+1 or 2k-1 is odd, so l n_in + j and i L + l, over the lines l of one
 // lane group, hit distinct banks (odd strides and unit strides are permutations modulo the bank
 // count). A lane group is the set of lanes of one shared-memory wavefront: 16 lanes for 8-byte
-// values (a warp's 8-byte access is two half-warps), 32 lanes for 4-byte values. Patches never
-// share a lane group: the items (lines, or nodes in the gather) of a patch are padded to a multiple
-// of the group size, so the arrays of the patches can sit anywhere.
+// values (a warp's 8-byte access is two half-warps), 32 lanes for 4-byte values.
+//
+// Two ways to place the P patches of a block (PatchLayout::interleaved):
+//  - patch arrays one after the other: element e of patch p at p size + e. Patches never share a
+//    lane group: the items (lines, or nodes in the gather) of a patch are padded to a multiple of
+//    the group size (3D, k = 3: 49 lines in 64 slots, 35 in 48, 25 in 32).
+//  - interleaved (P a power of two dividing the group): element e of patch p at e P + p, the patch
+//    the fastest index of every tensor, and item q of a phase is item q / P of patch q % P. No
+//    padding per patch: the P L lines of a phase fill round_up(P L, group) slots. A lane group then
+//    holds group / P consecutive lines l of all P patches: the reads (l n_in + j) P + p hit the
+//    banks P (l n_in mod group / P) + p, distinct because n_in is odd; the writes
+//    (i L + l) P + p = i L P + q and the gather's node stores n P + p = q are unit strides.
 #include <array>
 
 #include "core/hd.h"
@@ -79,8 +88,14 @@ struct PatchLayout {
   /// as the shared memory allows, unless that leaves fewer registers per thread than
   /// even_odd_register_floor(k) (8-byte values)
   int min_blocks = 1;
+  /// the patches of a block interleaved in every array (element e of patch p at e patches + p),
+  /// items of a phase numbered line-major, patch-minor, without padding per patch; otherwise the
+  /// arrays of the patches one after the other, each patch's items padded to the lane group
+  bool interleaved = false;
   /// elements per direction of the 1D matrices (M, L: ni x nf; V: ni x ni), a kernel parameter
   TCFEM_HD constexpr int matrix_stride() const { return 2 * ni * nf + ni * ni; }
+  /// distance in a patch array between consecutive elements of one patch
+  TCFEM_HD constexpr int element_stride() const { return interleaved ? patches : 1; }
   TCFEM_HD constexpr int shared_elements() const { return patches * (buf0 + buf1 + buf2); }
   TCFEM_HD constexpr int shared_bytes() const { return shared_elements() * value_bytes; }
 };
@@ -114,10 +129,11 @@ TCFEM_HD constexpr int patch_lines_per_thread(int dim, int k, int value_bytes) {
 /// several patches share a block until about 256 threads or 96 KB (two blocks per SM on sm_90).
 inline constexpr int target_threads = 256;
 inline constexpr int multi_patch_smem_budget = 96 * 1024;
-/// sm_90: shared memory per SM, reserved per block, registers per SM
+/// sm_90: shared memory per SM, reserved per block, registers per SM, resident blocks per SM
 inline constexpr int sm90_shared_per_sm = 228 * 1024;
 inline constexpr int shared_reserved_per_block = 1024;
 inline constexpr int registers_per_sm = 65536;
+inline constexpr int max_blocks_per_sm = 32;
 
 /// Whether the residual kernels hold b_I (and the fused kernel the old x_I) in registers instead
 /// of the prefetch array buf2 (PatchLayout::inner_registers). Measured on the H200 (fused
@@ -132,7 +148,24 @@ TCFEM_HD constexpr bool inner_in_registers(int dim, int k, int value_bytes, Kern
   return dim == 2 && (k == 1 || k == 7);
 }
 
-TCFEM_HD constexpr PatchLayout patch_layout(int dim, int k, int value_bytes, KernelKind kind) {
+/// Whether the CUDA-core kernels interleave the patches of a block (PatchLayout::interleaved;
+/// only where the patches per block are a power of two dividing the lane group). Measured on the
+/// H200 (even-odd, 5e7 DoFs, interleaved against apart; docs/performance.md, "Interleaved
+/// patches"): fused 3D fp64 +162%, +23%, +5% at k = 1, 2, 3 and -8%, -10% at k = 4, 5 (2 patches
+/// per block); 3D fp32 +4..+269% at k = 1..5; 2D fp64 +3..+265% at k = 1..5 and 8, -7%, -21% at
+/// k = 6, 7; 2D fp32 +40..+244% at every degree. The separate variant's kernels gain in 3D at
+/// fp64 k <= 2 and fp32 k <= 3, in 2D at fp64 k <= 3 (-17%, -21%, -10% at k = 4, 5, 8) and fp32
+/// at every degree; the other kinds (solve from a residual vector) follow them. The tensor-core
+/// contraction keeps the patch arrays apart: its 16-line tiles are lines of one patch.
+TCFEM_HD constexpr bool interleave_patches(int dim, int k, int value_bytes, KernelKind kind, Contraction con) {
+  if (con == Contraction::tensor_core) return false;
+  const bool fused = kind == KernelKind::fused;
+  if (dim == 2) return value_bytes == 4 || k <= (fused ? 5 : 3) || (fused && k == 8);
+  if (value_bytes == 8) return k <= (fused ? 3 : 2);
+  return k <= (fused ? 5 : 3);
+}
+
+TCFEM_HD constexpr PatchLayout patch_layout(int dim, int k, int value_bytes, KernelKind kind, Contraction con) {
   PatchLayout L;
   L.dim = dim;
   L.k = k;
@@ -162,12 +195,15 @@ TCFEM_HD constexpr PatchLayout patch_layout(int dim, int k, int value_bytes, Ker
   if (p < 1) p = 1;
   while (p > 1 && p * (L.buf0 + L.buf1 + L.buf2) * value_bytes > multi_patch_smem_budget) --p;
   L.patches = p;
+  L.interleaved = p > 1 && L.group % p == 0 && interleave_patches(dim, k, value_bytes, kind, con);
+  const int slots = L.interleaved ? round_up(p * lines, L.group) : p * per_patch;
   const int per_thread = patch_lines_per_thread(dim, k, value_bytes);
-  L.threads = round_up((p * per_patch + per_thread - 1) / per_thread, warp_lanes);
+  L.threads = round_up((slots + per_thread - 1) / per_thread, warp_lanes);
   if (value_bytes == 8) {
     const int smem_blocks = sm90_shared_per_sm / (L.shared_bytes() + shared_reserved_per_block);
     const int reg_blocks = registers_per_sm / (L.threads * even_odd_register_floor(k));
-    const int b = smem_blocks < reg_blocks ? smem_blocks : reg_blocks;
+    int b = smem_blocks < reg_blocks ? smem_blocks : reg_blocks;
+    if (b > max_blocks_per_sm) b = max_blocks_per_sm;
     L.min_blocks = b > 1 ? b : 1;
   }
   return L;
@@ -242,27 +278,41 @@ TCFEM_HD constexpr int shared_bytes_of(const PatchLayout& L, Contraction con) {
   return shared_elements_of(L, con) * L.value_bytes;
 }
 
-/// Item q of a phase with `count` items per patch: items of a patch occupy round_up(count, group)
-/// consecutive slots, so that no lane group holds items of two patches.
+/// Item q of a phase with `count` items per patch. Patch arrays apart: items of a patch occupy
+/// round_up(count, group) consecutive slots, so that no lane group holds items of two patches.
+/// Interleaved: item q / P of patch q % P.
 TCFEM_HD constexpr Item phase_item(const PatchLayout& L, int count, int q) {
-  const int per_patch = round_up(count, L.group);
   Item it;
-  it.patch = q / per_patch;
-  it.index = q % per_patch;
-  it.valid = it.index < count && it.patch < L.patches;
+  if (L.interleaved) {
+    it.patch = q % L.patches;
+    it.index = q / L.patches;
+    it.valid = it.index < count;
+  } else {
+    const int per_patch = round_up(count, L.group);
+    it.patch = q / per_patch;
+    it.index = q % per_patch;
+    it.valid = it.index < count && it.patch < L.patches;
+  }
   return it;
 }
 /// Slots of a phase (the loop bound of the block's strided item loop).
-TCFEM_HD constexpr int phase_slots(const PatchLayout& L, int count) { return L.patches * round_up(count, L.group); }
+TCFEM_HD constexpr int phase_slots(const PatchLayout& L, int count) {
+  return L.interleaved ? round_up(L.patches * count, L.group) : L.patches * round_up(count, L.group);
+}
 
 /// Shared addresses (in elements, relative to the patch's array) of a line phase.
 TCFEM_HD constexpr int line_in_address(int n_in, int line, int j) { return line * n_in + j; }
 TCFEM_HD constexpr int line_out_address(int lines, int i, int line) { return i * lines + line; }
 
-/// Offsets (elements) of the arrays of patch p.
-TCFEM_HD constexpr int buf0_offset(const PatchLayout& L, int p) { return p * L.buf0; }
-TCFEM_HD constexpr int buf1_offset(const PatchLayout& L, int p) { return L.patches * L.buf0 + p * L.buf1; }
-TCFEM_HD constexpr int buf2_offset(const PatchLayout& L, int p) { return L.patches * (L.buf0 + L.buf1) + p * L.buf2; }
+/// Offsets (elements) of the arrays of patch p: element e of the array at offset + e
+/// L.element_stride().
+TCFEM_HD constexpr int buf0_offset(const PatchLayout& L, int p) { return L.interleaved ? p : p * L.buf0; }
+TCFEM_HD constexpr int buf1_offset(const PatchLayout& L, int p) {
+  return L.patches * L.buf0 + (L.interleaved ? p : p * L.buf1);
+}
+TCFEM_HD constexpr int buf2_offset(const PatchLayout& L, int p) {
+  return L.patches * (L.buf0 + L.buf1) + (L.interleaved ? p : p * L.buf2);
+}
 
 /// One line phase of a kernel: contraction of n_in -> n_out values per line over `lines` lines,
 /// with `arrays_in` input tensors (read at the same line) and `arrays_out` outputs, reading
@@ -330,15 +380,32 @@ template <class F>
 constexpr void for_each_patch_access(const PatchLayout& L, KernelKind kind, F&& f) {
   std::array<long, warp_lanes> a{};
   const int warps = L.threads / warp_lanes;
+  const int es = L.element_stride();
   // gather / load (buf0), prefetch (buf2): node items
   for (const bool prefetch : {false, true}) {
     if (prefetch && L.buf2 == 0) continue;
     const int count = prefetch ? ipow(L.ni, L.dim) : gather_count(L, kind), slots = phase_slots(L, count);
+    const bool box = prefetch || kind != KernelKind::solve_from_buffer;  // copy_patch_boxes, not the buffer load
+    if (L.interleaved && box) {
+      // copy_patch_boxes, interleaved: item q = r P + j (row r of patch j) copies the n_box nodes
+      // of its row, node x to (r n_box + x) P + j, one warp instruction per x
+      const int n_box = count == ipow(L.nf, L.dim) ? L.nf : L.ni, items = count / n_box * L.patches;
+      for (int base = 0; base < items; base += L.threads)
+        for (int w = 0; w < warps; ++w)
+          for (int x = 0; x < n_box; ++x) {
+            for (int l = 0; l < warp_lanes; ++l) {
+              const int q = base + w * warp_lanes + l, r = q / L.patches, j = q % L.patches;
+              a[l] = q < items ? (prefetch ? buf2_offset(L, j) : buf0_offset(L, j)) + (r * n_box + x) * L.patches : -1;
+            }
+            f(prefetch ? 'P' : 'G', a);
+          }
+      continue;
+    }
     for (int base = 0; base < slots; base += L.threads)
       for (int w = 0; w < warps; ++w) {
         for (int l = 0; l < warp_lanes; ++l) {
           const auto it = phase_item(L, count, base + w * warp_lanes + l);
-          a[l] = it.valid ? (prefetch ? buf2_offset(L, it.patch) : buf0_offset(L, it.patch)) + it.index : -1;
+          a[l] = it.valid ? (prefetch ? buf2_offset(L, it.patch) : buf0_offset(L, it.patch)) + it.index * es : -1;
         }
         f(prefetch ? 'P' : 'G', a);
       }
@@ -354,7 +421,7 @@ constexpr void for_each_patch_access(const PatchLayout& L, KernelKind kind, F&& 
           for (int i = 0; i < lp.n_out; ++i) {
             for (int l = 0; l < warp_lanes; ++l) {
               const auto it = phase_item(L, lp.lines, base + w * warp_lanes + l);
-              a[l] = it.valid ? buf2_offset(L, it.patch) + line_out_address(lp.lines, i, it.index) : -1;
+              a[l] = it.valid ? buf2_offset(L, it.patch) + line_out_address(lp.lines, i, it.index) * es : -1;
             }
             f('B', a);
           }
@@ -363,7 +430,7 @@ constexpr void for_each_patch_access(const PatchLayout& L, KernelKind kind, F&& 
             for (int l = 0; l < warp_lanes; ++l) {
               const auto it = phase_item(L, lp.lines, base + w * warp_lanes + l);
               const int off = lp.from == 0 ? buf0_offset(L, it.patch) : buf1_offset(L, it.patch);
-              a[l] = it.valid ? off + arr * in_size + line_in_address(lp.n_in, it.index, j) : -1;
+              a[l] = it.valid ? off + (arr * in_size + line_in_address(lp.n_in, it.index, j)) * es : -1;
             }
             f('R', a);
           }
@@ -373,7 +440,7 @@ constexpr void for_each_patch_access(const PatchLayout& L, KernelKind kind, F&& 
             for (int l = 0; l < warp_lanes; ++l) {
               const auto it = phase_item(L, lp.lines, base + w * warp_lanes + l);
               const int off = lp.to == 0 ? buf0_offset(L, it.patch) : buf1_offset(L, it.patch);
-              a[l] = it.valid ? off + arr * out_size + line_out_address(lp.lines, i, it.index) : -1;
+              a[l] = it.valid ? off + (arr * out_size + line_out_address(lp.lines, i, it.index)) * es : -1;
             }
             f('W', a);
           }

@@ -7,6 +7,7 @@
 // without a GPU; the device tests check the same on the device.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <random>
@@ -26,7 +27,7 @@ using multigrid::SweepOrder;
 
 template <int dim, int k, typename Number, KernelKind kind, Contraction con>
 void run_color(const PatchKernelParams<Number>& p, const std::vector<Number>& mats) {
-  constexpr auto L = patch_layout(dim, k, sizeof(Number), kind);
+  constexpr auto L = patch_layout(dim, k, sizeof(Number), kind, con);
   PatchMatrices<dim, k, Number> m;
   ASSERT_EQ(mats.size(), sizeof(m.m) / sizeof(Number));
   std::copy(mats.begin(), mats.end(), m.m);
@@ -230,6 +231,80 @@ TEST(PatchBlockEmulation, TensorCoreFloatAndDeformed) {
   EXPECT_LT((emulation_error<2, 6, float, tc>({5, 6}, mesh::GeometryKind::cartesian, Case::additive, 35)), 1e-4);
   EXPECT_LT((emulation_error<2, 3, float, tc>({21, 6}, mesh::GeometryKind::cartesian, Case::global, 36)), 1e-4);
   EXPECT_LT((emulation_error<3, 3, double, tc>({3, 3, 4}, mesh::GeometryKind::deformed, Case::fused, 37)), 1e-12);
+}
+
+// The gather of interleaved layouts (copy_patch_boxes): the threads of a device block run rank by
+// rank on the host give the same shared arrays as one thread, and that is node n of patch j at
+// n P + j (zero on Dirichlet planes, and on the inner nodes where asked), for every block of
+// every color (boundary blocks, blocks with fewer patches), the full box with and without
+// zero-filled inner nodes and the inner box.
+template <int dim, int k, typename Number>
+void check_interleaved_gather(const std::array<int, dim>& nc) {
+  constexpr auto L = patch_layout(dim, k, sizeof(Number), KernelKind::fused, Contraction::even_odd);
+  ASSERT_TRUE(L.interleaved);
+  mesh::BoxMesh<dim> mesh(nc, mesh::GeometryKind::cartesian);
+  fe::DofLayout<dim> dofs(mesh, fe::Disc::cg, k);
+  std::vector<Number> src(dofs.n_local());
+  for (std::size_t i = 0; i < src.size(); ++i) src[i] = static_cast<Number>(i + 1);
+  const auto colors = patch_kernel_colors<dim, Number>(mesh, dofs);
+  constexpr int nf = 2 * k + 1, ni = 2 * k - 1;
+  long checked = 0;
+  for (const auto& p : colors) {
+    if (p.n_patches == 0) continue;
+    for (int bz = 0; bz < (dim == 3 ? p.count[2] : 1); ++bz)
+      for (int by = 0; by < p.count[1]; ++by)
+        for (int bx = 0; bx * L.patches < p.count[0]; ++bx) {
+          PatchPosition pos;
+          pos.m[0] = bx * L.patches;
+          pos.m[1] = by;
+          pos.m[2] = bz;
+          const PatchNodes first = patch_nodes<dim, k>(p, pos);
+          const int here = p.count[0] - pos.m[0];
+          for (int box = 0; box < 3; ++box) {
+            std::vector<Number> one(L.shared_elements(), Number(-7)), all(L.shared_elements(), Number(-7));
+            auto at = [&](int j) { return buf0_offset(L, j); };
+            auto gather = [&](ThreadGroup g, std::vector<Number>& smem) {
+              if (box == 2)
+                copy_patch_boxes<dim, k, ni, 1, false>(g, L, p, first, here, src.data(), smem.data(), at);
+              else
+                copy_patch_boxes<dim, k, nf, 0, true>(g, L, p, first, here, src.data(), smem.data(), at, box == 1);
+            };
+            gather(ThreadGroup{0, 1}, one);
+            for (int rank = 0; rank < L.threads; ++rank) gather(ThreadGroup{rank, L.threads}, all);
+            ASSERT_EQ(one, all) << "block " << bx << " " << by << " " << bz << " box " << box;
+            // the one-thread walk itself: node n of patch j at n P + j, zero on Dirichlet planes
+            // and (box 1) on inner nodes
+            const int nb = box == 2 ? ni : nf;
+            const int valid = std::min(here, L.patches);
+            for (int j = 0; j < valid; ++j) {
+              const PatchNodes pj = next_patch_nodes<k>(p, first, j);
+              for (int n = 0; n < ipow(nb, dim); ++n) {
+                const Number v = one[n * L.patches + j];
+                const bool zero = box == 1 && inner_node<dim, nf>(n);
+                if (box == 2)
+                  EXPECT_EQ(v, (src[pj.base + box_offset<dim, ni, 1>(p, n)]));
+                else if (zero || on_boundary<dim, nf>(pj.boundary, n))
+                  EXPECT_EQ(v, Number(0));
+                else
+                  EXPECT_EQ(v, (src[pj.base + box_offset<dim, nf, 0>(p, n)]));
+                ++checked;
+              }
+            }
+          }
+        }
+  }
+  EXPECT_GT(checked, 0);
+}
+
+TEST(PatchBlockEmulation, InterleavedGather) {
+  check_interleaved_gather<3, 1, double>({9, 4, 5});
+  check_interleaved_gather<3, 2, double>({13, 4, 5});
+  check_interleaved_gather<3, 3, double>({11, 5, 4});
+  check_interleaved_gather<3, 3, float>({11, 4, 5});
+  check_interleaved_gather<3, 5, float>({7, 3, 4});
+  check_interleaved_gather<2, 1, double>({37, 6});
+  check_interleaved_gather<2, 4, double>({35, 5});
+  check_interleaved_gather<2, 8, float>({19, 4});
 }
 
 }  // namespace

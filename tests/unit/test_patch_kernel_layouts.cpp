@@ -27,31 +27,43 @@ std::string name(int dim, int k, int bytes, KernelKind kind) {
          std::to_string(static_cast<int>(kind));
 }
 
+// the CUDA-core accesses of both placements of the patches: the layouts of the CUDA-core
+// contractions (interleaved where interleave_patches says so) and those of the tensor-core
+// contraction (patch arrays apart everywhere)
 TEST(PatchKernelLayouts, ConflictFree) {
+  int interleaved = 0;
   for (int dim : {2, 3})
     for (int k = 1; k <= 8; ++k)
       for (int bytes : {8, 4})
-        for (const auto kind : all_kinds) {
-          const auto L = patch_layout(dim, k, bytes, kind);
-          long accesses = 0;
-          int worst = 1;
-          char worst_phase = '-';
-          for_each_patch_access(L, kind, [&](char ph, const std::array<long, warp_lanes>& a) {
-            const auto c = access_cost(a, bytes);
-            ++accesses;
-            if (c.degree > worst) {
-              worst = c.degree;
-              worst_phase = ph;
+        for (const auto kind : all_kinds)
+          for (const auto con : {Contraction::even_odd, Contraction::tensor_core}) {
+            const auto L = patch_layout(dim, k, bytes, kind, con);
+            if (con == Contraction::tensor_core) {
+              EXPECT_FALSE(L.interleaved);
             }
-          });
-          EXPECT_GT(accesses, 0) << name(dim, k, bytes, kind);
-          EXPECT_EQ(worst, 1) << name(dim, k, bytes, kind) << " phase " << worst_phase;
-        }
+            interleaved += L.interleaved;
+            long accesses = 0;
+            int worst = 1;
+            char worst_phase = '-';
+            for_each_patch_access(L, kind, [&](char ph, const std::array<long, warp_lanes>& a) {
+              const auto c = access_cost(a, bytes);
+              ++accesses;
+              if (c.degree > worst) {
+                worst = c.degree;
+                worst_phase = ph;
+              }
+            });
+            EXPECT_GT(accesses, 0) << name(dim, k, bytes, kind);
+            EXPECT_EQ(worst, 1) << name(dim, k, bytes, kind) << " interleaved " << L.interleaved << " phase "
+                                << worst_phase;
+          }
+  EXPECT_GT(interleaved, 0);
 }
 
 // the check can fail: patches sharing a lane group (padding to 4 lanes instead of 16) conflict
 TEST(PatchKernelLayouts, BrokenPaddingConflicts) {
-  auto L = patch_layout(3, 3, 8, KernelKind::fused);
+  auto L = patch_layout(3, 3, 8, KernelKind::fused, Contraction::tensor_core);
+  ASSERT_FALSE(L.interleaved);
   L.group = 4;
   L.patches = 4;
   L.threads = 256;
@@ -62,12 +74,25 @@ TEST(PatchKernelLayouts, BrokenPaddingConflicts) {
   EXPECT_GT(worst, 1);
 }
 
+// ... and so do interleaved patches whose count does not divide the lane group (3 patches: the
+// line reads (l n_in + j) 3 + p of 16 lanes cover 5 and a third lines)
+TEST(PatchKernelLayouts, InterleavedThreePatchesConflict) {
+  auto L = patch_layout(3, 3, 8, KernelKind::fused, Contraction::even_odd);
+  ASSERT_TRUE(L.interleaved);
+  L.patches = 3;
+  int worst = 1;
+  for_each_patch_access(L, KernelKind::fused, [&](char ph, const std::array<long, warp_lanes>& a) {
+    if (ph == 'R') worst = std::max(worst, access_cost(a, 8).degree);
+  });
+  EXPECT_GT(worst, 1);
+}
+
 TEST(PatchKernelLayouts, SizesAndBlocks) {
   for (int dim : {2, 3})
     for (int k = 1; k <= 8; ++k)
       for (int bytes : {8, 4})
         for (const auto kind : all_kinds) {
-          const auto L = patch_layout(dim, k, bytes, kind);
+          const auto L = patch_layout(dim, k, bytes, kind, Contraction::even_odd);
           const std::string what = name(dim, k, bytes, kind);
           EXPECT_EQ(L.threads % warp_lanes, 0) << what;
           EXPECT_LE(L.threads, 1024) << what;
@@ -92,13 +117,13 @@ TEST(PatchKernelLayouts, SizesAndBlocks) {
               EXPECT_EQ(nx.lines * nx.n_in, lp.lines * lp.n_out) << what;
               EXPECT_EQ(nx.arrays_in, lp.arrays_out) << what;
             }
-            // at most patch_lines_per_thread slots per thread in the widest line phase
-            const int per_thread = patch_lines_per_thread(dim, k, bytes);
-            EXPECT_LE(phase_slots(L, lp.lines), per_thread * L.threads) << what;
-            if (per_thread > 1) {
-              EXPECT_GT(phase_slots(L, lp.lines) * 2, L.threads) << what << " phase " << ph;
-            }
+            // at most patch_lines_per_thread slots per thread in every line phase
+            EXPECT_LE(phase_slots(L, lp.lines), patch_lines_per_thread(dim, k, bytes) * L.threads) << what;
           }
+          // ... and no warp without a slot in the widest one
+          const int widest = phase_slots(L, has_residual(kind) ? ipow(L.nf, dim - 1) : ipow(L.ni, dim - 1));
+          const int per_thread = patch_lines_per_thread(dim, k, bytes);
+          EXPECT_LT(L.threads, (widest + per_thread - 1) / per_thread + warp_lanes) << what;
           EXPECT_LE(gather_count(L, kind), L.buf0) << what;
         }
 }
@@ -107,18 +132,28 @@ TEST(PatchKernelLayouts, ItemsCoverPatchesOnce) {
   for (int dim : {2, 3})
     for (int k : {1, 3, 8})
       for (int bytes : {8, 4}) {
-        const auto L = patch_layout(dim, k, bytes, KernelKind::fused);
-        for (int count : {gather_count(L, KernelKind::fused), ipow(L.nf, dim - 1), ipow(L.ni, dim - 1)}) {
-          std::set<std::pair<int, int>> seen;
-          for (int q = 0; q < phase_slots(L, count); ++q) {
-            const auto it = phase_item(L, count, q);
-            if (!it.valid) continue;
-            EXPECT_TRUE(seen.insert({it.patch, it.index}).second);
-            // a lane group never holds two patches
-            const int g0 = q / L.group * L.group;
-            EXPECT_EQ(phase_item(L, count, g0).patch, it.patch);
+        for (const auto con : {Contraction::even_odd, Contraction::tensor_core}) {
+          const auto L = patch_layout(dim, k, bytes, KernelKind::fused, con);
+          for (int count : {gather_count(L, KernelKind::fused), ipow(L.nf, dim - 1), ipow(L.ni, dim - 1)}) {
+            std::set<std::pair<int, int>> seen;
+            for (int q = 0; q < phase_slots(L, count); ++q) {
+              const auto it = phase_item(L, count, q);
+              if (!it.valid) continue;
+              EXPECT_TRUE(seen.insert({it.patch, it.index}).second);
+              const int g0 = q / L.group * L.group;
+              if (L.interleaved) {  // a lane group holds consecutive items of every patch
+                EXPECT_EQ(it.patch, q % L.patches);
+                EXPECT_EQ(phase_item(L, count, g0).index, g0 / L.patches);
+              } else {  // a lane group never holds two patches
+                EXPECT_EQ(phase_item(L, count, g0).patch, it.patch);
+              }
+            }
+            EXPECT_EQ(seen.size(), std::size_t(L.patches) * count);
+            // no slot of a lane group left empty but at the end of the phase
+            if (L.interleaved) {
+              EXPECT_EQ(phase_slots(L, count), round_up(L.patches * count, L.group));
+            }
           }
-          EXPECT_EQ(seen.size(), std::size_t(L.patches) * count);
         }
       }
 }
@@ -133,7 +168,7 @@ TEST(PatchKernelLayouts, WorkCounts) {
   // shared bytes of the 3D fused kernel, k=2, doubles: gather 125; x reads 125, writes 2*75;
   // y reads 2*75, writes 2*45; z reads 2*45, writes 27; solve 6 phases read 27, 5 write 27;
   // prefetch of b_I and of the old x_I: 27 stores and 27 reads each
-  const auto L = patch_layout(3, 2, 8, KernelKind::fused);
+  const auto L = patch_layout(3, 2, 8, KernelKind::fused, Contraction::even_odd);
   EXPECT_DOUBLE_EQ(patch_shared_bytes(L, KernelKind::fused),
                    8.0 * (125 + 125 + 150 + 150 + 90 + 90 + 27 + 6 * 27 + 5 * 27 + 4 * 27));
   EXPECT_DOUBLE_EQ(patch_global_bytes(3, 2, 8, KernelKind::fused), 8.0 * (125 + 27 + 2 * 27));
@@ -144,7 +179,7 @@ TEST(PatchKernelLayouts, WorkCounts) {
                    8.0 * (125 + 125 + 150 + 150 + 90 + 90 + 27 + 6 * 27 + 5 * 27 + 2 * 27));
   EXPECT_DOUBLE_EQ(patch_global_bytes(3, 2, 8, KernelKind::fused, true), 8.0 * (98 + 27 + 27));
   // a layout with b_I (and the old x_I) in registers: no prefetch array, no prefetch traffic
-  const auto R = patch_layout(2, 3, 8, KernelKind::fused);
+  const auto R = patch_layout(2, 3, 8, KernelKind::fused, Contraction::even_odd);
   EXPECT_TRUE(R.inner_registers);
   EXPECT_EQ(R.buf2, 0);
   EXPECT_FALSE(L.inner_registers);
@@ -155,9 +190,9 @@ TEST(PatchKernelLayouts, WorkCounts) {
   for (int dim : {2, 3})
     for (int k = 1; k <= 8; ++k)
       for (int bytes : {4, 8}) {
-        const auto F = patch_layout(dim, k, bytes, KernelKind::fused);
+        const auto F = patch_layout(dim, k, bytes, KernelKind::fused, Contraction::even_odd);
         EXPECT_EQ(F.buf2, F.inner_registers ? 0 : ipow(2 * k - 1, dim));
-        EXPECT_FALSE(patch_layout(dim, k, bytes, KernelKind::solve_from_buffer).inner_registers);
+        EXPECT_FALSE(patch_layout(dim, k, bytes, KernelKind::solve_from_buffer, Contraction::even_odd).inner_registers);
       }
 }
 
@@ -298,7 +333,7 @@ TEST(PatchKernelLayouts, TensorCoreConflictFree) {
     for (int k = 1; k <= 8; ++k)
       for (const auto kind : all_kinds) {
         // FP64 m16n8k4: A loads, aligned B loads and C stores hit distinct banks in every wavefront
-        const auto R = tensor_core_conflicts<tcfem::arch::LaneMap_M16N8K4_F64>(patch_layout(dim, k, 8, kind), kind);
+        const auto R = tensor_core_conflicts<tcfem::arch::LaneMap_M16N8K4_F64>(patch_layout(dim, k, 8, kind, Contraction::tensor_core), kind);
         EXPECT_GT(R.accesses, 0);
         EXPECT_EQ(R.a, 1) << name(dim, k, 8, kind) << " A";
         EXPECT_EQ(R.b, 1) << name(dim, k, 8, kind) << " B";
@@ -306,7 +341,7 @@ TEST(PatchKernelLayouts, TensorCoreConflictFree) {
         EXPECT_EQ(R.b_shifted, 1) << name(dim, k, 8, kind) << " B shifted";
         // TF32 m16n8k8 (4-byte values, 32-lane wavefronts): B aligned conflict-free; A and C at
         // most 2-way (16 rows of odd length cannot fill 32 banks for every odd length)
-        const auto F = tensor_core_conflicts<tcfem::arch::LaneMap_M16N8K8_TF32>(patch_layout(dim, k, 4, kind), kind);
+        const auto F = tensor_core_conflicts<tcfem::arch::LaneMap_M16N8K8_TF32>(patch_layout(dim, k, 4, kind, Contraction::tensor_core), kind);
         EXPECT_EQ(F.b, 1) << name(dim, k, 4, kind) << " B";
         EXPECT_LE(F.a, 2) << name(dim, k, 4, kind) << " A";
         EXPECT_LE(F.c, 2) << name(dim, k, 4, kind) << " C";
@@ -351,7 +386,7 @@ TEST(PatchKernelLayouts, TensorCoreWorkAndSharedMemory) {
     for (int k = 1; k <= 8; ++k)
       for (const auto kind : all_kinds)
         for (int bytes : {8, 4}) {
-          const auto L = patch_layout(dim, k, bytes, kind);
+          const auto L = patch_layout(dim, k, bytes, kind, Contraction::tensor_core);
           // padded products never fewer than the dense ones
           EXPECT_GE(patch_flops_tensor_core(dim, k, kind, bytes == 8 ? 4 : 8), patch_flops(dim, k, kind));
           // B operands fit behind the patch arrays, and the block within sm_90's 227 KB
@@ -365,14 +400,14 @@ TEST(PatchKernelLayouts, TensorCoreWorkAndSharedMemory) {
 
 TEST(PatchKernelLayouts, MinBlocks) {
   // even-odd launch bounds of the fused 3D double kernels: shared-memory limit, register floor
-  const int expected[8] = {12, 11, 7, 6, 3, 3, 2, 1};
+  const int expected[8] = {17, 11, 7, 6, 3, 3, 2, 1};
   for (int k = 1; k <= 8; ++k) {
-    const auto L = patch_layout(3, k, 8, KernelKind::fused);
+    const auto L = patch_layout(3, k, 8, KernelKind::fused, Contraction::even_odd);
     EXPECT_EQ(L.min_blocks, expected[k - 1]) << k;
     EXPECT_LE(L.min_blocks * (L.shared_bytes() + shared_reserved_per_block), sm90_shared_per_sm) << k;
     EXPECT_GE(registers_per_sm / (L.min_blocks * L.threads), even_odd_register_floor(k)) << k;
   }
-  EXPECT_EQ(patch_layout(3, 7, 4, KernelKind::fused).min_blocks, 1);  // float: unbounded
+  EXPECT_EQ(patch_layout(3, 7, 4, KernelKind::fused, Contraction::even_odd).min_blocks, 1);  // float: unbounded
 }
 
 }  // namespace
