@@ -410,4 +410,16 @@ TEST(PatchKernelLayouts, MinBlocks) {
   EXPECT_EQ(patch_layout(3, 7, 4, KernelKind::fused, Contraction::even_odd).min_blocks, 1);  // float: unbounded
 }
 
+TEST(PatchKernelLayouts, PatchesPerBlock) {
+  // 3D fused: fp64 16, 8, 4, 2, 2, 1, 1, 1 patches; fp32 twice the interleaved ones at k = 2..5
+  const int fp64[8] = {16, 8, 4, 2, 2, 1, 1, 1}, fp32[8] = {8, 16, 8, 4, 4, 1, 1, 1};
+  for (int k = 1; k <= 8; ++k) {
+    EXPECT_EQ(patch_layout(3, k, 8, KernelKind::fused, Contraction::even_odd).patches, fp64[k - 1]) << k;
+    EXPECT_EQ(patch_layout(3, k, 4, KernelKind::fused, Contraction::even_odd).patches, fp32[k - 1]) << k;
+  }
+  // the tensor-core kernels and the other kinds keep the sizes of the padded layouts
+  EXPECT_EQ(patch_layout(3, 3, 4, KernelKind::fused, Contraction::tensor_core).patches, 4);
+  EXPECT_EQ(patch_layout(3, 3, 4, KernelKind::residual, Contraction::even_odd).patches, 4);
+}
+
 }  // namespace
