@@ -30,7 +30,9 @@
 //    padding per patch: the P L lines of a phase fill round_up(P L, group) slots. A lane group then
 //    holds group / P consecutive lines l of all P patches: the reads (l n_in + j) P + p hit the
 //    banks P (l n_in mod group / P) + p, distinct because n_in is odd; the writes
-//    (i L + l) P + p = i L P + q and the gather's node stores n P + p = q are unit strides.
+//    (i L + l) P + p = i L P + q are a unit stride. The gather copies one box row (n_box nodes
+//    along x) of one patch per item q = r P + j: its stores (r n_box + x) P + j fall into
+//    distinct banks like the line reads.
 #include <array>
 
 #include "core/hd.h"
