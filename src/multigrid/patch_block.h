@@ -583,7 +583,49 @@ TCFEM_HD void patch_block(const ThreadGroup g, const int bx, const int by, const
   const int patches_here = p.count[0] - first_m0;  // >= 1; more than L.patches is cut off
   auto at_buf0 = [&](int j) { return buf0_offset(L, j); };
   auto at_buf2 = [&](int j) { return buf2_offset(L, j); };
-  if constexpr (has_residual(kind)) {
+  // L.rows_from_global: line it.index of the x phase of patch it.patch is row it.index of the
+  // patch's full node box (nf nodes along x), read from global memory (nodes on Dirichlet planes
+  // and, with replace_inner, the inner nodes as 0 without a read); on the device each thread loads
+  // all its lines into registers (x_rows[r] for slot tid + r g.size) before anything else.
+  constexpr bool rows_direct = has_residual(kind) && L.rows_from_global;
+  static_assert(!rows_direct || con != Contraction::tensor_core, "the tensor-core x phase reads the gathered box");
+  constexpr int x_lines = ipow(nf, dim - 1), x_slots = phase_slots(L, x_lines);
+#if defined(__CUDA_ARCH__)
+  constexpr int x_rounds = rows_direct ? (x_slots + L.threads - 1) / L.threads : 1;
+#else
+  constexpr int x_rounds = 1;
+#endif
+  Number x_rows[x_rounds][rows_direct ? nf : 1];
+  const bool any_boundary =
+      rows_direct && (first.boundary != 0 || next_patch_nodes<k>(p, first, (patches_here < L.patches ? patches_here : L.patches) - 1).boundary != 0);
+  auto load_box_row = [&](const Item& it, Number(&v)[nf]) {
+    const int c1 = it.index % nf, c2 = it.index / nf;  // the row's coordinates along y (and z)
+    const Number* row = p.x + first.base + 2 * k * it.patch + c1 * static_cast<int>(p.stride[1]) +
+                        (dim == 3 ? c2 * static_cast<int>(p.stride[2]) : 0);
+    const bool zero_inner = kind == KernelKind::fused && p.replace_inner;
+    const bool row_inner = c1 != 0 && c1 != nf - 1 && (dim == 2 || (c2 != 0 && c2 != nf - 1));
+    const int bits = any_boundary ? next_patch_nodes<k>(p, first, it.patch).boundary : 0;
+    const bool row_bound = ((c1 == 0) & (bits >> 2)) | ((c1 == nf - 1) & (bits >> 3)) |
+                           (dim == 3 && (((c2 == 0) & (bits >> 4)) | ((c2 == nf - 1) & (bits >> 5))));
+TCFEM_PATCH_UNROLL
+    for (int x = 0; x < nf; ++x) {
+      const bool x_inner = x != 0 && x != nf - 1;
+      const bool x_bound = x == 0 ? (bits & 1) != 0 : x == nf - 1 ? (bits & 2) != 0 : false;
+      const bool zero = (zero_inner & row_inner & x_inner) | row_bound | x_bound;
+      v[x] = zero ? Number(0) : row[x];
+    }
+  };
+  if constexpr (rows_direct) {
+#if defined(__CUDA_ARCH__)
+TCFEM_PATCH_UNROLL
+    for (int r = 0; r < x_rounds; ++r) {
+      const int q = tid + r * g.size;
+      if (q >= x_slots) break;
+      const Item it = phase_item(L, x_lines, q);
+      if (patch_ok(it)) load_box_row(it, x_rows[r]);
+    }
+#endif
+  } else if constexpr (has_residual(kind)) {
     copy_patch_boxes<dim, k, nf, 0, true>(g, L, p, first, patches_here, p.x, smem, at_buf0,
                                           kind == KernelKind::fused && p.replace_inner);
   } else if constexpr (kind == KernelKind::solve_from_buffer) {
@@ -651,7 +693,7 @@ TCFEM_PATCH_UNROLL
     prefetch_inner(has_residual(kind) ? p.b : p.x);
     arch::async_wait<1>();  // the first group is in; the second may still be in flight
   }
-  g.sync();
+  if constexpr (!rows_direct) g.sync();  // (rows_direct: nothing in shared memory to wait for)
 
   // ---- localized residual r_I = b_I - A_{I,F} x_F (seed 004, Eq. 8) ----------------------------
   if constexpr (has_residual(kind) && con != Contraction::tensor_core) {
@@ -661,12 +703,8 @@ TCFEM_PATCH_UNROLL
     const Number* L1 = mats + ms + ni * nf;
     // x phase: a = M0 u, b = L0 u  ([x'][z][y] / [x'][y])
     {
-      constexpr int lines = ipow(nf, dim - 1), out_size = lines * ni;
-      for (int q = tid; q < phase_slots(L, lines); q += g.size) {
-        const Item it = phase_item(L, lines, q);
-        if (!patch_ok(it)) continue;
-        Number v[nf];
-        load_line(smem + buf0_offset(L, it.patch) + line_in_address(nf, it.index, 0) * es, v, es);
+      constexpr int lines = x_lines, out_size = lines * ni;
+      auto x_line = [&](const Item& it, const Number(&v)[nf]) {
         Number* out = smem + buf1_offset(L, it.patch);
         if constexpr (con == Contraction::dense) {
 TCFEM_PATCH_UNROLL
@@ -677,6 +715,32 @@ TCFEM_PATCH_UNROLL
         } else {
           apply_line<ni, nf, con>(M0, v, [&](int i, Number y) { out[line_out_address(lines, i, it.index) * es] = y; });
           apply_line<ni, nf, con>(L0, v, [&](int i, Number y) { out[(out_size + line_out_address(lines, i, it.index)) * es] = y; });
+        }
+      };
+      if constexpr (rows_direct) {
+#if defined(__CUDA_ARCH__)
+TCFEM_PATCH_UNROLL
+        for (int r = 0; r < x_rounds; ++r) {
+          const int q = tid + r * g.size;
+          if (q >= x_slots) break;
+          const Item it = phase_item(L, lines, q);
+          if (patch_ok(it)) x_line(it, x_rows[r]);
+        }
+#else
+        for (int q = tid; q < x_slots; q += g.size) {
+          const Item it = phase_item(L, lines, q);
+          if (!patch_ok(it)) continue;
+          load_box_row(it, x_rows[0]);
+          x_line(it, x_rows[0]);
+        }
+#endif
+      } else {
+        for (int q = tid; q < x_slots; q += g.size) {
+          const Item it = phase_item(L, lines, q);
+          if (!patch_ok(it)) continue;
+          Number v[nf];
+          load_line(smem + buf0_offset(L, it.patch) + line_in_address(nf, it.index, 0) * es, v, es);
+          x_line(it, v);
         }
       }
     }

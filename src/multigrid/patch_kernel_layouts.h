@@ -94,6 +94,9 @@ struct PatchLayout {
   /// items of a phase numbered line-major, patch-minor, without padding per patch; otherwise the
   /// arrays of the patches one after the other, each patch's items padded to the lane group
   bool interleaved = false;
+  /// the residual kernels' x phase reads each of its lines (a row of the patch's node box along x)
+  /// from global memory into the registers of its thread; x_F is not gathered into shared memory
+  bool rows_from_global = false;
   /// elements per direction of the 1D matrices (M, L: ni x nf; V: ni x ni), a kernel parameter
   TCFEM_HD constexpr int matrix_stride() const { return 2 * ni * nf + ni * ni; }
   /// distance in a patch array between consecutive elements of one patch
@@ -167,6 +170,29 @@ TCFEM_HD constexpr bool interleave_patches(int dim, int k, int value_bytes, Kern
   return k <= (fused ? 5 : 3);
 }
 
+/// Whether the residual kernels of the CUDA-core contractions load the lines of their x phase
+/// straight from global memory into registers (PatchLayout::rows_from_global) instead of
+/// gathering x_F into shared memory first: each line of the x phase is a row of the node box, so
+/// the gather's shared-memory stores and the x phase's loads of the box are saved, at the price
+/// of one global load per node and lane (rows of one lane group are different lattice lines).
+/// Measured on the H200 (even-odd, 5e7 DoFs, one smoothing step, rows against the gather;
+/// docs/performance.md, "The x phase's lines from global memory"): fused 3D fp64 +3%, +5%, +5%
+/// at k = 1..3 and +1.3% at k = 8, but -12..-2% at k = 4..7; 3D fp32 +1..+19% at k = 1, 4, 5, 7,
+/// 8, -4% at k = 3; 2D fp64 +6..+16% at k = 2, 4, 5, 8, -47% at k = 7; 2D fp32 +2..+9% at k = 4,
+/// 6, 7, 8. The separate variant's residual kernel: 3D fp64 k = 2 (+5%; -7..-15% at fp64
+/// k >= 3, -11..-12% at fp32 k = 4, 5), 2D fp64 k = 8 (+19%; -2..-14% at k = 2 and 4..7) and 2D
+/// fp32 k = 2..4 (+1.4..+2.3%). The dense contraction follows the measured even-odd choice.
+TCFEM_HD constexpr bool x_rows_from_global(int dim, int k, int value_bytes, KernelKind kind, Contraction con) {
+  if (con == Contraction::tensor_core) return false;
+  if (kind == KernelKind::residual) {
+    if (dim == 3) return value_bytes == 8 && k == 2;
+    return value_bytes == 8 ? k == 8 : k >= 2 && k <= 4;
+  }
+  if (kind != KernelKind::fused) return false;
+  if (dim == 3) return value_bytes == 8 ? (k <= 3 || k == 8) : (k == 1 || k == 4 || k == 5 || k >= 7);
+  return value_bytes == 8 ? (k == 2 || k == 4 || k == 5 || k == 8) : (k == 4 || k >= 6);
+}
+
 TCFEM_HD constexpr PatchLayout patch_layout(int dim, int k, int value_bytes, KernelKind kind, Contraction con) {
   PatchLayout L;
   L.dim = dim;
@@ -177,10 +203,12 @@ TCFEM_HD constexpr PatchLayout patch_layout(int dim, int k, int value_bytes, Ker
   L.group = value_bytes == 8 ? 16 : 32;
   const int nf = L.nf, ni = L.ni;
   const int inner = ipow(ni, dim);
+  L.rows_from_global = x_rows_from_global(dim, k, value_bytes, kind, con);
   if (has_residual(kind)) {
-    // buf0: x_F (nf^dim), in 3D later the two products of the y phase (2 ni^2 nf)
+    // buf0: x_F (nf^dim; none with rows_from_global), in 3D later the two products of the y
+    // phase (2 ni^2 nf), in 2D the residual (ni^2)
     // buf1: the two products of the x phase (2 ni nf^(dim-1)), in 3D later the residual (ni^3)
-    const int p0 = ipow(nf, dim), p1 = dim == 3 ? 2 * ni * ni * nf : 0;
+    const int p0 = L.rows_from_global ? inner : ipow(nf, dim), p1 = dim == 3 ? 2 * ni * ni * nf : 0;
     L.buf0 = p0 > p1 ? p0 : p1;
     const int q1 = 2 * ni * ipow(nf, dim - 1);
     L.buf1 = q1 > inner ? q1 : inner;
@@ -324,7 +352,8 @@ TCFEM_HD constexpr int buf2_offset(const PatchLayout& L, int p) {
 
 /// One line phase of a kernel: contraction of n_in -> n_out values per line over `lines` lines,
 /// with `arrays_in` input tensors (read at the same line) and `arrays_out` outputs, reading
-/// buffer `from` (0/1) and writing buffer `to` (0/1, or -1: the outputs go to global memory).
+/// buffer `from` (0/1, or -1: the lines come from global memory, PatchLayout::rows_from_global)
+/// and writing buffer `to` (0/1, or -1: the outputs go to global memory).
 struct LinePhase {
   int n_in, n_out, lines, arrays_in, arrays_out, from, to;
 };
@@ -342,13 +371,13 @@ TCFEM_HD constexpr PhaseList line_phases(const PatchLayout& L, KernelKind kind) 
   const int nf = L.nf, ni = L.ni, dim = L.dim;
   if (has_residual(kind)) {
     if (dim == 3) {
-      P.phase[P.count++] = {nf, ni, nf * nf, 1, 2, 0, 1};  // x: M0 u, L0 u
+      P.phase[P.count++] = {nf, ni, nf * nf, 1, 2, L.rows_from_global ? -1 : 0, 1};  // x: M0 u, L0 u
       P.phase[P.count++] = {nf, ni, ni * nf, 2, 2, 1, 0};  // y: M1 a, L1 a + M1 b
       // z: r = b - (L2 c + M2 e): to buf1, or to the global buffer
       P.phase[P.count++] = {nf, ni, ni * ni, 2, 1, 0, kind == KernelKind::residual ? -1 : 1};
       P.residual_buffer = 1;
     } else {
-      P.phase[P.count++] = {nf, ni, nf, 1, 2, 0, 1};                                      // x
+      P.phase[P.count++] = {nf, ni, nf, 1, 2, L.rows_from_global ? -1 : 0, 1};            // x
       P.phase[P.count++] = {nf, ni, ni, 2, 1, 1, kind == KernelKind::residual ? -1 : 0};  // y
       P.residual_buffer = 0;
     }
@@ -367,9 +396,11 @@ TCFEM_HD constexpr PhaseList line_phases(const PatchLayout& L, KernelKind kind) 
 }
 
 /// Node phases (gather of x_F into buf0, load of the residual into buf0): `count` nodes per patch,
-/// node n of patch p stored at buffer address n.
+/// node n of patch p stored at buffer address n (none where the x phase reads x_F from global
+/// memory, PatchLayout::rows_from_global).
 TCFEM_HD constexpr int gather_count(const PatchLayout& L, KernelKind kind) {
-  return has_residual(kind) ? ipow(L.nf, L.dim) : ipow(L.ni, L.dim);
+  if (has_residual(kind)) return L.rows_from_global ? 0 : ipow(L.nf, L.dim);
+  return ipow(L.ni, L.dim);
 }
 
 /// Whether line phase `ph` of line_phases(L, kind) reads the prefetch array buf2 at its output
@@ -393,6 +424,7 @@ constexpr void for_each_patch_access(const PatchLayout& L, KernelKind kind, F&& 
   for (const bool prefetch : {false, true}) {
     if (prefetch && L.buf2 == 0) continue;
     const int count = prefetch ? ipow(L.ni, L.dim) : gather_count(L, kind), slots = phase_slots(L, count);
+    if (count == 0) continue;  // no gather (rows_from_global)
     const bool box = prefetch || kind != KernelKind::solve_from_buffer;  // copy_patch_boxes, not the buffer load
     if (L.interleaved && box) {
       // copy_patch_boxes, interleaved: item q = r P + j (row r of patch j) copies the n_box nodes
@@ -433,7 +465,7 @@ constexpr void for_each_patch_access(const PatchLayout& L, KernelKind kind, F&& 
             }
             f('B', a);
           }
-        for (int arr = 0; arr < lp.arrays_in; ++arr)
+        for (int arr = 0; arr < (lp.from < 0 ? 0 : lp.arrays_in); ++arr)
           for (int j = 0; j < lp.n_in; ++j) {
             for (int l = 0; l < warp_lanes; ++l) {
               const auto it = phase_item(L, lp.lines, base + w * warp_lanes + l);
@@ -558,7 +590,7 @@ TCFEM_HD constexpr double patch_shared_bytes(const PatchLayout& L, KernelKind ki
   const auto P = line_phases(L, kind);
   for (int ph = 0; ph < P.count; ++ph) {
     const auto& lp = P.phase[ph];
-    elements += double(lp.lines) * lp.n_in * lp.arrays_in;
+    if (lp.from >= 0) elements += double(lp.lines) * lp.n_in * lp.arrays_in;
     if (lp.to >= 0) elements += double(lp.lines) * lp.n_out * lp.arrays_out;
     const bool old_x = has_residual(kind) && has_solve(kind) && ph == P.count - 1;
     if (reads_prefetch(L, kind, ph) && !(old_x && replace_inner)) elements += 2.0 * lp.lines * lp.n_out;  // prefetch store and read

@@ -261,7 +261,9 @@ void check_interleaved_gather(const std::array<int, dim>& nc) {
           const PatchNodes first = patch_nodes<dim, k>(p, pos);
           const int here = p.count[0] - pos.m[0];
           for (int box = 0; box < 3; ++box) {
-            std::vector<Number> one(L.shared_elements(), Number(-7)), all(L.shared_elements(), Number(-7));
+            // (the box of every patch, also where the fused kernel reads its rows from global memory)
+            const std::size_t size = std::max(L.shared_elements(), L.patches * ipow(nf, dim));
+            std::vector<Number> one(size, Number(-7)), all(size, Number(-7));
             auto at = [&](int j) { return buf0_offset(L, j); };
             auto gather = [&](ThreadGroup g, std::vector<Number>& smem) {
               if (box == 2)

@@ -103,8 +103,12 @@ TEST(PatchKernelLayouts, SizesAndBlocks) {
           EXPECT_EQ(P.count, (has_residual(kind) ? dim : 0) + (has_solve(kind) ? 2 * dim : 0)) << what;
           for (int ph = 0; ph < P.count; ++ph) {
             const auto& lp = P.phase[ph];
-            const int cap_in = lp.from == 0 ? L.buf0 : L.buf1;
-            EXPECT_LE(lp.arrays_in * lp.lines * lp.n_in, cap_in) << what << " phase " << ph;
+            if (lp.from >= 0) {
+              const int cap_in = lp.from == 0 ? L.buf0 : L.buf1;
+              EXPECT_LE(lp.arrays_in * lp.lines * lp.n_in, cap_in) << what << " phase " << ph;
+            } else {  // only the x phase of a residual kernel reads global memory
+              EXPECT_TRUE(ph == 0 && has_residual(kind) && L.rows_from_global) << what;
+            }
             if (lp.to >= 0) {
               const int cap_out = lp.to == 0 ? L.buf0 : L.buf1;
               EXPECT_LE(lp.arrays_out * lp.lines * lp.n_out, cap_out) << what << " phase " << ph;
@@ -168,15 +172,21 @@ TEST(PatchKernelLayouts, WorkCounts) {
   // shared bytes of the 3D fused kernel, k=2, doubles: gather 125; x reads 125, writes 2*75;
   // y reads 2*75, writes 2*45; z reads 2*45, writes 27; solve 6 phases read 27, 5 write 27;
   // prefetch of b_I and of the old x_I: 27 stores and 27 reads each
-  const auto L = patch_layout(3, 2, 8, KernelKind::fused, Contraction::even_odd);
+  auto L = patch_layout(3, 2, 8, KernelKind::fused, Contraction::even_odd);
+  ASSERT_TRUE(L.rows_from_global);
+  L.rows_from_global = false;
   EXPECT_DOUBLE_EQ(patch_shared_bytes(L, KernelKind::fused),
                    8.0 * (125 + 125 + 150 + 150 + 90 + 90 + 27 + 6 * 27 + 5 * 27 + 4 * 27));
+  // with the x phase's lines from global memory, no gather and no box reads
+  L.rows_from_global = true;
+  EXPECT_DOUBLE_EQ(patch_shared_bytes(L, KernelKind::fused),
+                   8.0 * (150 + 150 + 90 + 90 + 27 + 6 * 27 + 5 * 27 + 4 * 27));
   EXPECT_DOUBLE_EQ(patch_global_bytes(3, 2, 8, KernelKind::fused), 8.0 * (125 + 27 + 2 * 27));
   // x_I = A_II^{-1} (b_I - A_IB x_B): no update FMAs, no old x_I in shared or global memory, and
   // only the 125 - 27 boundary nodes of the box read
   EXPECT_DOUBLE_EQ(patch_flops(3, 2, KernelKind::fused, true), 2.0 * (750 + 675 + 270 + 486) + 27 + 27);
   EXPECT_DOUBLE_EQ(patch_shared_bytes(L, KernelKind::fused, true),
-                   8.0 * (125 + 125 + 150 + 150 + 90 + 90 + 27 + 6 * 27 + 5 * 27 + 2 * 27));
+                   8.0 * (150 + 150 + 90 + 90 + 27 + 6 * 27 + 5 * 27 + 2 * 27));
   EXPECT_DOUBLE_EQ(patch_global_bytes(3, 2, 8, KernelKind::fused, true), 8.0 * (98 + 27 + 27));
   // a layout with b_I (and the old x_I) in registers: no prefetch array, no prefetch traffic
   const auto R = patch_layout(2, 3, 8, KernelKind::fused, Contraction::even_odd);
@@ -398,9 +408,56 @@ TEST(PatchKernelLayouts, TensorCoreWorkAndSharedMemory) {
         }
 }
 
+// PatchLayout::rows_from_global: the x phase reads global memory, so there are no gather stores
+// and no line reads in the first phase, and buf0 no longer holds the node box (2D: only the
+// residual)
+TEST(PatchKernelLayouts, RowsFromGlobal) {
+  int direct = 0, gathered = 0;
+  for (int dim : {2, 3})
+    for (int k = 1; k <= 8; ++k)
+      for (int bytes : {8, 4})
+        for (const auto kind : all_kinds)
+          for (const auto con : {Contraction::even_odd, Contraction::dense, Contraction::tensor_core}) {
+            const auto L = patch_layout(dim, k, bytes, kind, con);
+            const std::string what = name(dim, k, bytes, kind);
+            EXPECT_EQ(L.rows_from_global, x_rows_from_global(dim, k, bytes, kind, con)) << what;
+            if (!has_residual(kind) || con == Contraction::tensor_core) EXPECT_FALSE(L.rows_from_global) << what;
+            if (!has_residual(kind)) continue;
+            (L.rows_from_global ? direct : gathered) += 1;
+            const auto P = line_phases(L, kind);
+            EXPECT_EQ(P.phase[0].from, L.rows_from_global ? -1 : 0) << what;
+            EXPECT_EQ(gather_count(L, kind), L.rows_from_global ? 0 : ipow(L.nf, dim)) << what;
+            int gather_stores = 0, line_reads = 0;
+            for_each_patch_access(L, kind, [&](char ph, const std::array<long, warp_lanes>&) {
+              gather_stores += ph == 'G';
+              line_reads += ph == 'R';
+            });
+            if (L.rows_from_global) {
+              EXPECT_EQ(gather_stores, 0) << what;
+              if (dim == 2) EXPECT_EQ(L.buf0, ipow(L.ni, 2)) << what;
+            } else {
+              EXPECT_GT(gather_stores, 0) << what;
+              EXPECT_GE(L.buf0, ipow(L.nf, dim)) << what;
+            }
+            // the gathered form of the same layout moves the box through shared memory twice more
+            // and reads the x phase's lines (nf warp accesses per warp and round) from it
+            if (L.rows_from_global) {
+              auto G = L;
+              G.rows_from_global = false;
+              EXPECT_DOUBLE_EQ(patch_shared_bytes(G, kind) - patch_shared_bytes(L, kind), 2.0 * ipow(L.nf, dim) * bytes) << what;
+              int gathered_reads = 0;
+              for_each_patch_access(G, kind, [&](char ph, const std::array<long, warp_lanes>&) { gathered_reads += ph == 'R'; });
+              const int rounds = (phase_slots(L, ipow(L.nf, dim - 1)) + L.threads - 1) / L.threads;
+              EXPECT_EQ(gathered_reads - line_reads, rounds * (L.threads / warp_lanes) * L.nf) << what;
+            }
+          }
+  EXPECT_GT(direct, 0);
+  EXPECT_GT(gathered, 0);
+}
+
 TEST(PatchKernelLayouts, MinBlocks) {
   // even-odd launch bounds of the fused 3D double kernels: shared-memory limit, register floor
-  const int expected[8] = {17, 11, 7, 6, 3, 3, 2, 1};
+  const int expected[8] = {17, 12, 7, 6, 3, 3, 2, 1};
   for (int k = 1; k <= 8; ++k) {
     const auto L = patch_layout(3, k, 8, KernelKind::fused, Contraction::even_odd);
     EXPECT_EQ(L.min_blocks, expected[k - 1]) << k;
