@@ -146,10 +146,12 @@ inline constexpr int max_blocks_per_sm = 32;
 /// (k = 1), +7..14% at k = 3..7; 2D fp32 +31% at k = 1, +4% at k = 7, -4..+1% elsewhere; 3D fp64
 /// +3.7% at k = 1, +2% at k = 7, 8, but -7..-14% at k = 4..6 (more registers, no gain from the
 /// extra resident block) and +-0.3% at k = 2, 3; 3D fp32 slower at every degree but k = 4
-/// (docs/performance.md, "b_I in registers").
+/// (docs/performance.md, "b_I in registers"). Since the fused 3D fp64 k = 3 kernel reads its
+/// x-phase lines from global memory (rows_from_global), b_I in registers makes it 2.9% faster
+/// (8 resident blocks instead of 7, 64 registers; "The x phase's lines from global memory").
 TCFEM_HD constexpr bool inner_in_registers(int dim, int k, int value_bytes, KernelKind kind) {
   if (!has_residual(kind)) return false;
-  if (value_bytes == 8) return dim == 2 || k == 1 || k >= 7;
+  if (value_bytes == 8) return dim == 2 || k == 1 || (k == 3 && kind == KernelKind::fused) || k >= 7;
   return dim == 2 && (k == 1 || k == 7);
 }
 
