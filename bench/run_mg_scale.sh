@@ -6,6 +6,8 @@
 # LARGEST=1 adds the largest problem that fits (CG + V-cycle, 1.53e9 DoFs) in fp32 and fp64.
 # FINEST_POST=vcycle|fp64 sets --mg-finest-post (default auto: the finest level of a V-cycle below fp64
 # is post-smoothed in fp64); reports named *_post<value>.
+# START=fmg starts FGMRES (and the LARGEST runs) from one full-multigrid cycle (--mg-start fmg);
+# reports named *_fmg.
 # SEED_TEST=1 adds, per degree, left-preconditioned GMRES(10) with an fp64 V-cycle (--solver gmres:
 # the stopping test of seed 004 on ||P(b - Ax)||; its log names ||b - Ax|| / ||b|| at the end).
 set -u
@@ -25,9 +27,9 @@ try:
 except Exception as e:
     print(f"{sys.argv[1]}: no report ({e})"); sys.exit()
 c, t = j["config"], j["timings"]
-print(f"k={c['degree']} {c.get('mg_precision','-'):7s} post64={int(j.get('multigrid',{}).get('finest_post_fp64',False))} {c['solver']:6s} dofs={j['n_dofs']:.4g} it={j['iterations']} "
+print(f"k={c['degree']} {c.get('mg_precision','-'):7s} post64={int(j.get('multigrid',{}).get('finest_post_fp64',False))} {c['solver']:6s} start={c.get('mg_start','zero'):4s} dofs={j['n_dofs']:.4g} it={j['iterations']} "
       f"conv={j['converged']} res={j['final_relative_residual']:.2e} L2={j['errors']['l2']:.6e} "
-      f"setup={t['setup']:.2f}s solve={t['solve']:.3f}s errors={t['errors']:.2f}s total={t['total']:.2f}s "
+      f"setup={t['setup']:.2f}s solve={t['solve']:.3f}s fmg={j.get('multigrid',{}).get('fmg_seconds',0):.3f}s errors={t['errors']:.2f}s total={t['total']:.2f}s "
       f"GDoF/s={j['n_dofs']/t['solve']/1e9 if t['solve'] > 0 else 0:.3f} device_GB={j.get('multigrid',{}).get('device_bytes',0)/1e9:.1f}")
 PY
 }
@@ -39,6 +41,7 @@ run() {  # name, options...
 post=()
 suffix=
 if [ -n "${FINEST_POST:-}" ]; then post=(--mg-finest-post "$FINEST_POST"); suffix=_post$FINEST_POST; fi
+if [ -n "${START:-}" ]; then post+=(--mg-start "$START"); suffix=${suffix}_$START; fi
 for p in $precisions; do
   for c in "${cases[@]}"; do
     k=${c%%:*}; size=${c#*:}
@@ -58,6 +61,7 @@ if [ "${SEED_TEST:-0}" = 1 ]; then
 fi
 if [ "${LARGEST:-0}" = 1 ]; then
   for p in fp32 fp64; do
-    run "largest_k3_${p}" --degree 3 --cells 384 --solver cg --precond mg --smoother patch --mg-precision "$p" --tol 1e-8 --max-iter 100
+    run "largest_k3_${p}${suffix}" --degree 3 --cells 384 --solver cg --precond mg --smoother patch --mg-precision "$p" \
+        "${post[@]}" --tol 1e-8 --max-iter 100
   done
 fi

@@ -64,6 +64,7 @@ struct SolveOptions {
   std::string patch_variant = "fused";
   std::string mg_precision = "fp64";
   std::string mg_finest_post = "auto";  // auto (fp64 below an fp64 V-cycle), fp64, vcycle
+  std::string mg_start = "zero";        // zero, fmg (--solver fmg: fmg)
   int pre_smooth = 1, post_smooth = 1;
   int chebyshev_degree = 3;
   std::optional<double> relaxation;  // patch smoothers; empty: the smoother's default
@@ -71,10 +72,13 @@ struct SolveOptions {
   int restart = 30;
   bool restart_given = false;
   bool mg_timing = false;
+  bool mg_start_given = false;
   std::vector<std::string> multigrid_options_given;  // options that only a multigrid solve reads
 };
 
 bool uses_multigrid(const SolveOptions& o) { return o.precond == "mg" || o.solver == "mg" || o.solver == "fmg"; }
+/// The outer solver starts from one full-multigrid cycle.
+bool fmg_start(const SolveOptions& o) { return o.solver == "fmg" || o.mg_start == "fmg"; }
 
 constexpr int max_cells_per_direction = 1 << 20;
 
@@ -111,6 +115,15 @@ void validate(const SolveOptions& o) {
     throw InputError("--solver gmres: left preconditioning needs an fp64 V-cycle (--mg-precision " + o.mg_precision +
                      " makes the preconditioned operator inexact: its residual stalls near the V-cycle's rounding "
                      "level); use --solver fgmres");
+  if (o.solver == "fmg" && o.mg_start_given && o.mg_start != "fmg")
+    throw InputError("--mg-start " + o.mg_start +
+                     ": --solver fmg starts from full multigrid; use --solver mg for V-cycles from a zero start");
+  if (uses_multigrid(o)) {  // gmres from an FMG start
+    multigrid::MultigridSolveSettings start;
+    start.solver = *multigrid::parse_outer_solver(o.solver);
+    start.start = *multigrid::parse_start_kind(o.mg_start);
+    multigrid::check_outer_solver_precision(start);
+  }
   if (o.restart_given && o.solver != "fgmres" && o.solver != "gmres")
     throw InputError("--restart: the (F)GMRES restart length; it needs --solver fgmres or gmres");
   if (o.restart < 1 || o.restart > 1000) range_error("--restart", std::to_string(o.restart), "integers 1..1000");
@@ -286,6 +299,7 @@ int run_solve(const SolveOptions& o) {
   if (uses_multigrid(o)) {
     multigrid::MultigridSolveSettings mgs;
     mgs.solver = *multigrid::parse_outer_solver(o.solver);
+    mgs.start = fmg_start(o) ? multigrid::StartKind::fmg : multigrid::StartKind::zero;
     mgs.precision = precision::from_string(o.mg_precision);
     mgs.multigrid.smoother.kind = *multigrid::parse_smoother_kind(o.smoother);
     mgs.multigrid.smoother.patch_variant = *multigrid::parse_patch_variant(o.patch_variant);
@@ -369,7 +383,13 @@ int run_solve(const SolveOptions& o) {
                              : o.solver == "gmres"  ? "GMRES (left-preconditioned)"
                              : o.solver == "mg"     ? "V-cycle"
                                                     : "FMG V-cycle";
-    solver_text = name + " iterations (" + (uses_multigrid(o) ? o.mg_precision + " multigrid" : std::string("Jacobi")) + ")";
+    solver_text = name + " iterations (" + (uses_multigrid(o) ? o.mg_precision + " multigrid" : std::string("Jacobi")) +
+                  (o.solver != "fmg" && fmg_start(o) ? ", after a full-multigrid start" : "") + ")";
+  }
+  if (mg_report && fmg_start(o) && !result.history.empty()) {
+    std::snprintf(line, sizeof line, "  start           full multigrid, %.4f s, relative residual %.3e\n",
+                  mg_report->fmg_seconds, result.history.front());
+    say(line);
   }
   if (mg_report && device_mg && !device_mg->component_times) {
     say("  time per level  not measured (add --mg-timing to time every V-cycle component on the device)\n");
@@ -474,6 +494,7 @@ int run_solve(const SolveOptions& o) {
       j["config"]["patch_variant"] = o.patch_variant;
       j["config"]["mg_precision"] = o.mg_precision;
       j["config"]["mg_finest_post"] = o.mg_finest_post;
+      j["config"]["mg_start"] = fmg_start(o) ? "fmg" : "zero";
       j["config"]["pre_smooth"] = o.pre_smooth;
       j["config"]["post_smooth"] = o.post_smooth;
       j["config"]["chebyshev_degree"] = o.chebyshev_degree;
@@ -606,6 +627,13 @@ std::function<int()> add_solve_command(CLI::App& app) {
                       "level); auto: fp64")
           ->check(CLI::IsMember({"auto", "fp64", "vcycle"}))
           ->capture_default_str());
+  mg_options.push_back(
+      cmd->add_option("--mg-start", opts->mg_start,
+                      "Initial guess of the outer solver: zero, or fmg (one full-multigrid cycle: restrict b to every "
+                      "level, solve the coarsest, then interpolate and run one V-cycle per finer level; --solver "
+                      "fgmres, cg or mg; --solver fmg is mg with it)")
+          ->check(CLI::IsMember({"zero", "fmg"}))
+          ->capture_default_str());
   mg_options.push_back(cmd->add_flag("--mg-timing", opts->mg_timing,
                                      "--backend cuda: time every V-cycle component per level (synchronizes the "
                                      "device around each; without it only the outer totals are timed)"));
@@ -631,9 +659,13 @@ std::function<int()> add_solve_command(CLI::App& app) {
     opts->refine_given = refine->count() > 0;
     opts->precond_given = precond->count() > 0;
     opts->restart_given = restart->count() > 0;
+    opts->mg_start_given = false;
     opts->multigrid_options_given.clear();
     for (const auto* opt : mg_options)
-      if (opt->count() > 0) opts->multigrid_options_given.push_back(opt->get_name());
+      if (opt->count() > 0) {
+        opts->multigrid_options_given.push_back(opt->get_name());
+        if (opt->get_name() == "--mg-start") opts->mg_start_given = true;
+      }
     validate(*opts);
     return opts->dim == 2 ? run_solve<2>(*opts) : run_solve<3>(*opts);
   };

@@ -46,6 +46,13 @@ DeviceMemoryEstimate estimate_device_multigrid_memory(int dim, double fine_dofs,
   const double op_bytes_per_dof = dim == 3 ? operators::MatrixFreeOperator<3, double>::estimated_bytes_per_dof(config, geometry)
                                            : operators::MatrixFreeOperator<2, double>::estimated_bytes_per_dof(config, geometry);
   e.operators = level_sum * n * op_bytes_per_dof * s / 8.0 + (in_double ? 0.0 : op_bytes_per_dof * n);
+  if (!in_double && starts_with_fmg(settings)) {
+    // MixedFullMultigrid: fp64 operators of the coarser levels (the finest one is the outer
+    // operator), fp64 transfers (work buffers: one level vector each), fp64 x, b below the finest
+    // and r on every level, and a residual and a correction in the V-cycle's type on every level
+    e.operators += (level_sum - 1.0) * n * op_bytes_per_dof;
+    e.levels += 8.0 * n * (2.0 * (level_sum - 1.0) + level_sum) + s * n * 2.0 * level_sum;
+  }
   e.fixed = 320e6;  // dense coarse factor, tables, cuBLAS/cuSOLVER workspaces and the CUDA runtime
   return e;
 }
@@ -66,6 +73,9 @@ std::string device_memory_refusal(const DeviceMemoryEstimate& need, double fine_
   if ((settings.solver == OuterSolver::fgmres || settings.solver == OuterSolver::gmres) && need.outer >= need.levels)
     msg += "; FGMRES keeps 2m+1 basis vectors: a smaller --restart m (m >= iterations needed) or --solver cg "
            "needs less";
+  else if (settings.precision != precision::Precision::fp64 && starts_with_fmg(settings))
+    msg += "; the full-multigrid start below fp64 keeps fp64 copies of the levels: --mg-start zero, or an fp64 "
+           "V-cycle (--mg-precision fp64), needs less";
   else if (settings.precision == precision::Precision::fp64)
     msg += "; --mg-precision fp32 halves the V-cycle's vectors";
   return msg;

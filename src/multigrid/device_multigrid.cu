@@ -185,6 +185,30 @@ DeviceMultigrid<dim, Number>::DeviceMultigrid(const LevelHierarchy<dim>& hierarc
   cycle_ = std::make_unique<VCycle<DeviceVector<Number>>>(std::move(levels), *coarse_, settings.pre_smooth,
                                                           settings.post_smooth, settings.post_smooth_order,
                                                           finest_post);
+  if (!vcycle_in_double(precision) && settings.fmg_fp64_residuals) {
+    const auto key64 = device_level_key(dim, config, geometry, precision::Precision::fp64, false);
+    operators64_.resize(n_levels);
+    transfers64_.resize(n_levels);
+    std::vector<typename MixedFullMultigrid<DeviceVector<double>, DeviceVector<Number>>::Level> levels64(n_levels);
+    for (int l = 1; l < n_levels; ++l) {
+      const auto& mesh = hierarchy.mesh(l);
+      const auto& dofs = hierarchy.dofs(l);
+      if (l + 1 < n_levels || !fine_operator64_) {
+        operators64_[l] =
+            std::make_unique<DeviceLevelOperator<double>>(operators::make_device_operator<dim>(mesh, dofs, key64));
+        device_bytes_ += operators64_[l]->device_operator().device_bytes();
+      }
+      auto transfer = std::make_unique<DeviceTransfer<dim, double>>(hierarchy.mesh(l - 1), hierarchy.dofs(l - 1),
+                                                                    mesh, dofs);
+      device_bytes_ += transfer->device_bytes();
+      transfers64_[l] = std::move(transfer);
+      levels64[l].op = operators64_[l] ? operators64_[l].get() : fine_operator64_.get();
+      levels64[l].transfer = transfers64_[l].get();
+    }
+    fmg64_ = std::make_unique<MixedFullMultigrid<DeviceVector<double>, DeviceVector<Number>>>(
+        std::move(levels64), *cycle_, fine_smoother64_.get(), settings.post_smooth, settings.post_smooth_order);
+    device_bytes_ += fmg64_->vector_bytes(sizeof(double), sizeof(Number));
+  }
   post_smooth_ = settings.post_smooth;
   post_order_ = settings.post_smooth_order;
   device::synchronize();
@@ -198,6 +222,16 @@ template <int dim, typename Number>
 void DeviceMultigrid<dim, Number>::finest_post_smooth_fp64(DeviceVector<double>& z,
                                                            const DeviceVector<double>& r) const {
   if (fine_smoother64_) smooth_timed(*fine_smoother64_, z, r, post_smooth_, post_order_, times().levels.back());
+}
+
+template <int dim, typename Number>
+void DeviceMultigrid<dim, Number>::full_multigrid_fp64(DeviceVector<double>& x, const DeviceVector<double>& b) const {
+  if constexpr (sizeof(Number) == 8) {
+    cycle_->full_multigrid(x, b);
+  } else {
+    TCFEM_ASSERT(fmg64_, "full_multigrid_fp64 below fp64 needs MultigridSettings::fmg_fp64_residuals");
+    fmg64_->run(x, b);
+  }
 }
 
 template class DeviceLevelOperator<double>;

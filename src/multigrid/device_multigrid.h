@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "multigrid/device_vector.h"
+#include "multigrid/full_multigrid.h"
 #include "multigrid/interfaces.h"
 #include "multigrid/level_hierarchy.h"
 #include "multigrid/multigrid.h"
@@ -63,6 +64,9 @@ class DeviceMultigrid {
   void full_multigrid(DeviceVector<Number>& x, const DeviceVector<Number>& b) const {
     cycle_->full_multigrid(x, b);
   }
+  /// Full multigrid for fp64 vectors: with an fp64 V-cycle the one above; below fp64 the
+  /// MixedFullMultigrid (residuals in fp64; needs settings.fmg_fp64_residuals).
+  void full_multigrid_fp64(DeviceVector<double>& x, const DeviceVector<double>& b) const;
 
   const DeviceLevelOperator<Number>& level_operator(int level) const { return *operators_.at(level); }
   const Smoother<DeviceVector<Number>>& smoother(int level) const { return *smoothers_.at(level); }
@@ -78,8 +82,12 @@ class DeviceMultigrid {
   /// Whether the finest level's post-smoothing runs in fp64 outside the V-cycle
   /// (settings.finest_post_fp64 with a V-cycle below fp64 and at least two levels).
   bool finest_post_fp64() const { return fine_smoother64_ != nullptr; }
-  /// The fp64 operator of the finest level that finest_post_fp64 smooths with (null without it).
-  const DeviceLevelOperator<double>* fine_operator_fp64() const { return fine_operator64_.get(); }
+  /// The fp64 operator of the finest level that finest_post_fp64 smooths with and the fp64 full
+  /// multigrid uses (null without both).
+  const DeviceLevelOperator<double>* fine_operator_fp64() const {
+    if (fine_operator64_ || operators64_.empty()) return fine_operator64_.get();
+    return operators64_.back().get();
+  }
   /// The finest level's post-smoothing steps in fp64: z <- S(z, r), timed as that level's smoother.
   /// Call after converting the V-cycle's result to z; does nothing unless finest_post_fp64().
   void finest_post_smooth_fp64(DeviceVector<double>& z, const DeviceVector<double>& r) const;
@@ -95,6 +103,11 @@ class DeviceMultigrid {
   std::unique_ptr<VCycle<DeviceVector<Number>>> cycle_;
   std::unique_ptr<DeviceLevelOperator<double>> fine_operator64_;  // finest_post_fp64 only
   std::unique_ptr<Smoother<DeviceVector<double>>> fine_smoother64_;
+  // settings.fmg_fp64_residuals below fp64: fp64 operators (the finest one: fine_operator64_ if
+  // built) and transfers of every level, and the full multigrid over them
+  std::vector<std::unique_ptr<DeviceLevelOperator<double>>> operators64_;
+  std::vector<std::unique_ptr<Transfer<DeviceVector<double>>>> transfers64_;
+  std::unique_ptr<MixedFullMultigrid<DeviceVector<double>, DeviceVector<Number>>> fmg64_;
   int post_smooth_ = 1;
   SweepOrder post_order_ = SweepOrder::forward;
   std::vector<LevelInfo> info_;

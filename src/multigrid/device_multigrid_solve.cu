@@ -42,6 +42,7 @@ MultigridSolveReport run(const mesh::BoxMesh<dim>& mesh, const fe::DofLayout<dim
   TCFEM_ASSERT(hierarchy.dofs(hierarchy.finest()).n_local() == b.size(), "hierarchy and vector sizes differ");
   MultigridSettings mg_settings = settings.multigrid;
   if (settings.solver == OuterSolver::cg) mg_settings.post_smooth_order = SweepOrder::backward;  // symmetric
+  mg_settings.fmg_fp64_residuals = starts_with_fmg(settings);
   DeviceMultigrid<dim, Number> mg(hierarchy, config, mg_settings, settings.precision, options.progress);
   const int finest = mg.n_levels() - 1;
   // the outer fp64 operator: the finest level's when the V-cycle runs in fp64
@@ -50,7 +51,7 @@ MultigridSolveReport run(const mesh::BoxMesh<dim>& mesh, const fe::DofLayout<dim
   if constexpr (sizeof(Number) == 8) {
     outer = &mg.level_operator(finest).device_operator();
     info.outer_kernel = mg.level_kernels()[finest];
-  } else if (const auto* fine64 = mg.fine_operator_fp64()) {  // the finest level's fp64 post-smoothing operator
+  } else if (const auto* fine64 = mg.fine_operator_fp64()) {  // the finest level's fp64 operator (post-smoothing, FMG)
     outer = &fine64->device_operator();
     info.outer_kernel = device_level_key(dim, config, mesh.geometry(), precision::Precision::fp64, false).to_string();
   } else {
@@ -108,31 +109,25 @@ MultigridSolveReport run(const mesh::BoxMesh<dim>& mesh, const fe::DofLayout<dim
   };
   device::synchronize();
   const auto t_solve = clock_type::now();
+  if (starts_with_fmg(settings)) {
+    const auto t_fmg = clock_type::now();
+    mg.full_multigrid_fp64(d_x, d_b);
+    device::synchronize();
+    report.fmg_seconds = seconds_since(t_fmg);
+  }
   switch (settings.solver) {
     case OuterSolver::fgmres:
-      report.result = solvers::solve_fgmres_device(A, d_x, d_b, P, control, settings.fgmres, &report.krylov);
+      report.result =
+          solvers::solve_fgmres_device(A, d_x, d_b, P, control, outer_fgmres_settings(settings), &report.krylov);
       break;
     case OuterSolver::gmres:
-      report.result = solvers::solve_gmres_left_device(A, d_x, d_b, P, control, settings.fgmres, &report.krylov);
+      report.result =
+          solvers::solve_gmres_left_device(A, d_x, d_b, P, control, outer_fgmres_settings(settings), &report.krylov);
       break;
     case OuterSolver::cg:
       report.result = solvers::solve_cg_device(A, d_x, d_b, P, control);
       break;
-    case OuterSolver::fmg: {
-      const auto t_fmg = clock_type::now();
-      if constexpr (sizeof(Number) == 8) {
-        mg.full_multigrid(d_x, d_b);
-      } else {
-        device::convert(vb, d_b);
-        mg.full_multigrid(vx, vb);
-        device::convert(d_x, vx);
-        mg.finest_post_smooth_fp64(d_x, d_b);
-      }
-      device::synchronize();
-      report.fmg_seconds = seconds_since(t_fmg);
-      report.result = solvers::solve_richardson_device(A, d_x, d_b, P, control);
-      break;
-    }
+    case OuterSolver::fmg:
     case OuterSolver::mg:
       report.result = solvers::solve_richardson_device(A, d_x, d_b, P, control);
       break;

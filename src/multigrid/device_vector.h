@@ -107,6 +107,11 @@ struct VectorOps<DeviceVector<Number>> {
   static void add(DeviceVector<Number>& x, const DeviceVector<Number>& y) { device::axpy(1.0, y, x); }
   static void copy(DeviceVector<Number>& x, const DeviceVector<Number>& y) { device::copy(x, y); }
   static double norm(const DeviceVector<Number>& x) { return device::norm(x); }
+  /// dst = src, rounded to Number
+  template <typename From>
+  static void convert(DeviceVector<Number>& dst, const DeviceVector<From>& src) {
+    device::convert(dst, src);
+  }
   static void synchronize() {
     if (device::component_timing()) device::synchronize();
   }

@@ -67,6 +67,13 @@ struct VectorOps<Vector<Number>> {
     std::copy(y.data(), y.data() + y.size(), x.data());
   }
   static double norm(const Vector<Number>& x) { return x.norm(); }
+  /// dst = src, rounded to Number
+  template <typename From>
+  static void convert(Vector<Number>& dst, const Vector<From>& src) {
+    Number* d = dst.data();
+    const From* s = src.data();
+    for (std::size_t i = 0; i < dst.size(); ++i) d[i] = static_cast<Number>(s[i]);
+  }
   /// Waits for queued work (nothing on the CPU); called before reading the clock.
   static void synchronize() {}
 };

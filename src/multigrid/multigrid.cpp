@@ -167,6 +167,23 @@ Multigrid<dim, Number>::Multigrid(const LevelHierarchy<dim>& hierarchy, const op
   }
   cycle_ = std::make_unique<VCycle<Vector<Number>>>(std::move(levels), *coarse_, settings.pre_smooth,
                                                     settings.post_smooth, settings.post_smooth_order, finest_post);
+  if (std::is_same_v<Number, float> && settings.fmg_fp64_residuals) {
+    operators64_.resize(n_levels);
+    transfers64_.resize(n_levels);
+    std::vector<typename MixedFullMultigrid<Vector<double>, Vector<Number>>::Level> levels64(n_levels);
+    for (int l = 1; l < n_levels; ++l) {
+      const auto& mesh = hierarchy.mesh(l);
+      const auto& dofs = hierarchy.dofs(l);
+      if (l + 1 < n_levels || !fine_operator64_)
+        operators64_[l] = std::make_unique<MatrixFreeLevelOperator<dim, double>>(mesh, dofs, config);
+      transfers64_[l] = std::make_unique<MatrixFreeTransfer<dim, double>>(hierarchy.mesh(l - 1),
+                                                                          hierarchy.dofs(l - 1), mesh, dofs);
+      levels64[l].op = operators64_[l] ? operators64_[l].get() : fine_operator64_.get();
+      levels64[l].transfer = transfers64_[l].get();
+    }
+    fmg64_ = std::make_unique<MixedFullMultigrid<Vector<double>, Vector<Number>>>(
+        std::move(levels64), *cycle_, fine_smoother64_.get(), settings.post_smooth, settings.post_smooth_order);
+  }
   setup_seconds_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
@@ -177,6 +194,16 @@ template <int dim, typename Number>
 void Multigrid<dim, Number>::finest_post_smooth_fp64(Vector<double>& z, const Vector<double>& r) const {
   if (fine_smoother64_)
     smooth_timed(*fine_smoother64_, z, r, settings_.post_smooth, settings_.post_smooth_order, times().levels.back());
+}
+
+template <int dim, typename Number>
+void Multigrid<dim, Number>::full_multigrid_fp64(Vector<double>& x, const Vector<double>& b) const {
+  if constexpr (std::is_same_v<Number, double>) {
+    cycle_->full_multigrid(x, b);
+  } else {
+    TCFEM_ASSERT(fmg64_, "full_multigrid_fp64 below fp64 needs MultigridSettings::fmg_fp64_residuals");
+    fmg64_->run(x, b);
+  }
 }
 
 template <int dim, typename Number>

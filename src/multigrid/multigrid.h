@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "core/vector.h"
+#include "multigrid/full_multigrid.h"
 #include "multigrid/interfaces.h"
 #include "multigrid/level_hierarchy.h"
 #include "multigrid/multigrid_config.h"
@@ -65,6 +66,9 @@ class Multigrid {
   void vcycle(Vector<Number>& x, const Vector<Number>& b) const { cycle_->cycle(x, b); }
   /// Full multigrid from b.
   void full_multigrid(Vector<Number>& x, const Vector<Number>& b) const { cycle_->full_multigrid(x, b); }
+  /// Full multigrid for fp64 vectors: with an fp64 V-cycle the one above; below fp64 the
+  /// MixedFullMultigrid (residuals in fp64; needs settings.fmg_fp64_residuals).
+  void full_multigrid_fp64(Vector<double>& x, const Vector<double>& b) const;
 
   const LevelOperator<Vector<Number>>& level_operator(int level) const { return *operators_.at(level); }
   const Smoother<Vector<Number>>& smoother(int level) const { return *smoothers_.at(level); }
@@ -87,6 +91,11 @@ class Multigrid {
   MultigridSettings settings_;
   std::unique_ptr<MatrixFreeLevelOperator<dim, double>> fine_operator64_;  // finest_post_fp64 only
   std::unique_ptr<Smoother<Vector<double>>> fine_smoother64_;
+  // settings.fmg_fp64_residuals below fp64: fp64 operators (the finest one: fine_operator64_ if
+  // built) and transfers of every level, and the full multigrid over them
+  std::vector<std::unique_ptr<MatrixFreeLevelOperator<dim, double>>> operators64_;
+  std::vector<std::unique_ptr<Transfer<Vector<double>>>> transfers64_;
+  std::unique_ptr<MixedFullMultigrid<Vector<double>, Vector<Number>>> fmg64_;
   std::vector<std::unique_ptr<MatrixFreeLevelOperator<dim, Number>>> operators_;
   std::vector<std::unique_ptr<Smoother<Vector<Number>>>> smoothers_;  // [0] unused (null)
   std::vector<std::unique_ptr<Transfer<Vector<Number>>>> transfers_;   // [0] unused (null)

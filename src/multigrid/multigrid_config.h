@@ -72,6 +72,10 @@ struct MultigridSettings {
   /// (docs/performance.md, "Mixed precision on fine meshes"). Pre-smoothing starts from x = 0
   /// and the coarse levels have smaller condition numbers, so they stay in the low precision.
   bool finest_post_fp64 = false;
+  /// V-cycles below fp64: build what MixedFullMultigrid (multigrid/full_multigrid.h) needs, fp64
+  /// operators and transfers on every level and its vectors, for a full-multigrid start whose
+  /// residuals are formed in fp64.
+  bool fmg_fp64_residuals = false;
 };
 
 /// Damping of the additive vertex-patch smoother: each cg DoF lies in the interior of at most

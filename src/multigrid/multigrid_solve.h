@@ -28,17 +28,34 @@ namespace tcfem::multigrid {
 ///   cg:     preconditioned CG (with a symmetric V-cycle: post-smoothing runs the colors backward)
 ///   mg:     x <- x + V-cycle(b - A x) from x = 0
 ///   fmg:    full multigrid, then x <- x + V-cycle(b - A x) (seed 004 Algorithm 2; the iterations
-///           counted are the V-cycles after the full-multigrid start)
+///           counted are the V-cycles after the full-multigrid start): mg with StartKind::fmg
 enum class OuterSolver { fgmres, gmres, cg, mg, fmg };
 const char* to_string(OuterSolver s);
 std::optional<OuterSolver> parse_outer_solver(std::string_view name);
 
+/// The outer solver's initial guess:
+///   zero: x_0 = 0 (the x passed in; zero from the command line)
+///   fmg:  x_0 = FMG(b), one full-multigrid cycle (seed 004 Algorithm 2, lines 1-5: restrict b to
+///         every level, solve on the coarsest, then on each finer level interpolate and run one
+///         V-cycle), about 8/7 of a finest-level V-cycle in 3D. Its residual is near the
+///         discretization error's level, so the outer solver starts far below ||b||; the test
+///         stays ||b - A x|| <= tol ||b||. Not with gmres (its test is relative to its start).
+enum class StartKind { zero, fmg };
+const char* to_string(StartKind s);
+std::optional<StartKind> parse_start_kind(std::string_view name);
+
 struct MultigridSolveSettings;
-/// Throws InputError for an outer solver that the V-cycle precision cannot serve (gmres: fp64 only).
+/// Throws InputError for an outer solver that the V-cycle precision cannot serve (gmres: fp64 only)
+/// and for gmres from a full-multigrid start.
 void check_outer_solver_precision(const MultigridSolveSettings& settings);
+/// The outer solver starts from x_0 = FMG(b) (StartKind::fmg, or OuterSolver::fmg).
+bool starts_with_fmg(const MultigridSolveSettings& settings);
+/// The (F)GMRES settings of the outer solve: those given, without a zero initial guess after an FMG start.
+solvers::FgmresSettings outer_fgmres_settings(const MultigridSolveSettings& settings);
 
 struct MultigridSolveSettings {
   OuterSolver solver = OuterSolver::fgmres;
+  StartKind start = StartKind::zero;  ///< fmg for OuterSolver::fmg whatever is set here
   precision::Precision precision = precision::Precision::fp64;  ///< of the V-cycle: fp64 or fp32
   MultigridSettings multigrid;
   solvers::FgmresSettings fgmres;
@@ -47,7 +64,7 @@ struct MultigridSolveSettings {
 struct MultigridSolveReport {
   solvers::SolverResult result;
   double setup_seconds = 0.0;  ///< levels, operators, smoothers (eigenproblems), coarse factorization
-  double solve_seconds = 0.0;  ///< the outer iteration (and the FMG start)
+  double solve_seconds = 0.0;  ///< the outer iteration and the FMG start (fmg_seconds)
   int n_levels = 0;
   std::vector<LevelInfo> levels;
   CoarseSolverKind coarse = CoarseSolverKind::automatic;

@@ -107,12 +107,20 @@ class VCycle {
   }
 
   int n_levels() const { return static_cast<int>(levels_.size()); }
+  std::size_t level_size(int level) const { return levels_.at(level).op->size(); }
   int finest() const { return n_levels() - 1; }
 
   /// One V-cycle on the finest level; x holds the initial guess and receives the result.
   void cycle(VectorType& x, const VectorType& b) const {
     ++times_.cycles;
     cycle_on_level(finest(), x, b);
+  }
+
+  /// One V-cycle on level `level` (0: the coarse solve), x holding the initial guess; for drivers
+  /// that cycle on every level (MixedFullMultigrid). Not counted in times().cycles.
+  void cycle_on(int level, VectorType& x, const VectorType& b) const {
+    TCFEM_ASSERT(level >= 0 && level <= finest(), "cycle_on: no such level");
+    cycle_on_level(level, x, b);
   }
 
   /// One V-cycle on zero vectors of the level below the finest (nothing if there is one level),

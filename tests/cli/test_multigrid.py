@@ -62,6 +62,17 @@ def test_fgmres_patch(tmp):
         check(jg.get("residual_test") == "preconditioned", "gmres: residual_test")
         check(0 <= jg.get("unpreconditioned_relative_residual", -1) < 1e-6, "gmres: unpreconditioned residual")
         check(abs(jg["errors"]["l2"] - j64["errors"]["l2"]) <= 1e-3 * j64["errors"]["l2"], "gmres L2 error differs")
+    # from a full-multigrid start: fewer iterations, the same test on ||b - Ax|| and the same solution
+    jf = solve_json(tmp, "fmgstart", base + ["--mg-start", "fmg"])
+    if jf:
+        check(jf["config"].get("mg_start") == "fmg", f"config.mg_start: {jf['config'].get('mg_start')!r}")
+        check(j64["config"].get("mg_start") == "zero", f"config.mg_start without --mg-start: {j64['config'].get('mg_start')!r}")
+        check(jf["converged"] and jf["iterations"] < j64["iterations"],
+              f"fgmres from fmg: {jf['iterations']} iterations against {j64['iterations']} from zero")
+        check(jf["residual_history"][0] < 1e-2, f"fmg start residual {jf['residual_history'][0]}")
+        check(jf["final_relative_residual"] <= 1e-8, "fmg start: residual test")
+        check(jf["multigrid"]["fmg_seconds"] > 0, "fmg start: multigrid.fmg_seconds")
+        check(abs(jf["errors"]["l2"] - j64["errors"]["l2"]) <= 1e-3 * j64["errors"]["l2"], "fmg start: L2 error differs")
     mg = j64.get("multigrid", {})
     check(mg.get("n_levels") == 3, f"levels: {mg.get('n_levels')}")
     check(mg.get("coarse_solver") == "cholesky", "coarse solver")
@@ -160,6 +171,11 @@ def test_summary():
     check(r.returncode == 0, f"summary run exit {r.returncode}")
     for word in ["multigrid", "smoother", "time per level", "FGMRES iterations", "L2"]:
         check(word in r.stdout, f"multigrid summary lacks '{word}'")
+    check("full multigrid" not in r.stdout, "a start line without --mg-start fmg")
+    r = run(["solve", "--dim", "2", "--degree", "3", "--refine", "3", "--solver", "cg", "--precond", "mg", "--mg-start", "fmg"])
+    check(r.returncode == 0, f"cg from fmg: exit {r.returncode}")
+    for word in ["start           full multigrid", "after a full-multigrid start"]:
+        check(word in r.stdout, f"summary of an fmg start lacks '{word}'")
 
 
 def test_bad_input(tmp):
@@ -179,7 +195,9 @@ def test_bad_input(tmp):
         (mg + ["--operator-path", "assembled"], "--operator-path"), (["--solver", "fgmres", "--backend", "cuda"], "--solver"),
         (mg + ["--relaxation", "0"], "--relaxation"), (mg + ["--relaxation", "2.5"], "--relaxation"),
         (mg + ["--relaxation", "nan"], "--relaxation"), (mg + ["--smoother", "chebyshev", "--relaxation", "1"], "--relaxation"),
-        (["--relaxation", "1"], "--relaxation"),
+        (["--relaxation", "1"], "--relaxation"), (["--mg-start", "fmg"], "--mg-start"),
+        (mg + ["--mg-start", "v-cycle"], "--mg-start"), (["--solver", "fmg", "--mg-start", "zero"], "--mg-start"),
+        (mg + ["--solver", "gmres", "--mg-start", "fmg"], "--mg-start"),
     ]
     for args, option in cases:
         out = os.path.join(tmp, "bad.json")

@@ -376,6 +376,7 @@ struct SolveCase {
   fe::Disc disc = fe::Disc::cg;
   mesh::GeometryKind geometry = mesh::GeometryKind::cartesian;
   OuterSolver solver = OuterSolver::fgmres;
+  multigrid::StartKind start = multigrid::StartKind::zero;
   Precision device_precision = Precision::fp64;
   Precision cpu_precision = Precision::fp64;
   int slack = 1;  ///< allowed difference of iteration counts
@@ -401,6 +402,7 @@ void check_solve(const SolveCase& c) {
   const auto b = problem::assemble_rhs<dim>(mesh, dofs);
   MultigridSolveSettings s;
   s.solver = c.solver;
+  s.start = c.start;
   s.multigrid.smoother.kind = c.smoother;
   s.multigrid.finest_post_fp64 = c.finest_post_fp64;
   solvers::SolverControl control;
@@ -420,10 +422,11 @@ void check_solve(const SolveCase& c) {
   const double de = std::abs(e_gpu.l2 - e_cpu.l2) / e_cpu.l2;
   const double dx = rel_diff(std::vector<double>(x_gpu.data(), x_gpu.data() + x_gpu.size()), x_cpu, x_cpu.size());
   double vcycle_seconds = gpu.times.total();
-  std::printf("mgdev solve %dD %s %s k=%d %d^%d %s %s tol %.0e mg-%s%s: device %d its (res %.2e, L2 %.6e), cpu(%s) %d its (L2 %.6e), "
+  std::printf("mgdev solve %dD %s %s k=%d %d^%d %s%s %s tol %.0e mg-%s%s: device %d its (res %.2e, L2 %.6e), cpu(%s) %d its (L2 %.6e), "
               "L2 rel diff %.1e, x rel diff %.1e, V-cycle %.4f s, %d levels\n",
               dim, fe::to_string(c.disc), c.geometry == mesh::GeometryKind::cartesian ? "cartesian" : "deformed",
-              c.degree, c.cells, dim, to_string(c.solver), multigrid::to_string(c.smoother), c.tol,
+              c.degree, c.cells, dim, to_string(c.solver), c.start == multigrid::StartKind::fmg ? " (fmg start)" : "",
+              multigrid::to_string(c.smoother), c.tol,
               std::string(precision::to_string(c.device_precision)).c_str(),
               c.finest_post_fp64 ? " (finest post fp64)" : "", gpu.result.iterations, gpu.result.final_relative_residual, e_gpu.l2,
               std::string(precision::to_string(c.cpu_precision)).c_str(), cpu.result.iterations, e_cpu.l2, de, dx,
@@ -434,6 +437,7 @@ void check_solve(const SolveCase& c) {
   EXPECT_LT(dx, c.max_x_diff);
   EXPECT_EQ(gpu.n_levels, cpu.n_levels);
   EXPECT_GT(vcycle_seconds, 0.0);  // component timing on
+  EXPECT_EQ(gpu.fmg_seconds > 0.0, multigrid::starts_with_fmg(s));
 }
 
 TEST(DeviceMultigrid, SolveMatchesCpuFp64) {
@@ -445,6 +449,12 @@ TEST(DeviceMultigrid, SolveMatchesCpuFp64) {
     c.dim = 3, c.degree = 3, c.cells = 8, c.disc = fe::Disc::cg, c.geometry = G::cartesian;
     check_solve<3>(c);
   }
+  for (auto solver : {OuterSolver::fgmres, OuterSolver::cg}) {  // from a full-multigrid start
+    c.solver = solver;
+    c.start = multigrid::StartKind::fmg;
+    check_solve<3>(c);
+  }
+  c.start = multigrid::StartKind::zero;
   c.solver = OuterSolver::fgmres;
   c.degree = 2, c.geometry = G::deformed;
   check_solve<3>(c);
@@ -505,6 +515,9 @@ TEST(DeviceMultigrid, PatchSmootherCountsMatchCpuInEveryPrecision) {
       c.cpu_precision = p == Precision::fp64 ? Precision::fp64 : Precision::fp32;
       c.max_x_diff = p == Precision::fp64 ? 1e-8 : 1e-4;
       check_solve<3>(c);
+      c.start = multigrid::StartKind::fmg;
+      check_solve<3>(c);
+      c.start = multigrid::StartKind::zero;
     }
     c.solver = OuterSolver::gmres;
     c.device_precision = c.cpu_precision = Precision::fp64;

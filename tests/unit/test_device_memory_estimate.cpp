@@ -54,6 +54,31 @@ TEST(DeviceMemoryEstimate, PartsPerDof) {
   EXPECT_GT(g.operators, 0.0);
 }
 
+// A full-multigrid start below fp64 (MixedFullMultigrid): fp64 x, b below the finest level and r on
+// every level, a residual and a correction in float on every level; with an fp64 V-cycle nothing.
+TEST(DeviceMemoryEstimate, FullMultigridStart) {
+  const double n = 1e8, ls = 8.0 / 7.0;
+  const auto cart = mesh::GeometryKind::cartesian;
+  for (auto solver : {OuterSolver::cg, OuterSolver::fmg}) {
+    auto s = settings(solver, precision::Precision::fp32);
+    const auto zero = estimate_device_multigrid_memory(3, n, cg_config(3), cart, s);
+    s.start = StartKind::fmg;
+    const auto fmg = estimate_device_multigrid_memory(3, n, cg_config(3), cart, s);
+    if (solver == OuterSolver::fmg) {
+      EXPECT_DOUBLE_EQ(fmg.levels, zero.levels);  // OuterSolver::fmg starts from FMG either way
+      continue;
+    }
+    EXPECT_NEAR(fmg.levels - zero.levels, 8.0 * n * (2.0 * (ls - 1.0) + ls) + 4.0 * n * 2.0 * ls, 1.0);
+    EXPECT_DOUBLE_EQ(fmg.outer, zero.outer);
+    auto d = settings(solver, precision::Precision::fp64);
+    const auto d_zero = estimate_device_multigrid_memory(3, n, cg_config(3), cart, d);
+    d.start = StartKind::fmg;
+    EXPECT_DOUBLE_EQ(estimate_device_multigrid_memory(3, n, cg_config(3), cart, d).total(), d_zero.total());
+    const std::string msg = device_memory_refusal(fmg, n, 1e9, "H200", s);
+    EXPECT_NE(msg.find("--mg-start zero"), std::string::npos) << msg;
+  }
+}
+
 TEST(DeviceMemoryEstimate, RefusalNamesPartsAndRemedy) {
   const auto s = settings(OuterSolver::fgmres, precision::Precision::fp64);
   const auto e = estimate_device_multigrid_memory(3, 5e8, cg_config(4), mesh::GeometryKind::cartesian, s);
