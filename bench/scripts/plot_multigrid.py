@@ -33,6 +33,8 @@ def label(report):
     text = f"{c.get('dim')}D {c.get('disc')} Q{c.get('degree')} {c.get('solver')}+{c.get('preconditioner')}"
     if "multigrid" in report:
         text += f" {c.get('smoother')} {c.get('mg_precision')}"
+        if c.get("mg_start") == "fmg":
+            text += " from FMG"  # residual_history[0] is the full-multigrid start's residual
     return text + f" ({report.get('n_dofs')} DoFs)"
 
 
