@@ -9,7 +9,7 @@
 #include "core/hd.h"
 #include "bench/operator_bench.h"
 #include "mesh/box_mesh.h"
-#include "operators/laplace_operator.h"
+#include "operators/cpu/laplace_operator.h"
 
 namespace tcfem::bench {
 

@@ -9,7 +9,7 @@
 #include <string>
 
 #include "arch/capability.h"
-#include "operators/device_operator.h"
+#include "operators/device/device_operator.h"
 #include "precision/precision.h"
 
 namespace tcfem::bench {

@@ -10,7 +10,7 @@
 #include <string_view>
 
 #include "fe/dof_layout.h"
-#include "operators/device_operator.h"
+#include "operators/device/device_operator.h"
 #include "precision/precision.h"
 
 namespace tcfem::bench {

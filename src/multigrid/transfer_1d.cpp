@@ -3,7 +3,7 @@
 #include <algorithm>
 
 #include "core/error.h"
-#include "multigrid/transfer.h"
+#include "multigrid/host/transfer.h"
 
 namespace tcfem::multigrid {
 

@@ -1,6 +1,6 @@
 #pragma once
 // The 1D factors of the grid transfer in Kronecker form (used by the device transfer,
-// multigrid/device_transfer.h, whose header explains the factorization), and the index map of
+// multigrid/device/transfer.h, whose header explains the factorization), and the index map of
 // one directional pass, written once for the device kernel and the host reference.
 #include <array>
 #include <cstdint>

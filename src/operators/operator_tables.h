@@ -5,9 +5,9 @@
 
 #include "fe/dof_layout.h"
 #include "fe/lagrange.h"
-#include "operators/generic_kernels.h"
+#include "operators/generic/kernels.h"
 #include "operators/geometry_data.h"
-#include "operators/laplace_operator.h"
+#include "operators/cpu/laplace_operator.h"
 
 namespace tcfem::operators {
 

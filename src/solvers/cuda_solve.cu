@@ -4,7 +4,7 @@
 
 #include "core/device.h"
 #include "core/device_buffer.h"
-#include "operators/device_operator.h"
+#include "operators/device/device_operator.h"
 #include "solvers/cuda_solve.h"
 
 namespace tcfem::solvers {

@@ -4,8 +4,8 @@
 // Declared without CUDA headers; builds without CUDA throw InputError.
 #include "core/vector.h"
 #include "fe/dof_layout.h"
-#include "operators/device_operator.h"
-#include "operators/laplace_operator.h"
+#include "operators/device/device_operator.h"
+#include "operators/cpu/laplace_operator.h"
 #include "solvers/cg.h"
 
 namespace tcfem::solvers {

@@ -8,7 +8,7 @@
 // Includes CUDA headers: for .cu files and device tests only.
 #include <functional>
 
-#include "multigrid/device_vector.h"
+#include "multigrid/device/vector.h"
 #include "solvers/cg.h"
 #include "solvers/fgmres.h"
 

@@ -20,7 +20,7 @@
 #include "core/cuda_check.h"
 #include "core/device.h"
 #include "core/device_buffer.h"
-#include "operators/device_operator.h"
+#include "operators/device/device_operator.h"
 
 #include "timing_tool.h"
 

@@ -2,7 +2,7 @@
 // (precision, degree) it builds DevicePatchSmoother on a Cartesian box of about --dofs DoFs, runs
 // --warmup smoothing steps, then times --reps steps one by one with CUDA events (one step: the
 // 2^dim color launches and the Dirichlet copy) and prints the median with the work model of
-// patch_kernel_layouts.h: FLOP per DoF and TFLOP/s with the fraction of the FP64 (or FP32) FMA
+// multigrid/patch_kernels/layouts.h: FLOP per DoF and TFLOP/s with the fraction of the FP64 (or FP32) FMA
 // peak, shared-memory bytes per DoF and TB/s with the fraction of the shared-memory bandwidth,
 // and the global bytes (without cache reuse) per DoF and GB/s.
 //
@@ -31,7 +31,7 @@
 #include "core/cuda_check.h"
 #include "core/device.h"
 #include "core/device_buffer.h"
-#include "multigrid/device_patch_smoother.h"
+#include "multigrid/device/patch_smoother.h"
 
 #include "timing_tool.h"
 

@@ -13,8 +13,8 @@
 
 #include "core/device.h"
 #include "core/device_buffer.h"
-#include "operators/device_operator.h"
-#include "operators/laplace_operator.h"
+#include "operators/device/device_operator.h"
+#include "operators/cpu/laplace_operator.h"
 
 namespace {
 using namespace tcfem;

@@ -19,8 +19,8 @@
 #include "core/device.h"
 #include "core/error.h"
 #include "core/device_buffer.h"
-#include "operators/device_operator.h"
-#include "operators/laplace_operator.h"
+#include "operators/device/device_operator.h"
+#include "operators/cpu/laplace_operator.h"
 
 namespace {
 using namespace tcfem;

@@ -7,7 +7,7 @@
 #include <random>
 
 #include "core/device.h"
-#include "operators/cuda_operator.h"
+#include "operators/generic/cuda_operator.h"
 #include "problem/poisson.h"
 #include "solvers/cuda_solve.h"
 

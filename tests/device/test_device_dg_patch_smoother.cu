@@ -22,9 +22,9 @@
 
 #include "core/cuda_check.h"
 #include "core/device.h"
-#include "multigrid/device_dg_patch_smoother.h"
-#include "multigrid/dg_patch_smoother.h"
-#include "multigrid/multigrid.h"
+#include "multigrid/device/dg_patch_smoother.h"
+#include "multigrid/host/dg_patch_smoother.h"
+#include "multigrid/host/multigrid.h"
 #include "patch_smoother_cases.h"
 
 namespace {

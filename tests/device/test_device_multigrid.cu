@@ -16,17 +16,17 @@
 #include <vector>
 
 #include "core/device.h"
-#include "multigrid/chebyshev_smoother.h"
-#include "multigrid/coarse_solver.h"
-#include "multigrid/device_chebyshev_smoother.h"
-#include "multigrid/device_coarse_solver.h"
-#include "multigrid/device_multigrid.h"
-#include "multigrid/device_multigrid_solve.h"
-#include "multigrid/device_transfer.h"
-#include "multigrid/device_vector.h"
-#include "multigrid/multigrid.h"
-#include "multigrid/multigrid_solve.h"
-#include "multigrid/transfer.h"
+#include "multigrid/host/chebyshev_smoother.h"
+#include "multigrid/host/coarse_solver.h"
+#include "multigrid/device/chebyshev_smoother.h"
+#include "multigrid/device/coarse_solver.h"
+#include "multigrid/device/multigrid.h"
+#include "multigrid/device/multigrid_solve.h"
+#include "multigrid/device/transfer.h"
+#include "multigrid/device/vector.h"
+#include "multigrid/host/multigrid.h"
+#include "multigrid/host/multigrid_solve.h"
+#include "multigrid/host/transfer.h"
 #include "problem/poisson.h"
 
 namespace {

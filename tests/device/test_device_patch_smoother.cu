@@ -26,10 +26,10 @@
 #include "core/cuda_check.h"
 #include "core/device.h"
 #include "core/device_buffer.h"
-#include "multigrid/device_patch_smoother.h"
-#include "multigrid/multigrid.h"
+#include "multigrid/device/patch_smoother.h"
+#include "multigrid/host/multigrid.h"
 #include "patch_smoother_cases.h"
-#include "multigrid/patch_smoother.h"
+#include "multigrid/host/patch_smoother.h"
 
 namespace {
 using namespace tcfem;

@@ -17,9 +17,9 @@
 #include "arch/capability.h"
 #include "core/device.h"
 #include "core/device_buffer.h"
-#include "operators/device_operator.h"
-#include "operators/laplace_operator.h"
-#include "operators/tensor_core_laplace.h"
+#include "operators/device/device_operator.h"
+#include "operators/cpu/laplace_operator.h"
+#include "operators/tensor_core/laplace.h"
 
 namespace {
 using namespace tcfem;

@@ -4,7 +4,7 @@
 
 #include <cmath>
 
-#include "operators/laplace_operator.h"
+#include "operators/cpu/laplace_operator.h"
 #include "problem/poisson.h"
 #include "solvers/cg.h"
 

@@ -16,10 +16,10 @@
 #include "fe/dof_layout.h"
 #include "mesh/box_mesh.h"
 #include "mesh/geometry_field.h"
-#include "operators/cuda_core_geometry_setup.h"
-#include "operators/cuda_core_layouts.h"
+#include "operators/cuda_core/geometry_setup.h"
+#include "operators/cuda_core/layouts.h"
 #include "operators/geometry_data.h"
-#include "operators/laplace_operator.h"
+#include "operators/cpu/laplace_operator.h"
 
 namespace {
 using namespace tcfem;

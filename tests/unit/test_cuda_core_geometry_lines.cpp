@@ -14,9 +14,9 @@
 #include "fe/dof_layout.h"
 #include "mesh/box_mesh.h"
 #include "fe/quadrature.h"
-#include "operators/cuda_core_geometry_lines_setup.h"
-#include "operators/cuda_core_layouts.h"
-#include "operators/laplace_operator.h"
+#include "operators/cuda_core/geometry_lines_setup.h"
+#include "operators/cuda_core/layouts.h"
+#include "operators/cpu/laplace_operator.h"
 
 namespace {
 using namespace tcfem;

@@ -14,10 +14,10 @@
 #include "core/vector.h"
 #include "fe/dof_layout.h"
 #include "mesh/box_mesh.h"
-#include "operators/cuda_core_emulator.h"
-#include "operators/cuda_core_layouts.h"
-#include "operators/cuda_core_setup.h"
-#include "operators/laplace_operator.h"
+#include "operators/cuda_core/emulator.h"
+#include "operators/cuda_core/layouts.h"
+#include "operators/cuda_core/setup.h"
+#include "operators/cpu/laplace_operator.h"
 
 namespace {
 using namespace tcfem;

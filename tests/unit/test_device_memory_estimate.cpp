@@ -4,7 +4,7 @@
 
 #include <cmath>
 
-#include "multigrid/device_multigrid_solve.h"
+#include "multigrid/device/multigrid_solve.h"
 
 namespace {
 using namespace tcfem;

@@ -1,4 +1,4 @@
-// Tests of the dg vertex-patch smoothers (multigrid/dg_patch_smoother.h) against plain references:
+// Tests of the dg vertex-patch smoothers (multigrid/host/dg_patch_smoother.h) against plain references:
 // the Kronecker patch matrix equals R_j A R_j^T of the operator (columns A e_i by matrix-free
 // applies) for interior and boundary patches; one patch solve (fast diagonalization) equals a
 // Cholesky solve of R_j A R_j^T; the fused localized residual equals the global residual on the
@@ -14,10 +14,10 @@
 #include <set>
 
 #include "fe/quadrature.h"
-#include "multigrid/dg_patch_smoother.h"
-#include "multigrid/multigrid.h"
-#include "multigrid/multigrid_solve.h"
-#include "operators/sparse_matrix.h"
+#include "multigrid/host/dg_patch_smoother.h"
+#include "multigrid/host/multigrid.h"
+#include "multigrid/host/multigrid_solve.h"
+#include "operators/cpu/sparse_matrix.h"
 #include "problem/poisson.h"
 #include "solvers/blas_lapack.h"
 #include "random_inputs.h"

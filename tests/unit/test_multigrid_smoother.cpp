@@ -1,5 +1,5 @@
 // Tests of the vertex-patch smoothers against plain references built from the assembled sparse
-// matrix (operators/sparse_matrix.h): one patch solve (fast diagonalization) equals a dense solve
+// matrix (operators/cpu/sparse_matrix.h): one patch solve (fast diagonalization) equals a dense solve
 // of the assembled patch matrix; the localized residual equals the global one; patches of one color
 // are independent; one multiplicative sweep (fused, separate and global variants, forward and
 // backward) equals the sequential reference of Eq. (7) of seed 004 with a global residual before
@@ -11,11 +11,11 @@
 #include <random>
 #include <set>
 
-#include "multigrid/chebyshev_smoother.h"
-#include "multigrid/coarse_solver.h"
-#include "multigrid/multigrid.h"
-#include "multigrid/patch_smoother.h"
-#include "operators/sparse_matrix.h"
+#include "multigrid/host/chebyshev_smoother.h"
+#include "multigrid/host/coarse_solver.h"
+#include "multigrid/host/multigrid.h"
+#include "multigrid/host/patch_smoother.h"
+#include "operators/cpu/sparse_matrix.h"
 #include "random_inputs.h"
 
 namespace {

@@ -15,7 +15,7 @@
 
 #include "fe/dof_layout.h"
 #include "mesh/box_mesh.h"
-#include "multigrid/multigrid_solve.h"
+#include "multigrid/host/multigrid_solve.h"
 #include "problem/poisson.h"
 #include "solvers/block_orthogonalization.h"
 #include "solvers/fgmres.h"

@@ -10,7 +10,7 @@
 
 #include "fe/lagrange.h"
 #include "multigrid/level_hierarchy.h"
-#include "multigrid/transfer.h"
+#include "multigrid/host/transfer.h"
 #include "random_inputs.h"
 
 namespace {

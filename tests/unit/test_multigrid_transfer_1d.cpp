@@ -6,7 +6,7 @@
 #include <cmath>
 #include <random>
 
-#include "multigrid/transfer.h"
+#include "multigrid/host/transfer.h"
 #include "multigrid/transfer_1d.h"
 
 namespace {

@@ -1,5 +1,5 @@
 // Tests of the matrix-free operators against independently assembled sparse matrices
-// (operators/sparse_matrix.h: full evaluation of the basis at every quadrature point), for 2D and
+// (operators/cpu/sparse_matrix.h: full evaluation of the basis at every quadrature point), for 2D and
 // 3D, cg and dg, Cartesian (fast and general path) and deformed meshes, degrees 1..8, and both
 // general-path quadratures; plus symmetry, definiteness, diagonal and float-precision checks.
 #include <gtest/gtest.h>
@@ -15,8 +15,8 @@
 #include "core/vector.h"
 #include "fe/dof_layout.h"
 #include "mesh/box_mesh.h"
-#include "operators/laplace_operator.h"
-#include "operators/sparse_matrix.h"
+#include "operators/cpu/laplace_operator.h"
+#include "operators/cpu/sparse_matrix.h"
 
 namespace {
 using namespace tcfem;

@@ -1,7 +1,7 @@
-// The block program of the device vertex-patch smoother (multigrid/patch_block.h) on the CPU: the
+// The block program of the device vertex-patch smoother (multigrid/patch_kernels/block.h) on the CPU: the
 // launch sequence of DevicePatchSmoother::smooth (colors in order, each color's blocks one after
 // the other, one host thread per block, shared memory a NaN-poisoned host array) with the same
-// setup (patch_kernel_setup.h), against VertexPatchSmoother: fused, separate, global and additive,
+// setup (multigrid/patch_kernels/setup.h), against VertexPatchSmoother: fused, separate, global and additive,
 // forward then backward, dim 2 and 3, degrees 1..8, anisotropic Cartesian meshes and a deformed one.
 // This checks the index maps, the rotating layouts, the buffers and the phase order of the kernels
 // without a GPU; the device tests check the same on the device.
@@ -14,10 +14,10 @@
 #include <string>
 #include <vector>
 
-#include "multigrid/multigrid.h"
-#include "multigrid/patch_block.h"
-#include "multigrid/patch_kernel_setup.h"
-#include "multigrid/patch_smoother.h"
+#include "multigrid/host/multigrid.h"
+#include "multigrid/patch_kernels/block.h"
+#include "multigrid/patch_kernels/setup.h"
+#include "multigrid/host/patch_smoother.h"
 
 namespace {
 using namespace tcfem;

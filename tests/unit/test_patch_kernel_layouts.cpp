@@ -12,8 +12,8 @@
 #include <utility>
 
 #include "arch/lane_maps.h"
-#include "multigrid/patch_kernel_layouts.h"
-#include "operators/cuda_core_layouts.h"
+#include "multigrid/patch_kernels/layouts.h"
+#include "operators/cuda_core/layouts.h"
 
 namespace {
 using namespace tcfem::multigrid::patch_kernels;
@@ -221,12 +221,12 @@ TEST(PatchKernelLayouts, EvenOddWork) {
       }
 }
 
-// ---- Contraction::tensor_core (patch_block.h: tensor_core_phase) --------------------------------
+// ---- Contraction::tensor_core (multigrid/patch_kernels/block.h: tensor_core_phase) --------------------------------
 
 /// Worst bank-conflict degree of the shared accesses of the tensor-core kernels, by kind of
 /// access: A fragment loads, B fragment loads at aligned columns (the outputs in tile order), B
 /// loads at columns shifted by ni (L_2 of the last residual phase, M_1 of the second y input), and
-/// C stores. Mirrors the addressing of patch_block.h (every phase, tile, K step, column tile and
+/// C stores. Mirrors the addressing of multigrid/patch_kernels/block.h (every phase, tile, K step, column tile and
 /// fragment element as one warp instruction).
 struct TensorCoreConflicts {
   int a = 1, b = 1, b_shifted = 1, c = 1;

@@ -21,10 +21,10 @@
 #include "arch/lane_maps.h"
 #include "arch/warp_mma_emulator.h"
 #include "fe/lagrange.h"
-#include "operators/laplace_operator.h"
+#include "operators/cpu/laplace_operator.h"
 #include "operators/operator_tables.h"
-#include "operators/tensor_core_dg_faces.h"
-#include "operators/tensor_core_layouts.h"
+#include "operators/tensor_core/dg_faces.h"
+#include "operators/tensor_core/layouts.h"
 #include "precision/split_arithmetic.h"
 
 namespace {
@@ -429,7 +429,7 @@ struct HostPolicy {
   }
 };
 
-/// The face-term pass of the dg operator on the host (the item functions of tensor_core_dg_faces.h
+/// The face-term pass of the dg operator on the host (the item functions of operators/tensor_core/dg_faces.h
 /// in loops, one block of cells after the other), with the parameters the operator sets up; also
 /// returns the scale sigma and the matrices S_d / sigma of the self part.
 template <int dim, typename Storage>

@@ -1,0 +1,46 @@
+#pragma once
+// Chebyshev-Jacobi smoother of the device backend: the same iteration as ChebyshevSmoother
+// (multigrid/host/chebyshev_smoother.h) on device vectors. The diagonal is computed on the host as the
+// CPU smoother does (MatrixFreeOperator::compute_diagonal) and copied once; lambda_max is
+// estimated on the device by the same Lanczos-through-CG procedure from the same pseudo-random
+// start vector (the CPU's linear congruential sequence, each entry computed by skip-ahead), so
+// the estimate agrees with the CPU one up to rounding of the dot products.
+#include <vector>
+
+#include "multigrid/device/vector.h"
+#include "multigrid/interfaces.h"
+
+namespace tcfem::multigrid {
+
+/// Largest Ritz value of `steps` Jacobi-preconditioned CG steps on the device (see
+/// estimate_largest_eigenvalue in chebyshev_smoother.h); `constrained`: 1 where a cg DoF is
+/// constrained, empty for dg.
+template <typename Number>
+double estimate_largest_eigenvalue_device(const LevelOperator<DeviceVector<Number>>& op,
+                                          const DeviceVector<Number>& inverse_diagonal,
+                                          const DeviceBuffer<unsigned char>* constrained, int steps);
+
+template <typename Number>
+class DeviceChebyshevSmoother final : public Smoother<DeviceVector<Number>> {
+ public:
+  /// `diagonal`: the level operator's diagonal (host); `constrained`: cg boundary mask (empty for dg).
+  DeviceChebyshevSmoother(const LevelOperator<DeviceVector<Number>>& op, const std::vector<Number>& diagonal,
+                          const std::vector<char>& constrained, int degree, double range, int eigenvalue_steps);
+
+  void smooth(DeviceVector<Number>& x, const DeviceVector<Number>& b, SweepOrder order) const override;
+
+  double lambda_max() const { return lambda_max_; }
+  double lambda_min() const { return lambda_min_; }
+  int degree() const { return degree_; }
+
+ private:
+  const LevelOperator<DeviceVector<Number>>* op_;
+  DeviceVector<Number> inverse_diagonal_;
+  DeviceBuffer<unsigned char> constrained_;
+  bool has_constraints_ = false;
+  int degree_;
+  double lambda_max_ = 0.0, lambda_min_ = 0.0;
+  mutable DeviceVector<Number> z_, d_;
+};
+
+}  // namespace tcfem::multigrid

@@ -1,0 +1,115 @@
+#include "multigrid/device/coarse_solver.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <string>
+
+#include "core/error.h"
+#include "multigrid/host/coarse_solver.h"
+#include "solvers/device_blas.h"
+
+namespace tcfem::multigrid {
+
+template <typename Number>
+DeviceCholeskyCoarseSolver<Number>::DeviceCholeskyCoarseSolver(const std::vector<double>& factor, std::size_t n)
+    : n_(n), factor_(factor), work_(n) {
+  TCFEM_ASSERT(factor.size() == n * n, "Cholesky factor size");
+  if (n > std::size_t(std::numeric_limits<int>::max() / 2)) throw InputError("coarse Cholesky factor too large");
+}
+
+template <typename Number>
+void DeviceCholeskyCoarseSolver<Number>::solve(DeviceVector<Number>& x, const DeviceVector<Number>& b) const {
+  TCFEM_ASSERT(x.size() == n_ && b.size() == n_, "coarse solver vector sizes");
+  if (n_ == 0) return;
+  device::convert(work_, b);
+  const auto h = solvers::device_blas_handle();
+  const int n = int(n_);
+  TCFEM_DEVICE_BLAS_CHECK(cublasDtrsv(h, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N, CUBLAS_DIAG_NON_UNIT, n,
+                                      factor_.data(), n, work_.data(), 1));
+  TCFEM_DEVICE_BLAS_CHECK(cublasDtrsv(h, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_T, CUBLAS_DIAG_NON_UNIT, n,
+                                      factor_.data(), n, work_.data(), 1));
+  device::convert(x, work_);
+}
+
+template <typename Number>
+DeviceCgCoarseSolver<Number>::DeviceCgCoarseSolver(const LevelOperator<DeviceVector<Number>>& op,
+                                                   const std::vector<Number>& diagonal, double tolerance)
+    : op_(&op), tolerance_(std::max(tolerance, 10.0 * double(std::numeric_limits<Number>::epsilon()))) {
+  const std::size_t n = op.size();
+  TCFEM_ASSERT(diagonal.size() == n, "diagonal size");
+  std::vector<Number> inv(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    TCFEM_ASSERT(diagonal[i] > Number(0), "Jacobi preconditioner needs a positive diagonal");
+    inv[i] = Number(1) / diagonal[i];
+  }
+  inverse_diagonal_.copy_from_host(inv);
+  r_.resize(n);
+  z_.resize(n);
+  p_.resize(n);
+  ap_.resize(n);
+}
+
+template <typename Number>
+void DeviceCgCoarseSolver<Number>::solve(DeviceVector<Number>& x, const DeviceVector<Number>& b) const {
+  // solvers::solve_cg with x = 0 and the Jacobi preconditioner, on device vectors
+  device::set_zero(x);
+  device::copy(r_, b);  // r = b - A 0
+  const double bnorm = device::norm(b);
+  const double scale = bnorm > 0 ? bnorm : 1.0;
+  double rnorm = bnorm;
+  last_iterations_ = 0;
+  if (rnorm <= tolerance_ * scale) return;
+  device::multiply(inverse_diagonal_, r_, z_);
+  device::copy(p_, z_);
+  double rz = device::dot(r_, z_);
+  for (int it = 1; it <= 10000; ++it) {
+    op_->vmult(ap_, p_);
+    const double pap = device::dot(p_, ap_);
+    if (!(pap > 0.0) || !std::isfinite(pap)) break;
+    const double alpha = rz / pap;
+    device::axpy(alpha, p_, x);
+    device::axpy(-alpha, ap_, r_);
+    rnorm = device::norm(r_);
+    last_iterations_ = it;
+    if (!std::isfinite(rnorm) || rnorm <= tolerance_ * scale) break;
+    device::multiply(inverse_diagonal_, r_, z_);
+    const double rz_new = device::dot(r_, z_);
+    device::sadd(rz_new / rz, z_, p_);
+    rz = rz_new;
+  }
+}
+
+template <int dim, typename Number>
+std::unique_ptr<CoarseSolver<DeviceVector<Number>>> make_device_coarse_solver(
+    CoarseSolverKind kind, const mesh::BoxMesh<dim>& mesh, const fe::DofLayout<dim>& dofs,
+    const operators::OperatorConfig& config, const LevelOperator<DeviceVector<Number>>& op,
+    const std::vector<Number>& diagonal, double cg_tolerance, CoarseSolverKind& chosen) {
+  if (kind == CoarseSolverKind::automatic)
+    kind = dofs.n_local() <= max_dense_coarse_dofs ? CoarseSolverKind::cholesky : CoarseSolverKind::cg;
+  chosen = kind;
+  if (kind == CoarseSolverKind::cholesky) {
+    const CholeskyCoarseSolver<dim, double> host(mesh, dofs, config);  // checks the size limit
+    return std::make_unique<DeviceCholeskyCoarseSolver<Number>>(host.factor(), host.size());
+  }
+  return std::make_unique<DeviceCgCoarseSolver<Number>>(op, diagonal, cg_tolerance);
+}
+
+template class DeviceCholeskyCoarseSolver<double>;
+template class DeviceCholeskyCoarseSolver<float>;
+template class DeviceCgCoarseSolver<double>;
+template class DeviceCgCoarseSolver<float>;
+template std::unique_ptr<CoarseSolver<DeviceVector<double>>> make_device_coarse_solver<2, double>(
+    CoarseSolverKind, const mesh::BoxMesh<2>&, const fe::DofLayout<2>&, const operators::OperatorConfig&,
+    const LevelOperator<DeviceVector<double>>&, const std::vector<double>&, double, CoarseSolverKind&);
+template std::unique_ptr<CoarseSolver<DeviceVector<double>>> make_device_coarse_solver<3, double>(
+    CoarseSolverKind, const mesh::BoxMesh<3>&, const fe::DofLayout<3>&, const operators::OperatorConfig&,
+    const LevelOperator<DeviceVector<double>>&, const std::vector<double>&, double, CoarseSolverKind&);
+template std::unique_ptr<CoarseSolver<DeviceVector<float>>> make_device_coarse_solver<2, float>(
+    CoarseSolverKind, const mesh::BoxMesh<2>&, const fe::DofLayout<2>&, const operators::OperatorConfig&,
+    const LevelOperator<DeviceVector<float>>&, const std::vector<float>&, double, CoarseSolverKind&);
+template std::unique_ptr<CoarseSolver<DeviceVector<float>>> make_device_coarse_solver<3, float>(
+    CoarseSolverKind, const mesh::BoxMesh<3>&, const fe::DofLayout<3>&, const operators::OperatorConfig&,
+    const LevelOperator<DeviceVector<float>>&, const std::vector<float>&, double, CoarseSolverKind&);
+
+}  // namespace tcfem::multigrid

@@ -1,0 +1,59 @@
+#pragma once
+// Coarse-grid solvers of the device backend, chosen as on the CPU (multigrid/host/coarse_solver.h):
+//   DeviceCholeskyCoarseSolver: the dense Cholesky factor of the assembled coarsest matrix,
+//     computed on the host by CholeskyCoarseSolver (LAPACK dpotrf), copied to the device once;
+//     each solve is two triangular solves in double by cuBLAS dtrsv (L y = b, L^T x = y), the
+//     vectors of a float V-cycle converted on entry and exit. Exact.
+//   DeviceCgCoarseSolver: Jacobi-preconditioned CG on the device in the V-cycle's precision to
+//     the relative residual max(tolerance, 10 unit roundoffs), at most 10000 iterations (three
+//     scalars per iteration go to the host).
+#include <memory>
+#include <vector>
+
+#include "fe/dof_layout.h"
+#include "mesh/box_mesh.h"
+#include "multigrid/device/vector.h"
+#include "multigrid/interfaces.h"
+#include "multigrid/multigrid_config.h"
+#include "operators/cpu/laplace_operator.h"
+
+namespace tcfem::multigrid {
+
+template <typename Number>
+class DeviceCholeskyCoarseSolver final : public CoarseSolver<DeviceVector<Number>> {
+ public:
+  /// `factor`: n x n column-major, lower triangle = L with A = L L^T (the upper part is ignored).
+  DeviceCholeskyCoarseSolver(const std::vector<double>& factor, std::size_t n);
+  void solve(DeviceVector<Number>& x, const DeviceVector<Number>& b) const override;
+
+ private:
+  std::size_t n_;
+  DeviceBuffer<double> factor_;
+  mutable DeviceVector<double> work_;
+};
+
+template <typename Number>
+class DeviceCgCoarseSolver final : public CoarseSolver<DeviceVector<Number>> {
+ public:
+  DeviceCgCoarseSolver(const LevelOperator<DeviceVector<Number>>& op, const std::vector<Number>& diagonal,
+                       double tolerance);
+  void solve(DeviceVector<Number>& x, const DeviceVector<Number>& b) const override;
+  int last_iterations() const { return last_iterations_; }
+
+ private:
+  const LevelOperator<DeviceVector<Number>>* op_;
+  DeviceVector<Number> inverse_diagonal_;
+  double tolerance_;
+  mutable DeviceVector<Number> r_, z_, p_, ap_;
+  mutable int last_iterations_ = 0;
+};
+
+/// The coarse solver of `kind` (automatic: Cholesky up to max_dense_coarse_dofs DoFs, else CG);
+/// `chosen` receives the kind used. `diagonal`: the coarsest operator's diagonal (host).
+template <int dim, typename Number>
+std::unique_ptr<CoarseSolver<DeviceVector<Number>>> make_device_coarse_solver(
+    CoarseSolverKind kind, const mesh::BoxMesh<dim>& mesh, const fe::DofLayout<dim>& dofs,
+    const operators::OperatorConfig& config, const LevelOperator<DeviceVector<Number>>& op,
+    const std::vector<Number>& diagonal, double cg_tolerance, CoarseSolverKind& chosen);
+
+}  // namespace tcfem::multigrid

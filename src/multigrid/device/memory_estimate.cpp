@@ -1,0 +1,84 @@
+// The device memory estimate of the multigrid solve (host code: also built without CUDA, so that
+// the estimate and its refusal message are tested in CI).
+#include <cmath>
+#include <cstdio>
+
+#include "core/memory.h"
+#include "multigrid/device/multigrid_solve.h"
+
+namespace tcfem::multigrid {
+
+DeviceMemoryEstimate estimate_device_multigrid_memory(int dim, double fine_dofs, const operators::OperatorConfig& config,
+                                                      mesh::GeometryKind geometry, const MultigridSolveSettings& settings) {
+  DeviceMemoryEstimate e;
+  const double n = fine_dofs;
+  const double level_sum = dim == 3 ? 8.0 / 7.0 : 4.0 / 3.0;  // all levels over the finest
+  const bool in_double = settings.precision == precision::Precision::fp64;
+  const double s = in_double ? 8.0 : 4.0;
+  // outer solver, fp64: b, x; FGMRES(m): V (m+1), Z (m), r, w, z_j, v_j; CG: r, z, p, Ap;
+  // GMRES (left): those of FGMRES and r, P r, t, the correction d; V-cycle iteration: r, z
+  double outer_vectors = 2.0;
+  switch (settings.solver) {
+    case OuterSolver::fgmres: outer_vectors += 2.0 * settings.fgmres.restart + 1.0 + 4.0; break;
+    case OuterSolver::gmres: outer_vectors += 2.0 * settings.fgmres.restart + 1.0 + 4.0 + 4.0; break;
+    case OuterSolver::cg: outer_vectors += 4.0; break;
+    case OuterSolver::mg:
+    case OuterSolver::fmg: outer_vectors += 2.0; break;
+  }
+  e.outer = outer_vectors * 8.0 * n + (in_double ? 0.0 : 2.0 * 4.0 * n);  // + b and x in the V-cycle's type
+  // per level: the cycle's x, b, r (only r on the finest level: x and b are the caller's), the
+  // transfer's two pass buffers (one level vector together), and the smoother's work vectors
+  double smoother_vectors = 0.0;
+  const bool cartesian = geometry == mesh::GeometryKind::cartesian;
+  switch (settings.multigrid.smoother.kind) {
+    case SmootherKind::chebyshev: smoother_vectors = 4.0; break;
+    case SmootherKind::patch_additive: smoother_vectors = 1.0; break;
+    case SmootherKind::patch:
+      if (!cartesian || settings.multigrid.smoother.patch_variant == PatchVariant::global)
+        smoother_vectors = 1.0;  // the global residual
+      else if (settings.multigrid.smoother.patch_variant == PatchVariant::separate)
+        smoother_vectors = std::pow((2.0 * config.degree - 1.0) / (2.0 * config.degree), dim);  // one color's patches
+      break;
+  }
+  e.levels = s * n * (level_sum * (3.0 + 1.0 + smoother_vectors) - 2.0);
+  // the finest level's fp64 post-smoothing: its smoother's work vectors (its operator is the outer one)
+  if (!in_double && settings.multigrid.finest_post_fp64) e.levels += 8.0 * n * smoother_vectors;
+  const double op_bytes_per_dof = dim == 3 ? operators::MatrixFreeOperator<3, double>::estimated_bytes_per_dof(config, geometry)
+                                           : operators::MatrixFreeOperator<2, double>::estimated_bytes_per_dof(config, geometry);
+  e.operators = level_sum * n * op_bytes_per_dof * s / 8.0 + (in_double ? 0.0 : op_bytes_per_dof * n);
+  if (!in_double && starts_with_fmg(settings)) {
+    // MixedFullMultigrid: fp64 operators of the coarser levels (the finest one is the outer
+    // operator), fp64 transfers (work buffers: one level vector each), fp64 x, b below the finest
+    // and r on every level, and a residual and a correction in the V-cycle's type on every level
+    e.operators += (level_sum - 1.0) * n * op_bytes_per_dof;
+    e.levels += 8.0 * n * (2.0 * (level_sum - 1.0) + level_sum) + s * n * 2.0 * level_sum;
+  }
+  e.fixed = 320e6;  // dense coarse factor, tables, cuBLAS/cuSOLVER workspaces and the CUDA runtime
+  return e;
+}
+
+double estimate_device_multigrid_bytes(int dim, double fine_dofs, const operators::OperatorConfig& config,
+                                       mesh::GeometryKind geometry, const MultigridSolveSettings& settings) {
+  return estimate_device_multigrid_memory(dim, fine_dofs, config, geometry, settings).total();
+}
+
+std::string device_memory_refusal(const DeviceMemoryEstimate& need, double fine_dofs, double free_bytes,
+                                  const std::string& device_name, const MultigridSolveSettings& settings) {
+  char dofs[64];
+  std::snprintf(dofs, sizeof dofs, "%.3g", fine_dofs);
+  std::string msg = "--cells/--refine: the multigrid solve of " + std::string(dofs) + " DoFs needs an estimated " +
+                    format_bytes(need.total()) + " of device memory (outer solver " + format_bytes(need.outer) +
+                    ", V-cycle levels " + format_bytes(need.levels) + ", operators " + format_bytes(need.operators) +
+                    "), but only " + format_bytes(free_bytes) + " is free on " + device_name + " (90% usable)";
+  if ((settings.solver == OuterSolver::fgmres || settings.solver == OuterSolver::gmres) && need.outer >= need.levels)
+    msg += "; FGMRES keeps 2m+1 basis vectors: a smaller --restart m (m >= iterations needed) or --solver cg "
+           "needs less";
+  else if (settings.precision != precision::Precision::fp64 && starts_with_fmg(settings))
+    msg += "; the full-multigrid start below fp64 keeps fp64 copies of the levels: --mg-start zero, or an fp64 "
+           "V-cycle (--mg-precision fp64), needs less";
+  else if (settings.precision == precision::Precision::fp64)
+    msg += "; --mg-precision fp32 halves the V-cycle's vectors";
+  return msg;
+}
+
+}  // namespace tcfem::multigrid

@@ -1,0 +1,244 @@
+#include "multigrid/device/multigrid.h"
+
+#include <chrono>
+#include <cstdio>
+
+#include "core/error.h"
+#include "fe/quadrature.h"
+#include "multigrid/device/chebyshev_smoother.h"
+#include "multigrid/device/coarse_solver.h"
+#include "multigrid/device/dg_patch_smoother.h"
+#include "multigrid/device/patch_smoother_adapter.h"
+#include "multigrid/device/transfer.h"
+#include "operators/cpu/laplace_operator.h"
+
+namespace tcfem::multigrid {
+
+template <typename Number>
+DeviceLevelOperator<Number>::DeviceLevelOperator(std::unique_ptr<operators::DeviceOperator> op) : op_(std::move(op)) {
+  TCFEM_ASSERT(op_ && op_->value_size() == sizeof(Number), "level operator storage type differs from the V-cycle's");
+}
+
+operators::DeviceKernelKey device_level_key(int dim, const operators::OperatorConfig& config,
+                                            mesh::GeometryKind geometry, precision::Precision precision,
+                                            bool coarsest) {
+  using operators::Variant;
+  using precision::Precision;
+  operators::DeviceKernelKey key;
+  key.dim = dim;
+  key.degree = config.degree;
+  key.disc = config.disc;
+  key.cartesian = geometry == mesh::GeometryKind::cartesian && config.cartesian_fast_path;
+  key.quadrature = config.quadrature;
+  key.form = operators::Form::laplace;
+  key.precision = precision;
+  if (coarsest && precision != Precision::fp64) key.precision = Precision::fp32;
+  if (key.precision == Precision::fp64 || key.precision == Precision::fp32) {
+    key.variant = Variant::cuda_core;
+    if (!operators::device_kernel_supported(key)) key.variant = Variant::generic;
+    return key;
+  }
+  key.variant = Variant::tensor_core;
+  if (!operators::device_kernel_supported(key))
+    throw InputError(std::string("--mg-precision ") + std::string(precision::to_string(precision)) +
+                     ": the device V-cycle in this precision uses the tensor-core operators, which exist for --disc cg and dg "
+                     "on Cartesian meshes (--geometry cartesian, --operator-path auto); fp64 and fp32 V-cycles run "
+                     "on every configuration");
+  return key;
+}
+
+namespace {
+/// The host diagonal of a level, computed as the CPU smoothers do.
+template <int dim, typename Number>
+std::vector<Number> host_diagonal(const mesh::BoxMesh<dim>& mesh, const fe::DofLayout<dim>& dofs,
+                                  const operators::OperatorConfig& config) {
+  operators::MatrixFreeOperator<dim, Number> cpu(mesh, dofs, config, operators::Form::laplace);
+  Vector<Number> d;
+  cpu.compute_diagonal(d);
+  return std::vector<Number>(d.data(), d.data() + d.size());
+}
+
+/// The smoother of one level on the operator `op`; adds its work vectors to `device_bytes`.
+template <int dim, typename Number>
+std::unique_ptr<Smoother<DeviceVector<Number>>> make_device_smoother(const SmootherSettings& s,
+                                                                     const mesh::BoxMesh<dim>& mesh,
+                                                                     const fe::DofLayout<dim>& dofs,
+                                                                     const operators::OperatorConfig& config,
+                                                                     const DeviceLevelOperator<Number>& op,
+                                                                     LevelInfo& info, std::size_t& device_bytes) {
+  char text[200];
+  switch (s.kind) {
+    case SmootherKind::chebyshev: {
+      std::vector<char> constrained;
+      if (dofs.disc() == fe::Disc::cg) constrained = dofs.boundary_mask();
+      auto cheb = std::make_unique<DeviceChebyshevSmoother<Number>>(op, host_diagonal<dim, Number>(mesh, dofs, config),
+                                                                    constrained, s.chebyshev_degree,
+                                                                    s.chebyshev_range, s.eigenvalue_cg_steps);
+      info.lambda_max = cheb->lambda_max();
+      std::snprintf(text, sizeof text, "Chebyshev-Jacobi (degree %d, range [%.4g, %.4g])", cheb->degree(),
+                    cheb->lambda_min(), cheb->lambda_max());
+      info.smoother = text;
+      device_bytes += 4 * dofs.n_local() * sizeof(Number);
+      return cheb;
+    }
+    case SmootherKind::patch:
+    case SmootherKind::patch_additive: {
+      const bool fast = mesh.geometry() == mesh::GeometryKind::cartesian && config.cartesian_fast_path;
+      const auto quadrature =
+          fast ? fe::gauss(config.degree + 1) : fe::make_quadrature(config.quadrature, config.degree);
+      const DeviceLevelOperator<Number>* level_op = &op;
+      if (dofs.disc() == fe::Disc::dg) {
+        auto dg = std::make_unique<DeviceDgPatchSmoother<dim, Number>>(
+            mesh, dofs, quadrature, s,
+            [level_op](Number* dst, const Number* src) { level_op->device_operator().vmult(dst, src); });
+        info.smoother = dg->description();
+        info.n_patches = dg->n_patches();
+        device_bytes += dg->device_bytes();
+        return dg;
+      }
+      auto patch = std::make_unique<DevicePatchSmoother<dim, Number>>(
+          mesh, dofs, quadrature, s,
+          [level_op](Number* dst, const Number* src) { level_op->device_operator().vmult(dst, src); });
+      info.smoother = patch->description();
+      return std::make_unique<DevicePatchSmootherAdapter<dim, Number>>(std::move(patch));
+    }
+  }
+  throw Error("unknown smoother kind");
+}
+}  // namespace
+
+template <int dim, typename Number>
+DeviceMultigrid<dim, Number>::DeviceMultigrid(const LevelHierarchy<dim>& hierarchy,
+                                              const operators::OperatorConfig& config,
+                                              const MultigridSettings& settings, precision::Precision precision,
+                                              const std::function<void(const std::string&)>& progress)
+    : hierarchy_(&hierarchy) {
+  const auto t0 = std::chrono::steady_clock::now();
+  if (settings.pre_smooth < 0 || settings.post_smooth < 0) throw InputError("smoothing steps must be >= 0");
+  if (vcycle_in_double(precision) != (sizeof(Number) == 8))
+    throw Error("device multigrid: storage type does not match the precision");
+  const int n_levels = hierarchy.n_levels();
+  operators_.resize(n_levels);
+  smoothers_.resize(n_levels);
+  transfers_.resize(n_levels);
+  info_.resize(n_levels);
+  kernels_.resize(n_levels);
+  std::vector<typename VCycle<DeviceVector<Number>>::Level> levels(n_levels);
+  const auto geometry = hierarchy.mesh(0).geometry();
+  char text[200];
+  for (int l = 0; l < n_levels; ++l) {
+    const auto tl = std::chrono::steady_clock::now();
+    const auto& mesh = hierarchy.mesh(l);
+    const auto& dofs = hierarchy.dofs(l);
+    const auto key = device_level_key(dim, config, geometry, precision, l == 0);
+    kernels_[l] = key.to_string();
+    operators_[l] = std::make_unique<DeviceLevelOperator<Number>>(operators::make_device_operator<dim>(mesh, dofs, key));
+    // the cycle's x, b, r; only r on the finest level (x and b are the caller's)
+    device_bytes_ += operators_[l]->device_operator().device_bytes() +
+                     (l + 1 == n_levels ? 1 : 3) * dofs.n_local() * sizeof(Number);
+    auto& info = info_[l];
+    info.level = l;
+    for (int d = 0; d < dim; ++d) info.cells[d] = mesh.n_cells()[d];
+    info.n_dofs = dofs.n_dofs();
+    levels[l].op = operators_[l].get();
+    if (l > 0) {
+      auto transfer = std::make_unique<DeviceTransfer<dim, Number>>(hierarchy.mesh(l - 1), hierarchy.dofs(l - 1),
+                                                                    mesh, dofs);
+      device_bytes_ += transfer->device_bytes();
+      transfers_[l] = std::move(transfer);
+      smoothers_[l] = make_device_smoother<dim, Number>(settings.smoother, mesh, dofs, config, *operators_[l], info,
+                                                         device_bytes_);
+      levels[l].smoother = smoothers_[l].get();
+      levels[l].transfer = transfers_[l].get();
+    }
+    if (progress) {
+      std::snprintf(text, sizeof text, "  mg setup        level %d of %d: %zu DoFs, %s (%.2f s)\n", l, n_levels - 1,
+                    dofs.n_dofs(), kernels_[l].c_str(),
+                    std::chrono::duration<double>(std::chrono::steady_clock::now() - tl).count());
+      progress(text);
+    }
+  }
+  std::vector<Number> coarse_diagonal;
+  CoarseSolverKind kind = settings.coarse;
+  if (kind == CoarseSolverKind::automatic)
+    kind = hierarchy.dofs(0).n_local() <= max_dense_coarse_dofs ? CoarseSolverKind::cholesky : CoarseSolverKind::cg;
+  if (kind == CoarseSolverKind::cg) coarse_diagonal = host_diagonal<dim, Number>(hierarchy.mesh(0), hierarchy.dofs(0), config);
+  coarse_ = make_device_coarse_solver<dim, Number>(kind, hierarchy.mesh(0), hierarchy.dofs(0), config,
+                                                   *operators_[0], coarse_diagonal, settings.coarse_cg_tolerance,
+                                                   coarse_kind_);
+  info_[0].smoother = std::string("coarse solver: ") + to_string(coarse_kind_);
+  int finest_post = settings.post_smooth;
+  if (!vcycle_in_double(precision) && settings.finest_post_fp64 && n_levels > 1) {
+    // the finest level's post-smoothing in fp64 (MultigridSettings::finest_post_fp64), on an fp64
+    // operator of that level, which also serves the outer solver
+    const int f = n_levels - 1;
+    const auto key = device_level_key(dim, config, geometry, precision::Precision::fp64, false);
+    fine_operator64_ = std::make_unique<DeviceLevelOperator<double>>(
+        operators::make_device_operator<dim>(hierarchy.mesh(f), hierarchy.dofs(f), key));
+    device_bytes_ += fine_operator64_->device_operator().device_bytes();
+    LevelInfo info64 = info_[f];
+    fine_smoother64_ = make_device_smoother<dim, double>(settings.smoother, hierarchy.mesh(f), hierarchy.dofs(f),
+                                                         config, *fine_operator64_, info64, device_bytes_);
+    info_[f].smoother += "; post-smoothing in fp64";
+    finest_post = 0;
+  }
+  cycle_ = std::make_unique<VCycle<DeviceVector<Number>>>(std::move(levels), *coarse_, settings.pre_smooth,
+                                                          settings.post_smooth, settings.post_smooth_order,
+                                                          finest_post);
+  if (!vcycle_in_double(precision) && settings.fmg_fp64_residuals) {
+    const auto key64 = device_level_key(dim, config, geometry, precision::Precision::fp64, false);
+    operators64_.resize(n_levels);
+    transfers64_.resize(n_levels);
+    std::vector<typename MixedFullMultigrid<DeviceVector<double>, DeviceVector<Number>>::Level> levels64(n_levels);
+    for (int l = 1; l < n_levels; ++l) {
+      const auto& mesh = hierarchy.mesh(l);
+      const auto& dofs = hierarchy.dofs(l);
+      if (l + 1 < n_levels || !fine_operator64_) {
+        operators64_[l] =
+            std::make_unique<DeviceLevelOperator<double>>(operators::make_device_operator<dim>(mesh, dofs, key64));
+        device_bytes_ += operators64_[l]->device_operator().device_bytes();
+      }
+      auto transfer = std::make_unique<DeviceTransfer<dim, double>>(hierarchy.mesh(l - 1), hierarchy.dofs(l - 1),
+                                                                    mesh, dofs);
+      device_bytes_ += transfer->device_bytes();
+      transfers64_[l] = std::move(transfer);
+      levels64[l].op = operators64_[l] ? operators64_[l].get() : fine_operator64_.get();
+      levels64[l].transfer = transfers64_[l].get();
+    }
+    fmg64_ = std::make_unique<MixedFullMultigrid<DeviceVector<double>, DeviceVector<Number>>>(
+        std::move(levels64), *cycle_, fine_smoother64_.get(), settings.post_smooth, settings.post_smooth_order);
+    device_bytes_ += fmg64_->vector_bytes(sizeof(double), sizeof(Number));
+  }
+  post_smooth_ = settings.post_smooth;
+  post_order_ = settings.post_smooth_order;
+  device::synchronize();
+  setup_seconds_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+template <int dim, typename Number>
+DeviceMultigrid<dim, Number>::~DeviceMultigrid() = default;
+
+template <int dim, typename Number>
+void DeviceMultigrid<dim, Number>::finest_post_smooth_fp64(DeviceVector<double>& z,
+                                                           const DeviceVector<double>& r) const {
+  if (fine_smoother64_) smooth_timed(*fine_smoother64_, z, r, post_smooth_, post_order_, times().levels.back());
+}
+
+template <int dim, typename Number>
+void DeviceMultigrid<dim, Number>::full_multigrid_fp64(DeviceVector<double>& x, const DeviceVector<double>& b) const {
+  if constexpr (sizeof(Number) == 8) {
+    cycle_->full_multigrid(x, b);
+  } else {
+    TCFEM_ASSERT(fmg64_, "full_multigrid_fp64 below fp64 needs MultigridSettings::fmg_fp64_residuals");
+    fmg64_->run(x, b);
+  }
+}
+
+template class DeviceLevelOperator<double>;
+template class DeviceLevelOperator<float>;
+template class DeviceMultigrid<2, double>;
+template class DeviceMultigrid<3, double>;
+template class DeviceMultigrid<2, float>;
+template class DeviceMultigrid<3, float>;
+
+}  // namespace tcfem::multigrid

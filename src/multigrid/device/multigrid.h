@@ -1,0 +1,120 @@
+#pragma once
+// Geometric multigrid on the device: level operators from the device operator registry, device
+// transfers, Chebyshev-Jacobi or vertex-patch smoothers and the coarse solver, assembled into the
+// same VCycle as the CPU backend (multigrid/vcycle.h) over DeviceVector<Number>. Number is double
+// for an fp64 V-cycle and float for every other precision (the storage type of the device
+// operators of that precision). Includes CUDA headers: for .cu files and device tests only.
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "multigrid/device/vector.h"
+#include "multigrid/full_multigrid.h"
+#include "multigrid/interfaces.h"
+#include "multigrid/level_hierarchy.h"
+#include "multigrid/host/multigrid.h"
+#include "multigrid/multigrid_config.h"
+#include "multigrid/vcycle.h"
+#include "operators/device/device_operator.h"
+#include "precision/precision.h"
+
+namespace tcfem::multigrid {
+
+/// A DeviceOperator as a LevelOperator of device vectors.
+template <typename Number>
+class DeviceLevelOperator final : public LevelOperator<DeviceVector<Number>> {
+ public:
+  explicit DeviceLevelOperator(std::unique_ptr<operators::DeviceOperator> op);
+  void vmult(DeviceVector<Number>& dst, const DeviceVector<Number>& src) const override {
+    op_->vmult(dst.data(), src.data());
+  }
+  std::size_t size() const override { return op_->n_local(); }
+  const operators::DeviceOperator& device_operator() const { return *op_; }
+
+ private:
+  std::unique_ptr<operators::DeviceOperator> op_;
+};
+
+/// The kernel key of a level operator of the device V-cycle in `precision`: fp64 and fp32 use
+/// the cuda-core family where it exists (Cartesian meshes) and the generic one elsewhere; every
+/// other precision uses the tensor-core family (cg, Cartesian). Level 0 of a float V-cycle
+/// (`coarsest`) runs in fp32, since only the coarse solver uses it. Throws InputError naming what
+/// exists when no kernel matches.
+operators::DeviceKernelKey device_level_key(int dim, const operators::OperatorConfig& config,
+                                            mesh::GeometryKind geometry, precision::Precision precision,
+                                            bool coarsest);
+
+/// The V-cycle's storage type: double for fp64, float for the others.
+inline bool vcycle_in_double(precision::Precision p) { return p == precision::Precision::fp64; }
+
+template <int dim, typename Number>
+class DeviceMultigrid {
+ public:
+  /// Builds every level of `hierarchy` (which must outlive this object). `progress` receives one
+  /// line per level built (may be empty).
+  DeviceMultigrid(const LevelHierarchy<dim>& hierarchy, const operators::OperatorConfig& config,
+                  const MultigridSettings& settings, precision::Precision precision,
+                  const std::function<void(const std::string&)>& progress = {});
+  ~DeviceMultigrid();
+
+  void vcycle(DeviceVector<Number>& x, const DeviceVector<Number>& b) const { cycle_->cycle(x, b); }
+  /// VCycle::warm_up: launches the cycle's kernels once, on the levels below the finest.
+  void warm_up() const { cycle_->warm_up(); }
+  void full_multigrid(DeviceVector<Number>& x, const DeviceVector<Number>& b) const {
+    cycle_->full_multigrid(x, b);
+  }
+  /// Full multigrid for fp64 vectors: with an fp64 V-cycle the one above; below fp64 the
+  /// MixedFullMultigrid (residuals in fp64; needs settings.fmg_fp64_residuals).
+  void full_multigrid_fp64(DeviceVector<double>& x, const DeviceVector<double>& b) const;
+
+  const DeviceLevelOperator<Number>& level_operator(int level) const { return *operators_.at(level); }
+  const Smoother<DeviceVector<Number>>& smoother(int level) const { return *smoothers_.at(level); }
+  const Transfer<DeviceVector<Number>>& transfer(int level) const { return *transfers_.at(level); }
+  const CoarseSolver<DeviceVector<Number>>& coarse_solver() const { return *coarse_; }
+  MultigridTimes& times() const { return cycle_->times(); }
+  const std::vector<LevelInfo>& level_info() const { return info_; }
+  /// The operator kernel of every level (DeviceKernelKey::to_string), level 0 first.
+  const std::vector<std::string>& level_kernels() const { return kernels_; }
+  CoarseSolverKind coarse_solver_kind() const { return coarse_kind_; }
+  int n_levels() const { return hierarchy_->n_levels(); }
+  double setup_seconds() const { return setup_seconds_; }
+  /// Whether the finest level's post-smoothing runs in fp64 outside the V-cycle
+  /// (settings.finest_post_fp64 with a V-cycle below fp64 and at least two levels).
+  bool finest_post_fp64() const { return fine_smoother64_ != nullptr; }
+  /// The fp64 operator of the finest level that finest_post_fp64 smooths with and the fp64 full
+  /// multigrid uses (null without both).
+  const DeviceLevelOperator<double>* fine_operator_fp64() const {
+    if (fine_operator64_ || operators64_.empty()) return fine_operator64_.get();
+    return operators64_.back().get();
+  }
+  /// The finest level's post-smoothing steps in fp64: z <- S(z, r), timed as that level's smoother.
+  /// Call after converting the V-cycle's result to z; does nothing unless finest_post_fp64().
+  void finest_post_smooth_fp64(DeviceVector<double>& z, const DeviceVector<double>& r) const;
+  /// Device memory held by operators, transfers and smoother vectors (estimate for reports).
+  std::size_t device_bytes() const { return device_bytes_; }
+
+ private:
+  const LevelHierarchy<dim>* hierarchy_;
+  std::vector<std::unique_ptr<DeviceLevelOperator<Number>>> operators_;
+  std::vector<std::unique_ptr<Smoother<DeviceVector<Number>>>> smoothers_;  // [0] null
+  std::vector<std::unique_ptr<Transfer<DeviceVector<Number>>>> transfers_;  // [0] null
+  std::unique_ptr<CoarseSolver<DeviceVector<Number>>> coarse_;
+  std::unique_ptr<VCycle<DeviceVector<Number>>> cycle_;
+  std::unique_ptr<DeviceLevelOperator<double>> fine_operator64_;  // finest_post_fp64 only
+  std::unique_ptr<Smoother<DeviceVector<double>>> fine_smoother64_;
+  // settings.fmg_fp64_residuals below fp64: fp64 operators (the finest one: fine_operator64_ if
+  // built) and transfers of every level, and the full multigrid over them
+  std::vector<std::unique_ptr<DeviceLevelOperator<double>>> operators64_;
+  std::vector<std::unique_ptr<Transfer<DeviceVector<double>>>> transfers64_;
+  std::unique_ptr<MixedFullMultigrid<DeviceVector<double>, DeviceVector<Number>>> fmg64_;
+  int post_smooth_ = 1;
+  SweepOrder post_order_ = SweepOrder::forward;
+  std::vector<LevelInfo> info_;
+  std::vector<std::string> kernels_;
+  CoarseSolverKind coarse_kind_ = CoarseSolverKind::automatic;
+  double setup_seconds_ = 0.0;
+  std::size_t device_bytes_ = 0;
+};
+
+}  // namespace tcfem::multigrid

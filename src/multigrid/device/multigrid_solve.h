@@ -1,0 +1,62 @@
+#pragma once
+// Solving A x = b with geometric multigrid on the device (`tcfem solve --backend cuda` with
+// --precond mg or --solver mg|fmg): the same outer solvers as solve_with_multigrid
+// (multigrid/host/multigrid_solve.h) in double precision on the device around one device V-cycle in
+// the chosen precision (fp64; fp32; the tensor-core precisions with float vectors). Declared
+// without CUDA headers; builds without CUDA throw InputError.
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "core/vector.h"
+#include "fe/dof_layout.h"
+#include "mesh/box_mesh.h"
+#include "multigrid/host/multigrid_solve.h"
+#include "operators/cpu/laplace_operator.h"
+#include "solvers/cg.h"
+
+namespace tcfem::multigrid {
+
+struct DeviceMultigridOptions {
+  /// Time every V-cycle component (synchronizing the device around each); off: only the outer
+  /// totals are measured and the solve runs without a pause per component.
+  bool component_timing = false;
+  /// Receives setup progress lines (may be empty).
+  std::function<void(const std::string&)> progress;
+};
+
+struct DeviceMultigridInfo {
+  std::string device_name;
+  std::string outer_kernel;                ///< the fp64 operator of the outer solver
+  std::vector<std::string> level_kernels;  ///< the V-cycle's operators, level 0 first
+  std::size_t device_bytes = 0;            ///< estimate of what the solve holds on the device
+  bool component_times = false;            ///< whether report.times holds device times per component
+};
+
+/// Device memory (bytes) a multigrid solve on the device is estimated to need, by part.
+struct DeviceMemoryEstimate {
+  double outer = 0.0;      ///< fp64 vectors of the outer solver (b, x, Krylov basis and work vectors)
+  double levels = 0.0;     ///< the V-cycle's vectors on all levels (cycle, transfer and smoother work)
+  double operators = 0.0;  ///< stored operator data (geometry) of all levels and the outer operator
+  double fixed = 0.0;      ///< dense coarse factor, kernel tables and the CUDA runtime
+  double total() const { return outer + levels + operators + fixed; }
+};
+DeviceMemoryEstimate estimate_device_multigrid_memory(int dim, double fine_dofs, const operators::OperatorConfig& config,
+                                                      mesh::GeometryKind geometry, const MultigridSolveSettings& settings);
+double estimate_device_multigrid_bytes(int dim, double fine_dofs, const operators::OperatorConfig& config,
+                                       mesh::GeometryKind geometry, const MultigridSolveSettings& settings);
+/// The message refusing a problem whose estimate exceeds 90% of `free_bytes`: names the parts and
+/// how to shrink the largest (--restart, --solver cg, --mg-precision).
+std::string device_memory_refusal(const DeviceMemoryEstimate& need, double fine_dofs, double free_bytes,
+                                  const std::string& device_name, const MultigridSolveSettings& settings);
+
+/// Solves A x = b (b and x on the host; x holds the initial guess) on the device. Throws
+/// InputError before allocating when the estimate exceeds the free device memory.
+template <int dim>
+MultigridSolveReport solve_with_multigrid_cuda(const mesh::BoxMesh<dim>& mesh, const fe::DofLayout<dim>& dofs,
+                                               const operators::OperatorConfig& config, const Vector<double>& b,
+                                               Vector<double>& x, const MultigridSolveSettings& settings,
+                                               const solvers::SolverControl& control,
+                                               const DeviceMultigridOptions& options, DeviceMultigridInfo& info);
+
+}  // namespace tcfem::multigrid

@@ -1,0 +1,353 @@
+// DevicePatchSmoother: setup on the host (1D patch matrices and fast diagonalization exactly as
+// VertexPatchSmoother builds them), the dispatch table of the kernels over the degree, and the
+// sequence of launches of one smoothing step.
+//
+// Additive smoother: x += omega sum_j R_j^T A_j^{-1} R_j (b - A x). The residual r = b - A x is
+// computed once (level_vmult); the corrections of overlapping patches are summed by a colored
+// accumulation: the 2^dim colors are launched one after the other, each adding omega A_j^{-1} r_j
+// straight into x. Patches of one color have disjoint inner nodes (multigrid/patch_kernels/kernels.cuh), so
+// no two blocks of a launch write one entry, and r does not change, so the order of the colors
+// does not matter: no atomics, and the result is deterministic.
+#include "multigrid/device/patch_smoother.h"
+
+#include <algorithm>
+#include <array>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/cuda_check.h"
+#include "core/device.h"
+#include "core/device_buffer.h"
+#include "core/error.h"
+#include "multigrid/patch_kernels/kernels.cuh"
+#include "multigrid/patch_kernels/launch.h"
+#include "multigrid/patch_kernels/setup.h"
+
+namespace tcfem::multigrid {
+
+using patch_kernels::KernelKind;
+using patch_kernels::PatchKernelParams;
+using patch_kernels::PatchLayout;
+
+namespace {
+
+/// The contraction of the line phases: TCFEM_PATCH_CONTRACTION=dense|even-odd|tensor-core (default
+/// even-odd; dense where the patch matrices lack the symmetry, see patch_even_odd_matrices).
+patch_kernels::Contraction requested_contraction() {
+  const char* env = std::getenv("TCFEM_PATCH_CONTRACTION");
+  if (env == nullptr || *env == '\0') return patch_kernels::Contraction::even_odd;
+  const std::string v = env;
+  if (v == "dense") return patch_kernels::Contraction::dense;
+  if (v == "even-odd") return patch_kernels::Contraction::even_odd;
+  if (v == "tensor-core") return patch_kernels::Contraction::tensor_core;
+  throw InputError("TCFEM_PATCH_CONTRACTION: dense, even-odd or tensor-core, not '" + v + "'");
+}
+
+/// Whether the fused kernel with relaxation 1 writes x_I = A_II^{-1} (b_I - A_IB x_B) without reading
+/// the old x_I (default) or adds the correction: TCFEM_PATCH_INNER=replace|correct.
+bool requested_replace_inner() {
+  const char* env = std::getenv("TCFEM_PATCH_INNER");
+  if (env == nullptr || *env == '\0') return true;
+  const std::string v = env;
+  if (v == "replace") return true;
+  if (v == "correct") return false;
+  throw InputError("TCFEM_PATCH_INNER: replace or correct, not '" + v + "'");
+}
+
+const char* contraction_name(patch_kernels::Contraction c) {
+  switch (c) {
+    case patch_kernels::Contraction::dense: return "dense";
+    case patch_kernels::Contraction::even_odd: return "even-odd";
+    case patch_kernels::Contraction::tensor_core: return "tensor-core";
+  }
+  return "?";
+}
+
+template <int dim, typename Number>
+patch_kernels::PatchLauncher<Number> launcher_of(patch_kernels::Contraction c, int k, KernelKind kind) {
+  using patch_kernels::Contraction;
+  switch (c) {
+    case Contraction::dense: return patch_kernels::patch_launcher<dim, Number, Contraction::dense>(k, kind);
+    case Contraction::even_odd: return patch_kernels::patch_launcher<dim, Number, Contraction::even_odd>(k, kind);
+    case Contraction::tensor_core: return patch_kernels::patch_launcher<dim, Number, Contraction::tensor_core>(k, kind);
+  }
+  throw Error("unknown patch contraction");
+}
+
+template <int dim, typename Number>
+patch_kernels::PatchKernelInfo info_of(patch_kernels::Contraction c, int k, KernelKind kind) {
+  using patch_kernels::Contraction;
+  switch (c) {
+    case Contraction::dense: return patch_kernels::patch_kernel_info<dim, Number, Contraction::dense>(k, kind);
+    case Contraction::even_odd: return patch_kernels::patch_kernel_info<dim, Number, Contraction::even_odd>(k, kind);
+    case Contraction::tensor_core: return patch_kernels::patch_kernel_info<dim, Number, Contraction::tensor_core>(k, kind);
+  }
+  throw Error("unknown patch contraction");
+}
+
+}  // namespace
+
+namespace patch_kernels {
+int patch_carveout() {
+  const char* env = std::getenv("TCFEM_PATCH_CARVEOUT");
+  if (env == nullptr || *env == '\0') return 100;
+  char* end = nullptr;
+  const long v = std::strtol(env, &end, 10);
+  if (*end != '\0' || v < -1 || v > 100) throw InputError("TCFEM_PATCH_CARVEOUT: -1 (driver's choice) or 0..100 percent");
+  return static_cast<int>(v);
+}
+}  // namespace patch_kernels
+
+namespace {
+
+unsigned grid_1d(long long n, int threads) {
+  const long long blocks = (n + threads - 1) / threads;
+  return static_cast<unsigned>(std::min<long long>(std::max<long long>(blocks, 1), 132LL * 16));
+}
+
+}  // namespace
+
+template <int dim, typename Number>
+struct DevicePatchSmoother<dim, Number>::Impl {
+  bool additive = false;
+  PatchVariant variant = PatchVariant::fused;
+  double omega = 1.0;
+  bool replace_inner = false;
+  int k = 1;
+  std::size_t n = 0;
+  std::size_t n_patches = 0;
+  std::function<void(Number*, const Number*)> level_vmult;
+  patch_kernels::Contraction contraction = patch_kernels::Contraction::even_odd;
+  std::vector<Number> matrices;  // host copy (in the form of the contraction); a kernel parameter of every launch
+  DeviceBuffer<Number> inverse_diagonal;
+  mutable DeviceBuffer<Number> residual, color_buffer;  // work vectors of a step
+  DeviceBuffer<long long> constrained;
+  std::vector<PatchKernelParams<Number>> colors;  // per color; pointers to vectors set per step
+
+  void launch(KernelKind kind, const PatchKernelParams<Number>& p) const {
+    if (p.n_patches == 0) return;
+    launcher_of<dim, Number>(contraction, k, kind)(p, matrices);
+  }
+
+  void global_residual(Number* x, const Number* b) const {
+    level_vmult(residual.data(), x);
+    patch_kernels::residual_from_product_kernel<<<grid_1d(static_cast<long long>(n), 256), 256>>>(
+        residual.data(), b, static_cast<long long>(n));
+    TCFEM_CUDA_CHECK_LAUNCH();
+  }
+};
+
+template <int dim, typename Number>
+DevicePatchSmoother<dim, Number>::DevicePatchSmoother(const mesh::BoxMesh<dim>& mesh, const fe::DofLayout<dim>& dofs,
+                                                      const fe::Quadrature1D& quadrature,
+                                                      const SmootherSettings& settings,
+                                                      std::function<void(Number* dst, const Number* src)> level_vmult)
+    : impl_(std::make_unique<Impl>()) {
+  auto& I = *impl_;
+  if (settings.kind != SmootherKind::patch && settings.kind != SmootherKind::patch_additive)
+    throw InputError("--smoother: the device patch smoother implements patch and patch-additive only");
+  if (dofs.disc() != fe::Disc::cg)
+    throw InputError("--smoother patch: the vertex-patch smoothers support --disc cg only (use chebyshev for dg)");
+  if (dofs.degree() < 1 || dofs.degree() > 8)
+    throw InputError("--degree: the device patch smoother supports degrees 1..8");
+  const auto& part = mesh.partition();
+  for (int d = 0; d < dim; ++d)
+    if (part.ghosted.begin[d] != 0 || part.ghosted.end[d] != mesh.n_cells()[d])
+      throw InputError("--backend cuda: the device patch smoother needs the whole mesh on one device");
+  if (!query_device(0).available)
+    throw InputError("--backend cuda: no CUDA device available for the patch smoother");
+  I.additive = settings.kind == SmootherKind::patch_additive;
+  I.variant = mesh.geometry() == mesh::GeometryKind::cartesian ? settings.patch_variant : PatchVariant::global;
+  I.omega = settings.relaxation.value_or(I.additive ? additive_default_relaxation(dim) : 1.0);
+  I.k = dofs.degree();
+  I.n = dofs.n_local();
+  I.level_vmult = std::move(level_vmult);
+  if ((I.additive || I.variant == PatchVariant::global) && !I.level_vmult)
+    throw InputError("--patch-variant global / --smoother patch-additive: the level operator is missing");
+
+  std::vector<Number> inverse_diagonal;
+  I.matrices = patch_kernels::patch_kernel_matrices<dim, Number>(mesh, I.k, quadrature, inverse_diagonal);
+  I.contraction = requested_contraction();
+  if (I.contraction == patch_kernels::Contraction::even_odd) {
+    try {
+      auto diagonal = inverse_diagonal;
+      I.matrices = patch_kernels::patch_even_odd_matrices<dim, Number>(I.k, I.matrices, diagonal);
+      inverse_diagonal = std::move(diagonal);
+    } catch (const Error&) {
+      I.contraction = patch_kernels::Contraction::dense;  // no symmetry to exploit: dense products
+    }
+  }
+  I.inverse_diagonal = DeviceBuffer<Number>(inverse_diagonal);
+  I.colors = patch_kernels::patch_kernel_colors<dim, Number>(mesh, dofs);
+  // the fast diagonalization is the exact inverse of A_II on the Cartesian patches the fused kernel
+  // serves, so with relaxation 1 the new x_I does not depend on the old one
+  I.replace_inner = !I.additive && I.variant == PatchVariant::fused && I.omega == 1.0 && requested_replace_inner();
+  std::size_t largest = 0;
+  for (auto& p : I.colors) {
+    for (int d = 1; d < dim; ++d)
+      if (p.count[d] > 65535)
+        throw InputError("--cells: the device patch smoother allows at most 131071 cells along y and z");
+    p.inverse_diagonal = I.inverse_diagonal.data();
+    p.omega = static_cast<Number>(I.omega);
+    p.replace_inner = I.replace_inner;
+    I.n_patches += p.n_patches;
+    largest = std::max<std::size_t>(largest, p.n_patches);
+  }
+  std::vector<long long> constrained;
+  const auto& mask = dofs.boundary_mask();
+  for (std::size_t i = 0; i < mask.size(); ++i)
+    if (mask[i]) constrained.push_back(static_cast<long long>(i));
+  I.constrained = DeviceBuffer<long long>(constrained);
+  if (I.additive || I.variant == PatchVariant::global) I.residual.allocate(I.n);
+  if (!I.additive && I.variant == PatchVariant::separate)
+    I.color_buffer.allocate(largest * patch_kernels::ipow(2 * I.k - 1, dim));
+  // poison the work vectors (all bits set: NaN in float and double): a read before a write shows
+  for (auto* buf : {&I.residual, &I.color_buffer})
+    if (buf->size()) TCFEM_CUDA_CHECK(cudaMemset(buf->data(), 0xFF, buf->size() * sizeof(Number)));
+}
+
+template <int dim, typename Number>
+DevicePatchSmoother<dim, Number>::~DevicePatchSmoother() = default;
+
+template <int dim, typename Number>
+void DevicePatchSmoother<dim, Number>::smooth(Number* x, const Number* b, SweepOrder order) const {
+  const auto& I = *impl_;
+  const int n_colors = 1 << dim;
+  if (I.additive) {
+    I.global_residual(x, b);
+    for (int c = 0; c < n_colors; ++c) {  // colored accumulation of the corrections into x
+      auto p = I.colors[c];
+      p.x = x;
+      p.r_in = I.residual.data();
+      I.launch(KernelKind::solve_from_vector, p);
+    }
+  } else {
+    for (int i = 0; i < n_colors; ++i) {
+      auto p = I.colors[order == SweepOrder::forward ? i : n_colors - 1 - i];
+      if (p.n_patches == 0) continue;
+      p.x = x;
+      p.b = b;
+      switch (I.variant) {
+        case PatchVariant::fused:
+          I.launch(KernelKind::fused, p);
+          break;
+        case PatchVariant::separate:
+          p.r_out = I.color_buffer.data();
+          I.launch(KernelKind::residual, p);
+          p.r_in = I.color_buffer.data();
+          I.launch(KernelKind::solve_from_buffer, p);
+          break;
+        case PatchVariant::global:
+          I.global_residual(x, b);
+          p.r_in = I.residual.data();
+          I.launch(KernelKind::solve_from_vector, p);
+          break;
+      }
+    }
+  }
+  const long long nc = static_cast<long long>(I.constrained.size());
+  if (nc > 0) {
+    patch_kernels::set_constrained_kernel<<<grid_1d(nc, 256), 256>>>(x, b, I.constrained.data(), nc);
+    TCFEM_CUDA_CHECK_LAUNCH();
+  }
+}
+
+template <int dim, typename Number>
+std::size_t DevicePatchSmoother<dim, Number>::size() const {
+  return impl_->n;
+}
+
+template <int dim, typename Number>
+std::string DevicePatchSmoother<dim, Number>::description() const {
+  const auto& I = *impl_;
+  char text[240];
+  std::snprintf(text, sizeof text, "%s (%s%s, %zu patches, %d colors, relaxation %g, %s products, device)",
+                I.additive ? "additive vertex patch" : "multiplicative vertex patch",
+                I.additive ? "global residual" : to_string(I.variant), I.replace_inner ? ", x_I replaced" : "",
+                I.n_patches, 1 << dim, I.omega, contraction_name(I.contraction));
+  return text;
+}
+
+namespace {
+template <int dim>
+std::pair<KernelKind, KernelKind> step_kernels(bool additive, PatchVariant v) {
+  if (additive || v == PatchVariant::global) return {KernelKind::solve_from_vector, KernelKind::solve_from_vector};
+  if (v == PatchVariant::separate) return {KernelKind::residual, KernelKind::solve_from_buffer};
+  return {KernelKind::fused, KernelKind::fused};
+}
+}  // namespace
+
+template <int dim, typename Number>
+double DevicePatchSmoother<dim, Number>::flops_per_step() const {
+  const auto& I = *impl_;
+  const auto [a, b] = step_kernels<dim>(I.additive, I.variant);
+  const bool r = I.replace_inner;  // only the fused kernel replaces
+  const double per = patch_kernels::patch_flops(dim, I.k, a, r) + (a == b ? 0.0 : patch_kernels::patch_flops(dim, I.k, b));
+  return per * double(I.n_patches);
+}
+
+template <int dim, typename Number>
+double DevicePatchSmoother<dim, Number>::flops_performed_per_step() const {
+  const auto& I = *impl_;
+  const auto [a, b] = step_kernels<dim>(I.additive, I.variant);
+  const double per = patch_kernels::patch_flops_performed(dim, I.k, a, I.contraction, I.replace_inner) +
+                     (a == b ? 0.0 : patch_kernels::patch_flops_performed(dim, I.k, b, I.contraction));
+  return per * double(I.n_patches);
+}
+
+template <int dim, typename Number>
+std::string DevicePatchSmoother<dim, Number>::kernel_info() const {
+  const auto& I = *impl_;
+  const auto [a, b] = step_kernels<dim>(I.additive, I.variant);
+  std::string out;
+  for (const KernelKind kind : {a, b}) {
+    if (kind == b && a == b && !out.empty()) break;
+    const auto info = info_of<dim, Number>(I.contraction, I.k, kind);
+    char text[160];
+    std::snprintf(text, sizeof text, "%sregs %d threads %d smem %.1f KB blocks/SM %d (%d warps)", out.empty() ? "" : "; ",
+                  info.registers, info.threads, info.shared_bytes / 1024.0, info.blocks_per_sm,
+                  info.blocks_per_sm * info.threads / 32);
+    out += text;
+  }
+  return out;
+}
+
+template <int dim, typename Number>
+bool DevicePatchSmoother<dim, Number>::even_odd() const {
+  return impl_->contraction == patch_kernels::Contraction::even_odd;
+}
+
+template <int dim, typename Number>
+std::string DevicePatchSmoother<dim, Number>::contraction() const {
+  return contraction_name(impl_->contraction);
+}
+
+template <int dim, typename Number>
+double DevicePatchSmoother<dim, Number>::shared_bytes_per_step() const {
+  const auto& I = *impl_;
+  const auto [a, b] = step_kernels<dim>(I.additive, I.variant);
+  auto bytes = [&](KernelKind kind) {
+    return patch_kernels::patch_shared_bytes(patch_kernels::patch_layout(dim, I.k, sizeof(Number), kind, I.contraction), kind,
+                                             I.replace_inner);
+  };
+  return (bytes(a) + (a == b ? 0.0 : bytes(b))) * double(I.n_patches);
+}
+
+template <int dim, typename Number>
+double DevicePatchSmoother<dim, Number>::global_bytes_per_step() const {
+  const auto& I = *impl_;
+  const auto [a, b] = step_kernels<dim>(I.additive, I.variant);
+  const double per = patch_kernels::patch_global_bytes(dim, I.k, sizeof(Number), a, I.replace_inner) +
+                     (a == b ? 0.0 : patch_kernels::patch_global_bytes(dim, I.k, sizeof(Number), b));
+  return per * double(I.n_patches);
+}
+
+template class DevicePatchSmoother<2, double>;
+template class DevicePatchSmoother<3, double>;
+template class DevicePatchSmoother<2, float>;
+template class DevicePatchSmoother<3, float>;
+
+}  // namespace tcfem::multigrid

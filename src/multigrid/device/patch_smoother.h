@@ -1,0 +1,58 @@
+#pragma once
+// The vertex-patch Schwarz smoothers of patch_smoother.h on the GPU (seed 004, Section 3): the
+// multiplicative smoother with the fused kernel (gather, localized residual, fast-diagonalization
+// solve and update per patch in one kernel), the separate variant (residuals of a color into a
+// buffer, then the solves), the global variant (the residual of the level operator per color, then
+// the solves; always used on deformed meshes), and the additive smoother. Same results as
+// VertexPatchSmoother<dim, Number> for the same settings. Kernels: multigrid/patch_kernels/kernels.cuh,
+// layouts and work counts: multigrid/patch_kernels/layouts.h, documentation: docs/patch_smoother_kernels.md.
+// No CUDA headers here; builds without CUDA throw InputError from the constructor.
+#include <cstddef>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "fe/dof_layout.h"
+#include "fe/quadrature.h"
+#include "mesh/box_mesh.h"
+#include "multigrid/multigrid_config.h"
+
+namespace tcfem::multigrid {
+
+template <int dim, typename Number>
+class DevicePatchSmoother {
+ public:
+  /// level_vmult(dst, src): dst = A src on device vectors of this level (used by the global and the
+  /// additive variants); settings.kind is patch or patch_additive. Throws InputError if unsupported.
+  DevicePatchSmoother(const mesh::BoxMesh<dim>& mesh, const fe::DofLayout<dim>& dofs,
+                      const fe::Quadrature1D& quadrature, const SmootherSettings& settings,
+                      std::function<void(Number* dst, const Number* src)> level_vmult);
+  ~DevicePatchSmoother();
+  /// One smoothing step x <- S(x, b) on device vectors (default stream, asynchronous).
+  void smooth(Number* x, const Number* b, SweepOrder order) const;
+  std::size_t size() const;
+  std::string description() const;
+
+  /// Work of one smoothing step (all colors; level_vmult of the global / additive variants not
+  /// included): floating-point operations (of the dense products, the work model), shared-memory bytes of the patch arrays (see
+  /// multigrid/patch_kernels/layouts.h) and global-memory bytes without cache reuse.
+  double flops_per_step() const;
+  /// FLOP the kernels perform (fewer than flops_per_step with the even-odd products).
+  double flops_performed_per_step() const;
+  /// Whether the kernels use the even-odd products (TCFEM_PATCH_CONTRACTION=dense|even-odd,
+  /// default even-odd where the patch matrices have the symmetry; see multigrid/patch_kernels/block.h).
+  bool even_odd() const;
+  /// The contraction the kernels use: "dense", "even-odd" or "tensor-core" (TCFEM_PATCH_CONTRACTION).
+  std::string contraction() const;
+  /// Registers, block size, shared memory and resident blocks per SM of the kernels of a step.
+  std::string kernel_info() const;
+  double shared_bytes_per_step() const;
+  double global_bytes_per_step() const;
+
+  struct Impl;
+
+ private:
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace tcfem::multigrid

@@ -1,0 +1,234 @@
+#include "multigrid/host/multigrid.h"
+
+#include <chrono>
+#include <cstdio>
+#include <type_traits>
+
+#include "core/error.h"
+#include "fe/quadrature.h"
+#include "multigrid/host/chebyshev_smoother.h"
+#include "multigrid/host/coarse_solver.h"
+#include "multigrid/host/dg_patch_smoother.h"
+#include "multigrid/host/patch_smoother.h"
+#include "multigrid/host/transfer.h"
+
+namespace tcfem::multigrid {
+
+double additive_default_relaxation(int dim) { return 1.6 / double(1 << dim); }
+double dg_additive_default_relaxation(int dim, bool cartesian) {
+  if (cartesian) return 1.6 / (3.0 * double(1 << (dim - 1)));
+  return dim == 2 ? 0.18 : 0.1;
+}
+
+const char* to_string(SmootherKind k) {
+  switch (k) {
+    case SmootherKind::patch: return "patch";
+    case SmootherKind::patch_additive: return "patch-additive";
+    case SmootherKind::chebyshev: return "chebyshev";
+  }
+  return "?";
+}
+const char* to_string(PatchVariant v) {
+  switch (v) {
+    case PatchVariant::fused: return "fused";
+    case PatchVariant::separate: return "separate";
+    case PatchVariant::global: return "global";
+  }
+  return "?";
+}
+const char* to_string(CoarseSolverKind k) {
+  switch (k) {
+    case CoarseSolverKind::automatic: return "auto";
+    case CoarseSolverKind::cholesky: return "cholesky";
+    case CoarseSolverKind::cg: return "cg";
+  }
+  return "?";
+}
+std::optional<SmootherKind> parse_smoother_kind(std::string_view name) {
+  for (auto k : {SmootherKind::patch, SmootherKind::patch_additive, SmootherKind::chebyshev})
+    if (name == to_string(k)) return k;
+  return std::nullopt;
+}
+std::optional<PatchVariant> parse_patch_variant(std::string_view name) {
+  for (auto v : {PatchVariant::fused, PatchVariant::separate, PatchVariant::global})
+    if (name == to_string(v)) return v;
+  return std::nullopt;
+}
+std::optional<CoarseSolverKind> parse_coarse_solver_kind(std::string_view name) {
+  for (auto k : {CoarseSolverKind::automatic, CoarseSolverKind::cholesky, CoarseSolverKind::cg})
+    if (name == to_string(k)) return k;
+  return std::nullopt;
+}
+
+template <int dim, typename Number>
+std::unique_ptr<Smoother<Vector<Number>>> make_smoother(const SmootherSettings& settings,
+                                                        const mesh::BoxMesh<dim>& mesh,
+                                                        const fe::DofLayout<dim>& dofs,
+                                                        const MatrixFreeLevelOperator<dim, Number>& op,
+                                                        LevelInfo& info) {
+  char text[160];
+  switch (settings.kind) {
+    case SmootherKind::patch:
+    case SmootherKind::patch_additive: {
+      const bool additive = settings.kind == SmootherKind::patch_additive;
+      const bool dg = dofs.disc() == fe::Disc::dg;
+      const double omega = settings.relaxation.value_or(
+          additive ? (dg ? dg_additive_default_relaxation(dim, mesh.geometry() == mesh::GeometryKind::cartesian)
+                         : additive_default_relaxation(dim))
+                   : 1.0);
+      // the 1D rule of the level operator: exact (Gauss k+1) on the Kronecker path, else its quadrature
+      const auto& config = op.matrix_free().config();
+      const auto quadrature = op.matrix_free().path() == operators::Path::cartesian
+                                  ? fe::gauss(config.degree + 1)
+                                  : fe::make_quadrature(config.quadrature, config.degree);
+      if (dg) {
+        auto s = std::make_unique<DgVertexPatchSmoother<dim, Number>>(mesh, dofs, quadrature, additive,
+                                                                     settings.patch_variant, omega, op);
+        info.n_patches = s->n_patches();
+        std::snprintf(text, sizeof text, "%s (%s, %zu patches of %d DoFs, %d colors, relaxation %g)",
+                      additive ? "additive dg vertex patch" : "multiplicative dg vertex patch",
+                      additive ? "global residual" : to_string(s->variant()), s->n_patches(), s->patch_size(),
+                      additive ? 1 : static_cast<int>(s->colors().size()), omega);
+        info.smoother = text;
+        return s;
+      }
+      auto s = std::make_unique<VertexPatchSmoother<dim, Number>>(mesh, dofs, quadrature, additive,
+                                                                 settings.patch_variant, omega, op);
+      info.n_patches = s->n_patches();
+      std::snprintf(text, sizeof text, "%s (%s, %zu patches, %d colors, relaxation %g)",
+                    additive ? "additive vertex patch" : "multiplicative vertex patch",
+                    additive ? "global residual" : to_string(s->variant()), s->n_patches(),
+                    additive ? 1 : (1 << dim), omega);
+      info.smoother = text;
+      return s;
+    }
+    case SmootherKind::chebyshev: {
+      Vector<Number> diagonal;
+      op.matrix_free().compute_diagonal(diagonal);
+      std::vector<char> constrained;
+      if (dofs.disc() == fe::Disc::cg) constrained = dofs.boundary_mask();
+      auto s = std::make_unique<ChebyshevSmoother<Number>>(op, diagonal, std::move(constrained),
+                                                           settings.chebyshev_degree, settings.chebyshev_range,
+                                                           settings.eigenvalue_cg_steps);
+      info.lambda_max = s->lambda_max();
+      std::snprintf(text, sizeof text, "Chebyshev-Jacobi (degree %d, range [%.4g, %.4g])", s->degree(),
+                    s->lambda_min(), s->lambda_max());
+      info.smoother = text;
+      return s;
+    }
+  }
+  throw Error("unknown smoother kind");
+}
+
+template <int dim, typename Number>
+Multigrid<dim, Number>::Multigrid(const LevelHierarchy<dim>& hierarchy, const operators::OperatorConfig& config,
+                                  const MultigridSettings& settings)
+    : hierarchy_(&hierarchy), settings_(settings) {
+  const auto t0 = std::chrono::steady_clock::now();
+  if (settings.pre_smooth < 0 || settings.post_smooth < 0) throw InputError("smoothing steps must be >= 0");
+  const int n_levels = hierarchy.n_levels();
+  operators_.resize(n_levels);
+  smoothers_.resize(n_levels);
+  transfers_.resize(n_levels);
+  info_.resize(n_levels);
+  std::vector<typename VCycle<Vector<Number>>::Level> levels(n_levels);
+  for (int l = 0; l < n_levels; ++l) {
+    const auto& mesh = hierarchy.mesh(l);
+    const auto& dofs = hierarchy.dofs(l);
+    operators_[l] = std::make_unique<MatrixFreeLevelOperator<dim, Number>>(mesh, dofs, config);
+    auto& info = info_[l];
+    info.level = l;
+    for (int d = 0; d < dim; ++d) info.cells[d] = mesh.n_cells()[d];
+    info.n_dofs = dofs.n_dofs();
+    levels[l].op = operators_[l].get();
+    if (l > 0) {
+      smoothers_[l] = make_smoother<dim, Number>(settings.smoother, mesh, dofs, *operators_[l], info);
+      transfers_[l] = std::make_unique<MatrixFreeTransfer<dim, Number>>(hierarchy.mesh(l - 1), hierarchy.dofs(l - 1),
+                                                                         mesh, dofs);
+      levels[l].smoother = smoothers_[l].get();
+      levels[l].transfer = transfers_[l].get();
+    }
+  }
+  Vector<Number> diagonal;
+  operators_[0]->matrix_free().compute_diagonal(diagonal);
+  coarse_ = make_coarse_solver<dim, Number>(settings.coarse, hierarchy.mesh(0), hierarchy.dofs(0), config,
+                                            *operators_[0], diagonal, settings.coarse_cg_tolerance, coarse_kind_);
+  info_[0].smoother = std::string("coarse solver: ") + to_string(coarse_kind_);
+  int finest_post = settings.post_smooth;
+  if (std::is_same_v<Number, float> && settings.finest_post_fp64 && n_levels > 1) {
+    const int f = n_levels - 1;
+    fine_operator64_ = std::make_unique<MatrixFreeLevelOperator<dim, double>>(hierarchy.mesh(f), hierarchy.dofs(f),
+                                                                              config);
+    LevelInfo info64 = info_[f];
+    fine_smoother64_ = make_smoother<dim, double>(settings.smoother, hierarchy.mesh(f), hierarchy.dofs(f),
+                                                  *fine_operator64_, info64);
+    info_[f].smoother += "; post-smoothing in fp64";
+    finest_post = 0;
+  }
+  cycle_ = std::make_unique<VCycle<Vector<Number>>>(std::move(levels), *coarse_, settings.pre_smooth,
+                                                    settings.post_smooth, settings.post_smooth_order, finest_post);
+  if (std::is_same_v<Number, float> && settings.fmg_fp64_residuals) {
+    operators64_.resize(n_levels);
+    transfers64_.resize(n_levels);
+    std::vector<typename MixedFullMultigrid<Vector<double>, Vector<Number>>::Level> levels64(n_levels);
+    for (int l = 1; l < n_levels; ++l) {
+      const auto& mesh = hierarchy.mesh(l);
+      const auto& dofs = hierarchy.dofs(l);
+      if (l + 1 < n_levels || !fine_operator64_)
+        operators64_[l] = std::make_unique<MatrixFreeLevelOperator<dim, double>>(mesh, dofs, config);
+      transfers64_[l] = std::make_unique<MatrixFreeTransfer<dim, double>>(hierarchy.mesh(l - 1),
+                                                                          hierarchy.dofs(l - 1), mesh, dofs);
+      levels64[l].op = operators64_[l] ? operators64_[l].get() : fine_operator64_.get();
+      levels64[l].transfer = transfers64_[l].get();
+    }
+    fmg64_ = std::make_unique<MixedFullMultigrid<Vector<double>, Vector<Number>>>(
+        std::move(levels64), *cycle_, fine_smoother64_.get(), settings.post_smooth, settings.post_smooth_order);
+  }
+  setup_seconds_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+template <int dim, typename Number>
+Multigrid<dim, Number>::~Multigrid() = default;
+
+template <int dim, typename Number>
+void Multigrid<dim, Number>::finest_post_smooth_fp64(Vector<double>& z, const Vector<double>& r) const {
+  if (fine_smoother64_)
+    smooth_timed(*fine_smoother64_, z, r, settings_.post_smooth, settings_.post_smooth_order, times().levels.back());
+}
+
+template <int dim, typename Number>
+void Multigrid<dim, Number>::full_multigrid_fp64(Vector<double>& x, const Vector<double>& b) const {
+  if constexpr (std::is_same_v<Number, double>) {
+    cycle_->full_multigrid(x, b);
+  } else {
+    TCFEM_ASSERT(fmg64_, "full_multigrid_fp64 below fp64 needs MultigridSettings::fmg_fp64_residuals");
+    fmg64_->run(x, b);
+  }
+}
+
+template <int dim, typename Number>
+void MultigridPreconditioner<dim, Number>::vmult(Vector<double>& z, const Vector<double>& r) const {
+  auto& times = mg_->times();
+  auto t0 = std::chrono::steady_clock::now();
+  const std::size_t n = r.size();
+  for (std::size_t i = 0; i < n; ++i) b_[i] = static_cast<Number>(r[i]);
+  x_.fill(Number(0));
+  auto t1 = std::chrono::steady_clock::now();
+  mg_->vcycle(x_, b_);
+  auto t2 = std::chrono::steady_clock::now();
+  for (std::size_t i = 0; i < n; ++i) z[i] = static_cast<double>(x_[i]);
+  auto t3 = std::chrono::steady_clock::now();
+  times.conversion += std::chrono::duration<double>((t1 - t0) + (t3 - t2)).count();
+  mg_->finest_post_smooth_fp64(z, r);
+}
+
+template class Multigrid<2, double>;
+template class Multigrid<3, double>;
+template class Multigrid<2, float>;
+template class Multigrid<3, float>;
+template class MultigridPreconditioner<2, double>;
+template class MultigridPreconditioner<3, double>;
+template class MultigridPreconditioner<2, float>;
+template class MultigridPreconditioner<3, float>;
+
+}  // namespace tcfem::multigrid

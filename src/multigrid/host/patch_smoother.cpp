@@ -1,0 +1,415 @@
+#include "multigrid/host/patch_smoother.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "core/error.h"
+#include "fe/lagrange.h"
+#include "solvers/blas_lapack.h"
+#include "multigrid/host/patch_sweeps.h"
+#include "tensor/contract.h"
+
+namespace tcfem::multigrid {
+
+namespace {
+constexpr int ipow(int n, int p) { return p == 0 ? 1 : n * ipow(n, p - 1); }
+
+std::vector<double> inner_block(const std::vector<double>& full, int n_full) {
+  const int n = n_full - 2;
+  std::vector<double> m(n * n);
+  for (int i = 0; i < n; ++i)
+    for (int j = 0; j < n; ++j) m[i * n + j] = full[(i + 1) * n_full + (j + 1)];
+  return m;
+}
+}  // namespace
+
+std::vector<double> PatchMatrices1D::inner_mass() const { return inner_block(mass, n_full); }
+std::vector<double> PatchMatrices1D::inner_stiffness() const { return inner_block(stiffness, n_full); }
+
+PatchMatrices1D patch_matrices_1d(int degree, double h, const fe::Quadrature1D& quadrature) {
+  const auto basis = fe::LagrangeBasis1D::gauss_lobatto(degree);
+  const auto m = fe::mass_matrix(basis, quadrature);
+  const auto l = fe::stiffness_matrix(basis, quadrature);
+  const int k = degree, nf = 2 * k + 1;
+  PatchMatrices1D p;
+  p.n_full = nf;
+  p.n_inner = nf - 2;
+  p.mass.assign(nf * nf, 0.0);
+  p.stiffness.assign(nf * nf, 0.0);
+  for (int cell = 0; cell < 2; ++cell)
+    for (int i = 0; i <= k; ++i)
+      for (int j = 0; j <= k; ++j) {
+        const int r = cell * k + i, c = cell * k + j;
+        p.mass[r * nf + c] += h * m(i, j);
+        p.stiffness[r * nf + c] += l(i, j) / h;
+      }
+  return p;
+}
+
+// ---- fast diagonalization -------------------------------------------------------------------
+
+namespace {
+template <int dim>
+std::array<std::vector<PatchPair1D>, dim> cg_inner_pairs(int degree, const std::array<double, dim>& h,
+                                                         const fe::Quadrature1D& quadrature) {
+  std::array<std::vector<PatchPair1D>, dim> pairs;
+  for (int d = 0; d < dim; ++d) {
+    const auto p = patch_matrices_1d(degree, h[d], quadrature);
+    pairs[d].push_back({p.inner_mass(), p.inner_stiffness()});
+  }
+  return pairs;
+}
+}  // namespace
+
+template <int dim, typename Number>
+PatchFastDiagonalization<dim, Number>::PatchFastDiagonalization(int degree, const std::array<double, dim>& h,
+                                                                const fe::Quadrature1D& quadrature) {
+  setup(cg_inner_pairs<dim>(degree, h, quadrature));
+}
+
+template <int dim, typename Number>
+PatchFastDiagonalization<dim, Number>::PatchFastDiagonalization(
+    const std::array<std::vector<PatchPair1D>, dim>& pairs) {
+  setup(pairs);
+}
+
+template <int dim, typename Number>
+void PatchFastDiagonalization<dim, Number>::setup(const std::array<std::vector<PatchPair1D>, dim>& pairs) {
+  TCFEM_ASSERT(!pairs[0].empty() && !pairs[0][0].mass.empty(), "fast diagonalization without 1D matrices");
+  n_ = static_cast<int>(std::lround(std::sqrt(double(pairs[0][0].mass.size()))));
+  const int n = n_;
+  for (int d = 0; d < dim; ++d) {
+    TCFEM_ASSERT(!pairs[d].empty(), "fast diagonalization: a direction without 1D matrices");
+    lambda_[d].resize(pairs[d].size());
+    vectors_[d].resize(pairs[d].size());
+    for (std::size_t v = 0; v < pairs[d].size(); ++v) {
+      const auto& p = pairs[d][v];
+      TCFEM_ASSERT(p.mass.size() == std::size_t(n * n) && p.stiffness.size() == std::size_t(n * n),
+                   "fast diagonalization: 1D matrices of different sizes");
+      std::vector<double> colmajor;
+      solvers::blas::generalized_eigenproblem(n, p.stiffness, p.mass, lambda_[d][v], colmajor);
+      auto& vec = vectors_[d][v];
+      vec.resize(n * n);
+      for (int i = 0; i < n; ++i)
+        for (int j = 0; j < n; ++j) vec[i * n + j] = static_cast<Number>(colmajor[i + n * j]);
+    }
+  }
+  // 1 / (lambda_0 + ... + lambda_{dim-1}) for every combination of variants
+  std::size_t n_combinations = 1;
+  for (int d = 0; d < dim; ++d) n_combinations *= lambda_[d].size();
+  const int total = ipow(n, dim);
+  inverse_diagonal_.resize(n_combinations);
+  for (std::size_t c = 0; c < n_combinations; ++c) {
+    Variants variant;
+    std::size_t rc = c;
+    for (int d = 0; d < dim; ++d) {
+      variant[d] = static_cast<int>(rc % lambda_[d].size());
+      rc /= lambda_[d].size();
+    }
+    auto& inv = inverse_diagonal_[c];
+    inv.resize(total);
+    for (int i = 0; i < total; ++i) {
+      int r = i;
+      double s = 0.0;
+      for (int d = 0; d < dim; ++d) {
+        s += lambda_[d][variant[d]][r % n];
+        r /= n;
+      }
+      inv[i] = static_cast<Number>(1.0 / s);
+    }
+  }
+}
+
+template <int dim, typename Number>
+std::size_t PatchFastDiagonalization<dim, Number>::combination(const Variants& variant) const {
+  std::size_t c = 0;
+  for (int d = dim - 1; d >= 0; --d) {
+    TCFEM_ASSERT(variant[d] >= 0 && std::size_t(variant[d]) < lambda_[d].size(), "patch variant out of range");
+    c = c * lambda_[d].size() + static_cast<std::size_t>(variant[d]);
+  }
+  return c;
+}
+
+template <int dim, typename Number>
+void PatchFastDiagonalization<dim, Number>::apply_inverse(Number* x, Number* tmp, const Variants& variant) const {
+  using tensor::apply_1d;
+  const int n = n_, total = ipow(n, dim);
+  const auto sizes = tensor::cube_sizes<dim>(n);
+  const Number* inverse_diagonal = inverse_diagonal_[combination(variant)].data();
+  Number* in = x;
+  Number* out = tmp;
+  for (int d = 0; d < dim; ++d) {  // V^T
+    apply_1d<true, false>(vectors_[d][variant[d]].data(), n, n, d, sizes, in, out);
+    std::swap(in, out);
+  }
+  for (int i = 0; i < total; ++i) in[i] *= inverse_diagonal[i];
+  for (int d = 0; d < dim; ++d) {  // V
+    apply_1d<false, false>(vectors_[d][variant[d]].data(), n, n, d, sizes, in, out);
+    std::swap(in, out);
+  }
+  if (in != x) std::copy(in, in + total, x);
+}
+
+// ---- the smoother ---------------------------------------------------------------------------
+
+namespace {
+template <int dim>
+std::array<double, dim> parameter_cell_size(const mesh::BoxMesh<dim>& mesh) {
+  std::array<double, dim> h;
+  const auto hs = mesh.cell_size();
+  for (int d = 0; d < dim; ++d) h[d] = hs[d];
+  return h;
+}
+}  // namespace
+
+template <int dim, typename Number>
+VertexPatchSmoother<dim, Number>::VertexPatchSmoother(const mesh::BoxMesh<dim>& mesh, const fe::DofLayout<dim>& dofs,
+                                                      const fe::Quadrature1D& quadrature, bool additive,
+                                                      PatchVariant variant, double relaxation,
+                                                      const LevelOperator<Vector<Number>>& op)
+    : dofs_(&dofs),
+      op_(&op),
+      additive_(additive),
+      variant_(variant),
+      relaxation_(relaxation),
+      k_(dofs.degree()),
+      n_full_(2 * dofs.degree() + 1),
+      n_inner_(2 * dofs.degree() - 1),
+      solver_(dofs.degree(), parameter_cell_size(mesh), quadrature) {
+  if (dofs.disc() != fe::Disc::cg)
+    throw InputError("--smoother patch: VertexPatchSmoother is the smoother of --disc cg; dg layouts take "
+                     "DgVertexPatchSmoother (multigrid/host/dg_patch_smoother.h)");
+  if (mesh.geometry() != mesh::GeometryKind::cartesian) variant_ = PatchVariant::global;
+  const auto& ext = dofs.lattice_extent();
+  long s = 1;
+  for (int d = 0; d < dim; ++d) {
+    stride_[d] = s;
+    s *= ext[d];
+  }
+  // patches of the interior vertices, by color
+  colors_.resize(1 << dim);
+  const auto& n = mesh.n_cells();
+  std::array<int, dim> v;
+  std::size_t n_vertices = 1;
+  for (int d = 0; d < dim; ++d) n_vertices *= static_cast<std::size_t>(std::max(0, n[d] - 1));
+  for (std::size_t i = 0; i < n_vertices; ++i) {
+    std::size_t r = i;
+    int color = 0;
+    for (int d = 0; d < dim; ++d) {
+      v[d] = 1 + static_cast<int>(r % (n[d] - 1));
+      r /= (n[d] - 1);
+      color |= (v[d] & 1) << d;
+    }
+    colors_[color].push_back(v);
+  }
+  const auto& mask = dofs.boundary_mask();
+  for (std::size_t i = 0; i < mask.size(); ++i)
+    if (mask[i]) constrained_.push_back(static_cast<index_t>(i));
+  // rectangular 1D matrices (inner rows, all columns) of the localized residual
+  const auto h = parameter_cell_size(mesh);
+  for (int d = 0; d < dim; ++d) {
+    const auto p = patch_matrices_1d(k_, h[d], quadrature);
+    mass_rect_[d].resize(n_inner_ * n_full_);
+    stiff_rect_[d].resize(n_inner_ * n_full_);
+    for (int i = 0; i < n_inner_; ++i)
+      for (int j = 0; j < n_full_; ++j) {
+        mass_rect_[d][i * n_full_ + j] = static_cast<Number>(p.mass[(i + 1) * n_full_ + j]);
+        stiff_rect_[d][i * n_full_ + j] = static_cast<Number>(p.stiffness[(i + 1) * n_full_ + j]);
+      }
+  }
+  const int nf = ipow(n_full_, dim);
+  for (auto* b : {&u_, &r_, &t0_, &t1_, &t2_, &t3_}) b->resize(nf);
+  if (variant_ == PatchVariant::global || additive_) residual_.resize(dofs.n_local());
+  if (additive_) correction_.resize(dofs.n_local());
+}
+
+template <int dim, typename Number>
+std::size_t VertexPatchSmoother<dim, Number>::n_patches() const {
+  std::size_t n = 0;
+  for (const auto& c : colors_) n += c.size();
+  return n;
+}
+
+template <int dim, typename Number>
+index_t VertexPatchSmoother<dim, Number>::first_node(const Patch& v) const {
+  std::array<long, dim> p;
+  for (int d = 0; d < dim; ++d) p[d] = static_cast<long>(v[d] - 1) * k_;
+  return dofs_->lattice_index(p);
+}
+
+template <int dim, typename Number>
+void VertexPatchSmoother<dim, Number>::patch_dof_indices(const Patch& v, std::vector<index_t>& idx) const {
+  const int n = n_full_;
+  idx.resize(ipow(n, dim));
+  const index_t base = first_node(v);
+  for (int i = 0; i < ipow(n, dim); ++i) {
+    int r = i;
+    index_t g = base;
+    for (int d = 0; d < dim; ++d) {
+      g += (r % n) * stride_[d];
+      r /= n;
+    }
+    idx[i] = g;
+  }
+}
+
+template <int dim, typename Number>
+void VertexPatchSmoother<dim, Number>::inner_dof_indices(const Patch& v, std::vector<index_t>& idx) const {
+  const int n = n_inner_;
+  idx.resize(ipow(n, dim));
+  index_t base = first_node(v);
+  for (int d = 0; d < dim; ++d) base += stride_[d];
+  for (int i = 0; i < ipow(n, dim); ++i) {
+    int r = i;
+    index_t g = base;
+    for (int d = 0; d < dim; ++d) {
+      g += (r % n) * stride_[d];
+      r /= n;
+    }
+    idx[i] = g;
+  }
+}
+
+template <int dim, typename Number>
+void VertexPatchSmoother<dim, Number>::gather_full(const Patch& v, const Vector<Number>& u, Number* out) const {
+  const int n = n_full_;
+  const index_t base = first_node(v);
+  const auto& mask = dofs_->boundary_mask();
+  bool touches_boundary = false;
+  for (int d = 0; d < dim; ++d) touches_boundary |= (v[d] == 1) || ((v[d] + 1) * k_ + 1 == dofs_->lattice_extent()[d]);
+  const Number* src = u.data();
+  if constexpr (dim == 2) {
+    for (int j = 0; j < n; ++j) {
+      const index_t row = base + j * stride_[1];
+      for (int i = 0; i < n; ++i) out[i + n * j] = src[row + i];
+      if (touches_boundary)
+        for (int i = 0; i < n; ++i)
+          if (mask[row + i]) out[i + n * j] = Number(0);
+    }
+  } else {
+    for (int l = 0; l < n; ++l)
+      for (int j = 0; j < n; ++j) {
+        const index_t row = base + j * stride_[1] + l * stride_[2];
+        Number* o = out + n * (j + n * l);
+        for (int i = 0; i < n; ++i) o[i] = src[row + i];
+        if (touches_boundary)
+          for (int i = 0; i < n; ++i)
+            if (mask[row + i]) o[i] = Number(0);
+      }
+  }
+}
+
+template <int dim, typename Number>
+void VertexPatchSmoother<dim, Number>::gather_inner(const Patch& v, const Vector<Number>& u, Number* out) const {
+  const int n = n_inner_;
+  index_t base = first_node(v);
+  for (int d = 0; d < dim; ++d) base += stride_[d];
+  const Number* src = u.data();
+  if constexpr (dim == 2) {
+    for (int j = 0; j < n; ++j) std::copy(src + base + j * stride_[1], src + base + j * stride_[1] + n, out + n * j);
+  } else {
+    for (int l = 0; l < n; ++l)
+      for (int j = 0; j < n; ++j) {
+        const index_t row = base + j * stride_[1] + l * stride_[2];
+        std::copy(src + row, src + row + n, out + n * (j + n * l));
+      }
+  }
+}
+
+template <int dim, typename Number>
+void VertexPatchSmoother<dim, Number>::add_inner(const Patch& v, Number scale, const Number* in,
+                                                 Vector<Number>& u) const {
+  const int n = n_inner_;
+  index_t base = first_node(v);
+  for (int d = 0; d < dim; ++d) base += stride_[d];
+  Number* dst = u.data();
+  if constexpr (dim == 2) {
+    for (int j = 0; j < n; ++j)
+      for (int i = 0; i < n; ++i) dst[base + j * stride_[1] + i] += scale * in[i + n * j];
+  } else {
+    for (int l = 0; l < n; ++l)
+      for (int j = 0; j < n; ++j) {
+        const index_t row = base + j * stride_[1] + l * stride_[2];
+        const Number* src = in + n * (j + n * l);
+        for (int i = 0; i < n; ++i) dst[row + i] += scale * src[i];
+      }
+  }
+}
+
+template <int dim, typename Number>
+void VertexPatchSmoother<dim, Number>::local_residual(const Patch& v, const Vector<Number>& u,
+                                                      const Vector<Number>& b, Number* r) const {
+  using tensor::apply_1d;
+  const int nf = n_full_, ni = n_inner_, n_out = ipow(ni, dim);
+  Number* uf = u_.data();
+  gather_full(v, u, uf);
+  Number* au = t3_.data();  // A_{I,F} u_F
+  if constexpr (dim == 2) {
+    // A = L_0 (x) M_1 + M_0 (x) L_1 (direction 0 fastest)
+    std::array<int, 3> s{nf, nf, 1};
+    apply_1d<false, false>(mass_rect_[1].data(), ni, nf, 1, s, uf, t0_.data());   // M_1 u
+    apply_1d<false, false>(stiff_rect_[1].data(), ni, nf, 1, s, uf, t1_.data());  // L_1 u
+    s[1] = ni;
+    apply_1d<false, false>(stiff_rect_[0].data(), ni, nf, 0, s, t0_.data(), au);
+    apply_1d<false, true>(mass_rect_[0].data(), ni, nf, 0, s, t1_.data(), au);
+  } else {
+    std::array<int, 3> s{nf, nf, nf};
+    apply_1d<false, false>(mass_rect_[2].data(), ni, nf, 2, s, uf, t0_.data());   // zM
+    apply_1d<false, false>(stiff_rect_[2].data(), ni, nf, 2, s, uf, t1_.data());  // zL
+    s[2] = ni;
+    Number* t = t2_.data();
+    Number* sm = uf;  // u_F is no longer needed
+    apply_1d<false, false>(mass_rect_[1].data(), ni, nf, 1, s, t0_.data(), t);    // M_1 M_2 u
+    apply_1d<false, false>(stiff_rect_[1].data(), ni, nf, 1, s, t0_.data(), sm);  // L_1 M_2 u
+    apply_1d<false, true>(mass_rect_[1].data(), ni, nf, 1, s, t1_.data(), sm);    // + M_1 L_2 u
+    s[1] = ni;
+    apply_1d<false, false>(stiff_rect_[0].data(), ni, nf, 0, s, t, au);
+    apply_1d<false, true>(mass_rect_[0].data(), ni, nf, 0, s, sm, au);
+  }
+  gather_inner(v, b, r);
+  for (int i = 0; i < n_out; ++i) r[i] -= au[i];
+}
+
+template <int dim, typename Number>
+void VertexPatchSmoother<dim, Number>::local_solve(Number* r) const {
+  solver_.apply_inverse(r, t0_.data());
+}
+
+template <int dim, typename Number>
+void VertexPatchSmoother<dim, Number>::set_constrained(Vector<Number>& x, const Vector<Number>& b) const {
+  for (const index_t i : constrained_) x[i] = b[i];
+}
+
+template <int dim, typename Number>
+auto VertexPatchSmoother<dim, Number>::sweep_ops() const {
+  struct Ops {
+    const VertexPatchSmoother* s;
+    void residual(const Patch& v, const Vector<Number>& x, const Vector<Number>& b, Number* r) const {
+      s->local_residual(v, x, b, r);
+    }
+    void solve([[maybe_unused]] const Patch& v, Number* r) const { s->local_solve(r); }
+    void gather(const Patch& v, const Vector<Number>& u, Number* r) const { s->gather_inner(v, u, r); }
+    void add(const Patch& v, Number a, const Number* r, Vector<Number>& u) const { s->add_inner(v, a, r, u); }
+  };
+  return Ops{this};
+}
+
+template <int dim, typename Number>
+void VertexPatchSmoother<dim, Number>::smooth(Vector<Number>& x, const Vector<Number>& b, SweepOrder order) const {
+  TCFEM_ASSERT(x.size() == dofs_->n_local() && b.size() == dofs_->n_local(), "smoother vector sizes");
+  const PatchSweepWork<Number> work{residual_, correction_, r_, buffer_};
+  const Number omega = static_cast<Number>(relaxation_);
+  schwarz_step(additive_, variant_, colors_, std::size_t(ipow(n_inner_, dim)), omega, *op_, x, b, order, work, sweep_ops());
+  set_constrained(x, b);
+}
+
+template class PatchFastDiagonalization<2, double>;
+template class PatchFastDiagonalization<3, double>;
+template class PatchFastDiagonalization<2, float>;
+template class PatchFastDiagonalization<3, float>;
+template class VertexPatchSmoother<2, double>;
+template class VertexPatchSmoother<3, double>;
+template class VertexPatchSmoother<2, float>;
+template class VertexPatchSmoother<3, float>;
+
+}  // namespace tcfem::multigrid

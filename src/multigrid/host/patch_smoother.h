@@ -1,0 +1,154 @@
+#pragma once
+// Vertex-patch Schwarz smoothers for continuous Q_k (seed 004, Section 2.2 and Algorithm 3).
+//
+// Patches: the 2^dim cells around each interior vertex v of the level mesh. The patch space is
+// spanned by the basis functions of the nodes strictly inside the patch ((2k-1)^dim nodes: the
+// usual vertex-patch space of Kanschat et al.); none of them lies on the domain boundary. The
+// patch matrix A_j (rows and columns of those nodes) on a Cartesian mesh is
+//   A_j = sum_d M_{dim-1} (x) ... (x) L_d (x) ... (x) M_0,
+// with the 1D mass M_d (h_d) and stiffness L_d (1/h_d) of the two cells along d restricted to the
+// 2k-1 inner nodes (integrated with the level operator's 1D rule, so that the Kronecker form is the
+// operator's patch matrix on Cartesian cells, also for Gauss-Lobatto quadrature), and is inverted by fast diagonalization (Lynch, Rice, Thomas): the 1D
+// generalized eigenproblems L_d v = lambda M_d v (LAPACK dsygv, once per level) give
+// V_d^T M_d V_d = I and V_d^T L_d V_d = Lambda_d, so
+//   A_j^{-1} = (V (x) ... (x) V) (sum_d I (x) .. Lambda_d .. (x) I)^{-1} (V (x) ... (x) V)^T.
+// The localized residual r_j = b_j - A_{j,F} u_F needs only the (2k+1)^dim nodes of the patch
+// (interior and boundary): the rectangular 1D matrices (rows of the inner nodes, columns of all
+// nodes) in the same Kronecker sum (seed 004, Eq. 8).
+//
+// Multiplicative smoother: the patches are split into 2^dim colors by the parity of the vertex
+// coordinates; patches of one color are more than one patch apart, so no patch's update changes
+// another's residual, and the colors are processed in sequence (forward in pre-smoothing,
+// backward in post-smoothing: the V-cycle is then symmetric). No damping (relaxation 1).
+// Additive smoother: x += omega sum_j R_j^T A_j^{-1} R_j (b - A x).
+//
+// Curved (deformed) meshes: the local solver is the inverse of the closest Cartesian patch, the
+// patch of the undeformed parameter grid with the same cells (h = 1 / n_cells per direction) and
+// the same quadrature, and the residual is that of the true level operator (PatchVariant::global).
+// Dirichlet constraints: constrained nodes enter local residuals as zeros (their columns are zero
+// in the constrained operator); after a step they hold b (their rows are the identity).
+#include <array>
+#include <vector>
+
+#include "core/vector.h"
+#include "fe/dof_layout.h"
+#include "fe/quadrature.h"
+#include "mesh/box_mesh.h"
+#include "multigrid/interfaces.h"
+#include "multigrid/multigrid_config.h"
+
+namespace tcfem::multigrid {
+
+/// The 1D matrices of a vertex patch along one direction: two cells of size h, 2k+1 nodes, each
+/// cell's mass and stiffness integrated with `quadrature` on [0,1].
+struct PatchMatrices1D {
+  int n_full = 0, n_inner = 0;
+  std::vector<double> mass, stiffness;  ///< n_full x n_full, row-major
+  /// n_inner x n_inner: the rows and columns of the inner nodes 1..2k-1
+  std::vector<double> inner_mass() const;
+  std::vector<double> inner_stiffness() const;
+};
+PatchMatrices1D patch_matrices_1d(int degree, double h, const fe::Quadrature1D& quadrature);
+
+/// A pair of symmetric n x n 1D matrices (row-major) of one direction of a patch: mass M_d and
+/// stiffness L_d of A = sum_d M_{dim-1} (x) .. (x) L_d (x) .. (x) M_0.
+struct PatchPair1D {
+  std::vector<double> mass, stiffness;
+};
+
+/// Fast diagonalization of a patch matrix that is a Kronecker sum
+///   A = sum_d M_{dim-1} (x) ... (x) L_d (x) ... (x) M_0
+/// of n x n 1D matrices: the 1D generalized eigenproblems L_d v = lambda M_d v (LAPACK dsygv, once
+/// at setup) give V_d^T M_d V_d = I, V_d^T L_d V_d = Lambda_d and
+///   A^{-1} = (V_{dim-1} (x) .. (x) V_0) (sum_d I (x) .. Lambda_d .. (x) I)^{-1} (V_{dim-1} (x) .. (x) V_0)^T.
+/// A direction may hold several variants of its 1D pair (the dg patches, whose 1D SIPG matrix
+/// depends on whether an end of the patch lies on the domain boundary); a patch picks one variant
+/// per direction, and the inverse eigenvalue sums of every combination are stored.
+template <int dim, typename Number>
+class PatchFastDiagonalization {
+ public:
+  using Variants = std::array<int, dim>;
+  /// The cg vertex patch: the inner (2k-1)^dim nodes, 1D matrices of patch_matrices_1d (one variant).
+  PatchFastDiagonalization(int degree, const std::array<double, dim>& h, const fe::Quadrature1D& quadrature);
+  /// pairs[d][v]: the 1D matrices of variant v along direction d, all n x n with one n.
+  explicit PatchFastDiagonalization(const std::array<std::vector<PatchPair1D>, dim>& pairs);
+  /// x = A^{-1} x in place for the variant 0 of every direction; x has n^dim entries,
+  /// lexicographic; tmp as many.
+  void apply_inverse(Number* x, Number* tmp) const { apply_inverse(x, tmp, Variants{}); }
+  /// x = A^{-1} x in place with variant[d] along direction d.
+  void apply_inverse(Number* x, Number* tmp, const Variants& variant) const;
+  /// Size n of the 1D matrices (2k-1 for the cg patch).
+  int n_inner() const { return n_; }
+  int n_variants(int d) const { return static_cast<int>(lambda_[d].size()); }
+  const std::vector<double>& eigenvalues(int d, int variant = 0) const { return lambda_[d][variant]; }
+  /// Row-major n x n; column j is the eigenvector of eigenvalue j (M-orthonormal).
+  const std::vector<Number>& eigenvectors(int d, int variant = 0) const { return vectors_[d][variant]; }
+  /// 1 / (lambda_0 + ... + lambda_{dim-1}) as a lexicographic tensor of n^dim entries.
+  const std::vector<Number>& inverse_diagonal(const Variants& variant = Variants{}) const {
+    return inverse_diagonal_[combination(variant)];
+  }
+
+ private:
+  void setup(const std::array<std::vector<PatchPair1D>, dim>& pairs);
+  std::size_t combination(const Variants& variant) const;
+
+  int n_ = 0;
+  std::array<std::vector<std::vector<double>>, dim> lambda_;   // [d][variant]
+  std::array<std::vector<std::vector<Number>>, dim> vectors_;  // [d][variant], row-major n x n
+  std::vector<std::vector<Number>> inverse_diagonal_;          // [combination], tensor of n^dim
+};
+
+template <int dim, typename Number>
+class VertexPatchSmoother final : public Smoother<Vector<Number>> {
+ public:
+  using Patch = std::array<int, dim>;  ///< the patch's vertex (global vertex coordinates)
+
+  /// `quadrature`: the 1D rule of the level operator's cell integrals (Gauss k+1, exact, for the
+  /// Kronecker path; k+2 Gauss or k+1 Gauss-Lobatto for the general path), with which the 1D
+  /// patch matrices are integrated. `op` is the level operator (used by PatchVariant::global and
+  /// the additive smoother). Throws InputError for dg layouts (their smoother is
+  /// DgVertexPatchSmoother, multigrid/host/dg_patch_smoother.h).
+  VertexPatchSmoother(const mesh::BoxMesh<dim>& mesh, const fe::DofLayout<dim>& dofs,
+                      const fe::Quadrature1D& quadrature, bool additive, PatchVariant variant, double relaxation,
+                      const LevelOperator<Vector<Number>>& op);
+
+  void smooth(Vector<Number>& x, const Vector<Number>& b, SweepOrder order) const override;
+
+  bool additive() const { return additive_; }
+  PatchVariant variant() const { return variant_; }
+  double relaxation() const { return relaxation_; }
+  /// Patches by color (2^dim colors, vertex parity; color c has bit d set for odd v_d).
+  const std::vector<std::vector<Patch>>& colors() const { return colors_; }
+  std::size_t n_patches() const;
+  /// Local indices of the (2k-1)^dim inner nodes / all (2k+1)^dim nodes of a patch, lexicographic.
+  void inner_dof_indices(const Patch& v, std::vector<index_t>& idx) const;
+  void patch_dof_indices(const Patch& v, std::vector<index_t>& idx) const;
+  /// r = A_j^{-1} r for a patch vector of (2k-1)^dim entries.
+  void local_solve(Number* r) const;
+  /// r_I = b_I - A_{I,F} u_F of one patch from the global vectors (constrained u entries as 0).
+  void local_residual(const Patch& v, const Vector<Number>& u, const Vector<Number>& b, Number* r) const;
+
+ private:
+  index_t first_node(const Patch& v) const;  // lattice index of the patch's lowest node
+  void gather_full(const Patch& v, const Vector<Number>& u, Number* out) const;
+  void gather_inner(const Patch& v, const Vector<Number>& u, Number* out) const;
+  void add_inner(const Patch& v, Number scale, const Number* in, Vector<Number>& u) const;
+  void set_constrained(Vector<Number>& x, const Vector<Number>& b) const;
+  auto sweep_ops() const;  // the patch operations of the sweeps of patch_sweeps.h
+
+  const fe::DofLayout<dim>* dofs_;
+  const LevelOperator<Vector<Number>>* op_;
+  bool additive_;
+  PatchVariant variant_;
+  double relaxation_;
+  int k_, n_full_, n_inner_;
+  std::array<long, dim> stride_{};
+  std::vector<std::vector<Patch>> colors_;
+  std::vector<index_t> constrained_;
+  PatchFastDiagonalization<dim, Number> solver_;
+  std::array<std::vector<Number>, dim> mass_rect_, stiff_rect_;  // n_inner x n_full
+  mutable std::vector<Number> u_, r_, t0_, t1_, t2_, t3_, buffer_;
+  mutable Vector<Number> residual_, correction_;
+};
+
+}  // namespace tcfem::multigrid

@@ -1,0 +1,211 @@
+#include "multigrid/host/transfer.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "core/error.h"
+#include "fe/lagrange.h"
+#include "tensor/contract.h"
+
+namespace tcfem::multigrid {
+
+namespace {
+constexpr int ipow(int n, int p) { return p == 0 ? 1 : n * ipow(n, p - 1); }
+}  // namespace
+
+std::vector<double> prolongation_matrix_1d(int degree) {
+  const auto basis = fe::LagrangeBasis1D::gauss_lobatto(degree);
+  const int k = degree, nf = 2 * k + 1, nc = k + 1;
+  std::vector<double> p(nf * nc);
+  for (int j = 0; j < nf; ++j) {
+    const double y = j <= k ? 0.5 * basis.nodes()[j] : 0.5 * (1.0 + basis.nodes()[j - k]);
+    for (int i = 0; i < nc; ++i) p[j * nc + i] = basis.value(i, y);
+    // fine nodes that are coarse nodes (the cell ends; the midpoint for even k): exact unit rows
+    for (int i = 0; i < nc; ++i)
+      if (std::abs(y - basis.nodes()[i]) < 1e-14)
+        for (int l = 0; l < nc; ++l) p[j * nc + l] = l == i ? 1.0 : 0.0;
+  }
+  return p;
+}
+
+template <int dim, typename Number>
+MatrixFreeTransfer<dim, Number>::MatrixFreeTransfer(const mesh::BoxMesh<dim>& coarse_mesh,
+                                                    const fe::DofLayout<dim>& coarse_dofs,
+                                                    const mesh::BoxMesh<dim>& fine_mesh,
+                                                    const fe::DofLayout<dim>& fine_dofs)
+    : coarse_mesh_(&coarse_mesh), coarse_dofs_(&coarse_dofs), fine_dofs_(&fine_dofs), k_(coarse_dofs.degree()) {
+  if (coarse_dofs.disc() != fine_dofs.disc() || coarse_dofs.degree() != fine_dofs.degree())
+    throw InputError("transfer between levels of different spaces");
+  for (int d = 0; d < dim; ++d)
+    if (fine_mesh.n_cells()[d] != 2 * coarse_mesh.n_cells()[d])
+      throw InputError("transfer needs the fine mesh to be the uniform refinement of the coarse one");
+  const auto p = prolongation_matrix_1d(k_);
+  p_.assign(p.begin(), p.end());
+  const int nf = ipow(2 * k_ + 1, dim);
+  a_.resize(nf);
+  b_.resize(nf);
+  idx_c_.resize(ipow(k_ + 1, dim));
+  idx_f_.resize(nf);
+}
+
+template <int dim, typename Number>
+void MatrixFreeTransfer<dim, Number>::fine_patch_indices(const std::array<int, dim>& c, index_t* idx) const {
+  const int n = 2 * k_ + 1;
+  std::array<long, dim> p0;
+  for (int d = 0; d < dim; ++d) p0[d] = 2L * c[d] * k_;
+  const index_t base = fine_dofs_->lattice_index(p0);
+  const auto& ext = fine_dofs_->lattice_extent();
+  if constexpr (dim == 2) {
+    for (int j = 0; j < n; ++j)
+      for (int i = 0; i < n; ++i) idx[i + n * j] = base + i + ext[0] * j;
+  } else {
+    for (int l = 0; l < n; ++l)
+      for (int j = 0; j < n; ++j)
+        for (int i = 0; i < n; ++i) idx[i + n * (j + n * l)] = base + i + ext[0] * (j + ext[1] * l);
+  }
+}
+
+template <int dim, typename Number>
+void MatrixFreeTransfer<dim, Number>::prolongate(Vector<Number>& fine, const Vector<Number>& coarse) const {
+  TCFEM_ASSERT(fine.size() == fine_dofs_->n_local() && coarse.size() == coarse_dofs_->n_local(),
+               "transfer vector sizes");
+  if (coarse_dofs_->disc() == fe::Disc::cg)
+    prolongate_cg(fine, coarse);
+  else
+    prolongate_dg(fine, coarse);
+}
+
+template <int dim, typename Number>
+void MatrixFreeTransfer<dim, Number>::restrict_to_coarse(Vector<Number>& coarse, const Vector<Number>& fine) const {
+  TCFEM_ASSERT(fine.size() == fine_dofs_->n_local() && coarse.size() == coarse_dofs_->n_local(),
+               "transfer vector sizes");
+  if (coarse_dofs_->disc() == fe::Disc::cg)
+    restrict_cg(coarse, fine);
+  else
+    restrict_dg(coarse, fine);
+}
+
+template <int dim, typename Number>
+void MatrixFreeTransfer<dim, Number>::prolongate_cg(Vector<Number>& fine, const Vector<Number>& coarse) const {
+  using tensor::apply_1d;
+  const int nc = k_ + 1, nf = 2 * k_ + 1, n_coarse = ipow(nc, dim), n_fine = ipow(nf, dim);
+  const auto& cmask = coarse_dofs_->boundary_mask();
+  const auto& fmask = fine_dofs_->boundary_mask();
+  for (std::size_t cell = 0; cell < coarse_mesh_->n_owned_cells(); ++cell) {
+    const auto c = coarse_mesh_->cell_index(cell);
+    coarse_dofs_->cell_dof_indices(c, idx_c_.data());
+    for (int i = 0; i < n_coarse; ++i) a_[i] = cmask[idx_c_[i]] ? Number(0) : coarse[idx_c_[i]];
+    std::array<int, 3> sizes = tensor::cube_sizes<dim>(nc);
+    Number* in = a_.data();
+    Number* out = b_.data();
+    for (int d = 0; d < dim; ++d) {
+      apply_1d<false, false>(p_.data(), nf, nc, d, sizes, in, out);
+      sizes[d] = nf;
+      std::swap(in, out);
+    }
+    fine_patch_indices(c, idx_f_.data());
+    for (int i = 0; i < n_fine; ++i) fine[idx_f_[i]] = fmask[idx_f_[i]] ? Number(0) : in[i];
+  }
+}
+
+template <int dim, typename Number>
+void MatrixFreeTransfer<dim, Number>::restrict_cg(Vector<Number>& coarse, const Vector<Number>& fine) const {
+  using tensor::apply_1d;
+  const int nc = k_ + 1, nf = 2 * k_ + 1, n_coarse = ipow(nc, dim);
+  const auto& cmask = coarse_dofs_->boundary_mask();
+  const auto& fmask = fine_dofs_->boundary_mask();
+  coarse.fill(Number(0));
+  const auto& n_cells = coarse_mesh_->n_cells();
+  for (std::size_t cell = 0; cell < coarse_mesh_->n_owned_cells(); ++cell) {
+    const auto c = coarse_mesh_->cell_index(cell);
+    fine_patch_indices(c, idx_f_.data());
+    // weights 1/2 at cell ends shared with a neighbour, per direction
+    std::array<std::array<Number, 2>, dim> w_end;
+    for (int d = 0; d < dim; ++d) {
+      w_end[d][0] = c[d] > 0 ? Number(0.5) : Number(1);
+      w_end[d][1] = c[d] < n_cells[d] - 1 ? Number(0.5) : Number(1);
+    }
+    const int n_fine = ipow(nf, dim);
+    for (int i = 0; i < n_fine; ++i) {
+      const index_t g = idx_f_[i];
+      Number w = fmask[g] ? Number(0) : Number(1);
+      int r = i;
+      for (int d = 0; d < dim; ++d) {
+        const int j = r % nf;
+        r /= nf;
+        if (j == 0) w *= w_end[d][0];
+        if (j == nf - 1) w *= w_end[d][1];
+      }
+      a_[i] = w * fine[g];
+    }
+    std::array<int, 3> sizes = tensor::cube_sizes<dim>(nf);
+    Number* in = a_.data();
+    Number* out = b_.data();
+    for (int d = 0; d < dim; ++d) {
+      apply_1d<true, false>(p_.data(), nf, nc, d, sizes, in, out);
+      sizes[d] = nc;
+      std::swap(in, out);
+    }
+    coarse_dofs_->cell_dof_indices(c, idx_c_.data());
+    for (int i = 0; i < n_coarse; ++i) coarse[idx_c_[i]] += in[i];
+  }
+  for (std::size_t i = 0; i < coarse.size(); ++i)
+    if (cmask[i]) coarse[i] = Number(0);
+}
+
+template <int dim, typename Number>
+void MatrixFreeTransfer<dim, Number>::prolongate_dg(Vector<Number>& fine, const Vector<Number>& coarse) const {
+  using tensor::apply_1d;
+  const int nc = k_ + 1, n = ipow(nc, dim);
+  const auto sizes = tensor::cube_sizes<dim>(nc);
+  for (std::size_t cell = 0; cell < coarse_mesh_->n_owned_cells(); ++cell) {
+    const auto c = coarse_mesh_->cell_index(cell);
+    coarse_dofs_->cell_dof_indices(c, idx_c_.data());
+    for (int child = 0; child < (1 << dim); ++child) {
+      std::array<int, dim> cf;
+      const Number* in = coarse.data() + idx_c_[0];  // dg cells are contiguous
+      Number* bufs[2] = {a_.data(), b_.data()};
+      for (int d = 0; d < dim; ++d) {
+        const int s = (child >> d) & 1;
+        cf[d] = 2 * c[d] + s;
+        apply_1d<false, false>(p_.data() + s * k_ * nc, nc, nc, d, sizes, in, bufs[d % 2]);
+        in = bufs[d % 2];
+      }
+      fine_dofs_->cell_dof_indices(cf, idx_f_.data());
+      std::copy(in, in + n, fine.data() + idx_f_[0]);
+    }
+  }
+}
+
+template <int dim, typename Number>
+void MatrixFreeTransfer<dim, Number>::restrict_dg(Vector<Number>& coarse, const Vector<Number>& fine) const {
+  using tensor::apply_1d;
+  const int nc = k_ + 1, n = ipow(nc, dim);
+  const auto sizes = tensor::cube_sizes<dim>(nc);
+  for (std::size_t cell = 0; cell < coarse_mesh_->n_owned_cells(); ++cell) {
+    const auto c = coarse_mesh_->cell_index(cell);
+    coarse_dofs_->cell_dof_indices(c, idx_c_.data());
+    Number* dst = coarse.data() + idx_c_[0];
+    std::fill(dst, dst + n, Number(0));
+    for (int child = 0; child < (1 << dim); ++child) {
+      std::array<int, dim> cf;
+      for (int d = 0; d < dim; ++d) cf[d] = 2 * c[d] + ((child >> d) & 1);
+      fine_dofs_->cell_dof_indices(cf, idx_f_.data());
+      const Number* in = fine.data() + idx_f_[0];
+      Number* bufs[2] = {a_.data(), b_.data()};
+      for (int d = 0; d < dim; ++d) {
+        const int s = (child >> d) & 1;
+        apply_1d<true, false>(p_.data() + s * k_ * nc, nc, nc, d, sizes, in, bufs[d % 2]);
+        in = bufs[d % 2];
+      }
+      for (int i = 0; i < n; ++i) dst[i] += in[i];
+    }
+  }
+}
+
+template class MatrixFreeTransfer<2, double>;
+template class MatrixFreeTransfer<3, double>;
+template class MatrixFreeTransfer<2, float>;
+template class MatrixFreeTransfer<3, float>;
+
+}  // namespace tcfem::multigrid

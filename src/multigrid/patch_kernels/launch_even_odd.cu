@@ -1,0 +1,13 @@
+// Instantiations of the vertex-patch smoother kernels with Contraction::even_odd (see multigrid/patch_kernels/launch.h).
+#include "multigrid/patch_kernels/launch.cuh"
+
+namespace tcfem::multigrid::patch_kernels {
+template PatchLauncher<double> patch_launcher<2, double, Contraction::even_odd>(int, KernelKind);
+template PatchLauncher<double> patch_launcher<3, double, Contraction::even_odd>(int, KernelKind);
+template PatchLauncher<float> patch_launcher<2, float, Contraction::even_odd>(int, KernelKind);
+template PatchLauncher<float> patch_launcher<3, float, Contraction::even_odd>(int, KernelKind);
+template PatchKernelInfo patch_kernel_info<2, double, Contraction::even_odd>(int, KernelKind);
+template PatchKernelInfo patch_kernel_info<3, double, Contraction::even_odd>(int, KernelKind);
+template PatchKernelInfo patch_kernel_info<2, float, Contraction::even_odd>(int, KernelKind);
+template PatchKernelInfo patch_kernel_info<3, float, Contraction::even_odd>(int, KernelKind);
+}  // namespace tcfem::multigrid::patch_kernels

@@ -1,0 +1,150 @@
+#pragma once
+// Host setup of the vertex-patch smoother kernels, shared by DevicePatchSmoother and the CPU tests
+// of the block program: the 1D matrices (the kernel parameter PatchMatrices) and the inverse
+// eigenvalue sums, built exactly as VertexPatchSmoother builds them, and the launch parameters of
+// the 2^dim colors.
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include "fe/dof_layout.h"
+#include "fe/quadrature.h"
+#include "mesh/box_mesh.h"
+#include "multigrid/patch_kernels/block.h"
+#include "multigrid/host/patch_smoother.h"
+#include "core/error.h"
+
+namespace tcfem::multigrid::patch_kernels {
+
+/// Per direction d at d (2 ni nf + ni ni): M_d, L_d (inner rows, all columns; ni x nf) and the
+/// eigenvectors V_d (ni x ni) of the patch of the level's cell sizes; `inverse_diagonal` gets
+/// 1 / (lambda_0 + ...), lexicographic.
+template <int dim, typename Number>
+std::vector<Number> patch_kernel_matrices(const mesh::BoxMesh<dim>& mesh, int k, const fe::Quadrature1D& quadrature,
+                                          std::vector<Number>& inverse_diagonal) {
+  const int nf = 2 * k + 1, ni = 2 * k - 1, ms = 2 * ni * nf + ni * ni;
+  std::array<double, dim> h;
+  for (int d = 0; d < dim; ++d) h[d] = mesh.cell_size()[d];
+  const PatchFastDiagonalization<dim, Number> fd(k, h, quadrature);
+  std::vector<Number> mats(dim * ms);
+  for (int d = 0; d < dim; ++d) {
+    const auto p = patch_matrices_1d(k, h[d], quadrature);
+    Number* m = mats.data() + d * ms;
+    for (int i = 0; i < ni; ++i)
+      for (int j = 0; j < nf; ++j) {
+        m[i * nf + j] = static_cast<Number>(p.mass[(i + 1) * nf + j]);
+        m[ni * nf + i * nf + j] = static_cast<Number>(p.stiffness[(i + 1) * nf + j]);
+      }
+    const auto& v = fd.eigenvectors(d);
+    std::copy(v.begin(), v.end(), m + 2 * ni * nf);
+  }
+  inverse_diagonal = fd.inverse_diagonal();
+  return mats;
+}
+
+/// The matrices of patch_kernel_matrices in the form of Contraction::even_odd (multigrid/patch_kernels/block.h):
+/// per direction M_d, L_d as P (P_ij = (A_ij + A_i,nf-1-j) / 2, j < k; column k: A_ik; rows 0 .. k-1)
+/// followed by Q ((A_ij - A_i,nf-1-j) / 2, rows 0 .. k-2, columns 0 .. k-1), and V_d with its
+/// symmetric eigenvectors first, then the antisymmetric ones, rows 0 .. k-1 only; the inverse
+/// eigenvalue sums permuted alike. Throws Error when a matrix is not centrosymmetric or an
+/// eigenvector neither symmetric nor antisymmetric (to 1000 eps(Number), relative).
+template <int dim, typename Number>
+std::vector<Number> patch_even_odd_matrices(int k, const std::vector<Number>& dense,
+                                            std::vector<Number>& inverse_diagonal) {
+  const int nf = 2 * k + 1, ni = 2 * k - 1, ms = 2 * ni * nf + ni * ni;
+  const int ho = ni / 2, hi = nf / 2, h = ni / 2;
+  const double tol = 1000.0 * double(std::numeric_limits<Number>::epsilon());
+  std::vector<Number> out(dense.size(), Number(0));
+  std::array<std::vector<int>, dim> perm;
+  for (int d = 0; d < dim; ++d) {
+    const Number* m = dense.data() + d * ms;
+    Number* o = out.data() + d * ms;
+    for (int which = 0; which < 2; ++which) {  // M, L
+      const Number* A = m + which * ni * nf;
+      Number* P = o + which * ni * nf;
+      Number* Q = P + (ho + 1) * (hi + 1);
+      double scale = 0.0, asym = 0.0;
+      for (int i = 0; i < ni; ++i)
+        for (int j = 0; j < nf; ++j) {
+          scale = std::max(scale, std::abs(double(A[i * nf + j])));
+          asym = std::max(asym, std::abs(double(A[i * nf + j]) - double(A[(ni - 1 - i) * nf + nf - 1 - j])));
+        }
+      if (asym > tol * scale) throw Error("even-odd patch kernels: the 1D patch matrices are not centrosymmetric");
+      for (int i = 0; i <= ho; ++i) {
+        for (int j = 0; j < hi; ++j) P[i * (hi + 1) + j] = (A[i * nf + j] + A[i * nf + nf - 1 - j]) / Number(2);
+        P[i * (hi + 1) + hi] = A[i * nf + hi];
+      }
+      for (int i = 0; i < ho; ++i)
+        for (int j = 0; j < hi; ++j) Q[i * hi + j] = (A[i * nf + j] - A[i * nf + nf - 1 - j]) / Number(2);
+    }
+    const Number* V = m + 2 * ni * nf;
+    std::vector<int> sym, anti;
+    for (int c = 0; c < ni; ++c) {
+      double scale = 0.0, ds = 0.0, da = 0.0;
+      for (int i = 0; i < ni; ++i) {
+        const double a = V[i * ni + c], b = V[(ni - 1 - i) * ni + c];
+        scale = std::max(scale, std::abs(a));
+        ds = std::max(ds, std::abs(a - b));
+        da = std::max(da, std::abs(a + b));
+      }
+      if (ds <= tol * scale)
+        sym.push_back(c);
+      else if (da <= tol * scale)
+        anti.push_back(c);
+      else
+        throw Error("even-odd patch kernels: an eigenvector is neither symmetric nor antisymmetric");
+    }
+    if (int(sym.size()) != h + 1) throw Error("even-odd patch kernels: unexpected eigenvector symmetry");
+    perm[d] = sym;
+    perm[d].insert(perm[d].end(), anti.begin(), anti.end());
+    Number* W = o + 2 * ni * nf;
+    for (int i = 0; i <= h; ++i)
+      for (int c = 0; c < ni; ++c) W[i * ni + c] = V[i * ni + perm[d][c]];
+  }
+  const std::vector<Number> old = inverse_diagonal;
+  int total = 1;
+  for (int d = 0; d < dim; ++d) total *= ni;
+  for (int n = 0; n < total; ++n) {
+    int r = n, src = 0, s = 1;
+    for (int d = 0; d < dim; ++d) {
+      src += perm[d][r % ni] * s;
+      r /= ni;
+      s *= ni;
+    }
+    inverse_diagonal[n] = old[src];
+  }
+  return out;
+}
+
+/// Launch parameters of the colors c = 0 .. 2^dim - 1 (bit d of c: odd vertex coordinate along d,
+/// as VertexPatchSmoother::colors()); vector and matrix pointers are left to the caller.
+template <int dim, typename Number>
+std::vector<PatchKernelParams<Number>> patch_kernel_colors(const mesh::BoxMesh<dim>& mesh,
+                                                           const fe::DofLayout<dim>& dofs) {
+  const auto& ext = dofs.lattice_extent();
+  const auto& nc = mesh.n_cells();
+  std::vector<PatchKernelParams<Number>> colors(1 << dim);
+  for (int c = 0; c < (1 << dim); ++c) {
+    auto& p = colors[c];
+    long long s = 1;
+    p.n_patches = 1;
+    for (int d = 0; d < dim; ++d) {
+      p.stride[d] = s;
+      p.extent[d] = ext[d];
+      s *= ext[d];
+      p.parity[d] = (c >> d) & 1;
+      p.count[d] = p.parity[d] ? nc[d] / 2 : (nc[d] - 1) / 2;  // odd / even v in [1, n_d - 1]
+      p.n_patches *= p.count[d];
+    }
+    // node offsets within a patch box are 32-bit in the kernels (multigrid/patch_kernels/block.h: box_offset)
+    long long reach = 0;
+    for (int d = 0; d < dim; ++d) reach += 2LL * dofs.degree() * p.stride[d];
+    if (reach > 2147483647LL)
+      throw InputError("--cells: the device patch smoother needs (2k + 1) lattice planes of the box to hold fewer than 2^31 nodes");
+  }
+  return colors;
+}
+
+}  // namespace tcfem::multigrid::patch_kernels

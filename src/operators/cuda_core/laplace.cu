@@ -1,0 +1,377 @@
+// The cuda-core kernel family (registered in operators/device/registry.cu): degree-templated sum
+// factorization on CUDA cores for the Cartesian Laplacian,
+//   cg: tile-streaming kernels (operators/cuda_core/blocks.h), 3D and 2D, fp64 and fp32, degrees 1..8;
+//   dg: cell-centric SIPG kernels (operators/cuda_core/dg_blocks.h), 3D and 2D, fp64 and fp32, degrees 1..8.
+// Runtime (dim, degree, disc, precision) is mapped to a compiled specialization through a table
+// built from the degree list; everything else is answered with nullptr (the registry reports it).
+//
+// Work distribution: one wave of resident blocks takes work items (chunks of cell layers of one
+// tile) from a queue counter. Knobs for measurements:
+//   TCFEM_CUDA_CORE_ITEMS=<n>     about n items per worker (default 8)
+//   TCFEM_CUDA_CORE_WAVES=<w>     launch w waves of resident blocks (default 1)
+//   TCFEM_CUDA_CORE_ZERO=edges    zero only the nodes a cg kernel updates with atomics instead of all
+//                                 of dst (default memset: the strided edge planes cost more than a
+//                                 full memset, measured on the H200)
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstdlib>
+#include <string>
+#include <type_traits>
+#include <utility>
+
+#include "core/device.h"
+#include "core/device_buffer.h"
+#include "operators/cuda_core/kernels.cuh"
+#include "operators/cuda_core/setup.h"
+#include "operators/device/variants.h"
+
+namespace tcfem::operators {
+namespace {
+
+using namespace cuda_core;
+
+double knob(const char* name, double fallback) {
+  if (const char* env = std::getenv(name)) {
+    const double v = std::atof(env);
+    if (v > 0) return v;
+  }
+  return fallback;
+}
+
+bool zero_all_knob() {
+  const char* env = std::getenv("TCFEM_CUDA_CORE_ZERO");
+  return !(env && std::string(env) == "edges");
+}
+
+/// Grid and item size: `resident` workers per wave, `warps_per_block` workers per block.
+struct Launch {
+  int blocks = 1, chunk = 1;
+};
+Launch plan_launch(std::int64_t tiles, int layers, std::int64_t resident, int warps_per_block) {
+  Launch l;
+  const std::int64_t workers = std::max<std::int64_t>(1, std::int64_t(knob("TCFEM_CUDA_CORE_WAVES", 1.0) * resident));
+  l.chunk = choose_chunk(tiles, layers, workers, knob("TCFEM_CUDA_CORE_ITEMS", 8.0));
+  const std::int64_t items = count_items(tiles, layers, l.chunk);
+  l.blocks = int(std::max<std::int64_t>(1, (std::min(workers, items) + warps_per_block - 1) / warps_per_block));
+  return l;
+}
+
+// ---- work models -------------------------------------------------------------------------------
+
+/// Work of one apply as the kernel performs it (active lanes; phantom cells of partial tiles included).
+struct Work {
+  double flops = 0, shared_values = 0;
+};
+
+/// FLOPs of an even-odd product and join (the split counted separately).
+constexpr double product_flops(int n) {
+  const int m = n / 2, ne = n - m;
+  return 2.0 * (ne * ne + m * m);
+}
+constexpr double split_flops(int n) { return 2.0 * (n / 2); }
+constexpr double join_flops(int n) { return 2.0 * (n / 2); }
+
+template <int dim, int k, typename Number>
+Work cg_work(const CgParams<dim, k, Number>& p) {
+  constexpr int n = k + 1;
+  const double x_item = split_flops(n) + 2 * (product_flops(n) + join_flops(n)) + 2;
+  const double y_item = 2 * split_flops(n) + 3 * product_flops(n) + 2 * join_flops(n) + 2;
+  const double column = 2 * split_flops(n) + 2 * product_flops(n) + join_flops(n) + 1;
+  Work w;
+  const double segments = double(p.n_items());
+  const double layers = double(p.n_tiles()) * p.layers;  // (tile, layer) units
+  const double planes = layers * k + segments;            // k per layer + one per item prologue
+  if constexpr (dim == 3) {
+    constexpr auto L = Cg3Program<k, Number>::L;
+    const double items_per_plane = double(L.T) * L.N;  // per line phase
+    const double columns = double(L.N) * L.N;
+    w.flops = planes * items_per_plane * (x_item + y_item) + layers * columns * column;
+    // shared values: x reads n, writes 2k (+2 on the last segment); y reads 2n, writes 2k (+2);
+    // column phase reads 2k, puts k; each prologue puts 1 and reads 2
+    const double line_io = items_per_plane * (3.0 * n + 4.0 * k) + 4.0 * L.N;
+    w.shared_values = planes * line_io + layers * columns * 3.0 * k + segments * columns * 3.0;
+  } else {
+    constexpr auto L = Cg2Program<k, Number>::L;
+    const double items_per_plane = L.T;
+    const double columns = L.N;
+    w.flops = planes * items_per_plane * x_item + layers * columns * column;
+    const double line_io = items_per_plane * (n + 2.0 * k) + 2.0;
+    w.shared_values = planes * line_io + layers * columns * 3.0 * k + segments * columns * 3.0;
+  }
+  return w;
+}
+
+/// Nodes the zeroing kernel writes (counted by running its enumeration on the host).
+template <int dim, int k, typename Number>
+double zero_node_count(const CgParams<dim, k, Number>& p) {
+  using Prog = std::conditional_t<dim == 3, Cg3Program<k, Number>, Cg2Program<k, Number>>;
+  double count = 0;
+  Prog::zero_nodes(p, 0, 1, [&](std::int64_t) { count += 1; });
+  return count;
+}
+
+// ---- operators ---------------------------------------------------------------------------------
+
+template <typename Kernel>
+int resident_blocks(Kernel kernel, int threads, int smem_bytes, const DeviceInfo& info) {
+  if (smem_bytes > 48 * 1024)
+    TCFEM_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem_bytes));
+  // shared memory over L1: the occupancy computed here is what the launch gets
+  TCFEM_CUDA_CHECK(
+      cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared));
+  int per_sm = 0;
+  TCFEM_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, smem_bytes));
+  if (per_sm < 1)
+    throw InputError("cuda-core: the kernel does not fit on the device (" + std::to_string(smem_bytes) +
+                     " bytes of shared memory, " + std::to_string(threads) + " threads)");
+  return per_sm * info.sm_count;
+}
+
+/// Cartesian cg Laplacian: memset + one tile-streaming kernel.
+template <int dim, int k, typename Number>
+class CgCartesianOperator final : public DeviceOperatorBase {
+ public:
+  CgCartesianOperator(const mesh::BoxMesh<dim>& mesh, const fe::DofLayout<dim>& dofs, const DeviceKernelKey& key)
+      : DeviceOperatorBase(key, dofs.n_local()) {
+    const DeviceInfo info = require_device("--variant cuda-core");
+    if constexpr (dim == 3) {
+      using Prog = Cg3Program<k, Number>;
+      threads_ = Prog::L.threads;
+      smem_ = Prog::smem_elements() * int(sizeof(Number));
+      const int resident = resident_blocks(cg3_kernel<k, Number>, threads_, smem_, info);
+      auto p = make_cg_params<3, k, Number>(mesh, 1);
+      const auto launch = plan_launch(p.n_tiles(), p.layers, resident, 1);
+      p = make_cg_params<3, k, Number>(mesh, launch.chunk);
+      params_ = p;
+      blocks_ = launch.blocks;
+    } else {
+      using Prog = Cg2Program<k, Number>;
+      threads_ = Prog::L.warps * warp_lanes;
+      smem_ = Prog::smem_elements() * int(sizeof(Number));
+      const int resident = resident_blocks(cg2_kernel<k, Number>, threads_, smem_, info);
+      auto p = make_cg_params<2, k, Number>(mesh, 1);
+      const auto launch = plan_launch(p.n_tiles(), p.layers, std::int64_t(resident) * Prog::L.warps, Prog::L.warps);
+      p = make_cg_params<2, k, Number>(mesh, launch.chunk);
+      params_ = p;
+      blocks_ = launch.blocks;
+    }
+    params_.queue = queue_.data();
+    zero_all_ = zero_all_knob();
+    const double zeroed = zero_all_ ? double(n_local_) : zero_node_count(params_);
+    zero_blocks_ = static_cast<int>(std::clamp<double>(std::ceil(zeroed / 256.0), 1.0, 8.0 * info.sm_count));
+    const auto w = cg_work(params_);
+    flops_ = w.flops;
+    shared_ = w.shared_values * sizeof(Number);
+    // src read once, dst written once, the atomically updated nodes zeroed first (whole vector with
+    // TCFEM_CUDA_CORE_ZERO=memset); the atomics themselves resolve in L2
+    dram_ = (2.0 * double(n_local_) + zeroed) * sizeof(Number);
+  }
+  void vmult(void* dst, const void* src) const override {
+    auto* d = static_cast<Number*>(dst);
+    const auto* s = static_cast<const Number*>(src);
+    TCFEM_CUDA_CHECK(cudaMemsetAsync(queue_.data(), 0, sizeof(unsigned)));
+    if (zero_all_) {
+      TCFEM_CUDA_CHECK(cudaMemsetAsync(d, 0, n_local_ * sizeof(Number)));
+    } else {
+      cg_zero_kernel<dim, k, Number><<<zero_blocks_, 256>>>(params_, d);
+      TCFEM_CUDA_CHECK_LAUNCH();
+    }
+    if constexpr (dim == 3)
+      cg3_kernel<k, Number><<<static_cast<unsigned>(blocks_), threads_, smem_>>>(params_, s, d);
+    else
+      cg2_kernel<k, Number><<<static_cast<unsigned>(blocks_), threads_, smem_>>>(params_, s, d);
+    TCFEM_CUDA_CHECK_LAUNCH();
+  }
+  std::size_t value_size() const override { return sizeof(Number); }
+  std::size_t device_bytes() const override { return 0; }
+
+ private:
+  mutable DeviceBuffer<unsigned> queue_{1};  // work-item counter, reset before each launch
+  CgParams<dim, k, Number> params_{};
+  std::int64_t blocks_ = 0;
+  int threads_ = 32, smem_ = 0, zero_blocks_ = 1;
+  bool zero_all_ = false;
+};
+
+template <int dim, int k, typename Number>
+Work dg_work(const DgParams<dim, k, Number>& p) {
+  constexpr int n = k + 1;
+  const double product = product_flops(n) + join_flops(n);  // one even-odd product and its join
+  const double face = 4.0 * n;                              // value/derivative at both ends
+  const double line = product + 4.0 * n + 8.0;              // S u + the two rank-2 face updates
+  Work w;
+  const double layers = double(p.layers);
+  if constexpr (dim == 3) {
+    constexpr auto L = Dg3Program<k, Number>::L;
+    const double tiles = double(p.n_tiles());
+    const double columns = double(L.NS) * L.NS;
+    const double column = split_flops(n) + 2 * face + product + line;
+    const double halo = n * face + 2 * (split_flops(n) + product);
+    const double x_main = face + 2 * split_flops(n) + 2 * product + line + n;
+    const double x_row = face + split_flops(n) + product;
+    const double y_item = face + 2 * split_flops(n) + product + line + n;
+    const double x_items = double(L.T) * L.NS * n, x_rows = double(L.T) * 4 * n, y_items = double(L.T) * L.NS * n;
+    w.flops = tiles * layers * (columns * column + 4.0 * L.NS * halo + x_items * x_main + x_rows * x_row + y_items * y_item);
+    // shared values: column 2n writes; halo 2n writes; x 2n reads + 2n writes (+2 face slots at the
+    // tile edges); y 2n reads (+2 at the edges)
+    w.shared_values = tiles * layers *
+                      (columns * 2 * n + 4.0 * L.NS * 2 * n + x_items * 4 * n + x_rows * 2 * n + 4.0 * L.NS * n +
+                       y_items * 2 * n + 4.0 * L.NS * n);
+  } else {
+    constexpr auto L = Dg2Program<k, Number>::L;
+    const double tiles = double(p.tiles[0]);
+    const double column = split_flops(n) + 2 * face + product + line;
+    const double halo = face;
+    const double x_item = face + 2 * split_flops(n) + product + line + n;
+    const double x_items = double(L.T) * n;
+    w.flops = tiles * layers * (L.NS * column + 2.0 * n * halo + x_items * x_item + 2.0 * n * 4.0 * n);
+    w.shared_values = tiles * layers * (L.NS * 2.0 * n + 2.0 * n * 2 + x_items * 2 * n + 2.0 * n * 2 * n);
+  }
+  return w;
+}
+
+/// Cartesian SIPG Laplacian: one cell-centric streaming kernel, each cell writes its own DoFs.
+template <int dim, int k, typename Number>
+class DgCartesianOperator final : public DeviceOperatorBase {
+ public:
+  DgCartesianOperator(const mesh::BoxMesh<dim>& mesh, const fe::DofLayout<dim>& dofs, const DeviceKernelKey& key)
+      : DeviceOperatorBase(key, dofs.n_local()) {
+    const DeviceInfo info = require_device("--variant cuda-core");
+    if constexpr (dim == 3) {
+      using Prog = Dg3Program<k, Number>;
+      threads_ = Prog::L.threads;
+      smem_ = Prog::smem_elements() * int(sizeof(Number));
+      const int resident = resident_blocks(dg3_kernel<k, Number>, threads_, smem_, info);
+      auto p = make_dg_params<3, k, Number>(mesh, 1);
+      const auto launch = plan_launch(p.n_tiles(), p.layers, resident, 1);
+      p = make_dg_params<3, k, Number>(mesh, launch.chunk);
+      params_ = p;
+      blocks_ = launch.blocks;
+      halo_reads_ = 4.0 / Prog::L.T;  // face data of the cells around a tile, per cell of the tile
+    } else {
+      using Prog = Dg2Program<k, Number>;
+      threads_ = Prog::L.warps * warp_lanes;
+      smem_ = Prog::smem_elements() * int(sizeof(Number));
+      const int resident = resident_blocks(dg2_kernel<k, Number>, threads_, smem_, info);
+      auto p = make_dg_params<2, k, Number>(mesh, 1);
+      const auto launch = plan_launch(p.n_tiles(), p.layers, std::int64_t(resident) * Prog::L.warps, Prog::L.warps);
+      p = make_dg_params<2, k, Number>(mesh, launch.chunk);
+      params_ = p;
+      blocks_ = launch.blocks;
+      halo_reads_ = 2.0 / Prog::L.T / (k + 1);
+    }
+    params_.queue = queue_.data();
+    const auto w = dg_work(params_);
+    flops_ = w.flops;
+    shared_ = w.shared_values * sizeof(Number);
+    // src read once and dst written once (the halo reads, halo_reads_ of the vector, hit L2)
+    dram_ = 2.0 * double(n_local_) * sizeof(Number);
+  }
+  void vmult(void* dst, const void* src) const override {
+    auto* d = static_cast<Number*>(dst);
+    const auto* s = static_cast<const Number*>(src);
+    TCFEM_CUDA_CHECK(cudaMemsetAsync(queue_.data(), 0, sizeof(unsigned)));
+    if constexpr (dim == 3)
+      dg3_kernel<k, Number><<<static_cast<unsigned>(blocks_), threads_, smem_>>>(params_, s, d);
+    else
+      dg2_kernel<k, Number><<<static_cast<unsigned>(blocks_), threads_, smem_>>>(params_, s, d);
+    TCFEM_CUDA_CHECK_LAUNCH();
+  }
+  std::size_t value_size() const override { return sizeof(Number); }
+  std::size_t device_bytes() const override { return 0; }
+
+ private:
+  mutable DeviceBuffer<unsigned> queue_{1};  // work-item counter, reset before each launch
+  DgParams<dim, k, Number> params_{};
+  std::int64_t blocks_ = 0;
+  int threads_ = 32, smem_ = 0;
+  double halo_reads_ = 0;
+};
+
+template <int dim, int k, typename Number>
+std::unique_ptr<DeviceOperator> make_dg_operator(const mesh::BoxMesh<dim>& mesh, const fe::DofLayout<dim>& dofs,
+                                                 const DeviceKernelKey& key) {
+  return std::make_unique<DgCartesianOperator<dim, k, Number>>(mesh, dofs, key);
+}
+
+// ---- dispatch table ----------------------------------------------------------------------------
+
+template <int dim>
+using Factory = std::unique_ptr<DeviceOperator> (*)(const mesh::BoxMesh<dim>&, const fe::DofLayout<dim>&,
+                                                    const DeviceKernelKey&);
+
+template <int dim, int k, typename Number, fe::Disc disc>
+std::unique_ptr<DeviceOperator> build(const mesh::BoxMesh<dim>& mesh, const fe::DofLayout<dim>& dofs,
+                                      const DeviceKernelKey& key) {
+  if constexpr (disc == fe::Disc::cg)
+    return std::make_unique<CgCartesianOperator<dim, k, Number>>(mesh, dofs, key);
+  else
+    return make_dg_operator<dim, k, Number>(mesh, dofs, key);
+}
+
+inline constexpr int max_degree = 8;
+
+/// table[disc][fp32][degree - 1]
+template <int dim>
+struct Table {
+  std::array<std::array<std::array<Factory<dim>, max_degree>, 2>, 2> f{};
+};
+
+template <int dim, int... K>
+Table<dim> make_table(std::integer_sequence<int, K...>) {
+  Table<dim> t;
+  ((t.f[0][0][K] = &build<dim, K + 1, double, fe::Disc::cg>), ...);
+  ((t.f[0][1][K] = &build<dim, K + 1, float, fe::Disc::cg>), ...);
+  ((t.f[1][0][K] = &build<dim, K + 1, double, fe::Disc::dg>), ...);
+  ((t.f[1][1][K] = &build<dim, K + 1, float, fe::Disc::dg>), ...);
+  return t;
+}
+
+template <int dim>
+const Table<dim>& table() {
+  static const Table<dim> t = make_table<dim>(std::make_integer_sequence<int, max_degree>{});
+  return t;
+}
+
+}  // namespace
+
+bool cuda_core_supports(const DeviceKernelKey& key) {
+  using precision::Precision;
+  // Cartesian: cg and dg; general geometry (geometry computed from 1D tables): cg
+  return key.variant == Variant::cuda_core && (key.dim == 2 || key.dim == 3) && key.degree >= 1 &&
+         key.degree <= max_degree && (key.cartesian || key.disc == fe::Disc::cg) && key.form == Form::laplace &&
+         (key.precision == Precision::fp64 || key.precision == Precision::fp32);
+}
+
+std::string describe_cuda_core() {
+  return "cuda-core: dim 2-3, degree 1-8, cg/dg cartesian, cg general geometry (bp3/bp5/gauss k+1), laplace, "
+         "fp64/fp32";
+}
+
+template <int dim>
+std::unique_ptr<DeviceOperator> make_cuda_core_operator(const mesh::BoxMesh<dim>& mesh, const fe::DofLayout<dim>& dofs,
+                                                        const DeviceKernelKey& key) {
+  if (!cuda_core_supports(key) || key.dim != dim) return nullptr;
+  if (dofs.degree() != key.degree || dofs.disc() != key.disc) return nullptr;
+  if (!key.cartesian) {
+    // one process owning the whole box (the kernels index the global lattice)
+    if (mesh.partition().owned.n_cells() != mesh.n_global_cells() ||
+        mesh.partition().ghosted.n_cells() != mesh.n_global_cells())
+      return nullptr;
+    if (key.precision == precision::Precision::fp64) return make_cuda_core_geometry_operator<dim, double>(mesh, dofs, key);
+    return make_cuda_core_geometry_operator<dim, float>(mesh, dofs, key);
+  }
+  if (mesh.geometry() != mesh::GeometryKind::cartesian) return nullptr;
+  const int disc = key.disc == fe::Disc::dg ? 1 : 0;
+  const int fp32 = key.precision == precision::Precision::fp32 ? 1 : 0;
+  const auto f = table<dim>().f[disc][fp32][key.degree - 1];
+  return f ? f(mesh, dofs, key) : nullptr;
+}
+
+template std::unique_ptr<DeviceOperator> make_cuda_core_operator<2>(const mesh::BoxMesh<2>&, const fe::DofLayout<2>&,
+                                                                    const DeviceKernelKey&);
+template std::unique_ptr<DeviceOperator> make_cuda_core_operator<3>(const mesh::BoxMesh<3>&, const fe::DofLayout<3>&,
+                                                                    const DeviceKernelKey&);
+
+}  // namespace tcfem::operators

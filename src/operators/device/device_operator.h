@@ -1,0 +1,90 @@
+#pragma once
+// Matrix-free operators on the device behind one interface, and the registry that maps runtime
+// (dim, degree, disc, path, precision, variant) to compiled kernels. Usable without CUDA headers:
+// vectors are passed as device pointers of the operator's storage type (double for fp64, float
+// for every other precision). Builds without CUDA answer every request with an InputError.
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "fe/dof_layout.h"
+#include "mesh/box_mesh.h"
+#include "operators/cpu/laplace_operator.h"
+#include "precision/precision.h"
+
+namespace tcfem::operators {
+
+/// Kernel families.
+enum class Variant {
+  generic,      ///< runtime-sized shared-memory kernels (every configuration; the device reference)
+  cuda_core,    ///< degree-templated sum factorization on CUDA cores
+  tensor_core,  ///< degree-templated sum factorization on tensor cores (mma.sync)
+};
+std::string_view to_string(Variant v);
+/// Throws InputError naming the allowed values.
+Variant variant_from_string(std::string_view name);
+
+/// What a kernel is asked to do.
+struct DeviceKernelKey {
+  int dim = 3;
+  int degree = 1;
+  fe::Disc disc = fe::Disc::cg;
+  bool cartesian = true;  ///< Kronecker fast path (else general geometry with config.quadrature)
+  fe::QuadratureKind quadrature = fe::QuadratureKind::gauss_k2;
+  Form form = Form::laplace;
+  precision::Precision precision = precision::Precision::fp64;
+  Variant variant = Variant::generic;
+  std::string to_string() const;
+};
+
+/// A matrix-free operator living on the device.
+class DeviceOperator {
+ public:
+  virtual ~DeviceOperator() = default;
+  /// dst = A src on device vectors of n_local() entries of the storage type (asynchronous, default stream).
+  virtual void vmult(void* dst, const void* src) const = 0;
+  virtual std::size_t n_local() const = 0;
+  /// Bytes per vector entry: 8 (fp64) or 4.
+  virtual std::size_t value_size() const = 0;
+  virtual const DeviceKernelKey& key() const = 0;
+  /// Floating-point operations of one apply as the kernel performs them (padding included).
+  virtual double flops_per_apply() const = 0;
+  /// Least DRAM traffic of one apply: read src and write dst once, plus stored geometry data.
+  virtual double dram_bytes_per_apply() const = 0;
+  /// Shared-memory bytes moved per apply (loads + stores), for the shared-memory roofline.
+  virtual double shared_bytes_per_apply() const = 0;
+  /// Device memory held by the operator (tables and geometry).
+  virtual std::size_t device_bytes() const = 0;
+};
+
+/// What every device operator keeps alike: its key, its local size and the work model of one
+/// apply (the kernels' constructors fill flops_, dram_ and shared_).
+class DeviceOperatorBase : public DeviceOperator {
+ public:
+  std::size_t n_local() const override { return n_local_; }
+  const DeviceKernelKey& key() const override { return key_; }
+  double flops_per_apply() const override { return flops_; }
+  double dram_bytes_per_apply() const override { return dram_; }
+  double shared_bytes_per_apply() const override { return shared_; }
+
+ protected:
+  DeviceOperatorBase(const DeviceKernelKey& key, std::size_t n_local) : key_(key), n_local_(n_local) {}
+  DeviceKernelKey key_;
+  std::size_t n_local_ = 0;
+  double flops_ = 0, dram_ = 0, shared_ = 0;
+};
+
+/// Builds the operator for `key` (key.dim must equal dim); throws InputError naming what is
+/// supported when no kernel matches.
+template <int dim>
+std::unique_ptr<DeviceOperator> make_device_operator(const mesh::BoxMesh<dim>& mesh, const fe::DofLayout<dim>& dofs,
+                                                     const DeviceKernelKey& key);
+
+/// Whether a kernel for `key` exists in this build (without building it).
+bool device_kernel_supported(const DeviceKernelKey& key);
+
+/// One line per kernel family with what it supports (for --help and error messages).
+std::vector<std::string> describe_device_kernels();
+
+}  // namespace tcfem::operators

@@ -1,0 +1,31 @@
+#include <sstream>
+
+#include "core/error.h"
+#include "operators/device/device_operator.h"
+
+namespace tcfem::operators {
+
+std::string_view to_string(Variant v) {
+  switch (v) {
+    case Variant::generic: return "generic";
+    case Variant::cuda_core: return "cuda-core";
+    case Variant::tensor_core: return "tensor-core";
+  }
+  return "?";
+}
+
+Variant variant_from_string(std::string_view name) {
+  for (auto v : {Variant::generic, Variant::cuda_core, Variant::tensor_core})
+    if (name == to_string(v)) return v;
+  throw InputError("--variant: value " + std::string(name) + " is not allowed; allowed: generic, cuda-core, tensor-core");
+}
+
+std::string DeviceKernelKey::to_string() const {
+  std::ostringstream s;
+  s << dim << "D " << fe::to_string(disc) << " Q" << degree << (form == Form::mass ? " mass" : " laplace") << ", "
+    << (cartesian ? "cartesian" : std::string("general/") + fe::to_string(quadrature)) << ", "
+    << precision::to_string(precision) << ", " << operators::to_string(variant);
+  return s.str();
+}
+
+}  // namespace tcfem::operators

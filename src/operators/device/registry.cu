@@ -1,0 +1,43 @@
+// The registry of device operators: dispatches a runtime key to the kernel families.
+#include "core/error.h"
+#include "operators/device/variants.h"
+
+namespace tcfem::operators {
+
+bool device_kernel_supported(const DeviceKernelKey& key) {
+  switch (key.variant) {
+    case Variant::generic: return generic_supports(key);
+    case Variant::cuda_core: return cuda_core_supports(key);
+    case Variant::tensor_core: return tensor_core_supports(key);
+  }
+  return false;
+}
+
+std::vector<std::string> describe_device_kernels() {
+  return {describe_generic(), describe_cuda_core(), describe_tensor_core()};
+}
+
+template <int dim>
+std::unique_ptr<DeviceOperator> make_device_operator(const mesh::BoxMesh<dim>& mesh, const fe::DofLayout<dim>& dofs,
+                                                     const DeviceKernelKey& key) {
+  TCFEM_ASSERT(key.dim == dim, "kernel key dimension does not match the mesh");
+  std::unique_ptr<DeviceOperator> op;
+  switch (key.variant) {
+    case Variant::generic: op = make_generic_device_operator<dim>(mesh, dofs, key); break;
+    case Variant::cuda_core: op = make_cuda_core_operator<dim>(mesh, dofs, key); break;
+    case Variant::tensor_core: op = make_tensor_core_operator<dim>(mesh, dofs, key); break;
+  }
+  if (!op) {
+    std::string msg = "no kernel for " + key.to_string() + "; this build has:";
+    for (const auto& line : describe_device_kernels()) msg += " [" + line + "]";
+    throw InputError(msg);
+  }
+  return op;
+}
+
+template std::unique_ptr<DeviceOperator> make_device_operator<2>(const mesh::BoxMesh<2>&, const fe::DofLayout<2>&,
+                                                                 const DeviceKernelKey&);
+template std::unique_ptr<DeviceOperator> make_device_operator<3>(const mesh::BoxMesh<3>&, const fe::DofLayout<3>&,
+                                                                 const DeviceKernelKey&);
+
+}  // namespace tcfem::operators

@@ -1,0 +1,118 @@
+#include <algorithm>
+
+#include "core/device.h"
+#include "operators/generic/cuda_operator.h"
+
+namespace tcfem::operators {
+namespace {
+
+constexpr int block_size = 128;
+
+template <typename Number>
+__global__ void cell_kernel(OperatorView<Number> v, std::int64_t n_cells, const Number* src, Number* dst) {
+  extern __shared__ __align__(16) unsigned char smem_raw[];
+  Number* smem = reinterpret_cast<Number*>(smem_raw);
+  const ThreadGroup g{static_cast<int>(threadIdx.x), static_cast<int>(blockDim.x)};
+  for (std::int64_t cell = blockIdx.x; cell < n_cells; cell += gridDim.x)
+    generic::cell_apply(g, v, cell, src, dst, smem);
+}
+
+template <typename Number>
+__global__ void face_kernel(OperatorView<Number> v, int d, std::int64_t n_faces, const Number* src, Number* dst) {
+  extern __shared__ __align__(16) unsigned char smem_raw[];
+  Number* smem = reinterpret_cast<Number*>(smem_raw);
+  const ThreadGroup g{static_cast<int>(threadIdx.x), static_cast<int>(blockDim.x)};
+  for (std::int64_t f = blockIdx.x; f < n_faces; f += gridDim.x) generic::face_apply(g, v, d, f, src, dst, smem);
+}
+
+/// cg: dst_b = src_b on the boundary of the lattice.
+template <typename Number>
+__global__ void boundary_copy_kernel(OperatorView<Number> v, std::int64_t n, const Number* src, Number* dst) {
+  for (std::int64_t i = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; i < n;
+       i += std::int64_t(gridDim.x) * blockDim.x) {
+    std::int64_t r = i;
+    bool boundary = false;
+    for (int d = 0; d < v.dim; ++d) {
+      const std::int64_t p = r % v.lattice[d];
+      r /= v.lattice[d];
+      boundary |= (p == 0 || p == v.lattice[d] - 1);
+    }
+    if (boundary) dst[i] = src[i];
+  }
+}
+
+}  // namespace
+
+template <int dim, typename Number>
+CudaOperator<dim, Number>::CudaOperator(const mesh::BoxMesh<dim>& mesh, const fe::DofLayout<dim>& dofs,
+                                        const OperatorConfig& config, Form form) {
+  const DeviceInfo info = require_device("--backend cuda");
+  const auto tables = make_operator_tables<dim, Number>(mesh, dofs, config, form);
+  view_ = tables.base;
+  n_local_ = dofs.n_local();
+  n_cells_ = static_cast<std::int64_t>(mesh.n_owned_cells());
+  auto upload = [&](const std::vector<Number>& host) -> const Number* {
+    if (host.empty()) return nullptr;
+    buffers_.emplace_back(host);
+    bytes_ += host.size() * sizeof(Number);
+    return buffers_.back().data();
+  };
+  buffers_.reserve(32);
+  view_.mass_1d = upload(tables.mass_1d);
+  view_.stiff_1d = upload(tables.stiff_1d);
+  view_.dg_self = upload(tables.dg_self);
+  view_.dg_left = upload(tables.dg_left);
+  view_.dg_right = upload(tables.dg_right);
+  view_.B = upload(tables.B);
+  view_.Dq = upload(tables.Dq);
+  view_.end_val = upload(tables.end_val);
+  view_.end_der = upload(tables.end_der);
+  view_.cell_coef = upload(tables.cells.coef);
+  view_.cell_jxw = upload(tables.cells.JxW);
+  for (int d = 0; d < dim; ++d) {
+    const auto& dir = tables.faces.dirs[d];
+    view_.face_jxw[d] = upload(dir.JxW);
+    view_.face_am[d] = upload(dir.a_minus);
+    view_.face_ap[d] = upload(dir.a_plus);
+    view_.face_pen[d] = upload(dir.penalty);
+    n_faces_[d] = static_cast<std::int64_t>(dir.penalty.size());
+  }
+  smem_bytes_ = generic::scratch_size(view_) * static_cast<int>(sizeof(Number));
+  if (static_cast<std::size_t>(smem_bytes_) > info.shared_memory_per_block_optin)
+    throw InputError("--degree: the generic CUDA kernel needs " + std::to_string(smem_bytes_) +
+                     " bytes of shared memory per block, the device offers " +
+                     std::to_string(info.shared_memory_per_block_optin));
+  TCFEM_CUDA_CHECK(cudaFuncSetAttribute(cell_kernel<Number>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem_bytes_));
+  TCFEM_CUDA_CHECK(cudaFuncSetAttribute(face_kernel<Number>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem_bytes_));
+  int blocks_per_sm = 0;
+  TCFEM_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks_per_sm, cell_kernel<Number>, block_size,
+                                                                 smem_bytes_));
+  grid_ = std::max(1, info.sm_count * std::max(1, blocks_per_sm));
+}
+
+template <int dim, typename Number>
+void CudaOperator<dim, Number>::vmult(Number* dst, const Number* src) const {
+  const bool dg_cartesian = view_.dg && view_.cartesian && !view_.mass;
+  if (!dg_cartesian) TCFEM_CUDA_CHECK(cudaMemsetAsync(dst, 0, n_local_ * sizeof(Number)));
+  const int grid = static_cast<int>(std::min<std::int64_t>(grid_, std::max<std::int64_t>(1, n_cells_)));
+  cell_kernel<Number><<<grid, block_size, smem_bytes_>>>(view_, n_cells_, src, dst);
+  TCFEM_CUDA_CHECK_LAUNCH();
+  if (view_.dg && !view_.cartesian && !view_.mass)
+    for (int d = 0; d < dim; ++d) {
+      const int fgrid = static_cast<int>(std::min<std::int64_t>(grid_, std::max<std::int64_t>(1, n_faces_[d])));
+      face_kernel<Number><<<fgrid, block_size, smem_bytes_>>>(view_, d, n_faces_[d], src, dst);
+      TCFEM_CUDA_CHECK_LAUNCH();
+    }
+  if (!view_.dg && !view_.mass) {
+    const int bgrid = static_cast<int>(std::min<std::size_t>((n_local_ + 255) / 256, 65535));
+    boundary_copy_kernel<Number><<<bgrid, 256>>>(view_, static_cast<std::int64_t>(n_local_), src, dst);
+    TCFEM_CUDA_CHECK_LAUNCH();
+  }
+}
+
+template class CudaOperator<2, double>;
+template class CudaOperator<3, double>;
+template class CudaOperator<2, float>;
+template class CudaOperator<3, float>;
+
+}  // namespace tcfem::operators

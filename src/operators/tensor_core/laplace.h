@@ -1,0 +1,81 @@
+#pragma once
+// The tensor-core kernel family behind the registry (operators/device/variants.h): what the registry knows
+// about each compiled kernel, the lookup of kernels by run-time (dim, degree, precision, shape),
+// and a builder that takes the FP64 instruction shape explicitly (tests run the sm_80 shape on an
+// sm_90 device with it). Plain C++: the kernels live in operators/tensor_core/laplace_kernels.cuh and are
+// instantiated in tensor_core_cg_*.cu.
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "arch/capability.h"
+#include "operators/device/device_operator.h"
+#include "operators/tensor_core/dg_faces.h"
+#include "operators/tensor_core/layouts.h"
+#include "precision/precision.h"
+
+namespace tcfem::operators::tensor_core {
+
+/// Run-time data of a cg kernel launch (passed by value to the kernel).
+template <typename Storage>
+struct CgKernelParams {
+  const double* matrices = nullptr;  ///< [1 + dim][n][n]: M, then w_d L for d = 0 .. dim-1 (row-major)
+  int n_cells[3] = {1, 1, 1};
+  std::int64_t total_cells = 0;
+  std::int64_t n_batches = 0;
+  std::int64_t lattice[3] = {1, 1, 1};  ///< cg nodes per direction
+  Storage scale = 1;                    ///< sigma = G prod_d h_d
+};
+
+/// One compiled cg kernel: its layout, resources and launcher. `launch` is null where the build has
+/// no kernel for the request.
+template <typename Storage>
+struct CgKernelEntry {
+  CgLayout layout{};
+  int smem_bytes = 0;
+  int mma_per_product = 1;  ///< tensor-core products per tile product (3 for the split precisions)
+  const void* kernel = nullptr;
+  void (*launch)(int grid, const CgKernelParams<Storage>& params, const Storage* src, Storage* dst) = nullptr;
+};
+
+/// FP64 kernels: shape m16n8k16 (sm_90: the m16n8k4 / m16n8k8 atoms) or m8n8k4 (sm_80 DMMA).
+CgKernelEntry<double> cg_kernel_fp64(int dim, int degree, arch::Fp64Shape shape);
+/// Float-storage kernels: tf32x3, fp16, fp16ec, bf16, bf16x3.
+CgKernelEntry<float> cg_kernel_tf32x3(int dim, int degree);
+CgKernelEntry<float> cg_kernel_fp16(int dim, int degree, bool error_correction);
+CgKernelEntry<float> cg_kernel_bf16(int dim, int degree, bool three_products);
+
+/// The self part of the SIPG (dg) Laplacian (the same kernel body, CgConfig<.., dg = true>):
+/// matrices M, S_d / scale; dst += scale * sum_d (x) M (x) S_d u on the cell-wise dg numbering.
+CgKernelEntry<double> dg_kernel_fp64(int dim, int degree, arch::Fp64Shape shape);
+CgKernelEntry<float> dg_kernel_tf32x3(int dim, int degree);
+CgKernelEntry<float> dg_kernel_fp16(int dim, int degree, bool error_correction);
+CgKernelEntry<float> dg_kernel_bf16(int dim, int degree, bool three_products);
+
+/// The two variants of the face-term pass (DgFaceShape): neighbour lines read from global memory
+/// per item (lines), or tiles of an x-row of cells staged in shared memory by coalesced loads (tiles).
+enum class DgFaceKind { lines, tiles };
+
+/// The face-term pass of the SIPG Laplacian (operators/tensor_core/dg_faces.h) of (dim, degree, kind): dst =
+/// face terms; `launch` null outside dim 2-3, degree 1-8. n_blocks: cells / `cells` rounded up
+/// (lines), dg_tile_count (tiles).
+template <typename Number>
+struct DgFaceEntry {
+  int cells = 1;       ///< cells per block
+  int smem_bytes = 0;  ///< dynamic shared memory per block
+  bool tiles = false;
+  const void* kernel = nullptr;
+  void (*launch)(int grid, std::int64_t n_blocks, const DgFaceParams<Number>& params, const Number* src,
+                 Number* dst) = nullptr;
+};
+DgFaceEntry<double> dg_face_entry_fp64(int dim, int degree, DgFaceKind kind);
+DgFaceEntry<float> dg_face_entry_fp32(int dim, int degree, DgFaceKind kind);
+
+/// The operator of `key` with the FP64 shape given (ignored for the float precisions); nullptr where
+/// the family has no kernel for the key.
+template <int dim>
+std::unique_ptr<DeviceOperator> make_tensor_core_operator_for_shape(const mesh::BoxMesh<dim>& mesh,
+                                                                    const fe::DofLayout<dim>& dofs,
+                                                                    const DeviceKernelKey& key, arch::Fp64Shape shape);
+
+}  // namespace tcfem::operators::tensor_core
