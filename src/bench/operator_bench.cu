@@ -88,7 +88,8 @@ BenchResult run_cuda_typed(const BenchCase& c) {
   r.cells_per_direction = size.cells_per_direction;
   r.n_cells = mesh.n_global_cells();
   r.n_dofs = dofs.n_dofs();
-  auto op = operators::make_device_operator<dim>(mesh, dofs, c.key);
+  auto op = operators::make_device_operator<dim>(mesh, dofs, c.key, c.tuning);
+  r.choices = op->choices();
   const std::size_t n = op->n_local();
   RawVector src(n, op->value_size()), dst(n, op->value_size());
   src.fill_random(c.seed);

@@ -23,6 +23,7 @@ std::string_view to_string(Backend backend);
 struct BenchCase {
   Backend backend = Backend::cpu;
   operators::DeviceKernelKey key;
+  operators::DeviceTuning tuning;  ///< kernel choices (operators/tuning.h; zero fields: the defaults)
   double target_dofs = 1e5;  ///< cells per direction are chosen so that n_dofs >= target_dofs
   int warmup = 3;
   int repetitions = 20;
@@ -75,6 +76,7 @@ struct BenchResult {
   /// Relative 2-norm difference ||y - y_ref|| / ||y_ref||; empty when not checked or not finite.
   std::optional<double> check_rel_diff;
   bool check_passed = true;
+  operators::KernelChoices choices;  ///< the kernel choices the operator resolved
 };
 
 /// The measurement on the CPU (MatrixFreeOperator<dim, double or float>).

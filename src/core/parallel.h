@@ -1,9 +1,10 @@
 #pragma once
 // Host-side parallel loops over index ranges with std::thread. The thread count is the hardware
-// concurrency, or TCFEM_HOST_THREADS when set (1 runs everything on the calling thread).
+// concurrency, or what set_host_threads chose (`tcfem --threads N`; 1 runs everything on the
+// calling thread).
 #include <algorithm>
+#include <atomic>
 #include <cstddef>
-#include <cstdlib>
 #include <exception>
 #include <mutex>
 #include <thread>
@@ -11,12 +12,21 @@
 
 namespace tcfem {
 
+inline constexpr int max_host_threads = 1024;
+
+namespace detail {
+inline std::atomic<int>& host_thread_setting() {
+  static std::atomic<int> n{0};
+  return n;
+}
+}  // namespace detail
+
+/// Sets the threads of the host-side loops: n >= 1, or 0 for all hardware threads (the default).
+inline void set_host_threads(int n) { detail::host_thread_setting() = std::clamp(n, 0, max_host_threads); }
+
 /// Threads used by the host-side setup and post-processing loops.
 inline int host_threads() {
-  if (const char* s = std::getenv("TCFEM_HOST_THREADS")) {
-    const int n = std::atoi(s);
-    if (n >= 1) return std::min(n, 1024);
-  }
+  if (const int n = detail::host_thread_setting(); n >= 1) return n;
   return std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
 }
 

@@ -41,6 +41,21 @@ inline constexpr std::size_t max_dense_coarse_dofs = 6000;
 /// Largest coarsest level an explicitly requested Cholesky solve factors (a 4.6 GB dense factor).
 inline constexpr std::size_t max_cholesky_coarse_dofs = 24000;
 
+/// Products of the line phases of the device vertex-patch kernels (docs/patch_smoother_kernels.md).
+///   automatic: even_odd where the patch matrices have the symmetry (Cartesian patches), else dense
+///   dense:     dense products of the 1D patch matrices
+///   even_odd:  even and odd halves of each line (half the FMAs; needs the symmetry)
+///   tensor_core: each line phase a batched GEMM on the mma atoms (FP64 DMMA, 3xTF32 for float)
+enum class PatchContraction { automatic, dense, even_odd, tensor_core };
+
+/// Kernel choices of the device patch smoothers (`--tuning FILE.json`, key "patch_smoother").
+struct PatchKernelTuning {
+  PatchContraction contraction = PatchContraction::automatic;
+  /// cudaFuncAttributePreferredSharedMemoryCarveout of every launch: percent of the maximum shared
+  /// memory (0..100), or -1 for the driver's choice.
+  int carveout = 100;
+};
+
 struct SmootherSettings {
   SmootherKind kind = SmootherKind::patch;
   PatchVariant patch_variant = PatchVariant::fused;
@@ -54,6 +69,8 @@ struct SmootherSettings {
   int chebyshev_degree = 3;
   double chebyshev_range = 20.0;
   int eigenvalue_cg_steps = 12;
+  /// Device patch-kernel choices (ignored by the CPU smoothers).
+  PatchKernelTuning kernels;
 };
 
 struct MultigridSettings {

@@ -121,9 +121,9 @@ CudaSolveInfo solve_cg_cuda(const mesh::BoxMesh<dim>& mesh, const fe::DofLayout<
       }
       break;
   }
-  const auto op = operators::make_device_operator<dim>(mesh, dofs, key);
+  const auto op = operators::make_device_operator<dim>(mesh, dofs, key, config.device_tuning);
   const auto& A = *op;
-  info.kernel = key.to_string();
+  info.kernel = key.to_string() + operators::describe(op->choices());
   std::vector<double> inv(n);
   for (std::size_t i = 0; i < n; ++i) inv[i] = 1.0 / diagonal[i];
   DeviceBuffer<double> d_b(n), d_x(n), d_r(n), d_z(n), d_p(n), d_Ap(n), d_inv(inv);

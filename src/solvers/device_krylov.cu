@@ -3,7 +3,6 @@
 #include <chrono>
 #include <climits>
 #include <cmath>
-#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -46,18 +45,6 @@ class Stopwatch {
   clock_type::time_point start_;
 };
 
-/// The tall-skinny products of FGMRES (c = V^T w, w -= V c, x += Z y): the block kernels of
-/// multigrid::device (multi_dot, multi_axpy; default) or cuBLAS dgemv, chosen with
-/// TCFEM_ARNOLDI_PRODUCTS=multi|cublas (read once per solve) so that one run compares them.
-bool arnoldi_products_cublas() {
-  const char* e = std::getenv("TCFEM_ARNOLDI_PRODUCTS");
-  if (!e || !*e) return false;
-  const std::string v = e;
-  if (v != "multi" && v != "cublas")
-    throw InputError("TCFEM_ARNOLDI_PRODUCTS must be multi or cublas (got '" + v + "')");
-  return v == "cublas";
-}
-
 int blas_int(std::size_t n) {
   if (n > std::size_t(INT_MAX)) throw InputError("FGMRES on the device: vectors longer than 2^31 entries");
   return int(n);
@@ -86,7 +73,6 @@ SolverResult solve_fgmres_device(const DeviceLinearMap& A, DeviceVectorD& x, con
   const int ni = blas_int(n);
   const int m = settings.restart;
   const auto h = device_blas_handle();
-  const bool use_cublas = arnoldi_products_cublas();
   SolverResult res;
   DeviceBuffer<double> V(n * (m + 1)), Z(n * m), coeffs(2 * (m + 1)), y_dev(m);
   ArnoldiLeastSquares ls(m);
@@ -94,7 +80,6 @@ SolverResult solve_fgmres_device(const DeviceLinearMap& A, DeviceVectorD& x, con
   DeviceVectorD r(n), w(n), zj(n), vj(n);
   const double bnorm = dev::norm(b);
   const double scale = bnorm > 0 ? bnorm : 1.0;
-  const double one = 1.0, zero = 0.0, minus_one = -1.0;
 
   auto true_residual = [&]() {
     A(r, x);
@@ -142,14 +127,8 @@ SolverResult solve_fgmres_device(const DeviceLinearMap& A, DeviceVectorD& x, con
         double* c1 = coeffs.data();
         double* c2 = coeffs.data() + (m + 1);
         for (double* c : {c1, c2}) {
-          if (use_cublas) {
-            TCFEM_DEVICE_BLAS_CHECK(cublasDgemv(h, CUBLAS_OP_T, ni, k, &one, V.data(), ni, w.data(), 1, &zero, c, 1));
-            TCFEM_DEVICE_BLAS_CHECK(
-                cublasDgemv(h, CUBLAS_OP_N, ni, k, &minus_one, V.data(), ni, c, 1, &one, w.data(), 1));
-          } else {
-            dev::multi_dot(V.data(), n, k, w.data(), c);
-            dev::multi_axpy(-1.0, V.data(), n, k, c, w.data());
-          }
+          dev::multi_dot(V.data(), n, k, w.data(), c);
+          dev::multi_axpy(-1.0, V.data(), n, k, c, w.data());
         }
         TCFEM_CUDA_CHECK(cudaMemcpy(c_host.data(), coeffs.data(), 2 * (m + 1) * sizeof(double), cudaMemcpyDeviceToHost));
         for (int i = 0; i < k; ++i) hcol[i] = c_host[i] + c_host[(m + 1) + i];
@@ -181,11 +160,7 @@ SolverResult solve_fgmres_device(const DeviceLinearMap& A, DeviceVectorD& x, con
       ls.solve(j_end, y.data());
       if (j_end > 0) {
         y_dev.copy_from_host(y.data(), j_end);
-        if (use_cublas)
-          TCFEM_DEVICE_BLAS_CHECK(cublasDgemv(h, CUBLAS_OP_N, ni, j_end, &one, Z.data(), ni, y_dev.data(), 1, &one,
-                                              x.data(), 1));
-        else
-          dev::multi_axpy(1.0, Z.data(), n, j_end, y_dev.data(), x.data());
+        dev::multi_axpy(1.0, Z.data(), n, j_end, y_dev.data(), x.data());
       }
     }
     res.iterations = it;

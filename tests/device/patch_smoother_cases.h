@@ -9,16 +9,15 @@
 
 namespace tcfem::patch_smoother_tests {
 
-/// fused_correct: the fused kernel adding the correction to the old x_I (TCFEM_PATCH_INNER=correct;
-/// fused with relaxation 1 writes x_I = A_II^{-1} (b_I - A_IB x_B)); fused_relaxed: relaxation 0.8
-enum class Case { fused, separate, global, additive, fused_correct, fused_relaxed };
+/// fused: with relaxation 1 the kernel writes x_I = A_II^{-1} (b_I - A_IB x_B); fused_relaxed:
+/// relaxation 0.8 (the correction added to the old x_I)
+enum class Case { fused, separate, global, additive, fused_relaxed };
 
 inline const char* to_string(Case c) {
   switch (c) {
     case Case::fused: return "fused";
     case Case::separate: return "separate";
     case Case::global: return "global";
-    case Case::fused_correct: return "fused (correct)";
     case Case::fused_relaxed: return "fused (w 0.8)";
     default: return "additive";
   }

@@ -7,14 +7,14 @@
 // and the global bytes (without cache reuse) per DoF and GB/s.
 //
 // The contractions of --contraction (a list: dense, even-odd, tensor-core; default dense, even-odd) are timed one after the
-// other on the same problem (TCFEM_PATCH_CONTRACTION set for each smoother); FLOP/DoF and TFLOP/s
+// other on the same problem (the tuning's patch_smoother.contraction set for each smoother); FLOP/DoF and TFLOP/s
 // are those of the dense work model (equal work for all contractions), "performed" the FLOP the
 // kernels execute and their fraction of the FMA peak.
 //
 //   patch_smoother_timing [--dim 3] [--prec fp64,fp32] [--degrees 3-7] [--dofs 1e8]
 //                         [--variant fused|separate] [--contraction dense,even-odd,tensor-core] [--carveout 100]
 //                         [--reps 10] [--warmup 2]
-// --carveout: a list of shared-memory carveouts (TCFEM_PATCH_CARVEOUT: percent, -1 the driver's
+// --carveout: a list of shared-memory carveouts (the tuning's patch_smoother.carveout: percent, -1 the driver's
 // choice), each timed. Each line ends with the registers, block size, shared memory and resident
 // blocks per SM of the kernel.
 //                         [--fp64-peak 31.6] [--fp32-peak 66.9] [--smem-peak 32.7]
@@ -49,7 +49,6 @@ struct Peaks {
 template <int dim, typename Number>
 void run(int k, double target, multigrid::PatchVariant variant, const std::string& contraction,
          const std::string& carveout, int reps, int warmup, const Peaks& peaks) {
-  setenv("TCFEM_PATCH_CARVEOUT", carveout.c_str(), 1);
   const int n = std::max(2, int(std::lround((std::pow(target, 1.0 / dim) - 1.0) / k)));
   std::array<int, dim> nc;
   nc.fill(n);
@@ -58,9 +57,11 @@ void run(int k, double target, multigrid::PatchVariant variant, const std::strin
   multigrid::SmootherSettings settings;
   settings.kind = multigrid::SmootherKind::patch;
   settings.patch_variant = variant;
-  setenv("TCFEM_PATCH_CONTRACTION", contraction.c_str(), 1);
+  settings.kernels.contraction = contraction == "dense"         ? multigrid::PatchContraction::dense
+                                 : contraction == "tensor-core" ? multigrid::PatchContraction::tensor_core
+                                                                : multigrid::PatchContraction::even_odd;
+  settings.kernels.carveout = std::stoi(carveout);
   multigrid::DevicePatchSmoother<dim, Number> smoother(mesh, dofs, fe::gauss(k + 1), settings, nullptr);
-  unsetenv("TCFEM_PATCH_CONTRACTION");
   if (smoother.contraction() != contraction)
     throw Error("patch smoother timing: contraction " + contraction + " not used: " + smoother.description());
   const std::size_t N = dofs.n_local();

@@ -23,29 +23,10 @@ using precision::Precision;
 
 bool have_device() { return query_device(0).available; }
 
-/// Sets the work-item and zeroing knobs for the lifetime of the object: items = 0 leaves the
-/// default (on the small test meshes: items of one layer); small values give long items. memset:
-/// zero all of dst instead of the atomically updated nodes.
-struct Knobs {
-  Knobs(double items, bool memset) {
-    if (items > 0)
-      setenv("TCFEM_CUDA_CORE_ITEMS", std::to_string(items).c_str(), 1);
-    else
-      unsetenv("TCFEM_CUDA_CORE_ITEMS");
-    if (memset)
-      setenv("TCFEM_CUDA_CORE_ZERO", "memset", 1);
-    else
-      setenv("TCFEM_CUDA_CORE_ZERO", "edges", 1);
-  }
-  ~Knobs() {
-    unsetenv("TCFEM_CUDA_CORE_ITEMS");
-    unsetenv("TCFEM_CUDA_CORE_ZERO");
-  }
-};
-
 template <int dim, typename Number>
-double cuda_core_error(fe::Disc disc, int k, const std::array<int, dim>& nc, double items, std::uint64_t seed,
-                       bool memset = false) {
+/// items: work items per worker (tuning cuda_core_items_per_worker; 0 the default, on the small test
+/// meshes items of one layer; small values give long items).
+double cuda_core_error(fe::Disc disc, int k, const std::array<int, dim>& nc, double items, std::uint64_t seed) {
   mesh::BoxMesh<dim> mesh(nc, mesh::GeometryKind::cartesian);
   fe::DofLayout<dim> dofs(mesh, disc, k);
   operators::OperatorConfig cfg;
@@ -59,8 +40,10 @@ double cuda_core_error(fe::Disc disc, int k, const std::array<int, dim>& nc, dou
   key.cartesian = true;
   key.precision = sizeof(Number) == 8 ? Precision::fp64 : Precision::fp32;
   key.variant = operators::Variant::cuda_core;
-  Knobs knobs(items, memset);
-  const auto D = operators::make_device_operator<dim>(mesh, dofs, key);
+  operators::DeviceTuning tuning;
+  tuning.cuda_core_items_per_worker = items;
+  const auto D = operators::make_device_operator<dim>(mesh, dofs, key, tuning);
+  EXPECT_FALSE(D->choices().empty());
   EXPECT_EQ(D->n_local(), dofs.n_local());
   EXPECT_GT(D->flops_per_apply(), 0.0);
   EXPECT_GT(D->dram_bytes_per_apply(), 0.0);
@@ -97,7 +80,6 @@ void check_all(fe::Disc disc, int k, std::mt19937_64& seeds) {
       EXPECT_LT((cuda_core_error<3, double>(disc, k, {n + 1, n, n + 2}, items, seeds())), 1e-12) << what;
       EXPECT_LT((cuda_core_error<3, float>(disc, k, {n + 1, n, n + 2}, items, seeds())), 1e-5) << what << " fp32";
     }
-    EXPECT_LT((cuda_core_error<3, double>(disc, k, {n + 1, n, n + 2}, 0.02, seeds(), true)), 1e-12) << what << " memset";
     // more tiles than one in x and y for every degree (tiles are at most 16 cells wide)
     EXPECT_LT((cuda_core_error<3, double>(disc, k, {17, 18 / k + 2, 3}, 0.0, seeds())), 1e-12) << what;
     EXPECT_LT((cuda_core_error<3, double>(disc, k, {17, 18 / k + 2, 3}, 0.03, seeds())), 1e-12) << what;
@@ -111,7 +93,6 @@ void check_all(fe::Disc disc, int k, std::mt19937_64& seeds) {
       EXPECT_LT((cuda_core_error<2, double>(disc, k, {n + 1, n}, items, seeds())), 1e-12) << what;
       EXPECT_LT((cuda_core_error<2, float>(disc, k, {n + 1, n}, items, seeds())), 1e-5) << what << " fp32";
     }
-    EXPECT_LT((cuda_core_error<2, double>(disc, k, {n + 1, n}, 0.003, seeds(), true)), 1e-12) << what << " memset";
     EXPECT_LT((cuda_core_error<2, double>(disc, k, {70, 5}, 0.0, seeds())), 1e-12) << what;
     EXPECT_LT((cuda_core_error<2, double>(disc, k, {70, 5}, 0.005, seeds())), 1e-12) << what;
     EXPECT_LT((cuda_core_error<2, double>(disc, k, {1, n}, 0.0, seeds())), 1e-12) << what;

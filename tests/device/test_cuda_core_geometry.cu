@@ -2,15 +2,14 @@
 // operator on the general path (MatrixFreeOperator in fp64, same quadrature): fresh random inputs,
 // NaN-poisoned outputs, applied twice, every degree, dim 2 and 3, the three quadratures, fp64 and
 // fp32, on deformed meshes with several blocks (a partial last one), single-cell directions and the
-// Cartesian box on the general path; every measurement knob setting (TCFEM_CUDA_CORE_GEOM_BLOCKS,
-// _CELLS, _PAD: register-capped kernels, fewer cells per block, the odd cell stride) on the 3D and
-// 2D deformed meshes; in 3D both block programs (TCFEM_CUDA_CORE_GEOM_KERNEL=lines, the default,
-// and points). One line per case is printed (with the worst entry when it fails).
+// Cartesian box on the general path; every tuning setting (geometry_min_blocks_per_sm,
+// geometry_cells_per_block: register-capped kernels, fewer cells per block) on the 3D and 2D
+// deformed meshes (3D: the lines program, 2D: the points program). One line per case is printed
+// (with the worst entry when it fails).
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <cstdio>
-#include <cstdlib>
 #include <limits>
 #include <random>
 #include <string>
@@ -30,41 +29,21 @@ using fe::QuadratureKind;
 
 bool have_device() { return query_device(0).available; }
 
-/// Values of the three knobs (nullptr: unset); set for the lifetime of the object, unset after.
+/// A tuning of the general-geometry kernels (0: the default) and its label.
 struct GeomKnobs {
-  const char* blocks = nullptr;
-  const char* cells = nullptr;
-  const char* pad = nullptr;
-  const char* kernel = nullptr;
+  int blocks = 0;
+  int cells = 0;
+  operators::DeviceTuning tuning() const {
+    operators::DeviceTuning t;
+    t.geometry_min_blocks_per_sm = blocks;
+    t.geometry_cells_per_block = cells;
+    return t;
+  }
   std::string tag() const {
     std::string t;
-    if (kernel) t += std::string("kernel=") + kernel + " ";
-    if (blocks) t += std::string("blocks=") + blocks + " ";
-    if (cells) t += std::string("cells=") + cells + " ";
-    if (pad) t += std::string("pad=") + pad + " ";
+    if (blocks) t += "blocks=" + std::to_string(blocks) + " ";
+    if (cells) t += "cells=" + std::to_string(cells) + " ";
     return t.empty() ? "default" : t.substr(0, t.size() - 1);
-  }
-};
-class ScopedKnobs {
- public:
-  explicit ScopedKnobs(const GeomKnobs& k) {
-    set("TCFEM_CUDA_CORE_GEOM_BLOCKS", k.blocks);
-    set("TCFEM_CUDA_CORE_GEOM_CELLS", k.cells);
-    set("TCFEM_CUDA_CORE_GEOM_PAD", k.pad);
-    set("TCFEM_CUDA_CORE_GEOM_KERNEL", k.kernel);
-  }
-  ~ScopedKnobs() {
-    for (const char* n : {"TCFEM_CUDA_CORE_GEOM_BLOCKS", "TCFEM_CUDA_CORE_GEOM_CELLS", "TCFEM_CUDA_CORE_GEOM_PAD",
-                          "TCFEM_CUDA_CORE_GEOM_KERNEL"})
-      unsetenv(n);
-  }
-
- private:
-  static void set(const char* name, const char* v) {
-    if (v)
-      setenv(name, v, 1);
-    else
-      unsetenv(name);
   }
 };
 
@@ -77,7 +56,7 @@ Worst last_worst;
 
 template <int dim, typename Number>
 double geometry_error(int k, QuadratureKind kind, const std::array<int, dim>& nc, mesh::GeometryKind geo,
-                      std::uint64_t seed) {
+                      std::uint64_t seed, const GeomKnobs& knobs = {}) {
   mesh::BoxMesh<dim> mesh(nc, geo);
   fe::DofLayout<dim> dofs(mesh, fe::Disc::cg, k);
   operators::OperatorConfig cfg;
@@ -94,8 +73,12 @@ double geometry_error(int k, QuadratureKind kind, const std::array<int, dim>& nc
   key.quadrature = kind;
   key.precision = sizeof(Number) == 8 ? Precision::fp64 : Precision::fp32;
   key.variant = operators::Variant::cuda_core;
-  const auto D = operators::make_device_operator<dim>(mesh, dofs, key);
+  const auto D = operators::make_device_operator<dim>(mesh, dofs, key, knobs.tuning());
   EXPECT_EQ(D->n_local(), dofs.n_local());
+  const auto choices = D->choices();
+  EXPECT_FALSE(choices.empty());
+  for (const auto& [name, value] : choices)
+    if (name == "program") EXPECT_EQ(value, dim == 3 ? "lines" : "points");
   EXPECT_GT(D->flops_per_apply(), 0.0);
   EXPECT_GT(D->dram_bytes_per_apply(), 0.0);
   EXPECT_GT(D->shared_bytes_per_apply(), 0.0);
@@ -129,9 +112,8 @@ double geometry_error(int k, QuadratureKind kind, const std::array<int, dim>& nc
 template <int dim, typename Number>
 void check(int k, QuadratureKind kind, const std::array<int, dim>& nc, mesh::GeometryKind geo, std::uint64_t seed,
            const GeomKnobs& knobs = {}) {
-  const ScopedKnobs scope(knobs);
   const double tol = sizeof(Number) == 8 ? 1e-12 : 1e-5;
-  const double e = geometry_error<dim, Number>(k, kind, nc, geo, seed);
+  const double e = geometry_error<dim, Number>(k, kind, nc, geo, seed, knobs);
   std::string cells;
   for (int d = 0; d < dim; ++d) cells += (d ? "x" : "") + std::to_string(nc[d]);
   std::printf("cuda-core general cg %dD k=%d %-8s %-4s %-9s cells %-8s knobs %-22s rel. error %.3e (tol %.0e) %s\n",
@@ -163,49 +145,31 @@ TEST_P(CudaCoreGeometry, DeformedCgMatchesCpu) {
     check<2, float>(k, kind, {23, 17}, G::deformed, seeds());
     check<2, double>(k, kind, {1, 4}, G::deformed, seeds());
     check<2, double>(k, kind, {3, 2}, G::cartesian, seeds());
-    // every other knob setting (blocks: register caps of the 3D BP5/BP3 kernels; cells: smaller
-    // blocks, a partial last one; pad=odd: the unpadded stride)
-    const GeomKnobs settings[] = {{"3", nullptr, nullptr}, {"4", nullptr, nullptr}, {"1", "1", nullptr},
-                                  {"4", "3", nullptr},     {nullptr, "2", "odd"},  {"3", nullptr, "odd"}};
+    // every other tuning (blocks: register caps of the 3D BP5/BP3 kernels; cells: smaller blocks,
+    // a partial last one)
+    const GeomKnobs settings[] = {{3, 0}, {4, 0}, {1, 1}, {4, 3}, {0, 2}};
     for (const auto& s : settings) {
       check<3, double>(k, kind, m3, G::deformed, seeds(), s);
       check<3, float>(k, kind, m3, G::deformed, seeds(), s);
       check<2, double>(k, kind, {23, 17}, G::deformed, seeds(), s);
     }
-    // 3D: the point-per-thread program (the lines program is the default) with its knobs; 2D with
-    // "lines" (2D has the point program only)
-    const GeomKnobs points[] = {{nullptr, nullptr, nullptr, "points"},
-                                {"3", nullptr, nullptr, "points"},
-                                {"4", "3", nullptr, "points"},
-                                {nullptr, "2", "odd", "points"}};
-    check<2, double>(k, kind, {23, 17}, G::deformed, seeds(), {nullptr, nullptr, nullptr, "lines"});
-    for (const auto& s : points) {
-      check<3, double>(k, kind, m3, G::deformed, seeds(), s);
-      check<3, float>(k, kind, m3, G::deformed, seeds(), s);
-      check<3, double>(k, kind, {1, 2, 1}, G::deformed, seeds(), s);
-      check<3, double>(k, kind, {2, 1, 3}, G::cartesian, seeds(), s);
-    }
   }
-  // 3D BP5 and BP3 on meshes of many blocks (about 2000 / 400 cells): lines (default) and points
+  // 3D BP5 and BP3 on meshes of many blocks (about 2000 / 400 cells)
   for (auto kind : {QuadratureKind::gll_k1, QuadratureKind::gauss_k2}) {
     const std::array<int, 3> big = k <= 3 ? std::array<int, 3>{16, 12, 11} : std::array<int, 3>{9, 7, 6};
     check<3, double>(k, kind, big, G::deformed, seeds());
     check<3, float>(k, kind, big, G::deformed, seeds());
-    check<3, double>(k, kind, big, G::deformed, seeds(), {"4", nullptr, nullptr, nullptr});
-    check<3, double>(k, kind, big, G::deformed, seeds(), {nullptr, nullptr, nullptr, "points"});
+    check<3, double>(k, kind, big, G::deformed, seeds(), {4, 0});
   }
 }
 
 TEST(CudaCoreGeometryKnobs, BadValuesAreInputErrors) {
   if (!have_device()) GTEST_SKIP() << "no CUDA device: GPU tests skip";
-  for (const GeomKnobs& bad : {GeomKnobs{"2", nullptr, nullptr}, GeomKnobs{nullptr, "0", nullptr},
-                               GeomKnobs{nullptr, "x", nullptr}, GeomKnobs{nullptr, nullptr, "skew"},
-                               GeomKnobs{nullptr, nullptr, nullptr, "planes"}}) {
-    const ScopedKnobs scope(bad);
-    EXPECT_THROW((geometry_error<3, double>(4, QuadratureKind::gll_k1, {2, 2, 2}, mesh::GeometryKind::deformed, 1)),
-                 InputError)
+  for (const GeomKnobs& bad : {GeomKnobs{2, 0}, GeomKnobs{5, 0}, GeomKnobs{0, -1}, GeomKnobs{0, 2000}}) {
+    EXPECT_THROW(
+        (geometry_error<3, double>(4, QuadratureKind::gll_k1, {2, 2, 2}, mesh::GeometryKind::deformed, 1, bad)),
+        InputError)
         << bad.tag();
-    std::printf("cuda-core general cg knobs %-22s rejected ok\n", bad.tag().c_str());
   }
 }
 

@@ -584,7 +584,7 @@ TEST(DeviceMultigrid, Fp64FinestPostSmoothingMatchesCpu) {
 }
 
 /// The device multigrid with the patch smoother, its kernels with the contraction `contraction`
-/// (TCFEM_PATCH_CONTRACTION): iterations and solution.
+/// ("even-odd" or "tensor-core", the tuning's patch_smoother.contraction): iterations and solution.
 template <int dim>
 std::pair<int, Vector<double>> patch_solve(int degree, int cells, Precision precision, const char* contraction) {
   std::array<int, dim> nc;
@@ -597,6 +597,9 @@ std::pair<int, Vector<double>> patch_solve(int degree, int cells, Precision prec
   MultigridSolveSettings s;
   s.solver = OuterSolver::cg;
   s.multigrid.smoother.kind = SmootherKind::patch;
+  s.multigrid.smoother.kernels.contraction = std::string(contraction) == "tensor-core"
+                                                 ? multigrid::PatchContraction::tensor_core
+                                                 : multigrid::PatchContraction::even_odd;
   s.precision = precision;
   solvers::SolverControl control;
   control.tolerance = 1e-12;  // solutions agree to about the condition number times this
@@ -604,9 +607,7 @@ std::pair<int, Vector<double>> patch_solve(int degree, int cells, Precision prec
   Vector<double> x(dofs.n_local());
   DeviceMultigridOptions options;
   DeviceMultigridInfo info;
-  setenv("TCFEM_PATCH_CONTRACTION", contraction, 1);
   const auto r = solve_with_multigrid_cuda<dim>(mesh, dofs, cfg, b, x, s, control, options, info);
-  unsetenv("TCFEM_PATCH_CONTRACTION");
   EXPECT_TRUE(r.result.converged) << contraction;
   return {r.result.iterations, std::move(x)};
 }

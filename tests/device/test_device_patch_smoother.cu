@@ -1,6 +1,7 @@
 // DevicePatchSmoother against the CPU VertexPatchSmoother: one forward and then one backward
 // smoothing step from fresh random x and b, every variant (fused, separate, global, additive) with
-// both contractions of the kernels (dense and even-odd products, TCFEM_PATCH_CONTRACTION),
+// every contraction of the kernels (dense, even-odd and tensor-core products, the tuning's
+// patch_smoother.contraction),
 // dim 2 and 3, degrees 1..8, double and float, on anisotropic Cartesian meshes (cell sizes differ
 // per direction; several blocks per color) and on deformed meshes (global and additive). The
 // level operator handed to the device smoother is the CPU operator through host copies, so the
@@ -81,25 +82,13 @@ std::vector<double> cpu_steps(const Problem<dim>& P, Case c, const std::vector<d
   return std::vector<double>(x.data(), x.data() + x.size());
 }
 
-/// TCFEM_PATCH_CONTRACTION set for the lifetime of the guard (the smoother reads it at construction).
-struct ContractionGuard {
-  explicit ContractionGuard(const char* value) { setenv("TCFEM_PATCH_CONTRACTION", value, 1); }
-  ~ContractionGuard() { unsetenv("TCFEM_PATCH_CONTRACTION"); }
-};
-
-/// TCFEM_PATCH_INNER set (value != nullptr) for the lifetime of the guard.
-struct InnerGuard {
-  explicit InnerGuard(const char* value) : set(value != nullptr) {
-    if (set) setenv("TCFEM_PATCH_INNER", value, 1);
-  }
-  ~InnerGuard() {
-    if (set) unsetenv("TCFEM_PATCH_INNER");
-  }
-  bool set;
-};
-
-/// The contractions of the patch kernels (the values of TCFEM_PATCH_CONTRACTION).
+/// The contractions of the patch kernels (SmootherSettings::kernels.contraction).
 const char* const contractions[] = {"dense", "even-odd", "tensor-core"};
+multigrid::PatchContraction contraction_of(const std::string& name) {
+  if (name == "dense") return multigrid::PatchContraction::dense;
+  if (name == "even-odd") return multigrid::PatchContraction::even_odd;
+  return multigrid::PatchContraction::tensor_core;
+}
 
 template <int dim, typename Number>
 std::vector<double> device_steps(const Problem<dim>& P, Case c, const char* contraction, const std::vector<double>& x0,
@@ -116,9 +105,9 @@ std::vector<double> device_steps(const Problem<dim>& P, Case c, const char* cont
     op.vmult(hd, hs);
     TCFEM_CUDA_CHECK(cudaMemcpy(dst, hd.data(), n * sizeof(Number), cudaMemcpyHostToDevice));
   };
-  const ContractionGuard guard(contraction);
-  const InnerGuard inner(c == Case::fused_correct ? "correct" : nullptr);
-  multigrid::DevicePatchSmoother<dim, Number> smoother(P.mesh, P.dofs, quadrature, settings_of(c), vmult);
+  auto settings = settings_of(c);
+  settings.kernels.contraction = contraction_of(contraction);
+  multigrid::DevicePatchSmoother<dim, Number> smoother(P.mesh, P.dofs, quadrature, settings, vmult);
   // the patch matrices (Cartesian cell sizes, also for deformed meshes) have the even-odd symmetry
   EXPECT_EQ(smoother.even_odd(), std::string(contraction) == "even-odd") << smoother.description();
   EXPECT_EQ(smoother.contraction(), std::string(contraction)) << smoother.description();
@@ -190,13 +179,12 @@ TEST_P(DevicePatchSmootherTest, Cartesian3D) {
   for (Case c : {Case::fused, Case::separate, Case::global, Case::additive})
     check<3>({n + 1, n, n}, mesh::GeometryKind::cartesian, k, c, seeds);
   // several blocks per color also for the multi-patch blocks of low degrees, odd and even counts;
-  // with inner blocks away from the boundary: the fused kernel that replaces x_I and the one that
-  // corrects it
+  // with inner blocks away from the boundary: the fused kernel that replaces x_I (relaxation 1)
+  // and the one that adds a damped correction to it
   if (k <= 3)
-    for (Case c : {Case::fused, Case::fused_correct, Case::fused_relaxed})
-      check<3>({9, 8, 7}, mesh::GeometryKind::cartesian, k, c, seeds);
+    for (Case c : {Case::fused, Case::fused_relaxed}) check<3>({9, 8, 7}, mesh::GeometryKind::cartesian, k, c, seeds);
   if (k >= 4) {
-    check<3>({7, 6, 6}, mesh::GeometryKind::cartesian, k, Case::fused_correct, seeds);
+    check<3>({7, 6, 6}, mesh::GeometryKind::cartesian, k, Case::fused, seeds);
     check<3>({7, 6, 6}, mesh::GeometryKind::cartesian, k, Case::fused_relaxed, seeds);
   }
   // two cells in a direction: one vertex, colors with no patches
@@ -211,7 +199,7 @@ TEST_P(DevicePatchSmootherTest, Cartesian2D) {
   for (Case c : {Case::fused, Case::separate, Case::global, Case::additive})
     check<2>({n + 1, n}, mesh::GeometryKind::cartesian, k, c, seeds);
   check<2>({40, 23}, mesh::GeometryKind::cartesian, k, Case::fused, seeds);
-  check<2>({40, 23}, mesh::GeometryKind::cartesian, k, Case::fused_correct, seeds);
+  check<2>({40, 23}, mesh::GeometryKind::cartesian, k, Case::fused_relaxed, seeds);
   check<2>({n + 1, n}, mesh::GeometryKind::cartesian, k, Case::fused_relaxed, seeds);
   check<2>({2, n}, mesh::GeometryKind::cartesian, k, Case::separate, seeds);
 }
@@ -241,12 +229,10 @@ TEST(DevicePatchSmoother, RejectsBadInput) {
   s.kind = SmootherKind::patch_additive;  // needs the level operator
   EXPECT_THROW((multigrid::DevicePatchSmoother<2, double>(mesh, cg, fe::gauss(3), s, nullptr)), InputError);
   s.kind = SmootherKind::patch;
-  {
-    const ContractionGuard guard("sparse");  // not a contraction
+  for (int carveout : {-2, 101}) {  // percent, or -1 for the driver's choice
+    s.kernels.carveout = carveout;
     EXPECT_THROW((multigrid::DevicePatchSmoother<2, double>(mesh, cg, fe::gauss(3), s, nullptr)), InputError);
   }
-  const InnerGuard inner("keep");  // neither replace nor correct
-  EXPECT_THROW((multigrid::DevicePatchSmoother<2, double>(mesh, cg, fe::gauss(3), s, nullptr)), InputError);
 }
 
 }  // namespace

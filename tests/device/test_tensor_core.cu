@@ -256,26 +256,12 @@ void check_dg_precision_with(Precision p, const std::string& faces, const arch::
   }
 }
 
-/// The variants of the face-term pass (TCFEM_TENSOR_CORE_DG_FACES, read when an operator is built):
-/// every dg case runs with each.
-const char* const dg_face_variants[] = {"tiles", "lines"};
-
-/// Sets TCFEM_TENSOR_CORE_DG_FACES for its lifetime (unset afterwards: the default, lines).
-struct DgFacesVariant {
-  explicit DgFacesVariant(const char* v) { setenv("TCFEM_TENSOR_CORE_DG_FACES", v, 1); }
-  ~DgFacesVariant() { unsetenv("TCFEM_TENSOR_CORE_DG_FACES"); }
-};
-
-/// Every degree; 3D grids (c+1) x c x (c+2), 3 x 1 x 2, 1 x 1 x 1, 2 x 3 x 1, (2C+1) x 2 x 3 (x-rows
-/// of two tiles of the tiles variant and a short one); 2D (2c+1) x 2c, 1 x 3, 4 x 1 (single cells along
-/// a direction: both faces on the boundary), (C+3) x 3. Each face-pass variant; one line per degree
-/// and variant.
+/// Every degree; 3D grids (c+1) x c x (c+2), 3 x 1 x 2, 1 x 1 x 1, 2 x 3 x 1, (2C+1) x 2 x 3;
+/// 2D (2c+1) x 2c, 1 x 3, 4 x 1 (single cells along a direction: both faces on the boundary),
+/// (C+3) x 3. One line per degree.
 template <typename Storage>
 void check_dg_precision(Precision p, const arch::Fp64Shape* shape = nullptr) {
-  for (const char* faces : dg_face_variants) {
-    const DgFacesVariant variant(faces);
-    check_dg_precision_with<Storage>(p, faces, shape);
-  }
+  check_dg_precision_with<Storage>(p, "lines", shape);
 }
 
 void check_repeated_dg_applies(const std::string& faces);
@@ -307,10 +293,9 @@ TEST(TensorCoreDgOperator, HalfPrecisionsWithinTheirTolerance) {
 TEST(TensorCoreDgOperator, LargeGridAndRepeatedAppliesAgree) {
   SKIP_WITHOUT_DEVICE();
   // many batches and many face blocks (grid-stride loops of both kernels run more than once per
-  // block): against the CPU, then a second apply must give the same bits (no atomics in dg); each
-  // face-pass variant, and both variants agree to rounding
-  for (const char* faces : dg_face_variants) {
-    const DgFacesVariant variant(faces);
+  // block): against the CPU, then a second apply must give the same bits (no atomics in dg)
+  {
+    const char* faces = "lines";
     for (int k : {2, 4, 7}) {
       std::string worst;
       const std::array<int, 3> cells = k == 7 ? std::array<int, 3>{13, 11, 9} : std::array<int, 3>{37, 29, 23};
@@ -321,10 +306,7 @@ TEST(TensorCoreDgOperator, LargeGridAndRepeatedAppliesAgree) {
                   cells[1], cells[2], e);
     }
   }
-  for (const char* faces : dg_face_variants) {
-    const DgFacesVariant variant(faces);
-    check_repeated_dg_applies(faces);
-  }
+  check_repeated_dg_applies("lines");
 }
 
 void check_repeated_dg_applies(const std::string& faces) {

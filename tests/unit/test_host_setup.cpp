@@ -20,23 +20,14 @@
 namespace {
 using namespace tcfem;
 
-/// Sets TCFEM_HOST_THREADS for the lifetime of the object.
+/// Sets the host thread count (set_host_threads) for the lifetime of the object.
 class ThreadCount {
  public:
-  explicit ThreadCount(int n) {
-    if (const char* s = std::getenv("TCFEM_HOST_THREADS")) old_ = s, had_ = true;
-    setenv("TCFEM_HOST_THREADS", std::to_string(n).c_str(), 1);
-  }
-  ~ThreadCount() {
-    if (had_)
-      setenv("TCFEM_HOST_THREADS", old_.c_str(), 1);
-    else
-      unsetenv("TCFEM_HOST_THREADS");
-  }
+  explicit ThreadCount(int n) : old_(host_threads()) { set_host_threads(n); }
+  ~ThreadCount() { set_host_threads(old_); }
 
  private:
-  std::string old_;
-  bool had_ = false;
+  int old_;
 };
 
 template <int dim>

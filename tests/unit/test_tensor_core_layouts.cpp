@@ -465,7 +465,7 @@ std::vector<Storage> emulate_dg_faces(const std::array<int, dim>& n_cells, int k
     prm.d1[i] = static_cast<Storage>(basis.derivative(i, 1.0));
   }
   const Storage nan = std::numeric_limits<Storage>::quiet_NaN();
-  std::vector<Storage> dst(src.size(), nan), dst_tiles(src.size(), nan);
+  std::vector<Storage> dst(src.size(), nan);
   auto run = [&]<int nn>(std::integral_constant<int, nn>) {
     constexpr DgFaceShape F{dim, nn};
     std::vector<Storage> P(F.cells() * F.plane_words()), Q(P.size()), tables(F.table_words());
@@ -475,28 +475,10 @@ std::vector<Storage> emulate_dg_faces(const std::array<int, dim>& n_cells, int k
       std::fill(Q.begin(), Q.end(), nan);
       dg_face_block<dim, nn>(prm, tables.data(), first, 0, 1, src.data(), dst.data(), P.data(), Q.data(), [] {});
     }
-    // the tiles variant: one tile after the other, staging area and P poisoned per tile (the
-    // slots of absent neighbours stay NaN and must not be read)
-    constexpr DgFaceShape T{dim, nn, true};
-    std::vector<Storage> U(T.work_words()), PT(T.tile_plane_words());
-    const long tiles = dg_tile_count(prm, T.cells());
-    for (long index = 0; index < tiles; ++index) {
-      std::fill(U.begin(), U.end(), nan);
-      std::fill(PT.begin(), PT.end(), nan);
-      dg_tile_block<dim, nn>(prm, tables.data(), dg_tile(prm, T.cells(), index), 0, 1, src.data(), dst_tiles.data(),
-                             U.data(), PT.data(), [] {});
-    }
   };
   [&]<int... K>(std::integer_sequence<int, K...>) {
     ((n == K + 2 ? run(std::integral_constant<int, K + 2>{}) : void()), ...);
   }(std::make_integer_sequence<int, 8>{});
-  // both variants do the same arithmetic in the same order: the same bits
-  std::size_t first_diff = dst.size();
-  for (std::size_t i = 0; i < dst.size() && first_diff == dst.size(); ++i)
-    if (!(dst[i] == dst_tiles[i])) first_diff = i;
-  EXPECT_EQ(first_diff, dst.size()) << "dg face pass dim " << dim << " k " << k << ": tiles differ from lines at "
-                                    << first_diff << ": lines " << (first_diff < dst.size() ? double(dst[first_diff]) : 0.0)
-                                    << ", tiles " << (first_diff < dst.size() ? double(dst_tiles[first_diff]) : 0.0);
   return dst;
 }
 
@@ -743,11 +725,7 @@ int wavefronts(const WarpAccess& access, int word_bytes) {
 /// Every warp-wide shared-memory access of the face-term pass of (dim, n): step 1 stores, the mass
 /// steps' loads and stores, the result loads; f(label, access).
 template <class F>
-void tile_pass_accesses(int dim, int n, F&& f);
-
-template <class F>
-void face_pass_accesses(int dim, int n, bool tiles, F&& f) {
-  if (tiles) return tile_pass_accesses(dim, n, f);
+void face_pass_accesses(int dim, int n, F&& f) {
   const DgFaceShape S{dim, n};
   const int fp = S.face_points(), rs = S.lines(), threads = dg_face_threads;
   auto for_warps = [&](int count, auto&& lane_address, const std::string& what) {
@@ -797,164 +775,29 @@ void face_pass_accesses(int dim, int n, bool tiles, F&& f) {
     }, "derivative table load");
 }
 
-/// The same for the tiles variant: staging stores, staged line loads, face-value stores, the
-/// line-wise mass steps, the result loads.
-template <class F>
-void tile_pass_accesses(int dim, int n, F&& f) {
-  const DgFaceShape S{dim, n, true};
-  const int fp = S.face_points();
-  auto for_warps = [&](int count, auto&& lane_address, const std::string& what) {
-    for (int first = 0; first < count; first += warp_lanes) {
-      WarpAccess a;
-      a.fill(-1);
-      for (int lane = 0; lane < warp_lanes; ++lane)
-        if (first + lane < count) a[lane] = lane_address(first + lane);
-      f(what + " items " + std::to_string(first), a);
-    }
-  };
-  for (int r = 0; r < 4; ++r)
-    for_warps(S.lines(), [&](int item) -> long {
-      return dg_tile_plane_word(S, r, item / (fp * dim), (item / fp) % dim, item % fp);
-    }, "values store");
-  const int lines = dim == 3 ? n : 1, mass_lines = 4 * S.cells() * dim * lines;
-  for (int s = 0; s < dim - 1; ++s)
-    for (int i = 0; i < n; ++i)
-      for (const char* what : {"mass load", "mass store"})
-        for_warps(mass_lines, [&](int item) -> long {
-          const int plane = item / lines, m = item % lines;
-          const int step = s == 0 ? 1 : S.line_stride();
-          return long(plane) * S.plane_stride() + (s == 0 ? m * S.line_stride() : m) + i * step;
-        }, what);
-  // result: one x-line per lane (cell, l = y + n z)
-  const int result_lines = S.cells() * fp;
-  for (int r = 0; r < 4; ++r)
-    for_warps(result_lines, [&](int item) -> long {
-      return dg_tile_plane_word(S, r, item / fp, 0, item % fp);
-    }, "result load x");
-  for (int d = 1; d < dim; ++d)
-    for (int x = 0; x < n; ++x)
-      for (int r = 0; r < 4; ++r)
-        for_warps(result_lines, [&](int item) -> long {
-          const int cell = item / fp, l = item % fp, y = l % n, z = l / n;
-          const int xd = d == 1 ? y : z, other = d == 1 ? z : y;
-          if ((r == 0 && xd != 0) || (r == 2 && xd != n - 1)) return -1;
-          return dg_tile_plane_word(S, r, cell, d, x + n * other);
-        }, "result load");
-  for (int d = 1; d < dim; ++d)
-    for_warps(result_lines, [&](int item) -> long {
-      const int l = item % fp;
-      return long(S.tables_offset()) + S.d0_offset() + (d == 1 ? l % n : l / n);
-    }, "derivative table load");
-  if (dim == 3) {
-    for (int x = 0; x < n; ++x)
-      for_warps(result_lines, [&](int item) -> long {
-        return long(item / fp) * S.slot_words() + (item % fp) * S.line_stride() + x;
-      }, "result store");
-    for_warps(S.cells() * S.dofs(), [&](int item) -> long {
-      const int cell = item / S.dofs(), w = item % S.dofs();
-      return long(cell) * S.slot_words() + (w / n) * S.line_stride() + w % n;
-    }, "result copy load");
-  }
-  // the staging stores of an interior tile (every slot present; lanes of a warp take
-  // consecutive items of one batch round), then the line loads of the face values (interior cells:
-  // both neighbour lines, node j at once)
-  DgFaceParams<double> prm;
-  prm.n_cells[0] = 3 * S.cells();
-  prm.n_cells[1] = prm.n_cells[2] = 3;
-  if (dim == 2) prm.n_cells[2] = 1;
-  prm.total_cells = std::int64_t(prm.n_cells[0]) * prm.n_cells[1] * prm.n_cells[2];
-  const long per_row = 3, middle = (dim == 3 ? 4 * per_row : per_row) + 1;  // tile 1 of row (1, 1)
-  const DgTile tile = dg_tile(prm, S.cells(), middle);
-  EXPECT_EQ(tile.count, S.cells());
-  auto staged_address = [&](int item) -> long {
-    std::int64_t global = 0;
-    int staged = -1;
-    const bool present = dg_tile_load_item(S, prm, tile, item, global, staged);
-    EXPECT_TRUE(present) << "staging item " << item << " of an interior tile";
-    return staged;
-  };
-  for_warps(S.load_words(), staged_address, "staging store");
-  for (int side : {-1, 1})
-    for (int j = 0; j < n; ++j)
-      for_warps(S.lines(), [&](int item) -> long {
-        const int fp = S.face_points(), t = item % fp, d = (item / fp) % dim, cell = item / (fp * dim);
-        return dg_tile_line_offset(S, cell, d, t, side) + j * dg_tile_line_step(S, d);
-      }, "staged line load side " + std::to_string(side));
-}
-
 TEST(TensorCoreDgLayouts, FacePassSharedMemoryAccesses) {
-  // lines: stores conflict-free; loads at most 2 wavefronts per access (a 16-lane group spans two
-  // lines of the mass steps). tiles: odd strides (staging slots, x-lines, the lines of the planes)
-  // keep most accesses at 1-2 wavefronts; where a warp spans two directions, cells or planes at
-  // most 3 (4 for the staged line loads: lanes on lines of two directions of one cell)
-  for (bool tiles : {false, true})
-    for (int dim : {2, 3})
-      for (int n = 2; n <= max_n; ++n)
-        for (int word : {8, 4}) {
-          std::map<std::string, int> worst;  // per kind of access
-          face_pass_accesses(dim, n, tiles, [&](const std::string& what, const WarpAccess& a) {
-            const std::string kind = what.substr(0, what.find(" items"));
-            worst[kind] = std::max(worst[kind], wavefronts(a, word));
-          });
-          const std::string where = std::string(tiles ? "tiles" : "lines") + " dim " + std::to_string(dim) + " n " +
-                                    std::to_string(n) + " word " + std::to_string(word);
-          std::string line;
-          for (const auto& [kind, w] : worst) {
-            line += " " + kind + " " + std::to_string(w);
-            if (tiles)
-              EXPECT_LE(w, kind.rfind("staged", 0) == 0 ? 4 : 3) << where << ": " << kind;
-            else if (kind.find("store") != std::string::npos)
-              EXPECT_EQ(w, 1) << where << ": " << kind;
-            else
-              EXPECT_LE(w, 2) << where << ": " << kind;
-          }
-          if (tiles)
-            std::printf("[dg face tiles] dim %d n %d word %d: cells %d, smem %d B; wavefronts:%s\n", dim, n, word,
-                        DgFaceShape{dim, n, true}.cells(), DgFaceShape{dim, n, true}.smem_words() * word, line.c_str());
-        }
-  // lines: every face pass fits the 48 KB of shared memory a block gets without opting in; tiles:
-  // within the budget (fp64 dim 3 n = 8, 9 with one cell per tile exceed it; the operator opts in),
-  // and at least 4 blocks per SM of 228 KB everywhere
+  // stores conflict-free; loads at most 2 wavefronts per access (a 16-lane group spans two lines of
+  // the mass steps)
   for (int dim : {2, 3})
-    for (int n = 2; n <= max_n; ++n) {
-      EXPECT_LE((DgFaceShape{dim, n}.smem_words() * 8), 48 * 1024) << dim << " " << n;
-      const DgFaceShape T{dim, n, true};
-      if (T.cells() > 1) {
-        EXPECT_LE(T.smem_words(), dg_tile_budget_words) << dim << " " << n;
+    for (int n = 2; n <= max_n; ++n)
+      for (int word : {8, 4}) {
+        std::map<std::string, int> worst;  // per kind of access
+        face_pass_accesses(dim, n, [&](const std::string& what, const WarpAccess& a) {
+          const std::string kind = what.substr(0, what.find(" items"));
+          worst[kind] = std::max(worst[kind], wavefronts(a, word));
+        });
+        const std::string where =
+            "dim " + std::to_string(dim) + " n " + std::to_string(n) + " word " + std::to_string(word);
+        for (const auto& [kind, w] : worst) {
+          if (kind.find("store") != std::string::npos)
+            EXPECT_EQ(w, 1) << where << ": " << kind;
+          else
+            EXPECT_LE(w, 2) << where << ": " << kind;
+        }
       }
-      EXPECT_LE(4 * T.smem_words() * 8, 228 * 1024) << dim << " " << n;
-    }
-}
-
-/// The tiles variant on x-rows longer than a tile and not a multiple of it (a short last tile per
-/// row), against the lines variant bit for bit (emulate_dg_faces compares them), every degree.
-TEST(TensorCoreDgEmulation, TilesCoverLongRows) {
-  std::mt19937_64 rng(20261121);
-  std::uniform_real_distribution<double> dist(-1.0, 1.0);
-  for (int k = 1; k <= 8; ++k) {
-    const int n = k + 1;
-    double sigma = 0;
-    {
-      const int C = DgFaceShape{3, n, true}.cells();
-      const std::array<int, 3> cells{2 * C + 1, 2, 3};
-      std::vector<double> src(std::size_t(cells[0]) * cells[1] * cells[2] * n * n * n);
-      for (auto& v : src) v = dist(rng);
-      std::array<std::vector<double>, 3> self;
-      const auto dst = emulate_dg_faces<3, double>(cells, k, src, sigma, self);
-      for (std::size_t i = 0; i < dst.size(); ++i)
-        ASSERT_FALSE(std::isnan(dst[i])) << "3D k " << k << " index " << i;
-    }
-    {
-      const int C = DgFaceShape{2, n, true}.cells();
-      const std::array<int, 2> cells{C + 3, 3};
-      std::vector<double> src(std::size_t(cells[0]) * cells[1] * n * n);
-      for (auto& v : src) v = dist(rng);
-      std::array<std::vector<double>, 2> self;
-      const auto dst = emulate_dg_faces<2, double>(cells, k, src, sigma, self);
-      for (std::size_t i = 0; i < dst.size(); ++i)
-        ASSERT_FALSE(std::isnan(dst[i])) << "2D k " << k << " index " << i;
-    }
-  }
+  // every face pass fits the 48 KB of shared memory a block gets without opting in
+  for (int dim : {2, 3})
+    for (int n = 2; n <= max_n; ++n) EXPECT_LE((DgFaceShape{dim, n}.smem_words() * 8), 48 * 1024) << dim << " " << n;
 }
 
 TEST(TensorCoreDgEmulation, Fp64Sm90MatchesCpuOperator) {

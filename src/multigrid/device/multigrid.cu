@@ -131,8 +131,9 @@ DeviceMultigrid<dim, Number>::DeviceMultigrid(const LevelHierarchy<dim>& hierarc
     const auto& mesh = hierarchy.mesh(l);
     const auto& dofs = hierarchy.dofs(l);
     const auto key = device_level_key(dim, config, geometry, precision, l == 0);
-    kernels_[l] = key.to_string();
-    operators_[l] = std::make_unique<DeviceLevelOperator<Number>>(operators::make_device_operator<dim>(mesh, dofs, key));
+    operators_[l] = std::make_unique<DeviceLevelOperator<Number>>(
+        operators::make_device_operator<dim>(mesh, dofs, key, config.device_tuning));
+    kernels_[l] = key.to_string() + operators::describe(operators_[l]->device_operator().choices());
     // the cycle's x, b, r; only r on the finest level (x and b are the caller's)
     device_bytes_ += operators_[l]->device_operator().device_bytes() +
                      (l + 1 == n_levels ? 1 : 3) * dofs.n_local() * sizeof(Number);
@@ -174,7 +175,7 @@ DeviceMultigrid<dim, Number>::DeviceMultigrid(const LevelHierarchy<dim>& hierarc
     const int f = n_levels - 1;
     const auto key = device_level_key(dim, config, geometry, precision::Precision::fp64, false);
     fine_operator64_ = std::make_unique<DeviceLevelOperator<double>>(
-        operators::make_device_operator<dim>(hierarchy.mesh(f), hierarchy.dofs(f), key));
+        operators::make_device_operator<dim>(hierarchy.mesh(f), hierarchy.dofs(f), key, config.device_tuning));
     device_bytes_ += fine_operator64_->device_operator().device_bytes();
     LevelInfo info64 = info_[f];
     fine_smoother64_ = make_device_smoother<dim, double>(settings.smoother, hierarchy.mesh(f), hierarchy.dofs(f),
@@ -194,8 +195,8 @@ DeviceMultigrid<dim, Number>::DeviceMultigrid(const LevelHierarchy<dim>& hierarc
       const auto& mesh = hierarchy.mesh(l);
       const auto& dofs = hierarchy.dofs(l);
       if (l + 1 < n_levels || !fine_operator64_) {
-        operators64_[l] =
-            std::make_unique<DeviceLevelOperator<double>>(operators::make_device_operator<dim>(mesh, dofs, key64));
+        operators64_[l] = std::make_unique<DeviceLevelOperator<double>>(
+            operators::make_device_operator<dim>(mesh, dofs, key64, config.device_tuning));
         device_bytes_ += operators64_[l]->device_operator().device_bytes();
       }
       auto transfer = std::make_unique<DeviceTransfer<dim, double>>(hierarchy.mesh(l - 1), hierarchy.dofs(l - 1),

@@ -53,12 +53,13 @@ MultigridSolveReport run(const mesh::BoxMesh<dim>& mesh, const fe::DofLayout<dim
     info.outer_kernel = mg.level_kernels()[finest];
   } else if (const auto* fine64 = mg.fine_operator_fp64()) {  // the finest level's fp64 operator (post-smoothing, FMG)
     outer = &fine64->device_operator();
-    info.outer_kernel = device_level_key(dim, config, mesh.geometry(), precision::Precision::fp64, false).to_string();
+    info.outer_kernel = device_level_key(dim, config, mesh.geometry(), precision::Precision::fp64, false).to_string() +
+                        operators::describe(outer->choices());
   } else {
     const auto key = device_level_key(dim, config, mesh.geometry(), precision::Precision::fp64, false);
-    outer_owned = operators::make_device_operator<dim>(mesh, dofs, key);
+    outer_owned = operators::make_device_operator<dim>(mesh, dofs, key, config.device_tuning);
     outer = outer_owned.get();
-    info.outer_kernel = key.to_string();
+    info.outer_kernel = key.to_string() + operators::describe(outer_owned->choices());
   }
   const std::size_t n = b.size();
   solvers::DeviceVectorD d_b(n), d_x(n);

@@ -34,27 +34,15 @@ using patch_kernels::PatchLayout;
 
 namespace {
 
-/// The contraction of the line phases: TCFEM_PATCH_CONTRACTION=dense|even-odd|tensor-core (default
-/// even-odd; dense where the patch matrices lack the symmetry, see patch_even_odd_matrices).
-patch_kernels::Contraction requested_contraction() {
-  const char* env = std::getenv("TCFEM_PATCH_CONTRACTION");
-  if (env == nullptr || *env == '\0') return patch_kernels::Contraction::even_odd;
-  const std::string v = env;
-  if (v == "dense") return patch_kernels::Contraction::dense;
-  if (v == "even-odd") return patch_kernels::Contraction::even_odd;
-  if (v == "tensor-core") return patch_kernels::Contraction::tensor_core;
-  throw InputError("TCFEM_PATCH_CONTRACTION: dense, even-odd or tensor-core, not '" + v + "'");
-}
-
-/// Whether the fused kernel with relaxation 1 writes x_I = A_II^{-1} (b_I - A_IB x_B) without reading
-/// the old x_I (default) or adds the correction: TCFEM_PATCH_INNER=replace|correct.
-bool requested_replace_inner() {
-  const char* env = std::getenv("TCFEM_PATCH_INNER");
-  if (env == nullptr || *env == '\0') return true;
-  const std::string v = env;
-  if (v == "replace") return true;
-  if (v == "correct") return false;
-  throw InputError("TCFEM_PATCH_INNER: replace or correct, not '" + v + "'");
+/// The contraction a tuning asks for (automatic: even-odd where the matrices allow it).
+patch_kernels::Contraction requested_contraction(PatchContraction c) {
+  switch (c) {
+    case PatchContraction::automatic:
+    case PatchContraction::even_odd: return patch_kernels::Contraction::even_odd;
+    case PatchContraction::dense: return patch_kernels::Contraction::dense;
+    case PatchContraction::tensor_core: return patch_kernels::Contraction::tensor_core;
+  }
+  throw Error("unknown patch contraction");
 }
 
 const char* contraction_name(patch_kernels::Contraction c) {
@@ -78,28 +66,18 @@ patch_kernels::PatchLauncher<Number> launcher_of(patch_kernels::Contraction c, i
 }
 
 template <int dim, typename Number>
-patch_kernels::PatchKernelInfo info_of(patch_kernels::Contraction c, int k, KernelKind kind) {
+patch_kernels::PatchKernelInfo info_of(patch_kernels::Contraction c, int k, KernelKind kind, int carveout) {
   using patch_kernels::Contraction;
   switch (c) {
-    case Contraction::dense: return patch_kernels::patch_kernel_info<dim, Number, Contraction::dense>(k, kind);
-    case Contraction::even_odd: return patch_kernels::patch_kernel_info<dim, Number, Contraction::even_odd>(k, kind);
-    case Contraction::tensor_core: return patch_kernels::patch_kernel_info<dim, Number, Contraction::tensor_core>(k, kind);
+    case Contraction::dense: return patch_kernels::patch_kernel_info<dim, Number, Contraction::dense>(k, kind, carveout);
+    case Contraction::even_odd: return patch_kernels::patch_kernel_info<dim, Number, Contraction::even_odd>(k, kind, carveout);
+    case Contraction::tensor_core: return patch_kernels::patch_kernel_info<dim, Number, Contraction::tensor_core>(k, kind, carveout);
   }
   throw Error("unknown patch contraction");
 }
 
 }  // namespace
 
-namespace patch_kernels {
-int patch_carveout() {
-  const char* env = std::getenv("TCFEM_PATCH_CARVEOUT");
-  if (env == nullptr || *env == '\0') return 100;
-  char* end = nullptr;
-  const long v = std::strtol(env, &end, 10);
-  if (*end != '\0' || v < -1 || v > 100) throw InputError("TCFEM_PATCH_CARVEOUT: -1 (driver's choice) or 0..100 percent");
-  return static_cast<int>(v);
-}
-}  // namespace patch_kernels
 
 namespace {
 
@@ -121,6 +99,7 @@ struct DevicePatchSmoother<dim, Number>::Impl {
   std::size_t n_patches = 0;
   std::function<void(Number*, const Number*)> level_vmult;
   patch_kernels::Contraction contraction = patch_kernels::Contraction::even_odd;
+  int carveout = 100;
   std::vector<Number> matrices;  // host copy (in the form of the contraction); a kernel parameter of every launch
   DeviceBuffer<Number> inverse_diagonal;
   mutable DeviceBuffer<Number> residual, color_buffer;  // work vectors of a step
@@ -129,7 +108,7 @@ struct DevicePatchSmoother<dim, Number>::Impl {
 
   void launch(KernelKind kind, const PatchKernelParams<Number>& p) const {
     if (p.n_patches == 0) return;
-    launcher_of<dim, Number>(contraction, k, kind)(p, matrices);
+    launcher_of<dim, Number>(contraction, k, kind)(p, matrices, carveout);
   }
 
   void global_residual(Number* x, const Number* b) const {
@@ -170,13 +149,20 @@ DevicePatchSmoother<dim, Number>::DevicePatchSmoother(const mesh::BoxMesh<dim>& 
 
   std::vector<Number> inverse_diagonal;
   I.matrices = patch_kernels::patch_kernel_matrices<dim, Number>(mesh, I.k, quadrature, inverse_diagonal);
-  I.contraction = requested_contraction();
+  I.contraction = requested_contraction(settings.kernels.contraction);
+  I.carveout = settings.kernels.carveout;
+  if (I.carveout < -1 || I.carveout > 100)
+    throw InputError("tuning patch_smoother.carveout: -1 (the driver's choice) or 0..100 percent, not " +
+                     std::to_string(I.carveout));
   if (I.contraction == patch_kernels::Contraction::even_odd) {
     try {
       auto diagonal = inverse_diagonal;
       I.matrices = patch_kernels::patch_even_odd_matrices<dim, Number>(I.k, I.matrices, diagonal);
       inverse_diagonal = std::move(diagonal);
     } catch (const Error&) {
+      if (settings.kernels.contraction == PatchContraction::even_odd)
+        throw InputError("tuning patch_smoother.contraction even-odd: the patch matrices of this level lack the "
+                         "symmetry the even-odd products need; use auto or dense");
       I.contraction = patch_kernels::Contraction::dense;  // no symmetry to exploit: dense products
     }
   }
@@ -184,7 +170,7 @@ DevicePatchSmoother<dim, Number>::DevicePatchSmoother(const mesh::BoxMesh<dim>& 
   I.colors = patch_kernels::patch_kernel_colors<dim, Number>(mesh, dofs);
   // the fast diagonalization is the exact inverse of A_II on the Cartesian patches the fused kernel
   // serves, so with relaxation 1 the new x_I does not depend on the old one
-  I.replace_inner = !I.additive && I.variant == PatchVariant::fused && I.omega == 1.0 && requested_replace_inner();
+  I.replace_inner = !I.additive && I.variant == PatchVariant::fused && I.omega == 1.0;
   std::size_t largest = 0;
   for (auto& p : I.colors) {
     for (int d = 1; d < dim; ++d)
@@ -264,10 +250,10 @@ template <int dim, typename Number>
 std::string DevicePatchSmoother<dim, Number>::description() const {
   const auto& I = *impl_;
   char text[240];
-  std::snprintf(text, sizeof text, "%s (%s%s, %zu patches, %d colors, relaxation %g, %s products, device)",
+  std::snprintf(text, sizeof text, "%s (%s%s, %zu patches, %d colors, relaxation %g, %s products, carveout %d, device)",
                 I.additive ? "additive vertex patch" : "multiplicative vertex patch",
                 I.additive ? "global residual" : to_string(I.variant), I.replace_inner ? ", x_I replaced" : "",
-                I.n_patches, 1 << dim, I.omega, contraction_name(I.contraction));
+                I.n_patches, 1 << dim, I.omega, contraction_name(I.contraction), I.carveout);
   return text;
 }
 
@@ -305,7 +291,7 @@ std::string DevicePatchSmoother<dim, Number>::kernel_info() const {
   std::string out;
   for (const KernelKind kind : {a, b}) {
     if (kind == b && a == b && !out.empty()) break;
-    const auto info = info_of<dim, Number>(I.contraction, I.k, kind);
+    const auto info = info_of<dim, Number>(I.contraction, I.k, kind, I.carveout);
     char text[160];
     std::snprintf(text, sizeof text, "%sregs %d threads %d smem %.1f KB blocks/SM %d (%d warps)", out.empty() ? "" : "; ",
                   info.registers, info.threads, info.shared_bytes / 1024.0, info.blocks_per_sm,

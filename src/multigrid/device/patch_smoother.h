@@ -39,10 +39,10 @@ class DevicePatchSmoother {
   double flops_per_step() const;
   /// FLOP the kernels perform (fewer than flops_per_step with the even-odd products).
   double flops_performed_per_step() const;
-  /// Whether the kernels use the even-odd products (TCFEM_PATCH_CONTRACTION=dense|even-odd,
-  /// default even-odd where the patch matrices have the symmetry; see multigrid/patch_kernels/block.h).
+  /// Whether the kernels use the even-odd products (settings.kernels.contraction; automatic:
+  /// even-odd where the patch matrices have the symmetry; see multigrid/patch_kernels/block.h).
   bool even_odd() const;
-  /// The contraction the kernels use: "dense", "even-odd" or "tensor-core" (TCFEM_PATCH_CONTRACTION).
+  /// The contraction the kernels use: "dense", "even-odd" or "tensor-core".
   std::string contraction() const;
   /// Registers, block size, shared memory and resident blocks per SM of the kernels of a step.
   std::string kernel_info() const;

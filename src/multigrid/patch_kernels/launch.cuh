@@ -14,7 +14,7 @@
 namespace tcfem::multigrid::patch_kernels {
 
 template <int dim, int k, typename Number, KernelKind kind, Contraction con>
-void launch_patch_kernel(const PatchKernelParams<Number>& p, const std::vector<Number>& matrices) {
+void launch_patch_kernel(const PatchKernelParams<Number>& p, const std::vector<Number>& matrices, int carveout) {
   constexpr PatchLayout L = patch_layout(dim, k, sizeof(Number), kind, con);
   PatchMatrices<dim, k, Number> m;
   TCFEM_ASSERT(matrices.size() == sizeof(m.m) / sizeof(Number), "patch matrix size");
@@ -22,19 +22,19 @@ void launch_patch_kernel(const PatchKernelParams<Number>& p, const std::vector<N
   const auto kernel = patch_kernel_of<dim, k, Number, kind, con>();
   constexpr int shared_bytes = shared_bytes_of(L, con);
   TCFEM_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, shared_bytes));
-  TCFEM_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout, patch_carveout()));
+  TCFEM_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout, carveout));
   const dim3 blocks((p.count[0] + L.patches - 1) / L.patches, p.count[1], dim == 3 ? p.count[2] : 1);
   kernel<<<blocks, L.threads, shared_bytes>>>(p, m);
   TCFEM_CUDA_CHECK_LAUNCH();
 }
 
 template <int dim, int k, typename Number, KernelKind kind, Contraction con>
-PatchKernelInfo query_patch_kernel(int /*unused*/) {
+PatchKernelInfo query_patch_kernel(int carveout) {
   constexpr PatchLayout L = patch_layout(dim, k, sizeof(Number), kind, con);
   const auto kernel = patch_kernel_of<dim, k, Number, kind, con>();
   constexpr int shared_bytes = shared_bytes_of(L, con);
   TCFEM_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, shared_bytes));
-  TCFEM_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout, patch_carveout()));
+  TCFEM_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout, carveout));
   cudaFuncAttributes attr{};
   TCFEM_CUDA_CHECK(cudaFuncGetAttributes(&attr, kernel));
   PatchKernelInfo info;
@@ -51,7 +51,7 @@ constexpr std::array<PatchKernelInfo (*)(int), sizeof...(ks)> info_table(std::in
 }
 
 template <int dim, typename Number, Contraction con>
-PatchKernelInfo patch_kernel_info(int k, KernelKind kind) {
+PatchKernelInfo patch_kernel_info(int k, KernelKind kind, int carveout) {
   constexpr auto seq = std::make_integer_sequence<int, 8>();
   static constexpr auto fused = info_table<dim, Number, KernelKind::fused, con>(seq);
   static constexpr auto residual = info_table<dim, Number, KernelKind::residual, con>(seq);
@@ -59,10 +59,10 @@ PatchKernelInfo patch_kernel_info(int k, KernelKind kind) {
   static constexpr auto from_vector = info_table<dim, Number, KernelKind::solve_from_vector, con>(seq);
   TCFEM_ASSERT(k >= 1 && k <= 8, "patch kernel degree");
   switch (kind) {
-    case KernelKind::fused: return fused[k - 1](0);
-    case KernelKind::residual: return residual[k - 1](0);
-    case KernelKind::solve_from_buffer: return from_buffer[k - 1](0);
-    case KernelKind::solve_from_vector: return from_vector[k - 1](0);
+    case KernelKind::fused: return fused[k - 1](carveout);
+    case KernelKind::residual: return residual[k - 1](carveout);
+    case KernelKind::solve_from_buffer: return from_buffer[k - 1](carveout);
+    case KernelKind::solve_from_vector: return from_vector[k - 1](carveout);
   }
   throw Error("unknown patch kernel kind");
 }

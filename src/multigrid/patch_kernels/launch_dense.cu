@@ -6,8 +6,8 @@ template PatchLauncher<double> patch_launcher<2, double, Contraction::dense>(int
 template PatchLauncher<double> patch_launcher<3, double, Contraction::dense>(int, KernelKind);
 template PatchLauncher<float> patch_launcher<2, float, Contraction::dense>(int, KernelKind);
 template PatchLauncher<float> patch_launcher<3, float, Contraction::dense>(int, KernelKind);
-template PatchKernelInfo patch_kernel_info<2, double, Contraction::dense>(int, KernelKind);
-template PatchKernelInfo patch_kernel_info<3, double, Contraction::dense>(int, KernelKind);
-template PatchKernelInfo patch_kernel_info<2, float, Contraction::dense>(int, KernelKind);
-template PatchKernelInfo patch_kernel_info<3, float, Contraction::dense>(int, KernelKind);
+template PatchKernelInfo patch_kernel_info<2, double, Contraction::dense>(int, KernelKind, int);
+template PatchKernelInfo patch_kernel_info<3, double, Contraction::dense>(int, KernelKind, int);
+template PatchKernelInfo patch_kernel_info<2, float, Contraction::dense>(int, KernelKind, int);
+template PatchKernelInfo patch_kernel_info<3, float, Contraction::dense>(int, KernelKind, int);
 }  // namespace tcfem::multigrid::patch_kernels

@@ -6,8 +6,8 @@ template PatchLauncher<double> patch_launcher<2, double, Contraction::even_odd>(
 template PatchLauncher<double> patch_launcher<3, double, Contraction::even_odd>(int, KernelKind);
 template PatchLauncher<float> patch_launcher<2, float, Contraction::even_odd>(int, KernelKind);
 template PatchLauncher<float> patch_launcher<3, float, Contraction::even_odd>(int, KernelKind);
-template PatchKernelInfo patch_kernel_info<2, double, Contraction::even_odd>(int, KernelKind);
-template PatchKernelInfo patch_kernel_info<3, double, Contraction::even_odd>(int, KernelKind);
-template PatchKernelInfo patch_kernel_info<2, float, Contraction::even_odd>(int, KernelKind);
-template PatchKernelInfo patch_kernel_info<3, float, Contraction::even_odd>(int, KernelKind);
+template PatchKernelInfo patch_kernel_info<2, double, Contraction::even_odd>(int, KernelKind, int);
+template PatchKernelInfo patch_kernel_info<3, double, Contraction::even_odd>(int, KernelKind, int);
+template PatchKernelInfo patch_kernel_info<2, float, Contraction::even_odd>(int, KernelKind, int);
+template PatchKernelInfo patch_kernel_info<3, float, Contraction::even_odd>(int, KernelKind, int);
 }  // namespace tcfem::multigrid::patch_kernels

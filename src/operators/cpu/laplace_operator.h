@@ -20,6 +20,7 @@
 #include "mesh/box_mesh.h"
 #include "mesh/geometry_field.h"
 #include "operators/geometry_data.h"
+#include "operators/tuning.h"
 #include "tensor/evaluator.h"
 
 namespace tcfem::operators {
@@ -34,6 +35,8 @@ struct OperatorConfig {
   fe::QuadratureKind quadrature = fe::QuadratureKind::gauss_k2;
   /// Use the Kronecker fast path when the mesh is Cartesian.
   bool cartesian_fast_path = true;
+  /// Kernel choices of the device operators built for this configuration (operators/tuning.h).
+  DeviceTuning device_tuning;
 };
 
 /// Which terms an operator applies: the Laplacian or the mass matrix.

@@ -27,8 +27,8 @@ void emulate_line_phase(int n_units, Compute&& compute, Store&& store) {
   }
 }
 
-/// dst = A src with the 3D cg block program; like the operator, only the nodes updated with atomics
-/// are zeroed first (everything else must be written by the kernel).
+/// dst = A src with the 3D cg block program. Only the nodes updated with atomics are zeroed first
+/// (the operator zeroes all of dst), so the tests also check that the program writes every other node.
 template <int k, typename Number>
 void emulate_cg3(const CgParams<3, k, Number>& p, const Number* src, Number* dst) {
   using Prog = Cg3Program<k, Number>;

@@ -3,20 +3,14 @@
 // GeomProgram (operators/cuda_core/geometry.h) with a barrier between each two, one block per `p.cells`
 // cells; instantiated per precision in operators/cuda_core/geometry_fp64.cu / _fp32.cu.
 //
-// Measurement knobs, read when the operator is built (docs/cuda_core_kernels.md):
-//   TCFEM_CUDA_CORE_GEOM_BLOCKS=1|3|4  resident blocks of L.threads the compiler must allow per SM
-//                                      (unset: a measured default per degree, default_lines_min_blocks)
-//                                      (__launch_bounds__ minimum: 1 = no register cap, 3 ~ 80,
-//                                      4 = 64 registers per thread); 3D BP5/BP3 only, else 1
-//   TCFEM_CUDA_CORE_GEOM_CELLS=<n>     cells per block (1..L.cells, default L.cells)
-//   TCFEM_CUDA_CORE_GEOM_PAD=auto|odd  cell stride: fewest bank-model wavefronts (default) or the
-//                                      odd stride 3 Q (+1); lines program: searched or unpadded
-//                                      strides
-//   TCFEM_CUDA_CORE_GEOM_KERNEL=lines|points
-//                                      3D block program: one thread per 1D line in the x/y
-//                                      contractions and interpolations (default,
-//                                      operators/cuda_core/geometry_lines.h) or one thread per point
-//                                      (operators/cuda_core/geometry.h); 2D: points
+// Programs: 3D the lines program (one thread per 1D line in the x/y contractions and
+// interpolations, operators/cuda_core/geometry_lines.h), 2D the points program (one thread per
+// point, operators/cuda_core/geometry.h). The cell stride in shared memory is the one with the
+// fewest bank-model wavefronts. Tuning (operators/tuning.h, docs/user_guide.md):
+//   geometry_min_blocks_per_sm  resident blocks the compiler must allow per SM (__launch_bounds__
+//                               minimum: 1 = no register cap, 3 ~ 80, 4 = 64 registers per
+//                               thread); 3D BP5/BP3 only; default per degree (default_min_blocks)
+//   geometry_cells_per_block    cells per block (1..the layout's count, default the layout's)
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -82,40 +76,15 @@ __global__ void __launch_bounds__(GeomProgram<dim, k, q, colloc, Number>::L.thre
   }
 }
 
-/// The knobs of the general-geometry kernels (see the top of this file); bad values are InputErrors.
-struct GeomKnobs {
-  int min_blocks = 0;  ///< 0: the kernel family's default per degree
-  int cells = 0;  ///< 0: the layout's
-  bool odd_stride = false;
-  bool lines = true;  ///< 3D: the lines program
-};
-inline GeomKnobs geom_knobs() {
-  GeomKnobs g;
-  if (const char* e = std::getenv("TCFEM_CUDA_CORE_GEOM_BLOCKS"); e && *e) {
-    const std::string v = e;
-    if (v != "1" && v != "3" && v != "4")
-      throw InputError("TCFEM_CUDA_CORE_GEOM_BLOCKS must be 1, 3 or 4 (got '" + v + "')");
-    g.min_blocks = std::stoi(v);
-  }
-  if (const char* e = std::getenv("TCFEM_CUDA_CORE_GEOM_CELLS"); e && *e) {
-    char* end = nullptr;
-    const long v = std::strtol(e, &end, 10);
-    if (*end != 0 || v < 1 || v > 1024)
-      throw InputError(std::string("TCFEM_CUDA_CORE_GEOM_CELLS must be a positive cell count (got '") + e + "')");
-    g.cells = int(v);
-  }
-  if (const char* e = std::getenv("TCFEM_CUDA_CORE_GEOM_PAD"); e && *e) {
-    const std::string v = e;
-    if (v != "auto" && v != "odd") throw InputError("TCFEM_CUDA_CORE_GEOM_PAD must be auto or odd (got '" + v + "')");
-    g.odd_stride = v == "odd";
-  }
-  if (const char* e = std::getenv("TCFEM_CUDA_CORE_GEOM_KERNEL"); e && *e) {
-    const std::string v = e;
-    if (v != "lines" && v != "points")
-      throw InputError("TCFEM_CUDA_CORE_GEOM_KERNEL must be lines or points (got '" + v + "')");
-    g.lines = v == "lines";
-  }
-  return g;
+/// The tuning of the general-geometry kernels, checked; zero fields take the defaults.
+inline DeviceTuning checked_geometry_tuning(const DeviceTuning& t) {
+  const int m = t.geometry_min_blocks_per_sm;
+  if (m != 0 && m != 1 && m != 3 && m != 4)
+    throw InputError("tuning geometry_min_blocks_per_sm: 1, 3 or 4 (got " + std::to_string(m) + ")");
+  if (t.geometry_cells_per_block < 0 || t.geometry_cells_per_block > 1024)
+    throw InputError("tuning geometry_cells_per_block: 1..1024 (got " + std::to_string(t.geometry_cells_per_block) +
+                     ")");
+  return t;
 }
 
 /// What the general-geometry operators (points and lines programs) share: the 1D geometry tables
@@ -134,6 +103,13 @@ class GeometryOperatorBase : public DeviceOperatorBase {
   }
   std::size_t value_size() const override { return sizeof(Number); }
   std::size_t device_bytes() const override { return table_bytes_; }
+  KernelChoices choices() const override {
+    return {{"program", program_},
+            {"min_blocks_per_sm", std::to_string(min_blocks_)},
+            {"cells_per_block", std::to_string(cells_per_block_)},
+            {"threads", std::to_string(threads_)},
+            {"shared_bytes", std::to_string(smem_)}};
+  }
 
  protected:
   GeometryOperatorBase(const DeviceKernelKey& key, std::size_t n_local) : DeviceOperatorBase(key, n_local) {}
@@ -176,13 +152,15 @@ class GeometryOperatorBase : public DeviceOperatorBase {
   std::int64_t blocks_ = 0;
   Kernel kernel_ = nullptr;  ///< the launched instantiation (register cap of min_blocks_)
   int min_blocks_ = 1;
+  int cells_per_block_ = 1;
+  const char* program_ = "";
   int threads_ = 0;
   int smem_ = 0;
   std::size_t table_bytes_ = 0;
 };
 
-/// cg Laplacian on general geometry (deformed or Cartesian box), geometry from 1D tables:
-/// memset of dst + one kernel.
+/// cg Laplacian on general 2D geometry (deformed or Cartesian box) by the points program, geometry
+/// from 1D tables: memset of dst + one kernel.
 template <int dim, int k, int q, bool colloc, typename Number>
 class CgGeometryOperator final : public GeometryOperatorBase<dim, GeomParams<dim, k, q, Number>, Number> {
   using Base = GeometryOperatorBase<dim, GeomParams<dim, k, q, Number>, Number>;
@@ -191,33 +169,26 @@ class CgGeometryOperator final : public GeometryOperatorBase<dim, GeomParams<dim
   using Prog = GeomProgram<dim, k, q, colloc, Number>;
   static constexpr GeomLayout L = Prog::L;
   using Kernel = typename Base::Kernel;
-  /// register-capped variants exist for 3D BP5 and BP3
-  static constexpr bool capped_variants = dim == 3 && (colloc || q == k + 2);
 
-  static Kernel pick_kernel(int min_blocks) {
-    if constexpr (capped_variants) {
-      if (min_blocks == 3) return geom_kernel<dim, k, q, colloc, Number, 3>;
-      if (min_blocks == 4) return geom_kernel<dim, k, q, colloc, Number, 4>;
-    }
-    return geom_kernel<dim, k, q, colloc, Number, 1>;
-  }
-
-  CgGeometryOperator(const mesh::BoxMesh<dim>& mesh, const fe::DofLayout<dim>& dofs, const DeviceKernelKey& key)
+  CgGeometryOperator(const mesh::BoxMesh<dim>& mesh, const fe::DofLayout<dim>& dofs, const DeviceKernelKey& key,
+                     const DeviceTuning& tuning)
       : Base(key, dofs.n_local()) {
     (void)require_device("--variant cuda-core");
     const auto setup = make_geom_setup<dim, k, q, Number>(mesh, key.quadrature);
     const auto [s, ds] = this->upload_tables(setup);
     auto& p = this->params_;
     p = setup.params(s, ds);
-    const GeomKnobs knobs = geom_knobs();
-    p.cells = knobs.cells > 0 ? std::min(knobs.cells, L.cells) : L.cells;
-    p.cell_stride = knobs.odd_stride ? L.cell_stride : geom_best_cell_stride(L, int(sizeof(Number)));
+    const DeviceTuning t = checked_geometry_tuning(tuning);
+    p.cells = t.geometry_cells_per_block > 0 ? std::min(t.geometry_cells_per_block, L.cells) : L.cells;
+    p.cell_stride = geom_best_cell_stride(L, int(sizeof(Number)));
     const GeomLayout launch = geom_tuned_layout(L, p.cells, p.cell_stride);
     this->threads_ = launch.threads;
     this->blocks_ = geom_blocks<dim, k, q, colloc, Number>(p);
     this->smem_ = launch.smem_elements() * int(sizeof(Number));
-    this->min_blocks_ = capped_variants && knobs.min_blocks > 0 ? knobs.min_blocks : 1;
-    this->kernel_ = pick_kernel(this->min_blocks_);
+    this->min_blocks_ = 1;
+    this->kernel_ = geom_kernel<dim, k, q, colloc, Number, 1>;
+    this->program_ = "points";
+    this->cells_per_block_ = p.cells;
     this->prepare_launch("general-geometry kernel");
     constexpr auto w = geom_cell_work<dim, k, q, colloc>();
     const double cells = double(p.total_cells);
@@ -277,7 +248,7 @@ class CgGeometryLinesOperator final : public GeometryOperatorBase<3, GeomLinesPa
   /// The register cap per (quadrature, degree) where it was measured faster on the H200 (3D fp64,
   /// 3e7 DoFs, docs/performance.md): BP5 four blocks per SM for k <= 6, BP3 four for k = 2, 3, 5 and
   /// three for k = 8; elsewhere (and for float) the compiler's choice.
-  static constexpr int default_lines_min_blocks() {
+  static constexpr int default_min_blocks() {
     if constexpr (!capped_variants || !std::is_same_v<Number, double>) return 1;
     if constexpr (colloc) return k <= 6 ? 4 : 1;
     if constexpr (k == 2 || k == 3 || k == 5) return 4;
@@ -293,18 +264,21 @@ class CgGeometryLinesOperator final : public GeometryOperatorBase<3, GeomLinesPa
   }
 
   CgGeometryLinesOperator(const mesh::BoxMesh<3>& mesh, const fe::DofLayout<3>& dofs, const DeviceKernelKey& key,
-                          const GeomKnobs& knobs)
+                          const DeviceTuning& tuning)
       : Base(key, dofs.n_local()) {
     (void)require_device("--variant cuda-core");
-    this->min_blocks_ = capped_variants && knobs.min_blocks > 0 ? knobs.min_blocks : default_lines_min_blocks();
+    const DeviceTuning t = checked_geometry_tuning(tuning);
+    const int requested_cells = t.geometry_cells_per_block;
+    this->min_blocks_ =
+        capped_variants && t.geometry_min_blocks_per_sm > 0 ? t.geometry_min_blocks_per_sm : default_min_blocks();
     this->kernel_ = pick_kernel(this->min_blocks_);
     // resident blocks per SM the registers allow: the padding search may use the shared memory of
     // the blocks that could not be resident anyway
     int by_registers = 0;
-    const int launch_threads = geom_lines_cells(q, knobs.cells) * q * q;
+    const int launch_threads = geom_lines_cells(q, requested_cells) * q * q;
     TCFEM_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&by_registers, this->kernel_, launch_threads, 0));
     const auto setup =
-        make_geom_lines_setup<k, q, Number>(mesh, key.quadrature, knobs.cells, !knobs.odd_stride, by_registers);
+        make_geom_lines_setup<k, q, Number>(mesh, key.quadrature, requested_cells, true, by_registers);
     const auto [s, ds] = this->upload_tables(setup);
     auto& p = this->params_;
     p = setup.params(s, ds);
@@ -312,6 +286,8 @@ class CgGeometryLinesOperator final : public GeometryOperatorBase<3, GeomLinesPa
     this->threads_ = L.threads;
     this->blocks_ = (p.total_cells + L.cells - 1) / L.cells;
     this->smem_ = L.smem_elements() * int(sizeof(Number));
+    this->program_ = "lines";
+    this->cells_per_block_ = L.cells;
     this->prepare_launch("general-geometry lines kernel");
     constexpr auto w = geom_lines_cell_work(k, q, colloc);
     const double cells = double(p.total_cells);
@@ -323,18 +299,17 @@ class CgGeometryLinesOperator final : public GeometryOperatorBase<3, GeomLinesPa
 
 template <int dim>
 using GeomFactory = std::unique_ptr<DeviceOperator> (*)(const mesh::BoxMesh<dim>&, const fe::DofLayout<dim>&,
-                                                        const DeviceKernelKey&);
+                                                        const DeviceKernelKey&, const DeviceTuning&);
 
 template <int dim, int k, fe::QuadratureKind kind, typename Number>
 std::unique_ptr<DeviceOperator> build_geom(const mesh::BoxMesh<dim>& mesh, const fe::DofLayout<dim>& dofs,
-                                           const DeviceKernelKey& key) {
+                                           const DeviceKernelKey& key, const DeviceTuning& tuning) {
   constexpr int q = geom_points(kind, k);
   constexpr bool colloc = kind == fe::QuadratureKind::gll_k1;
-  if constexpr (dim == 3) {
-    const GeomKnobs knobs = geom_knobs();
-    if (knobs.lines) return std::make_unique<CgGeometryLinesOperator<k, q, colloc, Number>>(mesh, dofs, key, knobs);
-  }
-  return std::make_unique<CgGeometryOperator<dim, k, q, colloc, Number>>(mesh, dofs, key);
+  if constexpr (dim == 3)
+    return std::make_unique<CgGeometryLinesOperator<k, q, colloc, Number>>(mesh, dofs, key, tuning);
+  else
+    return std::make_unique<CgGeometryOperator<dim, k, q, colloc, Number>>(mesh, dofs, key, tuning);
 }
 
 /// table[quadrature kind][degree - 1]
@@ -356,10 +331,11 @@ GeomTable<dim> make_geom_table(std::integer_sequence<int, K...>) {
 /// The operator for a supported key (see cuda_core_supports) of precision Number.
 template <int dim, typename Number>
 std::unique_ptr<DeviceOperator> make_geom_operator_typed(const mesh::BoxMesh<dim>& mesh,
-                                                         const fe::DofLayout<dim>& dofs, const DeviceKernelKey& key) {
+                                                         const fe::DofLayout<dim>& dofs, const DeviceKernelKey& key,
+                                                         const DeviceTuning& tuning) {
   static const GeomTable<dim> table = make_geom_table<dim, Number>(std::make_integer_sequence<int, 8>{});
   const auto f = table.f[int(key.quadrature)][key.degree - 1];
-  return f ? f(mesh, dofs, key) : nullptr;
+  return f ? f(mesh, dofs, key, tuning) : nullptr;
 }
 
 }  // namespace tcfem::operators::cuda_core

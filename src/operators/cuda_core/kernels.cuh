@@ -214,15 +214,4 @@ __global__ void __launch_bounds__(Dg2Program<k, Number>::L.warps * warp_lanes, 4
   });
 }
 
-// ---- zeroing of the atomically updated nodes (cg) ---------------------------------------------------
-
-/// dst = 0 on the nodes the cg kernels update with atomics (see for_each_zero_node).
-template <int dim, int k, typename Number>
-__global__ void cg_zero_kernel(const __grid_constant__ CgParams<dim, k, Number> p, Number* __restrict__ dst) {
-  const std::int64_t stride = std::int64_t(gridDim.x) * blockDim.x;
-  const std::int64_t first = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
-  using Prog = std::conditional_t<dim == 3, Cg3Program<k, Number>, Cg2Program<k, Number>>;
-  Prog::zero_nodes(p, first, stride, [&](std::int64_t idx) { dst[idx] = Number(0); });
-}
-
 }  // namespace tcfem::operators::cuda_core

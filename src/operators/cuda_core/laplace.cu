@@ -6,16 +6,13 @@
 // built from the degree list; everything else is answered with nullptr (the registry reports it).
 //
 // Work distribution: one wave of resident blocks takes work items (chunks of cell layers of one
-// tile) from a queue counter. Knobs for measurements:
-//   TCFEM_CUDA_CORE_ITEMS=<n>     about n items per worker (default 8)
-//   TCFEM_CUDA_CORE_WAVES=<w>     launch w waves of resident blocks (default 1)
-//   TCFEM_CUDA_CORE_ZERO=edges    zero only the nodes a cg kernel updates with atomics instead of all
-//                                 of dst (default memset: the strided edge planes cost more than a
-//                                 full memset, measured on the H200)
+// tile) from a queue counter. Tuning (operators/tuning.h): about `cuda_core_items_per_worker`
+// items per worker (default 8) and `cuda_core_waves` waves of resident blocks (default 1). cg
+// zeroes dst with a memset before the kernel adds the shared nodes with atomics.
 #include <algorithm>
 #include <array>
 #include <cmath>
-#include <cstdlib>
+#include <cstdio>
 #include <string>
 #include <type_traits>
 #include <utility>
@@ -31,30 +28,41 @@ namespace {
 
 using namespace cuda_core;
 
-double knob(const char* name, double fallback) {
-  if (const char* env = std::getenv(name)) {
-    const double v = std::atof(env);
-    if (v > 0) return v;
-  }
-  return fallback;
-}
-
-bool zero_all_knob() {
-  const char* env = std::getenv("TCFEM_CUDA_CORE_ZERO");
-  return !(env && std::string(env) == "edges");
+/// The resolved work-distribution choices of a tuning.
+struct WorkSplit {
+  double items_per_worker = 8.0, waves = 1.0;
+};
+WorkSplit work_split(const DeviceTuning& t) {
+  WorkSplit w;
+  if (t.cuda_core_items_per_worker > 0) w.items_per_worker = t.cuda_core_items_per_worker;
+  if (t.cuda_core_waves > 0) w.waves = t.cuda_core_waves;
+  return w;
 }
 
 /// Grid and item size: `resident` workers per wave, `warps_per_block` workers per block.
 struct Launch {
   int blocks = 1, chunk = 1;
 };
-Launch plan_launch(std::int64_t tiles, int layers, std::int64_t resident, int warps_per_block) {
+Launch plan_launch(std::int64_t tiles, int layers, std::int64_t resident, int warps_per_block, const WorkSplit& split) {
   Launch l;
-  const std::int64_t workers = std::max<std::int64_t>(1, std::int64_t(knob("TCFEM_CUDA_CORE_WAVES", 1.0) * resident));
-  l.chunk = choose_chunk(tiles, layers, workers, knob("TCFEM_CUDA_CORE_ITEMS", 8.0));
+  const std::int64_t workers = std::max<std::int64_t>(1, std::int64_t(split.waves * double(resident)));
+  l.chunk = choose_chunk(tiles, layers, workers, split.items_per_worker);
   const std::int64_t items = count_items(tiles, layers, l.chunk);
   l.blocks = int(std::max<std::int64_t>(1, (std::min(workers, items) + warps_per_block - 1) / warps_per_block));
   return l;
+}
+
+/// The resolved work split of an operator, for reports.
+KernelChoices split_choices(const WorkSplit& split, int chunk, std::int64_t blocks) {
+  auto num = [](double v) {
+    char b[32];
+    std::snprintf(b, sizeof b, "%g", v);
+    return std::string(b);
+  };
+  return {{"items_per_worker", num(split.items_per_worker)},
+          {"waves", num(split.waves)},
+          {"layers_per_item", std::to_string(chunk)},
+          {"blocks", std::to_string(blocks)}};
 }
 
 // ---- work models -------------------------------------------------------------------------------
@@ -102,15 +110,6 @@ Work cg_work(const CgParams<dim, k, Number>& p) {
   return w;
 }
 
-/// Nodes the zeroing kernel writes (counted by running its enumeration on the host).
-template <int dim, int k, typename Number>
-double zero_node_count(const CgParams<dim, k, Number>& p) {
-  using Prog = std::conditional_t<dim == 3, Cg3Program<k, Number>, Cg2Program<k, Number>>;
-  double count = 0;
-  Prog::zero_nodes(p, 0, 1, [&](std::int64_t) { count += 1; });
-  return count;
-}
-
 // ---- operators ---------------------------------------------------------------------------------
 
 template <typename Kernel>
@@ -132,8 +131,9 @@ int resident_blocks(Kernel kernel, int threads, int smem_bytes, const DeviceInfo
 template <int dim, int k, typename Number>
 class CgCartesianOperator final : public DeviceOperatorBase {
  public:
-  CgCartesianOperator(const mesh::BoxMesh<dim>& mesh, const fe::DofLayout<dim>& dofs, const DeviceKernelKey& key)
-      : DeviceOperatorBase(key, dofs.n_local()) {
+  CgCartesianOperator(const mesh::BoxMesh<dim>& mesh, const fe::DofLayout<dim>& dofs, const DeviceKernelKey& key,
+                      const DeviceTuning& tuning)
+      : DeviceOperatorBase(key, dofs.n_local()), split_(work_split(tuning)) {
     const DeviceInfo info = require_device("--variant cuda-core");
     if constexpr (dim == 3) {
       using Prog = Cg3Program<k, Number>;
@@ -141,42 +141,35 @@ class CgCartesianOperator final : public DeviceOperatorBase {
       smem_ = Prog::smem_elements() * int(sizeof(Number));
       const int resident = resident_blocks(cg3_kernel<k, Number>, threads_, smem_, info);
       auto p = make_cg_params<3, k, Number>(mesh, 1);
-      const auto launch = plan_launch(p.n_tiles(), p.layers, resident, 1);
+      const auto launch = plan_launch(p.n_tiles(), p.layers, resident, 1, split_);
       p = make_cg_params<3, k, Number>(mesh, launch.chunk);
       params_ = p;
       blocks_ = launch.blocks;
+      chunk_ = launch.chunk;
     } else {
       using Prog = Cg2Program<k, Number>;
       threads_ = Prog::L.warps * warp_lanes;
       smem_ = Prog::smem_elements() * int(sizeof(Number));
       const int resident = resident_blocks(cg2_kernel<k, Number>, threads_, smem_, info);
       auto p = make_cg_params<2, k, Number>(mesh, 1);
-      const auto launch = plan_launch(p.n_tiles(), p.layers, std::int64_t(resident) * Prog::L.warps, Prog::L.warps);
+      const auto launch = plan_launch(p.n_tiles(), p.layers, std::int64_t(resident) * Prog::L.warps, Prog::L.warps, split_);
       p = make_cg_params<2, k, Number>(mesh, launch.chunk);
       params_ = p;
       blocks_ = launch.blocks;
+      chunk_ = launch.chunk;
     }
     params_.queue = queue_.data();
-    zero_all_ = zero_all_knob();
-    const double zeroed = zero_all_ ? double(n_local_) : zero_node_count(params_);
-    zero_blocks_ = static_cast<int>(std::clamp<double>(std::ceil(zeroed / 256.0), 1.0, 8.0 * info.sm_count));
     const auto w = cg_work(params_);
     flops_ = w.flops;
     shared_ = w.shared_values * sizeof(Number);
-    // src read once, dst written once, the atomically updated nodes zeroed first (whole vector with
-    // TCFEM_CUDA_CORE_ZERO=memset); the atomics themselves resolve in L2
-    dram_ = (2.0 * double(n_local_) + zeroed) * sizeof(Number);
+    // src read once, dst zeroed (memset) and written once; the atomics resolve in L2
+    dram_ = 3.0 * double(n_local_) * sizeof(Number);
   }
   void vmult(void* dst, const void* src) const override {
     auto* d = static_cast<Number*>(dst);
     const auto* s = static_cast<const Number*>(src);
     TCFEM_CUDA_CHECK(cudaMemsetAsync(queue_.data(), 0, sizeof(unsigned)));
-    if (zero_all_) {
-      TCFEM_CUDA_CHECK(cudaMemsetAsync(d, 0, n_local_ * sizeof(Number)));
-    } else {
-      cg_zero_kernel<dim, k, Number><<<zero_blocks_, 256>>>(params_, d);
-      TCFEM_CUDA_CHECK_LAUNCH();
-    }
+    TCFEM_CUDA_CHECK(cudaMemsetAsync(d, 0, n_local_ * sizeof(Number)));
     if constexpr (dim == 3)
       cg3_kernel<k, Number><<<static_cast<unsigned>(blocks_), threads_, smem_>>>(params_, s, d);
     else
@@ -185,13 +178,14 @@ class CgCartesianOperator final : public DeviceOperatorBase {
   }
   std::size_t value_size() const override { return sizeof(Number); }
   std::size_t device_bytes() const override { return 0; }
+  KernelChoices choices() const override { return split_choices(split_, chunk_, blocks_); }
 
  private:
   mutable DeviceBuffer<unsigned> queue_{1};  // work-item counter, reset before each launch
   CgParams<dim, k, Number> params_{};
+  WorkSplit split_;
   std::int64_t blocks_ = 0;
-  int threads_ = 32, smem_ = 0, zero_blocks_ = 1;
-  bool zero_all_ = false;
+  int threads_ = 32, smem_ = 0, chunk_ = 1;
 };
 
 template <int dim, int k, typename Number>
@@ -235,8 +229,9 @@ Work dg_work(const DgParams<dim, k, Number>& p) {
 template <int dim, int k, typename Number>
 class DgCartesianOperator final : public DeviceOperatorBase {
  public:
-  DgCartesianOperator(const mesh::BoxMesh<dim>& mesh, const fe::DofLayout<dim>& dofs, const DeviceKernelKey& key)
-      : DeviceOperatorBase(key, dofs.n_local()) {
+  DgCartesianOperator(const mesh::BoxMesh<dim>& mesh, const fe::DofLayout<dim>& dofs, const DeviceKernelKey& key,
+                      const DeviceTuning& tuning)
+      : DeviceOperatorBase(key, dofs.n_local()), split_(work_split(tuning)) {
     const DeviceInfo info = require_device("--variant cuda-core");
     if constexpr (dim == 3) {
       using Prog = Dg3Program<k, Number>;
@@ -244,10 +239,11 @@ class DgCartesianOperator final : public DeviceOperatorBase {
       smem_ = Prog::smem_elements() * int(sizeof(Number));
       const int resident = resident_blocks(dg3_kernel<k, Number>, threads_, smem_, info);
       auto p = make_dg_params<3, k, Number>(mesh, 1);
-      const auto launch = plan_launch(p.n_tiles(), p.layers, resident, 1);
+      const auto launch = plan_launch(p.n_tiles(), p.layers, resident, 1, split_);
       p = make_dg_params<3, k, Number>(mesh, launch.chunk);
       params_ = p;
       blocks_ = launch.blocks;
+      chunk_ = launch.chunk;
       halo_reads_ = 4.0 / Prog::L.T;  // face data of the cells around a tile, per cell of the tile
     } else {
       using Prog = Dg2Program<k, Number>;
@@ -255,10 +251,11 @@ class DgCartesianOperator final : public DeviceOperatorBase {
       smem_ = Prog::smem_elements() * int(sizeof(Number));
       const int resident = resident_blocks(dg2_kernel<k, Number>, threads_, smem_, info);
       auto p = make_dg_params<2, k, Number>(mesh, 1);
-      const auto launch = plan_launch(p.n_tiles(), p.layers, std::int64_t(resident) * Prog::L.warps, Prog::L.warps);
+      const auto launch = plan_launch(p.n_tiles(), p.layers, std::int64_t(resident) * Prog::L.warps, Prog::L.warps, split_);
       p = make_dg_params<2, k, Number>(mesh, launch.chunk);
       params_ = p;
       blocks_ = launch.blocks;
+      chunk_ = launch.chunk;
       halo_reads_ = 2.0 / Prog::L.T / (k + 1);
     }
     params_.queue = queue_.data();
@@ -280,34 +277,30 @@ class DgCartesianOperator final : public DeviceOperatorBase {
   }
   std::size_t value_size() const override { return sizeof(Number); }
   std::size_t device_bytes() const override { return 0; }
+  KernelChoices choices() const override { return split_choices(split_, chunk_, blocks_); }
 
  private:
   mutable DeviceBuffer<unsigned> queue_{1};  // work-item counter, reset before each launch
   DgParams<dim, k, Number> params_{};
+  WorkSplit split_;
   std::int64_t blocks_ = 0;
-  int threads_ = 32, smem_ = 0;
+  int threads_ = 32, smem_ = 0, chunk_ = 1;
   double halo_reads_ = 0;
 };
-
-template <int dim, int k, typename Number>
-std::unique_ptr<DeviceOperator> make_dg_operator(const mesh::BoxMesh<dim>& mesh, const fe::DofLayout<dim>& dofs,
-                                                 const DeviceKernelKey& key) {
-  return std::make_unique<DgCartesianOperator<dim, k, Number>>(mesh, dofs, key);
-}
 
 // ---- dispatch table ----------------------------------------------------------------------------
 
 template <int dim>
 using Factory = std::unique_ptr<DeviceOperator> (*)(const mesh::BoxMesh<dim>&, const fe::DofLayout<dim>&,
-                                                    const DeviceKernelKey&);
+                                                    const DeviceKernelKey&, const DeviceTuning&);
 
 template <int dim, int k, typename Number, fe::Disc disc>
 std::unique_ptr<DeviceOperator> build(const mesh::BoxMesh<dim>& mesh, const fe::DofLayout<dim>& dofs,
-                                      const DeviceKernelKey& key) {
+                                      const DeviceKernelKey& key, const DeviceTuning& tuning) {
   if constexpr (disc == fe::Disc::cg)
-    return std::make_unique<CgCartesianOperator<dim, k, Number>>(mesh, dofs, key);
+    return std::make_unique<CgCartesianOperator<dim, k, Number>>(mesh, dofs, key, tuning);
   else
-    return make_dg_operator<dim, k, Number>(mesh, dofs, key);
+    return std::make_unique<DgCartesianOperator<dim, k, Number>>(mesh, dofs, key, tuning);
 }
 
 inline constexpr int max_degree = 8;
@@ -351,7 +344,7 @@ std::string describe_cuda_core() {
 
 template <int dim>
 std::unique_ptr<DeviceOperator> make_cuda_core_operator(const mesh::BoxMesh<dim>& mesh, const fe::DofLayout<dim>& dofs,
-                                                        const DeviceKernelKey& key) {
+                                                        const DeviceKernelKey& key, const DeviceTuning& tuning) {
   if (!cuda_core_supports(key) || key.dim != dim) return nullptr;
   if (dofs.degree() != key.degree || dofs.disc() != key.disc) return nullptr;
   if (!key.cartesian) {
@@ -359,19 +352,19 @@ std::unique_ptr<DeviceOperator> make_cuda_core_operator(const mesh::BoxMesh<dim>
     if (mesh.partition().owned.n_cells() != mesh.n_global_cells() ||
         mesh.partition().ghosted.n_cells() != mesh.n_global_cells())
       return nullptr;
-    if (key.precision == precision::Precision::fp64) return make_cuda_core_geometry_operator<dim, double>(mesh, dofs, key);
-    return make_cuda_core_geometry_operator<dim, float>(mesh, dofs, key);
+    if (key.precision == precision::Precision::fp64) return make_cuda_core_geometry_operator<dim, double>(mesh, dofs, key, tuning);
+    return make_cuda_core_geometry_operator<dim, float>(mesh, dofs, key, tuning);
   }
   if (mesh.geometry() != mesh::GeometryKind::cartesian) return nullptr;
   const int disc = key.disc == fe::Disc::dg ? 1 : 0;
   const int fp32 = key.precision == precision::Precision::fp32 ? 1 : 0;
   const auto f = table<dim>().f[disc][fp32][key.degree - 1];
-  return f ? f(mesh, dofs, key) : nullptr;
+  return f ? f(mesh, dofs, key, tuning) : nullptr;
 }
 
 template std::unique_ptr<DeviceOperator> make_cuda_core_operator<2>(const mesh::BoxMesh<2>&, const fe::DofLayout<2>&,
-                                                                    const DeviceKernelKey&);
+                                                                    const DeviceKernelKey&, const DeviceTuning&);
 template std::unique_ptr<DeviceOperator> make_cuda_core_operator<3>(const mesh::BoxMesh<3>&, const fe::DofLayout<3>&,
-                                                                    const DeviceKernelKey&);
+                                                                    const DeviceKernelKey&, const DeviceTuning&);
 
 }  // namespace tcfem::operators

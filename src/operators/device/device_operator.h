@@ -11,6 +11,7 @@
 #include "fe/dof_layout.h"
 #include "mesh/box_mesh.h"
 #include "operators/cpu/laplace_operator.h"
+#include "operators/tuning.h"
 #include "precision/precision.h"
 
 namespace tcfem::operators {
@@ -56,6 +57,9 @@ class DeviceOperator {
   virtual double shared_bytes_per_apply() const = 0;
   /// Device memory held by the operator (tables and geometry).
   virtual std::size_t device_bytes() const = 0;
+  /// The kernel choices this operator resolved (operators/tuning.h): launch and layout parameters
+  /// that are not part of the key; empty where a family has none.
+  virtual KernelChoices choices() const { return {}; }
 };
 
 /// What every device operator keeps alike: its key, its local size and the work model of one
@@ -75,11 +79,11 @@ class DeviceOperatorBase : public DeviceOperator {
   double flops_ = 0, dram_ = 0, shared_ = 0;
 };
 
-/// Builds the operator for `key` (key.dim must equal dim); throws InputError naming what is
-/// supported when no kernel matches.
+/// Builds the operator for `key` (key.dim must equal dim) with the kernel choices of `tuning`;
+/// throws InputError naming what is supported when no kernel matches.
 template <int dim>
 std::unique_ptr<DeviceOperator> make_device_operator(const mesh::BoxMesh<dim>& mesh, const fe::DofLayout<dim>& dofs,
-                                                     const DeviceKernelKey& key);
+                                                     const DeviceKernelKey& key, const DeviceTuning& tuning = {});
 
 /// Whether a kernel for `key` exists in this build (without building it).
 bool device_kernel_supported(const DeviceKernelKey& key);

@@ -19,12 +19,12 @@ std::vector<std::string> describe_device_kernels() {
 
 template <int dim>
 std::unique_ptr<DeviceOperator> make_device_operator(const mesh::BoxMesh<dim>& mesh, const fe::DofLayout<dim>& dofs,
-                                                     const DeviceKernelKey& key) {
+                                                     const DeviceKernelKey& key, const DeviceTuning& tuning) {
   TCFEM_ASSERT(key.dim == dim, "kernel key dimension does not match the mesh");
   std::unique_ptr<DeviceOperator> op;
   switch (key.variant) {
     case Variant::generic: op = make_generic_device_operator<dim>(mesh, dofs, key); break;
-    case Variant::cuda_core: op = make_cuda_core_operator<dim>(mesh, dofs, key); break;
+    case Variant::cuda_core: op = make_cuda_core_operator<dim>(mesh, dofs, key, tuning); break;
     case Variant::tensor_core: op = make_tensor_core_operator<dim>(mesh, dofs, key); break;
   }
   if (!op) {
@@ -36,8 +36,8 @@ std::unique_ptr<DeviceOperator> make_device_operator(const mesh::BoxMesh<dim>& m
 }
 
 template std::unique_ptr<DeviceOperator> make_device_operator<2>(const mesh::BoxMesh<2>&, const fe::DofLayout<2>&,
-                                                                 const DeviceKernelKey&);
+                                                                 const DeviceKernelKey&, const DeviceTuning&);
 template std::unique_ptr<DeviceOperator> make_device_operator<3>(const mesh::BoxMesh<3>&, const fe::DofLayout<3>&,
-                                                                 const DeviceKernelKey&);
+                                                                 const DeviceKernelKey&, const DeviceTuning&);
 
 }  // namespace tcfem::operators

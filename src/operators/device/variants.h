@@ -16,14 +16,15 @@ std::string describe_generic();
 
 template <int dim>
 std::unique_ptr<DeviceOperator> make_cuda_core_operator(const mesh::BoxMesh<dim>& mesh, const fe::DofLayout<dim>& dofs,
-                                                        const DeviceKernelKey& key);
+                                                        const DeviceKernelKey& key, const DeviceTuning& tuning);
 bool cuda_core_supports(const DeviceKernelKey& key);
 /// The cuda-core cg Laplacian on general geometry (geometry from 1D tables of the box's map), in the
 /// storage type Number (operators/cuda_core/geometry_fp64.cu, operators/cuda_core/geometry_fp32.cu).
 template <int dim, typename Number>
 std::unique_ptr<DeviceOperator> make_cuda_core_geometry_operator(const mesh::BoxMesh<dim>& mesh,
                                                                  const fe::DofLayout<dim>& dofs,
-                                                                 const DeviceKernelKey& key);
+                                                                 const DeviceKernelKey& key,
+                                                                 const DeviceTuning& tuning);
 std::string describe_cuda_core();
 
 template <int dim>

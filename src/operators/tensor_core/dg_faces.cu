@@ -1,8 +1,7 @@
 // The face-term pass of the tensor-core SIPG (dg) Laplacian (operators/tensor_core/dg_faces.h) on CUDA cores,
-// blocks of dg_face_threads threads, grid-stride loops. lines: DgFaceShape::cells() consecutive
-// cells per block, P and Q in shared memory, neighbour lines read from global memory. tiles: one
-// tile of an x-row of cells per block, staged in shared memory with coalesced loads. Instantiated
-// for dim 2-3, degree 1-8, fp64 and fp32 storage.
+// blocks of dg_face_threads threads, grid-stride loops, DgFaceShape::cells() consecutive cells per
+// block, P and Q in shared memory, neighbour lines read from global memory. Instantiated for dim
+// 2-3, degree 1-8, fp64 and fp32 storage.
 #include <utility>
 
 #include "operators/tensor_core/dg_faces.h"
@@ -29,31 +28,6 @@ __global__ void __launch_bounds__(dg_face_threads)
   }
 }
 
-/// At least 4 blocks per SM (at most 64 registers; shared memory allows 5-6 blocks, 4 for fp64 n = 9).
-template <int dim, int n, typename Number>
-__global__ void __launch_bounds__(dg_face_threads, 4)
-    dg_tile_kernel(const DgFaceParams<Number> prm, std::int64_t n_tiles, const Number* __restrict__ src,
-                   Number* __restrict__ dst) {
-  constexpr DgFaceShape F{dim, n, true};
-  extern __shared__ __align__(16) unsigned char smem_raw[];
-  Number* U = reinterpret_cast<Number*>(smem_raw);
-  Number* P = U + F.work_words();
-  Number* tables = U + F.tables_offset();
-  dg_face_tables<dim, n>(prm, static_cast<int>(threadIdx.x), dg_face_threads, tables);
-  __syncthreads();
-  for (std::int64_t index = blockIdx.x; index < n_tiles; index += gridDim.x) {
-    dg_tile_block<dim, n>(prm, tables, dg_tile(prm, F.cells(), index), static_cast<int>(threadIdx.x), dg_face_threads,
-                          src, dst, U, P, [] { __syncthreads(); });
-    __syncthreads();  // U and P are reused by the next tile
-  }
-}
-
-template <int dim, int n, typename Number>
-void launch_dg_tiles(int grid, std::int64_t n_tiles, const DgFaceParams<Number>& prm, const Number* src, Number* dst) {
-  constexpr DgFaceShape F{dim, n, true};
-  dg_tile_kernel<dim, n, Number><<<grid, dg_face_threads, F.smem_words() * sizeof(Number)>>>(prm, n_tiles, src, dst);
-}
-
 template <int dim, int n, typename Number>
 void launch_dg_face(int grid, std::int64_t n_blocks, const DgFaceParams<Number>& prm, const Number* src, Number* dst) {
   constexpr DgFaceShape F{dim, n};
@@ -61,39 +35,34 @@ void launch_dg_face(int grid, std::int64_t n_blocks, const DgFaceParams<Number>&
 }
 
 template <int dim, int n, typename Number>
-DgFaceEntry<Number> face_entry_of(DgFaceKind kind) {
-  if (kind == DgFaceKind::tiles) {
-    constexpr DgFaceShape F{dim, n, true};
-    return {F.cells(), F.smem_words() * int(sizeof(Number)), true,
-            reinterpret_cast<const void*>(&dg_tile_kernel<dim, n, Number>), &launch_dg_tiles<dim, n, Number>};
-  }
+DgFaceEntry<Number> face_entry_of() {
   constexpr DgFaceShape F{dim, n};
-  return {F.cells(), F.smem_words() * int(sizeof(Number)), false,
+  return {F.cells(), F.smem_words() * int(sizeof(Number)),
           reinterpret_cast<const void*>(&dg_face_kernel<dim, n, Number>), &launch_dg_face<dim, n, Number>};
 }
 
 template <int dim, typename Number, int... K>
-DgFaceEntry<Number> face_entry_for_degree(int degree, DgFaceKind kind, std::integer_sequence<int, K...>) {
+DgFaceEntry<Number> face_entry_for_degree(int degree, std::integer_sequence<int, K...>) {
   DgFaceEntry<Number> entry{};
-  ((degree == K + 1 ? (void)(entry = face_entry_of<dim, K + 2, Number>(kind)) : (void)0), ...);
+  ((degree == K + 1 ? (void)(entry = face_entry_of<dim, K + 2, Number>()) : (void)0), ...);
   return entry;
 }
 
 template <typename Number>
-DgFaceEntry<Number> face_entry(int dim, int degree, DgFaceKind kind) {
+DgFaceEntry<Number> face_entry(int dim, int degree) {
   using seq = std::make_integer_sequence<int, 8>;
-  if (dim == 2) return face_entry_for_degree<2, Number>(degree, kind, seq{});
-  if (dim == 3) return face_entry_for_degree<3, Number>(degree, kind, seq{});
+  if (dim == 2) return face_entry_for_degree<2, Number>(degree, seq{});
+  if (dim == 3) return face_entry_for_degree<3, Number>(degree, seq{});
   return {};
 }
 
 }  // namespace
 
-DgFaceEntry<double> dg_face_entry_fp64(int dim, int degree, DgFaceKind kind) {
-  return face_entry<double>(dim, degree, kind);
+DgFaceEntry<double> dg_face_entry_fp64(int dim, int degree) {
+  return face_entry<double>(dim, degree);
 }
-DgFaceEntry<float> dg_face_entry_fp32(int dim, int degree, DgFaceKind kind) {
-  return face_entry<float>(dim, degree, kind);
+DgFaceEntry<float> dg_face_entry_fp32(int dim, int degree) {
+  return face_entry<float>(dim, degree);
 }
 
 }  // namespace tcfem::operators::tensor_core

@@ -4,17 +4,8 @@
 // bf16x3. Run-time keys map to compiled kernels through the tables of tensor_core_{cg,dg}_*.cu.
 // dg: a face-term pass on CUDA cores (dst = face terms, operators/tensor_core/dg_faces.h) and the tensor-core
 // kernel of the self part (dst += ...).
-//
-// Knob (timing aid, read when the operator is built):
-//   TCFEM_TENSOR_CORE_DG_PASSES=faces|self   run only the face-term pass or only the self part (the
-//                                            result is then not the operator: for timing the two
-//                                            kernels of an apply separately, e.g. with tcfem bench)
-//   TCFEM_TENSOR_CORE_DG_FACES=lines|tiles   the variant of the face-term pass (DgFaceShape; lines
-//                                            unless set: tiles was measured slower on the H200,
-//                                            docs/tensor_core_kernels.md)
 #include <algorithm>
 #include <cmath>
-#include <cstdlib>
 #include <string>
 #include <tuple>
 #include <utility>
@@ -181,30 +172,6 @@ class TensorCoreCgOperator final : public TensorCoreCellOperator<dim, Storage> {
 
 };
 
-/// Which kernels of the dg apply run (TCFEM_TENSOR_CORE_DG_PASSES; both unless set).
-struct DgPasses {
-  bool faces = true, self = true;
-};
-DgPasses dg_passes_knob() {
-  const char* env = std::getenv("TCFEM_TENSOR_CORE_DG_PASSES");
-  if (!env || !*env) return {};
-  const std::string v(env);
-  if (v == "faces") return {true, false};
-  if (v == "self") return {false, true};
-  if (v == "both") return {};
-  throw InputError("TCFEM_TENSOR_CORE_DG_PASSES: value " + v + " is not allowed; allowed: both, faces, self");
-}
-
-/// The variant of the face-term pass (TCFEM_TENSOR_CORE_DG_FACES; lines unless set).
-DgFaceKind dg_faces_knob() {
-  const char* env = std::getenv("TCFEM_TENSOR_CORE_DG_FACES");
-  if (!env || !*env) return DgFaceKind::lines;
-  const std::string v(env);
-  if (v == "tiles") return DgFaceKind::tiles;
-  if (v == "lines") return DgFaceKind::lines;
-  throw InputError("TCFEM_TENSOR_CORE_DG_FACES: value " + v + " is not allowed; allowed: tiles, lines");
-}
-
 /// The Cartesian SIPG Laplacian: the face-term pass, then the tensor-core self part.
 template <int dim, typename Storage>
 class TensorCoreDgOperator final : public TensorCoreCellOperator<dim, Storage> {
@@ -215,7 +182,7 @@ class TensorCoreDgOperator final : public TensorCoreCellOperator<dim, Storage> {
  public:
   TensorCoreDgOperator(const mesh::BoxMesh<dim>& mesh, const fe::DofLayout<dim>& dofs, const DeviceKernelKey& key,
                        const CgKernelEntry<Storage>& entry, const DgFaceEntry<Storage>& faces)
-      : Base(mesh, dofs, key, entry, fe::Disc::dg), faces_(faces), passes_(dg_passes_knob()) {
+      : Base(mesh, dofs, key, entry, fe::Disc::dg), faces_(faces) {
     const DeviceInfo& info = info_;
     const int k = key.degree, n = k + 1;
     const auto basis = fe::LagrangeBasis1D::gauss_lobatto(k);
@@ -259,8 +226,7 @@ class TensorCoreDgOperator final : public TensorCoreCellOperator<dim, Storage> {
     face_params_.total_cells = params_.total_cells;
     const CgLayout& L = entry_.layout;
     std::tie(grid_, params_.n_batches) = prepare_cell_kernel(entry_, params_.total_cells, info);
-    face_blocks_ = faces_.tiles ? dg_tile_count(face_params_, faces_.cells)
-                                : (params_.total_cells + faces_.cells - 1) / faces_.cells;
+    face_blocks_ = (params_.total_cells + faces_.cells - 1) / faces_.cells;
     if (static_cast<std::size_t>(faces_.smem_bytes) > info.shared_memory_per_block_optin)
       throw InputError("--degree: the face-term pass needs " + std::to_string(faces_.smem_bytes) +
                        " bytes of shared memory per block, the device offers " +
@@ -279,10 +245,7 @@ class TensorCoreDgOperator final : public TensorCoreCellOperator<dim, Storage> {
     flops_ = w.flops * batches + dg_face_flops_per_cell(dim, n) * cells;
     // face pass: P written, the mass steps read n words per output and write one, the result reads
     // about 2 dim words per DoF
-    // (tiles: plus the staging stores, (2 dim - 1 + 2 / C) cells per cell, and the line loads of
-    // the face values, about 2 dim lines of n words per line)
-    const double face_words = 4 * dim * fp * (1 + (dim - 1) * (n + 1)) + 2.0 * dim * fp * n +
-                              (faces_.tiles ? (2.0 * dim - 1 + 2.0 / faces_.cells) * fp * n + 2.0 * dim * fp * n : 0.0);
+    const double face_words = 4 * dim * fp * (1 + (dim - 1) * (n + 1)) + 2.0 * dim * fp * n;
     shared_ = w.shared_bytes * batches + face_words * word * cells;
     // src read by both passes, dst written by the face pass, read and written by the self part
     dram_ = 5.0 * double(n_local_) * word + double(matrices.size() * sizeof(double));
@@ -291,19 +254,14 @@ class TensorCoreDgOperator final : public TensorCoreCellOperator<dim, Storage> {
   void vmult(void* dst_raw, const void* src_raw) const override {
     auto* dst = static_cast<Storage*>(dst_raw);
     const auto* src = static_cast<const Storage*>(src_raw);
-    if (passes_.faces) {
-      faces_.launch(face_grid_, face_blocks_, face_params_, src, dst);
-      TCFEM_CUDA_CHECK_LAUNCH();
-    }
-    if (passes_.self) {
-      entry_.launch(grid_, params_, src, dst);
-      TCFEM_CUDA_CHECK_LAUNCH();
-    }
+    faces_.launch(face_grid_, face_blocks_, face_params_, src, dst);
+    TCFEM_CUDA_CHECK_LAUNCH();
+    entry_.launch(grid_, params_, src, dst);
+    TCFEM_CUDA_CHECK_LAUNCH();
   }
 
  private:
   DgFaceEntry<Storage> faces_;
-  DgPasses passes_;
   DgFaceParams<Storage> face_params_;
   int face_grid_ = 1;
   std::int64_t face_blocks_ = 1;
@@ -341,12 +299,12 @@ std::unique_ptr<DeviceOperator> make_tensor_core_operator_for_shape(const mesh::
   if (key.disc == fe::Disc::dg) {
     if (key.precision == Precision::fp64) {
       const auto entry = dg_kernel_fp64(dim, key.degree, shape);
-      const auto faces = dg_face_entry_fp64(dim, key.degree, dg_faces_knob());
+      const auto faces = dg_face_entry_fp64(dim, key.degree);
       if (!entry.launch || !faces.launch) return nullptr;
       return std::make_unique<TensorCoreDgOperator<dim, double>>(mesh, dofs, key, entry, faces);
     }
     const auto entry = float_dg_entry(dim, key.degree, key.precision);
-    const auto faces = dg_face_entry_fp32(dim, key.degree, dg_faces_knob());
+    const auto faces = dg_face_entry_fp32(dim, key.degree);
     if (!entry.launch || !faces.launch) return nullptr;
     return std::make_unique<TensorCoreDgOperator<dim, float>>(mesh, dofs, key, entry, faces);
   }

@@ -52,24 +52,18 @@ CgKernelEntry<float> dg_kernel_tf32x3(int dim, int degree);
 CgKernelEntry<float> dg_kernel_fp16(int dim, int degree, bool error_correction);
 CgKernelEntry<float> dg_kernel_bf16(int dim, int degree, bool three_products);
 
-/// The two variants of the face-term pass (DgFaceShape): neighbour lines read from global memory
-/// per item (lines), or tiles of an x-row of cells staged in shared memory by coalesced loads (tiles).
-enum class DgFaceKind { lines, tiles };
-
-/// The face-term pass of the SIPG Laplacian (operators/tensor_core/dg_faces.h) of (dim, degree, kind): dst =
-/// face terms; `launch` null outside dim 2-3, degree 1-8. n_blocks: cells / `cells` rounded up
-/// (lines), dg_tile_count (tiles).
+/// The face-term pass of the SIPG Laplacian (operators/tensor_core/dg_faces.h) of (dim, degree): dst =
+/// face terms; `launch` null outside dim 2-3, degree 1-8. n_blocks: cells / `cells` rounded up.
 template <typename Number>
 struct DgFaceEntry {
   int cells = 1;       ///< cells per block
   int smem_bytes = 0;  ///< dynamic shared memory per block
-  bool tiles = false;
   const void* kernel = nullptr;
   void (*launch)(int grid, std::int64_t n_blocks, const DgFaceParams<Number>& params, const Number* src,
                  Number* dst) = nullptr;
 };
-DgFaceEntry<double> dg_face_entry_fp64(int dim, int degree, DgFaceKind kind);
-DgFaceEntry<float> dg_face_entry_fp32(int dim, int degree, DgFaceKind kind);
+DgFaceEntry<double> dg_face_entry_fp64(int dim, int degree);
+DgFaceEntry<float> dg_face_entry_fp32(int dim, int degree);
 
 /// The operator of `key` with the FP64 shape given (ignored for the float precisions); nullptr where
 /// the family has no kernel for the key.

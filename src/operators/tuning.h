@@ -1,0 +1,37 @@
+#pragma once
+// Kernel choices of the device operator families that depend on the degree or the device. Each
+// field's zero means "the measured default" of the kernel family for the (dim, degree, precision)
+// at hand; a nonzero value overrides it for every operator built with it. The command line reads
+// them from `--tuning FILE.json` (docs/user_guide.md, "Tuning"); every operator reports what it
+// resolved them to (DeviceOperator::choices), and the JSON reports record both.
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace tcfem::operators {
+
+struct DeviceTuning {
+  /// cuda-core Cartesian kernels: work items per resident worker of the queue (0: 8) and the
+  /// number of waves of resident blocks launched (0: 1).
+  double cuda_core_items_per_worker = 0;
+  double cuda_core_waves = 0;
+  /// cuda-core general-geometry kernels (3D BP5 and BP3): resident blocks per SM the compiler must
+  /// allow, i.e. the register cap (0: measured per degree; else 1, 3 or 4).
+  int geometry_min_blocks_per_sm = 0;
+  /// cuda-core general-geometry kernels: cells per thread block (0: the layout's count).
+  int geometry_cells_per_block = 0;
+};
+
+/// Kernel choices as an operator resolved them: (name, value) pairs, for reports.
+using KernelChoices = std::vector<std::pair<std::string, std::string>>;
+
+/// " [name=value ...]", or "" without choices: appended to a kernel's name in reports.
+inline std::string describe(const KernelChoices& choices) {
+  if (choices.empty()) return "";
+  std::string out = " [";
+  for (std::size_t i = 0; i < choices.size(); ++i)
+    out += (i ? " " : "") + choices[i].first + "=" + choices[i].second;
+  return out + "]";
+}
+
+}  // namespace tcfem::operators
