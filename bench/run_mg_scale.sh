@@ -41,7 +41,9 @@ run() {  # name, options...
 post=()
 suffix=
 if [ -n "${FINEST_POST:-}" ]; then post=(--mg-finest-post "$FINEST_POST"); suffix=_post$FINEST_POST; fi
-if [ -n "${START:-}" ]; then post+=(--mg-start "$START"); suffix=${suffix}_$START; fi
+start=${START:-zero}  # tcfem solve's own default is fmg; these runs name their start
+post+=(--mg-start "$start")
+if [ "$start" != zero ]; then suffix=${suffix}_$start; fi
 for p in $precisions; do
   for c in "${cases[@]}"; do
     k=${c%%:*}; size=${c#*:}

@@ -15,7 +15,10 @@
 
 #include "bench/ceilings.h"
 #include "bench/operator_bench.h"
+#include "backend.h"
 #include "commands.h"
+#include "core/parallel.h"
+#include "tuning.h"
 #include "core/device.h"
 #include "core/error.h"
 #include "core/memory.h"
@@ -32,7 +35,11 @@ using operators::Variant;
 using precision::Precision;
 
 struct BenchOptions {
-  std::string backend = "cuda";
+  std::string backend = "auto";
+  std::string backend_reason;
+  std::string tuning_file;
+  Tuning tuning;
+  int threads = 0;
   int dim = 3;
   std::string degrees = "1-8";
   std::string disc = "cg";
@@ -185,7 +192,7 @@ std::string build_kernels() {
 /// Validates every option and builds the list of measurements; throws InputError before anything runs.
 Plan make_plan(const BenchOptions& o) {
   Plan plan;
-  if (o.backend != "cpu" && o.backend != "cuda") not_allowed("--backend", o.backend, "cpu, cuda");
+  if (o.backend != "cpu" && o.backend != "cuda") not_allowed("--backend", o.backend, "auto, cpu, cuda");
   plan.backend = o.backend == "cpu" ? bench::Backend::cpu : bench::Backend::cuda;
   if (o.dim != 2 && o.dim != 3) not_allowed("--dim", std::to_string(o.dim), "2 or 3");
   plan.degrees = parse_degrees(o.degrees);
@@ -203,6 +210,7 @@ Plan make_plan(const BenchOptions& o) {
   auto make_case = [&](Variant variant, Precision precision, int degree, double target) {
     bench::BenchCase c;
     c.backend = plan.backend;
+    c.tuning = o.tuning.device;
     c.key.dim = o.dim;
     c.key.degree = degree;
     c.key.disc = o.disc == "cg" ? fe::Disc::cg : fe::Disc::dg;
@@ -391,6 +399,9 @@ nlohmann::json row_json(const Context& ctx, const bench::BenchCase& c, const ben
   j["check_rel_diff"] = r.checked ? opt(r.check_rel_diff) : nlohmann::json(nullptr);
   j["check_tolerance"] = r.checked ? nlohmann::json(bench::check_tolerance(c.key.precision)) : nlohmann::json(nullptr);
   j["check_passed"] = r.checked ? nlohmann::json(r.check_passed) : nlohmann::json(nullptr);
+  nlohmann::json choices = nlohmann::json::object();
+  for (const auto& [name, value] : r.choices) choices[name] = value;
+  j["kernel_choices"] = choices;
   return j;
 }
 
@@ -446,10 +457,11 @@ int run_bench(const BenchOptions& o) {
 
   if (!o.quiet) {
     if (cuda)
-      std::printf("tcfem bench: backend cuda, %s (sm_%d%d, %d SMs, %.2f GHz)\n", ctx.device_name.c_str(),
-                  plan.device.sm_major, plan.device.sm_minor, plan.device.sm_count, plan.device.clock_ghz);
+      std::printf("tcfem bench: backend cuda (%s), %s (sm_%d%d, %d SMs, %.2f GHz)\n", o.backend_reason.c_str(),
+                  ctx.device_name.c_str(), plan.device.sm_major, plan.device.sm_minor, plan.device.sm_count,
+                  plan.device.clock_ghz);
     else
-      std::printf("tcfem bench: backend cpu, %s\n", ctx.device_name.c_str());
+      std::printf("tcfem bench: backend cpu (%s), %s\n", o.backend_reason.c_str(), ctx.device_name.c_str());
     std::printf("  %dD %s, %s geometry%s, degrees %s, %zu measurements, %d repetitions after %d warm-up applies\n",
                 o.dim, o.disc.c_str(), o.geometry.c_str(),
                 o.geometry == "cartesian" ? "" : (", quadrature " + o.quadrature).c_str(),
@@ -516,6 +528,9 @@ int run_bench(const BenchOptions& o) {
     std::strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
     j["date"] = date;
     j["backend"] = o.backend;
+    j["backend_reason"] = o.backend_reason;
+    j["tuning"] = to_json(o.tuning);
+    j["threads"] = host_threads();
     if (cuda)
       j["device"] = {{"name", plan.device.name},
                      {"sm", std::to_string(plan.device.sm_major) + "." + std::to_string(plan.device.sm_minor)},
@@ -562,7 +577,7 @@ int run_bench(const BenchOptions& o) {
 std::function<int()> add_bench_command(CLI::App& app) {
   auto opts = std::make_shared<BenchOptions>();
   auto* cmd = app.add_subcommand("bench", "Measure the throughput of the matrix-free Laplace operator (JSON rows)");
-  cmd->add_option("--backend", opts->backend, "cpu or cuda")->check(CLI::IsMember({"cpu", "cuda"}))->capture_default_str();
+  add_run_options(cmd, opts->backend, opts->tuning_file, opts->threads);
   cmd->add_option("--dim", opts->dim, "Space dimension: 2 or 3")->capture_default_str();
   cmd->add_option("--degrees", opts->degrees, "Polynomial degrees: a list such as 1-8 or 2,4,6 (1..8)")
       ->capture_default_str();
@@ -592,6 +607,13 @@ std::function<int()> add_bench_command(CLI::App& app) {
   return [opts, precisions, variants]() {
     opts->precisions_given = precisions->count() > 0;
     opts->variants_given = variants->count() > 0;
+    const auto choice = resolve_backend(opts->backend, "");
+    opts->backend = choice.backend;
+    opts->backend_reason = choice.reason;
+    if (opts->threads < 0 || opts->threads > max_host_threads)
+      not_allowed("--threads", std::to_string(opts->threads), "integers 0.." + std::to_string(max_host_threads));
+    if (!opts->tuning_file.empty()) opts->tuning = read_tuning_file(opts->tuning_file);
+    set_host_threads(opts->threads);
     return run_bench(*opts);
   };
 }

@@ -1,5 +1,6 @@
-// tcfem solve: the manufactured Poisson problem with Jacobi-preconditioned CG (the default), or
-// FGMRES / CG / V-cycle iteration / full multigrid with a geometric multigrid V-cycle.
+// tcfem solve: the manufactured Poisson problem with FGMRES and a geometric multigrid V-cycle from
+// a full-multigrid start (the default), or CG / GMRES / V-cycle iteration / full multigrid, or
+// Jacobi-preconditioned CG; on the GPU where one is present (--backend auto).
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -13,7 +14,10 @@
 #include <string>
 #include <vector>
 
+#include "backend.h"
 #include "commands.h"
+#include "core/parallel.h"
+#include "tuning.h"
 #include "core/device.h"
 #include "core/error.h"
 #include "core/memory.h"
@@ -52,19 +56,23 @@ struct SolveOptions {
   std::string operator_path = "auto";
   double tol = 1e-10;
   int max_iter = 20000;
-  std::string backend = "cpu";
+  std::string backend = "auto";  // auto, cpu, cuda
+  std::string backend_reason;
   std::string variant = "auto";
   std::string json_file, vtu_file;
   bool quiet = false;
+  std::string tuning_file;
+  Tuning tuning;
+  int threads = 0;  // host threads; 0: all
   // solver and multigrid
-  std::string solver = "cg";      // cg, fgmres, gmres, mg, fmg
-  std::string precond = "jacobi";  // jacobi, mg
+  std::string solver = "auto";  // auto (fgmres, or cg with --precond jacobi), cg, fgmres, gmres, mg, fmg
+  std::string precond = "mg";   // jacobi, mg
   bool precond_given = false;
   std::string smoother = "patch";
   std::string patch_variant = "fused";
-  std::string mg_precision = "fp64";
+  std::string mg_precision = "auto";  // auto: fp32 on cuda (gmres: fp64), fp64 on cpu
   std::string mg_finest_post = "auto";  // auto (fp64 below an fp64 V-cycle), fp64, vcycle
-  std::string mg_start = "zero";        // zero, fmg (--solver fmg: fmg)
+  std::string mg_start = "auto";        // auto (fmg; gmres: zero), zero, fmg (--solver fmg: fmg)
   int pre_smooth = 1, post_smooth = 1;
   int chebyshev_degree = 3;
   std::optional<double> relaxation;  // patch smoothers; empty: the smoother's default
@@ -78,9 +86,33 @@ struct SolveOptions {
 
 bool uses_multigrid(const SolveOptions& o) { return o.precond == "mg" || o.solver == "mg" || o.solver == "fmg"; }
 /// The outer solver starts from one full-multigrid cycle.
-bool fmg_start(const SolveOptions& o) { return o.solver == "fmg" || o.mg_start == "fmg"; }
+bool fmg_start(const SolveOptions& o) { return uses_multigrid(o) && (o.solver == "fmg" || o.mg_start == "fmg"); }
 
 constexpr int max_cells_per_direction = 1 << 20;
+
+/// Why the options run on the CPU only (empty: they have a device path).
+std::string cpu_only_reason(const SolveOptions& o) {
+  if (o.operator_path == "assembled") return "--operator-path assembled runs on the CPU";
+  if (o.solver != "cg" && !uses_multigrid(o)) return "--solver " + o.solver + " with --precond jacobi runs on the CPU";
+  return "";
+}
+
+/// Resolves the automatic choices: the solver, the backend, the V-cycle's precision and the start.
+void resolve_defaults(SolveOptions& o) {
+  if (o.solver == "auto") o.solver = o.precond_given && o.precond == "jacobi" ? "cg" : "fgmres";
+  if ((o.solver == "mg" || o.solver == "fmg") && !o.precond_given) o.precond = "mg";
+  if (o.backend != "auto" && o.backend != "cpu" && o.backend != "cuda")
+    throw InputError("--backend: value " + o.backend + " is not allowed; allowed: auto, cpu, cuda");
+  const auto choice = resolve_backend(o.backend, cpu_only_reason(o));
+  o.backend = choice.backend;
+  o.backend_reason = choice.reason;
+  if (o.mg_precision == "auto") o.mg_precision = o.backend == "cuda" && o.solver != "gmres" ? "fp32" : "fp64";
+  if (o.mg_start == "auto") o.mg_start = o.solver == "gmres" ? "zero" : "fmg";
+  if (o.threads < 0 || o.threads > max_host_threads)
+    throw InputError("--threads: value " + std::to_string(o.threads) + " is not allowed; allowed: integers 0.." +
+                     std::to_string(max_host_threads) + " (0: all hardware threads)");
+  if (!o.tuning_file.empty()) o.tuning = read_tuning_file(o.tuning_file);
+}
 
 void validate(const SolveOptions& o) {
   auto range_error = [](const std::string& opt, const std::string& value, const std::string& allowed) {
@@ -182,6 +214,7 @@ int run_solve(const SolveOptions& o) {
   cfg.degree = o.degree;
   cfg.quadrature = o.quadrature == "bp3" ? fe::QuadratureKind::gauss_k2 : fe::QuadratureKind::gll_k1;
   cfg.cartesian_fast_path = o.operator_path == "auto";
+  cfg.device_tuning = o.tuning.device;
 
   // ---- memory estimate before allocating anything large
   const int k = o.degree;
@@ -237,8 +270,8 @@ int run_solve(const SolveOptions& o) {
     say(text);
   };
   char line[512];
-  std::snprintf(line, sizeof line, "tcfem solve: %dD %s Q%d, %d^%d cells, %s geometry, backend %s\n", dim,
-                o.disc.c_str(), k, n, dim, o.geometry.c_str(), o.backend.c_str());
+  std::snprintf(line, sizeof line, "tcfem solve: %dD %s Q%d, %d^%d cells, %s geometry, backend %s (%s)\n", dim,
+                o.disc.c_str(), k, n, dim, o.geometry.c_str(), o.backend.c_str(), o.backend_reason.c_str());
   say(line);
 
   // ---- setup
@@ -305,6 +338,7 @@ int run_solve(const SolveOptions& o) {
     mgs.multigrid.smoother.patch_variant = *multigrid::parse_patch_variant(o.patch_variant);
     mgs.multigrid.smoother.chebyshev_degree = o.chebyshev_degree;
     mgs.multigrid.smoother.relaxation = o.relaxation;
+    mgs.multigrid.smoother.kernels = o.tuning.patch;
     mgs.multigrid.pre_smooth = o.pre_smooth;
     mgs.multigrid.post_smooth = o.post_smooth;
     mgs.multigrid.coarse = *multigrid::parse_coarse_solver_kind(o.coarse_solver);
@@ -465,6 +499,9 @@ int run_solve(const SolveOptions& o) {
                    {"tol", o.tol},
                    {"max_iter", o.max_iter},
                    {"backend", o.backend},
+                   {"backend_reason", o.backend_reason},
+                   {"threads", host_threads()},
+                   {"tuning", to_json(o.tuning)},
                    {"precision", "fp64"}};
     if (disc == fe::Disc::dg) j["config"]["penalty"] = "k(k+1)(1/h- + 1/h+) interior, 2k(k+1)/h boundary";
     j["n_dofs"] = dofs.n_dofs();
@@ -587,18 +624,16 @@ std::function<int()> add_solve_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--tol", opts->tol, "Relative residual tolerance, in (0,1)")->capture_default_str();
   cmd->add_option("--max-iter", opts->max_iter, "Maximum CG iterations, >= 1")->capture_default_str();
-  cmd->add_option("--backend", opts->backend, "cpu or cuda")
-      ->check(CLI::IsMember({"cpu", "cuda"}))
-      ->capture_default_str();
+  add_run_options(cmd, opts->backend, opts->tuning_file, opts->threads);
   cmd->add_option("--variant", opts->variant,
                   "Device kernel family (--backend cuda): auto (fastest available), generic, cuda-core, tensor-core")
       ->check(CLI::IsMember({"auto", "generic", "cuda-core", "tensor-core"}))
       ->capture_default_str();
   cmd->add_option("--solver", opts->solver,
-                  "Solver: cg, fgmres (FGMRES(m), right preconditioning: tests ||b - Ax||), gmres (GMRES(m), left "
+                  "Solver: auto (fgmres; cg with --precond jacobi), cg, fgmres (FGMRES(m), right preconditioning: tests ||b - Ax||), gmres (GMRES(m), left "
                   "preconditioning by an fp64 V-cycle: tests ||P(b - Ax)||, as seed 004), mg (V-cycle iteration) or "
                   "fmg (full multigrid, then V-cycles)")
-      ->check(CLI::IsMember({"cg", "fgmres", "gmres", "mg", "fmg"}))
+      ->check(CLI::IsMember({"auto", "cg", "fgmres", "gmres", "mg", "fmg"}))
       ->capture_default_str();
   auto* precond = cmd->add_option("--precond", opts->precond, "Preconditioner: jacobi or mg (one multigrid V-cycle)")
                       ->check(CLI::IsMember({"jacobi", "mg"}))
@@ -616,8 +651,9 @@ std::function<int()> add_solve_command(CLI::App& app) {
                            ->capture_default_str());
   mg_options.push_back(
       cmd->add_option("--mg-precision", opts->mg_precision,
-                      "Precision of the V-cycle: fp64 or fp32; with --backend cuda also the tensor-core precisions "
-                      "fp16ec, bf16x3, fp16, tf32x3, bf16 (cg, Cartesian)")
+                      "Precision of the V-cycle: auto (fp32 on cuda, fp64 on cpu and with gmres), fp64 or fp32; with "
+                      "--backend cuda also the tensor-core precisions fp16ec, bf16x3, fp16, tf32x3, bf16 (cg, "
+                      "Cartesian)")
           ->capture_default_str());
   mg_options.push_back(
       cmd->add_option("--mg-finest-post", opts->mg_finest_post,
@@ -629,10 +665,10 @@ std::function<int()> add_solve_command(CLI::App& app) {
           ->capture_default_str());
   mg_options.push_back(
       cmd->add_option("--mg-start", opts->mg_start,
-                      "Initial guess of the outer solver: zero, or fmg (one full-multigrid cycle: restrict b to every "
-                      "level, solve the coarsest, then interpolate and run one V-cycle per finer level; --solver "
-                      "fgmres, cg or mg; --solver fmg is mg with it)")
-          ->check(CLI::IsMember({"zero", "fmg"}))
+                      "Initial guess of the outer solver: auto (fmg; zero with gmres), zero, or fmg (one "
+                      "full-multigrid cycle: restrict b to every level, solve the coarsest, then interpolate and run "
+                      "one V-cycle per finer level; --solver fgmres, cg or mg; --solver fmg is mg with it)")
+          ->check(CLI::IsMember({"auto", "zero", "fmg"}))
           ->capture_default_str());
   mg_options.push_back(cmd->add_flag("--mg-timing", opts->mg_timing,
                                      "--backend cuda: time every V-cycle component per level (synchronizes the "
@@ -666,7 +702,9 @@ std::function<int()> add_solve_command(CLI::App& app) {
         opts->multigrid_options_given.push_back(opt->get_name());
         if (opt->get_name() == "--mg-start") opts->mg_start_given = true;
       }
+    resolve_defaults(*opts);
     validate(*opts);
+    set_host_threads(opts->threads);
     return opts->dim == 2 ? run_solve<2>(*opts) : run_solve<3>(*opts);
   };
 }

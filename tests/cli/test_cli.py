@@ -23,11 +23,71 @@ def check(cond, what):
 
 
 def test_default_run():
+    """The default: FGMRES with a multigrid V-cycle (patch smoother) from a full-multigrid start, on
+    the GPU where one is present; the summary's first line says which backend and why."""
     r = run(["solve"])
     check(r.returncode == 0, f"default run exit {r.returncode}: {r.stderr}")
-    for word in ["DoFs", "CG iterations", "relative residual", "L2", "H1-semi", "MDoF/s", "total"]:
+    for word in ["DoFs", "FGMRES iterations", "multigrid", "full-multigrid start", "relative residual", "L2",
+                 "H1-semi", "MDoF/s", "total", "vertex patch"]:
         check(word in r.stdout, f"default summary lacks '{word}'")
+    first = r.stdout.splitlines()[0] if r.stdout else ""
+    check("backend cpu (auto: no usable CUDA device" in first or "backend cuda (auto: " in first,
+          f"first line does not say which backend and why: {first!r}")
     check(r.stderr == "", f"default run wrote to stderr: {r.stderr!r}")
+    # --precond jacobi alone: Jacobi-preconditioned CG
+    r = run(["solve", "--precond", "jacobi", "--cells", "4"])
+    check(r.returncode == 0 and "CG iterations (Jacobi)" in r.stdout, f"--precond jacobi: {r.stdout!r} {r.stderr!r}")
+    # an explicit backend is reported as requested
+    r = run(["solve", "--backend", "cpu", "--cells", "2", "--degree", "2"])
+    check(r.returncode == 0 and "backend cpu (requested)" in r.stdout, f"--backend cpu: {r.stdout!r}")
+
+
+def test_threads_and_tuning(tmp):
+    """--threads N gives the same solution as all threads; --tuning files are checked key by key."""
+    out = {}
+    for threads in ["1", "0"]:
+        path = os.path.join(tmp, f"threads{threads}.json")
+        r = run(["solve", "--dim", "2", "--degree", "3", "--cells", "6", "--threads", threads, "--json", path,
+                 "--quiet"])
+        check(r.returncode == 0, f"--threads {threads}: exit {r.returncode} {r.stderr}")
+        with open(path) as f:
+            out[threads] = json.load(f)
+    check(out["1"]["config"]["threads"] == 1, f"config.threads = {out['1']['config'].get('threads')}")
+    check(out["1"]["errors"]["l2"] == out["0"]["errors"]["l2"], "one thread and all threads disagree")
+    good = os.path.join(tmp, "tuning.json")
+    with open(good, "w") as f:
+        json.dump({"cuda_core": {"items_per_worker": 4}, "cuda_core_geometry": {"min_blocks_per_sm": "auto"},
+                   "patch_smoother": {"contraction": "dense", "carveout": "driver"}}, f)
+    path = os.path.join(tmp, "tuned.json")
+    r = run(["solve", "--cells", "2", "--degree", "2", "--tuning", good, "--json", path, "--quiet"])
+    check(r.returncode == 0, f"--tuning: exit {r.returncode} {r.stderr}")
+    with open(path) as f:
+        t = json.load(f)["config"]["tuning"]
+    check(t["cuda_core"]["items_per_worker"] == 4 and t["cuda_core"]["waves"] == "auto" and
+          t["patch_smoother"]["contraction"] == "dense" and t["patch_smoother"]["carveout"] == "driver",
+          f"config.tuning = {t!r}")
+    bad_files = [
+        ('{"cuda_core": {"items": 4}}', "items"), ('{"warp_drive": {}}', "warp_drive"),
+        ('{"patch_smoother": {"contraction": "sparse"}}', "contraction"),
+        ('{"patch_smoother": {"carveout": 101}}', "carveout"),
+        ('{"cuda_core_geometry": {"min_blocks_per_sm": 2}}', "min_blocks_per_sm"),
+        ('{"cuda_core": {"waves": -1}}', "waves"), ('{"cuda_core": ', "JSON"), ('[1, 2]', "object"),
+    ]
+    for text, word in bad_files:
+        bad = os.path.join(tmp, "bad_tuning.json")
+        with open(bad, "w") as f:
+            f.write(text)
+        out_json = os.path.join(tmp, "bad.json")
+        for cmd in (["solve", "--cells", "2"], ["bench", "--backend", "cpu", "--degrees", "1", "--dofs", "1e3"]):
+            r = run(cmd + ["--tuning", bad, "--json", out_json])
+            lines = [l for l in r.stderr.splitlines() if l.strip()]
+            check(r.returncode == 2 and len(lines) == 1 and "--tuning" in lines[0] and word in lines[0],
+                  f"{cmd[0]} --tuning {text}: exit {r.returncode}, {lines!r}")
+            check(not os.path.exists(out_json), f"{cmd[0]} --tuning {text}: left an output file")
+    r = run(["solve", "--tuning", os.path.join(tmp, "missing.json")])
+    check(r.returncode == 2 and "--tuning" in r.stderr, f"missing tuning file: {r.returncode} {r.stderr!r}")
+    r = run(["solve", "--threads", "-3"])
+    check(r.returncode == 2 and "--threads" in r.stderr, f"--threads -3: {r.returncode} {r.stderr!r}")
 
 
 def test_quiet():
@@ -102,7 +162,7 @@ def test_memory_refusal_is_fast():
 
 def test_not_converged(tmp):
     path = os.path.join(tmp, "nc.json")
-    r = run(["solve", "--max-iter", "2", "--json", path, "--quiet"])
+    r = run(["solve", "--precond", "jacobi", "--max-iter", "2", "--json", path, "--quiet"])
     check(r.returncode == 3, f"non-convergence exit {r.returncode}, expected 3")
     check(os.path.exists(path), "non-converged run wrote no report")
     if os.path.exists(path):
@@ -117,7 +177,7 @@ def test_paths_agree(tmp):
     for path in ["auto", "general", "assembled"]:
         out = os.path.join(tmp, f"path_{path}.json")
         r = run(["solve", "--dim", "2", "--degree", "3", "--cells", "5", "--disc", "dg", "--tol", "1e-13",
-                 "--operator-path", path, "--json", out, "--quiet"])
+                 "--precond", "jacobi", "--operator-path", path, "--json", out, "--quiet"])
         check(r.returncode == 0, f"--operator-path {path}: exit {r.returncode} {r.stderr}")
         with open(out) as f:
             errors[path] = json.load(f)["errors"]["l2"]
@@ -147,6 +207,7 @@ def main():
         test_memory_refusal_is_fast()
         test_not_converged(tmp)
         test_paths_agree(tmp)
+        test_threads_and_tuning(tmp)
     test_cuda_backend_without_device()
     for f in failures:
         print("FAIL:", f)

@@ -35,7 +35,8 @@ def solve_json(tmp, name, args):
 
 
 def test_fgmres_patch(tmp):
-    base = ["--dim", "3", "--degree", "3", "--refine", "2", "--solver", "fgmres", "--precond", "mg", "--tol", "1e-8"]
+    common = ["--dim", "3", "--degree", "3", "--refine", "2", "--solver", "fgmres", "--precond", "mg", "--tol", "1e-8"]
+    base = common + ["--mg-start", "zero"]
     j64 = solve_json(tmp, "fp64", base)
     j32 = solve_json(tmp, "fp32", base + ["--mg-precision", "fp32"])
     if not j64 or not j32:
@@ -63,10 +64,10 @@ def test_fgmres_patch(tmp):
         check(0 <= jg.get("unpreconditioned_relative_residual", -1) < 1e-6, "gmres: unpreconditioned residual")
         check(abs(jg["errors"]["l2"] - j64["errors"]["l2"]) <= 1e-3 * j64["errors"]["l2"], "gmres L2 error differs")
     # from a full-multigrid start: fewer iterations, the same test on ||b - Ax|| and the same solution
-    jf = solve_json(tmp, "fmgstart", base + ["--mg-start", "fmg"])
+    jf = solve_json(tmp, "fmgstart", common)  # the default start
     if jf:
-        check(jf["config"].get("mg_start") == "fmg", f"config.mg_start: {jf['config'].get('mg_start')!r}")
-        check(j64["config"].get("mg_start") == "zero", f"config.mg_start without --mg-start: {j64['config'].get('mg_start')!r}")
+        check(jf["config"].get("mg_start") == "fmg", f"config.mg_start without --mg-start: {jf['config'].get('mg_start')!r}")
+        check(j64["config"].get("mg_start") == "zero", f"config.mg_start: {j64['config'].get('mg_start')!r}")
         check(jf["converged"] and jf["iterations"] < j64["iterations"],
               f"fgmres from fmg: {jf['iterations']} iterations against {j64['iterations']} from zero")
         check(jf["residual_history"][0] < 1e-2, f"fmg start residual {jf['residual_history'][0]}")
@@ -116,7 +117,7 @@ def test_solvers_and_smoothers(tmp):
                                       "--pre-smooth", "2", "--post-smooth", "2"]),
                        ("deformed", ["--solver", "fgmres", "--precond", "mg", "--geometry", "deformed"]),
                        ("cg-coarse", ["--solver", "fgmres", "--precond", "mg", "--coarse-solver", "cg"]),
-                       ("jacobi-fgmres", ["--solver", "fgmres", "--restart", "10"])]:
+                       ("jacobi-fgmres", ["--solver", "fgmres", "--precond", "jacobi", "--restart", "10"])]:
         j = solve_json(tmp, name, ["--dim", "2", "--degree", "2", "--refine", "4", "--tol", "1e-10"] + args)
         if not j:
             continue
@@ -154,7 +155,8 @@ def test_solvers_and_smoothers(tmp):
 def test_relaxation(tmp):
     """--relaxation sets the damping of the patch corrections: 1 (the default of the multiplicative
     smoother) is the best; 0.8 needs more iterations, and the report carries the value."""
-    base = ["--dim", "2", "--degree", "3", "--refine", "4", "--solver", "fgmres", "--precond", "mg", "--tol", "1e-8"]
+    base = ["--dim", "2", "--degree", "3", "--refine", "4", "--solver", "fgmres", "--precond", "mg", "--tol", "1e-8",
+            "--mg-start", "zero"]
     j1 = solve_json(tmp, "relax1", base)
     j8 = solve_json(tmp, "relax08", base + ["--relaxation", "0.8"])
     if not j1 or not j8:
@@ -168,7 +170,8 @@ def test_relaxation(tmp):
 
 
 def test_summary():
-    r = run(["solve", "--dim", "2", "--degree", "3", "--refine", "3", "--solver", "fgmres", "--precond", "mg"])
+    r = run(["solve", "--dim", "2", "--degree", "3", "--refine", "3", "--solver", "fgmres", "--precond", "mg",
+             "--mg-start", "zero"])
     check(r.returncode == 0, f"summary run exit {r.returncode}")
     for word in ["multigrid", "smoother", "time per level", "FGMRES iterations", "L2"]:
         check(word in r.stdout, f"multigrid summary lacks '{word}'")
@@ -188,15 +191,15 @@ def test_bad_input(tmp):
         (mg + ["--post-smooth", "101"], "--post-smooth"), (mg + ["--pre-smooth", "0", "--post-smooth", "0"], "--pre-smooth"),
         (mg + ["--chebyshev-degree", "0"], "--chebyshev-degree"), (mg + ["--patch-variant", "bulk"], "--patch-variant"),
         (mg + ["--coarse-solver", "lu"], "--coarse-solver"), (mg + ["--mg-finest-post", "fp16"], "--mg-finest-post"),
-        (["--mg-finest-post", "fp64"], "--mg-finest-post"), (mg + ["--coarse-solver", "cholesky", "--cells", "30"], "--coarse-solver"),
-        (["--solver", "mg", "--precond", "jacobi"], "--precond"), (["--smoother", "chebyshev"], "--smoother"),
-        (["--mg-precision", "fp32"], "--mg-precision"), (["--restart", "10"], "--restart"),
+        (["--precond", "jacobi", "--mg-finest-post", "fp64"], "--mg-finest-post"), (mg + ["--coarse-solver", "cholesky", "--cells", "30"], "--coarse-solver"),
+        (["--solver", "mg", "--precond", "jacobi"], "--precond"), (["--precond", "jacobi", "--smoother", "chebyshev"], "--smoother"),
+        (["--precond", "jacobi", "--mg-precision", "fp32"], "--mg-precision"), (["--precond", "jacobi", "--restart", "10"], "--restart"),
         (["--solver", "fgmres", "--restart", "0"], "--restart"), (mg + ["--backend", "cuda", "--variant", "generic"], "--variant"),
-        (["--solver", "gmres"], "--solver"), (mg + ["--solver", "gmres", "--mg-precision", "fp32"], "--solver"),
-        (mg + ["--operator-path", "assembled"], "--operator-path"), (["--solver", "fgmres", "--backend", "cuda"], "--solver"),
+        (["--solver", "gmres", "--precond", "jacobi"], "--solver"), (mg + ["--solver", "gmres", "--mg-precision", "fp32"], "--solver"),
+        (mg + ["--operator-path", "assembled"], "--operator-path"), (["--solver", "fgmres", "--precond", "jacobi", "--backend", "cuda"], "--solver"),
         (mg + ["--relaxation", "0"], "--relaxation"), (mg + ["--relaxation", "2.5"], "--relaxation"),
         (mg + ["--relaxation", "nan"], "--relaxation"), (mg + ["--smoother", "chebyshev", "--relaxation", "1"], "--relaxation"),
-        (["--relaxation", "1"], "--relaxation"), (["--mg-start", "fmg"], "--mg-start"),
+        (["--precond", "jacobi", "--relaxation", "1"], "--relaxation"), (["--precond", "jacobi", "--mg-start", "fmg"], "--mg-start"),
         (mg + ["--mg-start", "v-cycle"], "--mg-start"), (["--solver", "fmg", "--mg-start", "zero"], "--mg-start"),
         (mg + ["--solver", "gmres", "--mg-start", "fmg"], "--mg-start"),
     ]
@@ -212,8 +215,8 @@ def test_bad_input(tmp):
 
 def test_not_converged(tmp):
     path = os.path.join(tmp, "nc.json")
-    r = run(["solve", "--dim", "2", "--refine", "3", "--solver", "fgmres", "--precond", "mg", "--max-iter", "1",
-             "--tol", "1e-14", "--json", path, "--quiet"])
+    r = run(["solve", "--dim", "2", "--refine", "3", "--solver", "fgmres", "--precond", "mg", "--mg-start", "zero",
+             "--max-iter", "1", "--tol", "1e-14", "--json", path, "--quiet"])
     check(r.returncode == 3, f"non-convergence exit {r.returncode}, expected 3")
     if os.path.exists(path):
         with open(path) as f:

@@ -1,0 +1,40 @@
+#pragma once
+// `--backend auto|cpu|cuda` of solve and bench: auto takes cuda where a usable CUDA device is
+// present and the run's options have a device path, cpu otherwise; the choice and its reason open
+// the summary.
+#include <CLI/CLI.hpp>
+#include <string>
+
+#include "core/device.h"
+
+namespace tcfem::app {
+
+struct BackendChoice {
+  std::string backend;  ///< cpu or cuda
+  std::string reason;   ///< why, for the summary's first line and the report
+};
+
+/// cpu_only: why these options run on the CPU only (empty: they have a device path).
+inline BackendChoice resolve_backend(const std::string& requested, const std::string& cpu_only) {
+  if (requested != "auto") return {requested, "requested"};
+  if (!cpu_only.empty()) return {"cpu", "auto: " + cpu_only};
+  const DeviceInfo d = query_device(0);
+  if (!d.available) return {"cpu", "auto: no usable CUDA device (" + d.reason + ")"};
+  return {"cuda", "auto: " + d.name + " found"};
+}
+
+/// Adds the options every computing command shares: --backend (auto, cpu, cuda), --tuning FILE and
+/// --threads N.
+inline void add_run_options(CLI::App* cmd, std::string& backend, std::string& tuning_file, int& threads) {
+  cmd->add_option("--backend", backend,
+                  "auto (cuda where a usable CUDA device is present and the options have a device path, else "
+                  "cpu), cpu or cuda")
+      ->check(CLI::IsMember({"auto", "cpu", "cuda"}))
+      ->capture_default_str();
+  cmd->add_option("--tuning", tuning_file,
+                  "Kernel choices of the device kernel families, a JSON file (docs/user_guide.md, \"Tuning\")");
+  cmd->add_option("--threads", threads, "Host threads of the CPU loops; 0: all hardware threads")
+      ->capture_default_str();
+}
+
+}  // namespace tcfem::app
