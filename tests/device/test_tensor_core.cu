@@ -229,8 +229,8 @@ void check_dg_precision_with(Precision p, const std::string& faces, const arch::
   for (int k = 1; k <= 8; ++k) {
     const std::string what = "dg " + name + " faces=" + faces + " k=" + std::to_string(k);
     const int c = k <= 4 ? 4 : 2;
-    const int C3 = operators::tensor_core::DgFaceShape{3, k + 1, true}.cells();
-    const int C2 = operators::tensor_core::DgFaceShape{2, k + 1, true}.cells();
+    const int C3 = operators::tensor_core::DgFaceShape{3, k + 1}.cells();
+    const int C2 = operators::tensor_core::DgFaceShape{2, k + 1}.cells();
     double worst3 = 0, worst2 = 0;
     for (const auto& cells : {std::array<int, 3>{c + 1, c, c + 2}, std::array<int, 3>{3, 1, 2},
                               std::array<int, 3>{1, 1, 1}, std::array<int, 3>{2, 3, 1},

@@ -421,7 +421,9 @@ TEST(PatchKernelLayouts, RowsFromGlobal) {
             const auto L = patch_layout(dim, k, bytes, kind, con);
             const std::string what = name(dim, k, bytes, kind);
             EXPECT_EQ(L.rows_from_global, x_rows_from_global(dim, k, bytes, kind, con)) << what;
-            if (!has_residual(kind) || con == Contraction::tensor_core) EXPECT_FALSE(L.rows_from_global) << what;
+            if (!has_residual(kind) || con == Contraction::tensor_core) {
+              EXPECT_FALSE(L.rows_from_global) << what;
+            }
             if (!has_residual(kind)) continue;
             (L.rows_from_global ? direct : gathered) += 1;
             const auto P = line_phases(L, kind);
@@ -434,7 +436,9 @@ TEST(PatchKernelLayouts, RowsFromGlobal) {
             });
             if (L.rows_from_global) {
               EXPECT_EQ(gather_stores, 0) << what;
-              if (dim == 2) EXPECT_EQ(L.buf0, ipow(L.ni, 2)) << what;
+              if (dim == 2) {
+                EXPECT_EQ(L.buf0, ipow(L.ni, 2)) << what;
+              }
             } else {
               EXPECT_GT(gather_stores, 0) << what;
               EXPECT_GE(L.buf0, ipow(L.nf, dim)) << what;
