@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The operator benchmark suite behind docs/performance.md: device tests, ceilings, then the
+# The operator benchmark suite behind docs/notebook/performance_history.md: device tests, ceilings, then the
 # Cartesian cg/dg kernel families and the general-geometry (BP3/BP5) path at 3e7 DoFs.
 # Usage: bench/run_suite.sh TCFEM_BINARY OUTPUT_DIR [DEVICE_TESTS_BINARY]
 set -uo pipefail

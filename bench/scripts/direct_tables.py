@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Markdown tables from `tcfem direct --json` reports (docs/performance.md).
+"""Markdown tables from `tcfem direct --json` reports (docs/notebook/performance_history.md).
 
 Usage: direct_tables.py REPORT.json [REPORT.json ...]
 

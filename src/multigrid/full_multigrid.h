@@ -14,7 +14,7 @@
 // A V-cycle in Lo on the solution itself (VCycle::full_multigrid with Lo vectors) rounds its
 // residuals at eps_low |A| |x|, a relative residual of about eps_low * cond(A_l): on 192^3 cells of
 // Q3 an fp32 full-multigrid cycle ends at ||b - Ax|| / ||b|| = 1.3e-4, where the fp64 one reaches
-// 3e-8 (docs/performance.md). Here each V-cycle only computes a correction, whose rounding is
+// 3e-8 (docs/notebook/performance_history.md). Here each V-cycle only computes a correction, whose rounding is
 // relative to the correction, and the result is that of the fp64 full multigrid.
 #include <cstddef>
 #include <vector>

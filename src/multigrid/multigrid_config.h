@@ -33,7 +33,7 @@ enum class CoarseSolverKind { automatic, cholesky, cg };
 
 /// The order in which a multiplicative smoother traverses its colors. Pre-smoothing runs forward;
 /// post-smoothing forward as well (seed 004: a non-symmetric V-cycle, for FGMRES; it converges
-/// faster, see docs/performance.md) or backward (the adjoint sweep: a symmetric V-cycle, for CG).
+/// faster, see docs/notebook/performance_history.md) or backward (the adjoint sweep: a symmetric V-cycle, for CG).
 enum class SweepOrder { forward, backward };
 
 /// Largest coarsest level the automatic choice solves by dense Cholesky (a 288 MB factor).
@@ -86,7 +86,7 @@ struct MultigridSettings {
   /// in a low-precision post-smoothing step, where x is the nearly converged (smooth, large)
   /// correction, that rounding is eps_low |A| |x| per entry, a residual of relative size about
   /// eps_low * cond(A) that grows 4x per refinement and slows the outer iteration on fine meshes
-  /// (docs/performance.md, "Mixed precision on fine meshes"). Pre-smoothing starts from x = 0
+  /// (docs/notebook/performance_history.md, "Mixed precision on fine meshes"). Pre-smoothing starts from x = 0
   /// and the coarse levels have smaller condition numbers, so they stay in the low precision.
   bool finest_post_fp64 = false;
   /// V-cycles below fp64: build what MixedFullMultigrid (multigrid/full_multigrid.h) needs, fp64
@@ -98,7 +98,7 @@ struct MultigridSettings {
 /// Damping of the additive vertex-patch smoother: each cg DoF lies in the interior of at most
 /// 2^dim patches, so the sum of the patch corrections has eigenvalues up to 2^dim and the damped
 /// iteration is stable for omega < 2 / 2^dim; 0.8 of that limit (1.6 / 2^dim: 0.4 in 2D, 0.2 in
-/// 3D) gave the fewest iterations in the measurements of docs/performance.md.
+/// 3D) gave the fewest iterations in the measurements of docs/notebook/performance_history.md.
 double additive_default_relaxation(int dim);
 
 /// Damping of the additive dg vertex-patch smoother (DgVertexPatchSmoother): a dg patch holds all

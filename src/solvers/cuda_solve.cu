@@ -110,7 +110,7 @@ CudaSolveInfo solve_cg_cuda(const mesh::BoxMesh<dim>& mesh, const fe::DofLayout<
     case VariantChoice::tensor_core: key.variant = Variant::tensor_core; break;
     case VariantChoice::automatic:
       key.variant = Variant::generic;
-      // measured on the H200 (docs/performance.md): the cuda-core family is the fastest fp64 kernel at every degree
+      // measured on the H200 (docs/notebook/performance_history.md): the cuda-core family is the fastest fp64 kernel at every degree
       for (auto v : {Variant::cuda_core, Variant::tensor_core}) {
         auto k2 = key;
         k2.variant = v;

@@ -128,7 +128,7 @@ MultigridSolveSettings settings(OuterSolver solver, SmootherKind smoother, Preci
 }
 
 // seed 004, Table 2 (3D): 6 iterations at k = 1, 5 at k = 2, 3 at k = 3..6 (left preconditioning).
-// FGMRES to ||b - Ax|| <= 1e-8 ||b||, measured here (docs/performance.md): 5 at k = 1, 4-5 at k = 2,
+// FGMRES to ||b - Ax|| <= 1e-8 ||b||, measured here (docs/notebook/performance_history.md): 5 at k = 1, 4-5 at k = 2,
 // 3-4 at k = 3, 3 at k = 4, 5.
 TEST(MultigridIterations, PatchSmootherLevelIndependent3DDegree1) {
   for (auto p : {Precision::fp64, Precision::fp32}) {
@@ -155,7 +155,7 @@ TEST(MultigridIterations, PatchSmootherLevelIndependent3DHighDegree) {
 
 // The seed's test (left preconditioning, preconditioned residual): 3 at k = 3..5 on two levels,
 // 2 at k = 7 (seed 004 Table 2: 6, 5, 3, 3, 3, 3, 2, 2 for k = 1..8); 5 at k = 1 and 4 at k = 2
-// (measured, docs/performance.md).
+// (measured, docs/notebook/performance_history.md).
 TEST(MultigridIterations, LeftPreconditionedGmresMeetsSeedCounts3D) {
   const auto s = settings(OuterSolver::gmres, SmootherKind::patch);
   for (int k : {3, 4, 5})
@@ -186,7 +186,7 @@ TEST(MultigridIterations, LeftPreconditionedGmresNeedsAnFp64VCycle) {
 // From a full-multigrid start x_0 = FMG(b) (seed 004 Algorithm 2, lines 1-5) the residual is
 // already 1e-6 to 2e-5 of ||b|| at k = 3, 4, and FGMRES reaches ||b - Ax|| <= 1e-8 ||b||
 // in 2 (k = 3) and 1 (k = 4) iterations on levels 2 and 3, with fp64 and fp32 V-cycles (from zero:
-// 3-4 and 3), and 4, 3 at k = 1 (from zero: 5, 5; measured, docs/performance.md); the discrete
+// 3-4 and 3), and 4, 3 at k = 1 (from zero: 5, 5; measured, docs/notebook/performance_history.md); the discrete
 // solution is the zero start's to within the algebraic error.
 TEST(MultigridIterations, FullMultigridStartSavesIterations3D) {
   for (auto p : {Precision::fp64, Precision::fp32}) {
@@ -267,7 +267,7 @@ TEST(MultigridIterations, Fp32VCycleKeepsCountsAndAccuracy3D) {
 // nearly converged (large, smooth) V-cycle result, with a rounding of eps32 |A| |x| per entry, a
 // residual of relative size about eps32 cond(A) that grows 4x per refinement. In 2D Q5 on 128^2
 // cells the first FGMRES residual is 7.2e-3 with an fp32 V-cycle against 1.4e-3 with an fp64 one
-// (docs/performance.md). Post-smoothing the finest level in fp64 restores the fp64 contraction.
+// (docs/notebook/performance_history.md). Post-smoothing the finest level in fp64 restores the fp64 contraction.
 TEST(MultigridIterations, Fp64FinestPostSmoothingRestoresTheFp64Contraction2D) {
   const auto d = solve<2>(7, 5, settings(OuterSolver::fgmres, SmootherKind::patch, Precision::fp64),
                           mesh::GeometryKind::cartesian, fe::Disc::cg, 1e-10);

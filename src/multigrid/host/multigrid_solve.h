@@ -24,7 +24,7 @@ namespace tcfem::multigrid {
 ///           tests the residual ||b - A x|| <= tol ||b||
 ///   gmres:  GMRES(m), left preconditioning by one fp64 V-cycle; tests the preconditioned residual
 ///           ||P (b - A x)|| <= tol ||P b|| (deal.II's SolverGMRES default, the test of seed 004
-///           Tables 1-3; see docs/performance.md, "Iteration counts against seed 004")
+///           Tables 1-3; see docs/notebook/performance_history.md, "Iteration counts against seed 004")
 ///   cg:     preconditioned CG (with a symmetric V-cycle: post-smoothing runs the colors backward)
 ///   mg:     x <- x + V-cycle(b - A x) from x = 0
 ///   fmg:    full multigrid, then x <- x + V-cycle(b - A x) (seed 004 Algorithm 2; the iterations

@@ -123,7 +123,7 @@ TCFEM_HD constexpr int even_odd_register_floor(int k) {
 /// Measured on the H200 (3D fused smoothing step, 5e7 DoFs, 1, 2 and 4 items per thread): fp64
 /// is fastest with 2 at k <= 4 (k = 2, 3, 4: +15%, +13%, +2%) and 1 above (2 costs 0.6-18% at
 /// k = 5..8); fp32 with 4 at k <= 4 (+27%, +24%, +12%), 2 at k = 5, 6, 7 (+7%, +1%, +6%) and 1 at
-/// k = 8 (docs/performance.md).
+/// k = 8 (docs/notebook/performance_history.md).
 TCFEM_HD constexpr int patch_lines_per_thread(int dim, int k, int value_bytes) {
   if (dim != 3) return 1;  // measured in 3D only
   if (value_bytes == 8) return k <= 4 ? 2 : 1;
@@ -146,7 +146,7 @@ inline constexpr int max_blocks_per_sm = 32;
 /// (k = 1), +7..14% at k = 3..7; 2D fp32 +31% at k = 1, +4% at k = 7, -4..+1% elsewhere; 3D fp64
 /// +3.7% at k = 1, +2% at k = 7, 8, but -7..-14% at k = 4..6 (more registers, no gain from the
 /// extra resident block) and +-0.3% at k = 2, 3; 3D fp32 slower at every degree but k = 4
-/// (docs/performance.md, "b_I in registers"). Since the fused 3D fp64 k = 3 kernel reads its
+/// (docs/notebook/performance_history.md, "b_I in registers"). Since the fused 3D fp64 k = 3 kernel reads its
 /// x-phase lines from global memory (rows_from_global), b_I in registers makes it 2.9% faster
 /// (8 resident blocks instead of 7, 64 registers; "The x phase's lines from global memory").
 TCFEM_HD constexpr bool inner_in_registers(int dim, int k, int value_bytes, KernelKind kind) {
@@ -157,7 +157,7 @@ TCFEM_HD constexpr bool inner_in_registers(int dim, int k, int value_bytes, Kern
 
 /// Whether the CUDA-core kernels interleave the patches of a block (PatchLayout::interleaved;
 /// only where the patches per block are a power of two dividing the lane group). Measured on the
-/// H200 (even-odd, 5e7 DoFs, interleaved against apart; docs/performance.md, "Interleaved
+/// H200 (even-odd, 5e7 DoFs, interleaved against apart; docs/notebook/performance_history.md, "Interleaved
 /// patches"): fused 3D fp64 +162%, +23%, +5% at k = 1, 2, 3 and -8%, -10% at k = 4, 5 (2 patches
 /// per block); 3D fp32 +4..+269% at k = 1..5; 2D fp64 +3..+265% at k = 1..5 and 8, -7%, -21% at
 /// k = 6, 7; 2D fp32 +40..+244% at every degree. The separate variant's kernels gain in 3D at
@@ -178,7 +178,7 @@ TCFEM_HD constexpr bool interleave_patches(int dim, int k, int value_bytes, Kern
 /// the gather's shared-memory stores and the x phase's loads of the box are saved, at the price
 /// of one global load per node and lane (rows of one lane group are different lattice lines).
 /// Measured on the H200 (even-odd, 5e7 DoFs, one smoothing step, rows against the gather;
-/// docs/performance.md, "The x phase's lines from global memory"): fused 3D fp64 +3%, +5%, +5%
+/// docs/notebook/performance_history.md, "The x phase's lines from global memory"): fused 3D fp64 +3%, +5%, +5%
 /// at k = 1..3 and +1.3% at k = 8, but -12..-2% at k = 4..7; 3D fp32 +1..+19% at k = 1, 4, 5, 7,
 /// 8, -4% at k = 3; 2D fp64 +6..+16% at k = 2, 4, 5, 8, -47% at k = 7; 2D fp32 +2..+9% at k = 4,
 /// 6, 7, 8. The separate variant's residual kernel: 3D fp64 k = 2 (+5%; -7..-15% at fp64

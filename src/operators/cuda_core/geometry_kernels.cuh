@@ -246,7 +246,7 @@ class CgGeometryLinesOperator final : public GeometryOperatorBase<3, GeomLinesPa
   /// register-capped variants exist for BP5 and BP3
   static constexpr bool capped_variants = colloc || q == k + 2;
   /// The register cap per (quadrature, degree) where it was measured faster on the H200 (3D fp64,
-  /// 3e7 DoFs, docs/performance.md): BP5 four blocks per SM for k <= 6, BP3 four for k = 2, 3, 5 and
+  /// 3e7 DoFs, docs/notebook/performance_history.md): BP5 four blocks per SM for k <= 6, BP3 four for k = 2, 3, 5 and
   /// three for k = 8; elsewhere (and for float) the compiler's choice.
   static constexpr int default_min_blocks() {
     if constexpr (!capped_variants || !std::is_same_v<Number, double>) return 1;
