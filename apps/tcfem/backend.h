@@ -6,6 +6,8 @@
 #include <string>
 
 #include "core/device.h"
+#include "core/error.h"
+#include "core/parallel.h"
 
 namespace tcfem::app {
 
@@ -21,6 +23,14 @@ inline BackendChoice resolve_backend(const std::string& requested, const std::st
   const DeviceInfo d = query_device(0);
   if (!d.available) return {"cpu", "auto: no usable CUDA device (" + d.reason + ")"};
   return {"cuda", "auto: " + d.name + " found"};
+}
+
+/// Checks --threads and makes it the host thread count (0: all hardware threads).
+inline void apply_threads(int threads) {
+  if (threads < 0 || threads > max_host_threads)
+    throw InputError("--threads: value " + std::to_string(threads) + " is not allowed; allowed: integers 0.." +
+                     std::to_string(max_host_threads) + " (0: all hardware threads)");
+  set_host_threads(threads);
 }
 
 /// Adds the options every computing command shares: --backend (auto, cpu, cuda), --tuning FILE and

@@ -610,10 +610,8 @@ std::function<int()> add_bench_command(CLI::App& app) {
     const auto choice = resolve_backend(opts->backend, "");
     opts->backend = choice.backend;
     opts->backend_reason = choice.reason;
-    if (opts->threads < 0 || opts->threads > max_host_threads)
-      not_allowed("--threads", std::to_string(opts->threads), "integers 0.." + std::to_string(max_host_threads));
+    apply_threads(opts->threads);
     if (!opts->tuning_file.empty()) opts->tuning = read_tuning_file(opts->tuning_file);
-    set_host_threads(opts->threads);
     return run_bench(*opts);
   };
 }

@@ -101,16 +101,11 @@ std::string cpu_only_reason(const SolveOptions& o) {
 void resolve_defaults(SolveOptions& o) {
   if (o.solver == "auto") o.solver = o.precond_given && o.precond == "jacobi" ? "cg" : "fgmres";
   if ((o.solver == "mg" || o.solver == "fmg") && !o.precond_given) o.precond = "mg";
-  if (o.backend != "auto" && o.backend != "cpu" && o.backend != "cuda")
-    throw InputError("--backend: value " + o.backend + " is not allowed; allowed: auto, cpu, cuda");
   const auto choice = resolve_backend(o.backend, cpu_only_reason(o));
   o.backend = choice.backend;
   o.backend_reason = choice.reason;
   if (o.mg_precision == "auto") o.mg_precision = o.backend == "cuda" && o.solver != "gmres" ? "fp32" : "fp64";
   if (o.mg_start == "auto") o.mg_start = o.solver == "gmres" ? "zero" : "fmg";
-  if (o.threads < 0 || o.threads > max_host_threads)
-    throw InputError("--threads: value " + std::to_string(o.threads) + " is not allowed; allowed: integers 0.." +
-                     std::to_string(max_host_threads) + " (0: all hardware threads)");
   if (!o.tuning_file.empty()) o.tuning = read_tuning_file(o.tuning_file);
 }
 
@@ -702,9 +697,9 @@ std::function<int()> add_solve_command(CLI::App& app) {
         opts->multigrid_options_given.push_back(opt->get_name());
         if (opt->get_name() == "--mg-start") opts->mg_start_given = true;
       }
+    apply_threads(opts->threads);
     resolve_defaults(*opts);
     validate(*opts);
-    set_host_threads(opts->threads);
     return opts->dim == 2 ? run_solve<2>(*opts) : run_solve<3>(*opts);
   };
 }
