@@ -7,8 +7,8 @@ namespace tcfem::fe {
 const char* to_string(Disc d) { return d == Disc::cg ? "cg" : "dg"; }
 
 template <int dim>
-DofLayout<dim>::DofLayout(const mesh::BoxMesh<dim>& mesh, Disc disc, int degree)
-    : mesh_(&mesh), disc_(disc), degree_(degree) {
+DofLayout<dim>::DofLayout(const mesh::BoxMesh<dim>& mesh, Disc disc, int degree, const DirichletFaces<dim>& dirichlet)
+    : mesh_(&mesh), disc_(disc), degree_(degree), dirichlet_(dirichlet) {
   if (degree < 1 || degree > 8) throw InputError("degree must be in 1..8");
   dofs_per_cell_ = 1;
   for (int d = 0; d < dim; ++d) dofs_per_cell_ *= degree + 1;
@@ -34,12 +34,14 @@ DofLayout<dim>::DofLayout(const mesh::BoxMesh<dim>& mesh, Disc disc, int degree)
         for (int d = 1; d < dim; ++d) {
           const long p = lattice_begin_[d] + static_cast<long>(r % lattice_extent_[d]);
           r /= lattice_extent_[d];
-          if (p == 0 || p == static_cast<long>(part.global_cells[d]) * degree) on_boundary = true;
+          if ((p == 0 && dirichlet[2 * d]) ||
+              (p == static_cast<long>(part.global_cells[d]) * degree && dirichlet[2 * d + 1]))
+            on_boundary = true;
         }
         char* m = boundary_mask_.data() + l * line;
         for (std::size_t i = 0; i < line; ++i) {
           const long p = lattice_begin_[0] + static_cast<long>(i);
-          m[i] = (on_boundary || p == 0 || p == last_x) ? 1 : 0;
+          m[i] = (on_boundary || (p == 0 && dirichlet[0]) || (p == last_x && dirichlet[1])) ? 1 : 0;
         }
       }
     }, host_threads(), 256);

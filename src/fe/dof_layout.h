@@ -2,7 +2,7 @@
 // Numbering of the degrees of freedom of continuous (cg) and discontinuous (dg) Q_k spaces on a
 // BoxMesh. Within a cell, DoFs are in lexicographic order of the Gauss-Lobatto node lattice.
 //  cg: the global lattice of n_d*k+1 nodes per direction, numbered lexicographically (x fastest);
-//      nodes on the boundary of the box carry homogeneous Dirichlet constraints.
+//      nodes on the Dirichlet faces of the box are constrained (by default every face is one).
 //  dg: (k+1)^dim DoFs per cell, cells in lexicographic order.
 // Local indices run over the ghosted cell box of the mesh's partition.
 #include <array>
@@ -17,10 +17,22 @@ namespace tcfem::fe {
 enum class Disc { cg, dg };
 const char* to_string(Disc d);
 
+/// Which faces of the box carry Dirichlet conditions, numbered 2 d + side (xmin, xmax, ymin, ...);
+/// the others carry Neumann conditions.
+template <int dim>
+using DirichletFaces = std::array<bool, 2 * dim>;
+template <int dim>
+constexpr DirichletFaces<dim> all_dirichlet() {
+  DirichletFaces<dim> f{};
+  for (auto& b : f) b = true;
+  return f;
+}
+
 template <int dim>
 class DofLayout {
  public:
-  DofLayout(const mesh::BoxMesh<dim>& mesh, Disc disc, int degree);
+  DofLayout(const mesh::BoxMesh<dim>& mesh, Disc disc, int degree,
+            const DirichletFaces<dim>& dirichlet = all_dirichlet<dim>());
 
   Disc disc() const { return disc_; }
   int degree() const { return degree_; }
@@ -37,13 +49,17 @@ class DofLayout {
   index_t lattice_index(const std::array<long, dim>& p) const;
   /// Nodes per direction of the local cg lattice.
   const std::array<long, dim>& lattice_extent() const { return lattice_extent_; }
-  /// cg only: true where the local DoF lies on the boundary of the box (constrained).
+  /// cg only: true where the local DoF lies on a Dirichlet face of the box (constrained).
   const std::vector<char>& boundary_mask() const { return boundary_mask_; }
+  const DirichletFaces<dim>& dirichlet_faces() const { return dirichlet_; }
+  /// Every face of the box is a Dirichlet face.
+  bool all_faces_dirichlet() const { return dirichlet_ == all_dirichlet<dim>(); }
 
  private:
   const mesh::BoxMesh<dim>* mesh_;
   Disc disc_;
   int degree_;
+  DirichletFaces<dim> dirichlet_;
   int dofs_per_cell_;
   std::size_t n_dofs_global_ = 0, n_local_ = 0;
   std::array<long, dim> lattice_begin_{}, lattice_extent_{};

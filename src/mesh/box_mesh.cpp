@@ -9,7 +9,33 @@
 namespace tcfem::mesh {
 
 const char* to_string(GeometryKind g) {
-  return g == GeometryKind::cartesian ? "cartesian" : "deformed";
+  switch (g) {
+    case GeometryKind::cartesian: return "cartesian";
+    case GeometryKind::deformed: return "deformed";
+    case GeometryKind::mapped: return "mapped";
+  }
+  return "?";
+}
+
+template <int dim>
+Domain<dim> Domain<dim>::unit(GeometryKind kind) {
+  if (kind == GeometryKind::mapped) throw InputError("a mapped domain needs a map (Domain::box)");
+  Domain d;
+  d.lower.fill(0.0);
+  d.upper.fill(1.0);
+  d.kind = kind;
+  return d;
+}
+
+template <int dim>
+Domain<dim> Domain<dim>::box(const Point<dim>& lower, const Point<dim>& upper,
+                             std::function<Point<dim>(const Point<dim>&)> map) {
+  Domain d;
+  d.lower = lower;
+  d.upper = upper;
+  d.kind = map ? GeometryKind::mapped : GeometryKind::cartesian;
+  d.map = std::move(map);
+  return d;
 }
 
 template <int dim>
@@ -41,15 +67,32 @@ Partition<dim> Partition<dim>::sub_box(const std::array<int, dim>& global_cells,
 
 template <int dim>
 BoxMesh<dim>::BoxMesh(const std::array<int, dim>& n_cells, GeometryKind geometry)
-    : BoxMesh(n_cells, geometry, Partition<dim>::serial(n_cells)) {}
+    : BoxMesh(n_cells, Domain<dim>::unit(geometry), Partition<dim>::serial(n_cells)) {}
 
 template <int dim>
 BoxMesh<dim>::BoxMesh(const std::array<int, dim>& n_cells, GeometryKind geometry,
                       const Partition<dim>& partition)
-    : partition_(partition), geometry_(geometry) {
+    : BoxMesh(n_cells, Domain<dim>::unit(geometry), partition) {}
+
+template <int dim>
+BoxMesh<dim>::BoxMesh(const std::array<int, dim>& n_cells, const Domain<dim>& domain)
+    : BoxMesh(n_cells, domain, Partition<dim>::serial(n_cells)) {}
+
+template <int dim>
+BoxMesh<dim>::BoxMesh(const std::array<int, dim>& n_cells, const Domain<dim>& domain,
+                      const Partition<dim>& partition)
+    : partition_(partition), domain_(domain) {
   for (int d = 0; d < dim; ++d)
     if (n_cells[d] < 1) throw InputError("a mesh needs at least one cell per direction");
   if (partition_.global_cells != n_cells) throw InputError("partition does not match the mesh size");
+  for (int d = 0; d < dim; ++d)
+    if (!(domain_.upper[d] > domain_.lower[d]))
+      throw InputError("the box needs lower < upper in every direction (direction " + std::to_string(d) + ")");
+  if (domain_.kind == GeometryKind::deformed)
+    for (int d = 0; d < dim; ++d)
+      if (domain_.lower[d] != 0.0 || domain_.upper[d] != 1.0)
+        throw InputError("the built-in deformation is defined on the unit box");
+  if (domain_.kind == GeometryKind::mapped && !domain_.map) throw InputError("a mapped domain needs a map");
 }
 
 template <int dim>
@@ -70,8 +113,16 @@ std::size_t BoxMesh<dim>::n_global_cells() const {
 template <int dim>
 Point<dim> BoxMesh<dim>::cell_size() const {
   Point<dim> h;
-  for (int d = 0; d < dim; ++d) h[d] = 1.0 / n_cells()[d];
+  for (int d = 0; d < dim; ++d) h[d] = (domain_.upper[d] - domain_.lower[d]) / n_cells()[d];
   return h;
+}
+
+template <int dim>
+Point<dim> BoxMesh<dim>::parameter_point(const Point<dim>& cell_coordinates) const {
+  const auto h = cell_size();
+  Point<dim> X;
+  for (int d = 0; d < dim; ++d) X[d] = domain_.lower[d] + cell_coordinates[d] * h[d];
+  return X;
 }
 
 template <int dim>
@@ -104,7 +155,8 @@ Point<dim> BoxMesh<dim>::deformation_amplitudes() {
 
 template <int dim>
 Point<dim> BoxMesh<dim>::map(const Point<dim>& x) const {
-  if (geometry_ == GeometryKind::cartesian) return x;
+  if (domain_.kind == GeometryKind::cartesian) return x;
+  if (domain_.kind == GeometryKind::mapped) return domain_.map(x);
   double phi = 1.0;
   for (int d = 0; d < dim; ++d) phi *= std::sin(std::numbers::pi * x[d]);
   const auto eps = deformation_amplitudes();
@@ -113,6 +165,8 @@ Point<dim> BoxMesh<dim>::map(const Point<dim>& x) const {
   return y;
 }
 
+template struct Domain<2>;
+template struct Domain<3>;
 template struct Partition<2>;
 template struct Partition<3>;
 template class BoxMesh<2>;

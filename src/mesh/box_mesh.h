@@ -1,19 +1,39 @@
 #pragma once
-// Structured hexahedral meshes of the unit box: the Cartesian grid and its smooth deformation.
+// Structured hexahedral meshes of a box [x0,x1] x [y0,y1] (x [z0,z1]): the Cartesian grid, the
+// built-in smooth deformation of the unit box, or the image of the box under a user's map.
 // A mesh knows the global grid of cells and the part this process owns (a sub-box plus a ghost
 // layer of cells); a single process owns everything and has no ghosts.
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 namespace tcfem::mesh {
 
-enum class GeometryKind { cartesian, deformed };
+/// cartesian: the box itself; deformed: the built-in deformation of the unit box (the benchmark
+/// geometry); mapped: the image of the box under a map given by the user.
+enum class GeometryKind { cartesian, deformed, mapped };
 const char* to_string(GeometryKind g);
 
 template <int dim>
 using Point = std::array<double, dim>;
+
+/// The domain of a structured mesh: the parameter box [lower, upper] and how it is mapped.
+/// A forest of blocks would hold one Domain per block.
+template <int dim>
+struct Domain {
+  Point<dim> lower{}, upper{};
+  GeometryKind kind = GeometryKind::cartesian;
+  /// kind == mapped: x = map(X) for X in the box (thread-safe; det of its Jacobian > 0).
+  std::function<Point<dim>(const Point<dim>&)> map;
+
+  /// The unit box with the given geometry (cartesian or deformed).
+  static Domain unit(GeometryKind kind);
+  /// The box [lower, upper], optionally mapped (an empty map: Cartesian).
+  static Domain box(const Point<dim>& lower, const Point<dim>& upper,
+                    std::function<Point<dim>(const Point<dim>&)> map = {});
+};
 
 /// Half-open box of cells [begin, end) in global cell coordinates.
 template <int dim>
@@ -48,13 +68,16 @@ struct Partition {
                            int ghost_width = 1);
 };
 
-/// The box [0,1]^dim with n_d cells per direction, optionally moved by a smooth map that fixes the
-/// boundary (the deformed box). Cells are numbered lexicographically (x fastest) within the owned box.
+/// A box with n_d cells per direction, optionally mapped (Domain). Cells are numbered
+/// lexicographically (x fastest) within the owned box.
 template <int dim>
 class BoxMesh {
  public:
+  /// The unit box, Cartesian or with the built-in deformation.
   BoxMesh(const std::array<int, dim>& n_cells, GeometryKind geometry);
   BoxMesh(const std::array<int, dim>& n_cells, GeometryKind geometry, const Partition<dim>& partition);
+  BoxMesh(const std::array<int, dim>& n_cells, const Domain<dim>& domain);
+  BoxMesh(const std::array<int, dim>& n_cells, const Domain<dim>& domain, const Partition<dim>& partition);
   /// 2^level cells per direction.
   static BoxMesh refined(int level, GeometryKind geometry);
 
@@ -62,24 +85,30 @@ class BoxMesh {
   std::size_t n_global_cells() const;
   std::size_t n_owned_cells() const { return partition_.owned.n_cells(); }
   const Partition<dim>& partition() const { return partition_; }
-  GeometryKind geometry() const { return geometry_; }
-  /// Cell size per direction of the undeformed grid.
+  GeometryKind geometry() const { return domain_.kind; }
+  const Domain<dim>& domain() const { return domain_; }
+  /// Cell size per direction of the parameter box (the undeformed grid).
   Point<dim> cell_size() const;
+  /// Lower corner of the parameter box.
+  const Point<dim>& origin() const { return domain_.lower; }
+  /// The point of the parameter box at local coordinates xi of cell position c (c + xi in cells).
+  Point<dim> parameter_point(const Point<dim>& cell_coordinates) const;
 
   /// Multi-index (global) of owned cell number `cell` (0 <= cell < n_owned_cells()).
   std::array<int, dim> cell_index(std::size_t cell) const;
   /// Owned cell number of the global multi-index `c` (which must be owned).
   std::size_t cell_number(const std::array<int, dim>& c) const;
 
-  /// The map from the Cartesian box onto the mesh's domain: identity for Cartesian meshes,
-  /// x_d + eps_d * prod_j sin(pi x_j) for the deformed box (fixes the boundary, det J > 0).
+  /// The map from the parameter box onto the mesh's domain: identity for Cartesian meshes,
+  /// x_d + eps_d * prod_j sin(pi x_j) for the deformed unit box (fixes the boundary, det J > 0),
+  /// the user's map for mapped boxes.
   Point<dim> map(const Point<dim>& x) const;
   /// Amplitudes eps_d of the deformation.
   static Point<dim> deformation_amplitudes();
 
  private:
   Partition<dim> partition_;
-  GeometryKind geometry_;
+  Domain<dim> domain_;
 };
 
 }  // namespace tcfem::mesh

@@ -30,7 +30,7 @@ GeometryField<dim>::GeometryField(const BoxMesh<dim>& mesh, int degree) : degree
       r /= extent_[d];
       const long cell = std::min<long>(p / degree, mesh.n_cells()[d] - 1);
       const int local = static_cast<int>(p - cell * degree);
-      x[d] = (cell + gll[local]) * h[d];
+      x[d] = mesh.origin()[d] + (cell + gll[local]) * h[d];
     }
     const auto y = mesh.map(x);
     for (int d = 0; d < dim; ++d) coords_[i * dim + d] = y[d];
@@ -76,7 +76,7 @@ void MappedCellNodes<dim>::cell_nodes(const std::array<int, dim>& c, double* out
       r /= n;
       const long cell = std::min<long>(p / degree_, mesh_->n_cells()[d] - 1);
       const int local = static_cast<int>(p - cell * degree_);
-      x[d] = (cell + gll_[local]) * h_[d];
+      x[d] = mesh_->origin()[d] + (cell + gll_[local]) * h_[d];
     }
     const auto y = mesh_->map(x);
     for (int d = 0; d < dim; ++d) out[d * nodes_per_cell_ + i] = y[d];

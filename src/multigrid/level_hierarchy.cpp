@@ -31,10 +31,15 @@ std::array<int, dim> LevelHierarchy<dim>::coarsest_cells(const std::array<int, d
 template <int dim>
 LevelHierarchy<dim>::LevelHierarchy(const std::array<int, dim>& fine_cells, mesh::GeometryKind geometry,
                                     fe::Disc disc, int degree, int max_levels)
+    : LevelHierarchy(mesh::BoxMesh<dim>(fine_cells, geometry), fe::all_dirichlet<dim>(), disc, degree, max_levels) {}
+
+template <int dim>
+LevelHierarchy<dim>::LevelHierarchy(const mesh::BoxMesh<dim>& fine, const fe::DirichletFaces<dim>& dirichlet,
+                                    fe::Disc disc, int degree, int max_levels)
     : disc_(disc), degree_(degree) {
-  for (const auto& n : level_sizes<dim>(fine_cells, max_levels)) {
-    meshes_.push_back(std::make_unique<mesh::BoxMesh<dim>>(n, geometry));
-    dofs_.push_back(std::make_unique<fe::DofLayout<dim>>(*meshes_.back(), disc, degree));
+  for (const auto& n : level_sizes<dim>(fine.n_cells(), max_levels)) {
+    meshes_.push_back(std::make_unique<mesh::BoxMesh<dim>>(n, fine.domain()));
+    dofs_.push_back(std::make_unique<fe::DofLayout<dim>>(*meshes_.back(), disc, degree, dirichlet));
   }
 }
 

@@ -1,8 +1,8 @@
 #pragma once
 // The levels of geometric multigrid: the fine box mesh and its coarsenings by halving the number
 // of cells per direction (uniform refinement read backwards), each with its DoF layout. Every level
-// carries the geometry of the fine mesh: the deformed box applies its map on every level (the
-// coarse cells are the images of the coarse Cartesian cells, not unions of fine curved cells).
+// carries the domain of the fine mesh: mapped and deformed boxes apply their map on every level
+// (the coarse cells are the images of the coarse parameter cells, not unions of fine curved cells).
 #include <array>
 #include <memory>
 #include <vector>
@@ -20,6 +20,9 @@ class LevelHierarchy {
   /// `max_levels` levels when positive). Level 0 is the coarsest.
   LevelHierarchy(const std::array<int, dim>& fine_cells, mesh::GeometryKind geometry, fe::Disc disc, int degree,
                  int max_levels = 0);
+  /// The levels of a fine mesh: every level has its domain (box and map) and the Dirichlet faces.
+  LevelHierarchy(const mesh::BoxMesh<dim>& fine, const fe::DirichletFaces<dim>& dirichlet, fe::Disc disc,
+                 int degree, int max_levels = 0);
 
   /// Cells per direction of the coarsest level the constructor would build.
   static std::array<int, dim> coarsest_cells(const std::array<int, dim>& fine_cells, int max_levels = 0);

@@ -1,6 +1,8 @@
 #include "operators/geometry_data.h"
 
+#include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <string>
 
 #include "core/error.h"
@@ -63,12 +65,38 @@ std::string cell_name(const auto& c) {
   for (std::size_t d = 0; d < c.size(); ++d) s += (d ? "," : "") + std::to_string(c[d]);
   return s + ")";
 }
+
+std::string point_name(const double* x, int dim) {
+  std::string s = "(";
+  char buf[32];
+  for (int d = 0; d < dim; ++d) {
+    std::snprintf(buf, sizeof buf, "%s%.6g", d ? ", " : "", x[d]);
+    s += buf;
+  }
+  return s + ")";
+}
 }  // namespace
+
+template <int dim>
+double checked_coefficient(const Coefficient& coefficient, const double* x, const std::array<int, dim>& cell,
+                           const std::array<int, dim>& n_cells) {
+  const double a = coefficient(x);
+  if (!(a > 0.0) || !std::isfinite(a)) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%.6g", a);
+    std::string grid;
+    for (int d = 0; d < dim; ++d) grid += (d ? " x " : "") + std::to_string(n_cells[d]);
+    throw InputError("coefficient: a = " + std::string(buf) + " at the point " + point_name(x, dim) + " (cell " +
+                     cell_name(cell) + " of the mesh with " + grid + " cells); the coefficient must be positive "
+                     "and finite at every quadrature point of every multigrid level");
+  }
+  return a;
+}
 
 template <int dim, typename Number>
 CellGeometry<dim, Number> compute_cell_geometry(const mesh::BoxMesh<dim>& mesh,
                                                 const mesh::GeometryField<dim>& geometry,
-                                                const fe::Quadrature1D& quad) {
+                                                const fe::Quadrature1D& quad, const Coefficient& coefficient) {
   const auto basis = fe::LagrangeBasis1D::gauss_lobatto(geometry.degree());
   tensor::Evaluator<dim, double> ev(basis, quad);
   const int nq = ev.points_per_cell(), nb = ev.dofs_per_cell();
@@ -95,11 +123,17 @@ CellGeometry<dim, Number> compute_cell_geometry(const mesh::BoxMesh<dim>& mesh,
       const double jxw = det * tensor_weight<dim>(quad, q, -1);
       vol += jxw;
       g.JxW[cell * nq + q] = static_cast<Number>(jxw);
+      double a = 1.0;
+      if (coefficient) {
+        double xq[dim];
+        for (int d = 0; d < dim; ++d) xq[d] = x[d * nq + q];
+        a = checked_coefficient<dim>(coefficient, xq, c, mesh.n_cells());
+      }
       for (int i = 0; i < dim; ++i)
         for (int j = i; j < dim; ++j) {
           double s = 0.0;
           for (int k = 0; k < dim; ++k) s += inv[i][k] * inv[j][k];
-          g.coef[(cell * n_sym<dim> + sym_index<dim>(i, j)) * nq + q] = static_cast<Number>(s * jxw);
+          g.coef[(cell * n_sym<dim> + sym_index<dim>(i, j)) * nq + q] = static_cast<Number>(a * s * jxw);
         }
     }
     g.volume[cell] = vol;
@@ -111,7 +145,9 @@ template <int dim, typename Number>
 FaceGeometry<dim, Number> compute_face_geometry(const mesh::BoxMesh<dim>& mesh,
                                                 const mesh::GeometryField<dim>& geometry,
                                                 const fe::Quadrature1D& quad,
-                                                const CellGeometry<dim, Number>& cells, double penalty_factor) {
+                                                const CellGeometry<dim, Number>& cells, double penalty_factor,
+                                                const Coefficient& coefficient,
+                                                const fe::DirichletFaces<dim>& dirichlet) {
   const auto basis = fe::LagrangeBasis1D::gauss_lobatto(geometry.degree());
   tensor::Evaluator<dim, double> ev(basis, quad);
   const int nf = ev.points_per_face(), nb = ev.dofs_per_cell();
@@ -120,8 +156,9 @@ FaceGeometry<dim, Number> compute_face_geometry(const mesh::BoxMesh<dim>& mesh,
   g.points_per_face = nf;
   std::vector<double> nodes(dim * nb), val(nf), grad(dim * nf);
   // J[side][c][e][q]
-  std::vector<double> Jside[2];
+  std::vector<double> Jside[2], xside[2];
   for (auto& j : Jside) j.resize(dim * dim * nf);
+  for (auto& x : xside) x.resize(dim * nf);
   for (int d = 0; d < dim; ++d) {
     auto& dir = g.dirs[d];
     std::size_t n_faces = 1;
@@ -144,12 +181,15 @@ FaceGeometry<dim, Number> compute_face_geometry(const mesh::BoxMesh<dim>& mesh,
         geometry.cell_nodes(c, nodes.data());
         for (int comp = 0; comp < dim; ++comp) {
           ev.face_evaluate(nodes.data() + comp * nb, d, s == 0 ? 1 : 0, val.data(), grad.data());
+          for (int q = 0; q < nf; ++q) xside[s][comp * nf + q] = val[q];
           for (int e = 0; e < dim; ++e)
             for (int q = 0; q < nf; ++q) Jside[s][(comp * dim + e) * nf + q] = grad[e * nf + q];
         }
       }
       const int ref = has_minus ? 0 : 1;  // side whose Jacobian defines the normal
-      double area = 0.0;
+      // a Neumann face of the box: no face terms
+      const bool neumann = !(has_minus && has_plus) && !dirichlet[2 * d + (has_minus ? 1 : 0)];
+      double area = 0.0, a_max = 0.0;
       for (int q = 0; q < nf; ++q) {
         std::array<std::array<double, dim>, dim> Jq, inv;
         for (int a = 0; a < dim; ++a)
@@ -169,6 +209,16 @@ FaceGeometry<dim, Number> compute_face_geometry(const mesh::BoxMesh<dim>& mesh,
         const double jxw = std::abs(det) * mn * tensor_weight<dim>(quad, q, d);
         area += jxw;
         dir.JxW[f * nf + q] = static_cast<Number>(jxw);
+        double a = 1.0;
+        if (coefficient) {
+          double xq[dim];
+          for (int c = 0; c < dim; ++c) xq[c] = xside[ref][c * nf + q];
+          auto cell = pos;
+          if (ref == 0) cell[d] -= 1;
+          a = checked_coefficient<dim>(coefficient, xq, cell, mesh.n_cells());
+        }
+        a_max = std::max(a_max, a);
+        if (neumann) continue;
         for (int s = 0; s < 2; ++s) {
           if (!have[s]) continue;
           for (int a = 0; a < dim; ++a)
@@ -179,7 +229,7 @@ FaceGeometry<dim, Number> compute_face_geometry(const mesh::BoxMesh<dim>& mesh,
           for (int e = 0; e < dim; ++e) {
             double v = 0.0;
             for (int c = 0; c < dim; ++c) v += inv[e][c] * n[c];
-            target[(f * dim + e) * nf + q] = static_cast<Number>(v);
+            target[(f * dim + e) * nf + q] = static_cast<Number>(a * v);
           }
         }
       }
@@ -194,43 +244,51 @@ FaceGeometry<dim, Number> compute_face_geometry(const mesh::BoxMesh<dim>& mesh,
         if (has_minus) c[d] -= 1;
         pen = 2.0 * penalty_factor * area / volume_of(c);
       }
-      dir.penalty[f] = static_cast<Number>(pen);
+      dir.penalty[f] = static_cast<Number>(neumann ? 0.0 : pen * a_max);
     }
   }
   return g;
 }
 
+template double checked_coefficient<2>(const Coefficient&, const double*, const std::array<int, 2>&,
+                                       const std::array<int, 2>&);
+template double checked_coefficient<3>(const Coefficient&, const double*, const std::array<int, 3>&,
+                                       const std::array<int, 3>&);
 template void cell_jacobians<2>(const tensor::Evaluator<2, double>&, const double*, double*, double*);
 template void cell_jacobians<3>(const tensor::Evaluator<3, double>&, const double*, double*, double*);
 template double invert<2>(const std::array<std::array<double, 2>, 2>&, std::array<std::array<double, 2>, 2>&);
 template double invert<3>(const std::array<std::array<double, 3>, 3>&, std::array<std::array<double, 3>, 3>&);
 template CellGeometry<2, double> compute_cell_geometry<2, double>(const mesh::BoxMesh<2>&,
                                                                 const mesh::GeometryField<2>&,
-                                                                const fe::Quadrature1D&);
+                                                                const fe::Quadrature1D&, const Coefficient&);
 template FaceGeometry<2, double> compute_face_geometry<2, double>(const mesh::BoxMesh<2>&,
                                                                 const mesh::GeometryField<2>&,
                                                                 const fe::Quadrature1D&,
-                                                                const CellGeometry<2, double>&, double);
+                                                                const CellGeometry<2, double>&, double,
+                                                                const Coefficient&, const fe::DirichletFaces<2>&);
 template CellGeometry<2, float> compute_cell_geometry<2, float>(const mesh::BoxMesh<2>&,
                                                                 const mesh::GeometryField<2>&,
-                                                                const fe::Quadrature1D&);
+                                                                const fe::Quadrature1D&, const Coefficient&);
 template FaceGeometry<2, float> compute_face_geometry<2, float>(const mesh::BoxMesh<2>&,
                                                                 const mesh::GeometryField<2>&,
                                                                 const fe::Quadrature1D&,
-                                                                const CellGeometry<2, float>&, double);
+                                                                const CellGeometry<2, float>&, double,
+                                                                const Coefficient&, const fe::DirichletFaces<2>&);
 template CellGeometry<3, double> compute_cell_geometry<3, double>(const mesh::BoxMesh<3>&,
                                                                 const mesh::GeometryField<3>&,
-                                                                const fe::Quadrature1D&);
+                                                                const fe::Quadrature1D&, const Coefficient&);
 template FaceGeometry<3, double> compute_face_geometry<3, double>(const mesh::BoxMesh<3>&,
                                                                 const mesh::GeometryField<3>&,
                                                                 const fe::Quadrature1D&,
-                                                                const CellGeometry<3, double>&, double);
+                                                                const CellGeometry<3, double>&, double,
+                                                                const Coefficient&, const fe::DirichletFaces<3>&);
 template CellGeometry<3, float> compute_cell_geometry<3, float>(const mesh::BoxMesh<3>&,
                                                                 const mesh::GeometryField<3>&,
-                                                                const fe::Quadrature1D&);
+                                                                const fe::Quadrature1D&, const Coefficient&);
 template FaceGeometry<3, float> compute_face_geometry<3, float>(const mesh::BoxMesh<3>&,
                                                                 const mesh::GeometryField<3>&,
                                                                 const fe::Quadrature1D&,
-                                                                const CellGeometry<3, float>&, double);
+                                                                const CellGeometry<3, float>&, double,
+                                                                const Coefficient&, const fe::DirichletFaces<3>&);
 
 }  // namespace tcfem::operators

@@ -1,14 +1,18 @@
 #pragma once
 // Geometric quantities at quadrature points for the general-geometry (partial assembly) path,
 // computed from the isoparametric geometry field.
-//   cells: JxW and the symmetric coefficient C = w |det J| J^{-1} J^{-T} at each point;
-//   faces: surface JxW, a^- = J_-^{-1} n and a^+ = J_+^{-1} n (n from the - cell to the + cell,
-//          or the outward normal on boundary faces, stored in a^-), and the SIPG penalty.
+//   cells: JxW and the symmetric coefficient C = a w |det J| J^{-1} J^{-T} at each point;
+//   faces: surface JxW, a^- = a J_-^{-1} n and a^+ = a J_+^{-1} n (n from the - cell to the +
+//          cell, or the outward normal on boundary faces, stored in a^-), and the SIPG penalty
+//          (times the largest a on the face). Neumann faces of the box get a^- = 0 and penalty 0:
+//          no face terms.
 #include <array>
 #include <vector>
 
+#include "fe/dof_layout.h"
 #include "mesh/box_mesh.h"
 #include "mesh/geometry_field.h"
+#include "operators/coefficient.h"
 #include "tensor/evaluator.h"
 
 namespace tcfem::operators {
@@ -73,17 +77,26 @@ struct FaceGeometry {
   }
 };
 
-/// Cell data for all owned cells. Throws InputError if a cell is inverted (det J <= 0 somewhere).
+/// Cell data for all owned cells. Throws InputError if a cell is inverted (det J <= 0 somewhere)
+/// or the coefficient is not positive and finite at a point, naming the cell and the point.
 template <int dim, typename Number>
 CellGeometry<dim, Number> compute_cell_geometry(const mesh::BoxMesh<dim>& mesh,
                                                 const mesh::GeometryField<dim>& geometry,
-                                                const fe::Quadrature1D& quad);
+                                                const fe::Quadrature1D& quad, const Coefficient& coefficient = {});
 
 /// Face data for all faces of owned cells; penalty_factor = k(k+1).
 template <int dim, typename Number>
 FaceGeometry<dim, Number> compute_face_geometry(const mesh::BoxMesh<dim>& mesh,
                                                 const mesh::GeometryField<dim>& geometry,
                                                 const fe::Quadrature1D& quad,
-                                                const CellGeometry<dim, Number>& cells, double penalty_factor);
+                                                const CellGeometry<dim, Number>& cells, double penalty_factor,
+                                                const Coefficient& coefficient = {},
+                                                const fe::DirichletFaces<dim>& dirichlet = fe::all_dirichlet<dim>());
+
+/// The coefficient at a physical point, checked: InputError naming the point and the cell when
+/// it is not positive and finite.
+template <int dim>
+double checked_coefficient(const Coefficient& coefficient, const double* x, const std::array<int, dim>& cell,
+                           const std::array<int, dim>& n_cells);
 
 }  // namespace tcfem::operators

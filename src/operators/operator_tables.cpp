@@ -69,7 +69,7 @@ OperatorTables<dim, Number> make_operator_tables(const mesh::BoxMesh<dim>& mesh,
   v.nb = k + 1;
   v.dg = config.disc == fe::Disc::dg;
   v.mass = form == Form::mass;
-  v.cartesian = mesh.geometry() == mesh::GeometryKind::cartesian && config.cartesian_fast_path;
+  v.cartesian = uses_cartesian_path(mesh, dofs, config);
   const auto h = mesh.cell_size();
   for (int d = 0; d < dim; ++d) {
     v.n_cells[d] = mesh.n_cells()[d];
@@ -100,8 +100,12 @@ OperatorTables<dim, Number> make_operator_tables(const mesh::BoxMesh<dim>& mesh,
   for (int s = 0; s < 2; ++s)
     for (int i = 0; i <= k; ++i) t.end_der.push_back(static_cast<Number>(basis.derivative(i, s)));
   mesh::GeometryField<dim> geometry(mesh, k);
-  t.cells = compute_cell_geometry<dim, Number>(mesh, geometry, quad);
-  if (v.dg && !v.mass) t.faces = compute_face_geometry<dim, Number>(mesh, geometry, quad, t.cells, double(k) * (k + 1));
+  const Coefficient none;
+  const Coefficient& a = v.mass ? none : config.coefficient;
+  t.cells = compute_cell_geometry<dim, Number>(mesh, geometry, quad, a);
+  if (v.dg && !v.mass)
+    t.faces = compute_face_geometry<dim, Number>(mesh, geometry, quad, t.cells, double(k) * (k + 1), a,
+                                                 dofs.dirichlet_faces());
   return t;
 }
 

@@ -99,7 +99,7 @@ CudaSolveInfo solve_cg_cuda(const mesh::BoxMesh<dim>& mesh, const fe::DofLayout<
   key.dim = dim;
   key.degree = config.degree;
   key.disc = config.disc;
-  key.cartesian = mesh.geometry() == mesh::GeometryKind::cartesian && config.cartesian_fast_path;
+  operators::set_geometry(key, mesh, dofs, config);
   key.quadrature = config.quadrature;
   key.form = operators::Form::laplace;
   key.precision = precision::Precision::fp64;
@@ -121,7 +121,7 @@ CudaSolveInfo solve_cg_cuda(const mesh::BoxMesh<dim>& mesh, const fe::DofLayout<
       }
       break;
   }
-  const auto op = operators::make_device_operator<dim>(mesh, dofs, key, config.device_tuning);
+  const auto op = operators::make_device_operator<dim>(mesh, dofs, key, config.device_tuning, config.coefficient);
   const auto& A = *op;
   info.kernel = key.to_string() + operators::describe(op->choices());
   std::vector<double> inv(n);

@@ -267,7 +267,7 @@ void check_chebyshev(fe::Disc disc, mesh::GeometryKind g, int k, int cells) {
   const Precision p = sizeof(Number) == 8 ? Precision::fp64 : Precision::fp32;
   MatrixFreeLevelOperator<dim, Number> cpu_op(mesh, dofs, cfg);
   DeviceLevelOperator<Number> gpu_op(
-      operators::make_device_operator<dim>(mesh, dofs, device_level_key(dim, cfg, g, p, false)));
+      operators::make_device_operator<dim>(mesh, dofs, device_level_key<dim>(mesh, dofs, cfg, p, false)));
   Vector<Number> diag;
   cpu_op.matrix_free().compute_diagonal(diag);
   std::vector<char> constrained;
@@ -324,7 +324,7 @@ void check_coarse(fe::Disc disc, mesh::GeometryKind g, int k, int cells) {
   const std::size_t n = dofs.n_local();
   MatrixFreeLevelOperator<dim, Number> cpu_op(mesh, dofs, cfg);
   DeviceLevelOperator<Number> gpu_op(
-      operators::make_device_operator<dim>(mesh, dofs, device_level_key(dim, cfg, g, p, false)));
+      operators::make_device_operator<dim>(mesh, dofs, device_level_key<dim>(mesh, dofs, cfg, p, false)));
   Vector<Number> diag;
   cpu_op.matrix_free().compute_diagonal(diag);
   const std::vector<Number> hdiag(diag.data(), diag.data() + n);

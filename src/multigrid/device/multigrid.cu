@@ -20,15 +20,16 @@ DeviceLevelOperator<Number>::DeviceLevelOperator(std::unique_ptr<operators::Devi
 }
 
 operators::DeviceKernelKey device_level_key(int dim, const operators::OperatorConfig& config,
-                                            mesh::GeometryKind geometry, precision::Precision precision,
-                                            bool coarsest) {
+                                            const operators::DeviceKernelKey& geometry,
+                                            precision::Precision precision, bool coarsest) {
   using operators::Variant;
   using precision::Precision;
   operators::DeviceKernelKey key;
   key.dim = dim;
   key.degree = config.degree;
   key.disc = config.disc;
-  key.cartesian = geometry == mesh::GeometryKind::cartesian && config.cartesian_fast_path;
+  key.cartesian = geometry.cartesian;
+  key.general_field = geometry.general_field;
   key.quadrature = config.quadrature;
   key.form = operators::Form::laplace;
   key.precision = precision;
@@ -83,7 +84,14 @@ std::unique_ptr<Smoother<DeviceVector<Number>>> make_device_smoother(const Smoot
     }
     case SmootherKind::patch:
     case SmootherKind::patch_additive: {
-      const bool fast = mesh.geometry() == mesh::GeometryKind::cartesian && config.cartesian_fast_path;
+      if (config.coefficient)
+        throw InputError("--smoother patch on --backend cuda: the device patch smoothers have constant-coefficient "
+                         "local solvers; use --smoother chebyshev, or --backend cpu (whose patch smoother scales "
+                         "its local solvers by the coefficient)");
+      if (!dofs.all_faces_dirichlet())
+        throw InputError("--smoother patch: the vertex patches cover Dirichlet problems only; with Neumann parts "
+                         "use --smoother chebyshev");
+      const bool fast = operators::uses_cartesian_path(mesh, dofs, config);
       const auto quadrature =
           fast ? fe::gauss(config.degree + 1) : fe::make_quadrature(config.quadrature, config.degree);
       const DeviceLevelOperator<Number>* level_op = &op;
@@ -124,7 +132,8 @@ DeviceMultigrid<dim, Number>::DeviceMultigrid(const LevelHierarchy<dim>& hierarc
   info_.resize(n_levels);
   kernels_.resize(n_levels);
   std::vector<typename VCycle<DeviceVector<Number>>::Level> levels(n_levels);
-  const auto geometry = hierarchy.mesh(0).geometry();
+  operators::DeviceKernelKey geometry;
+  operators::set_geometry(geometry, hierarchy.mesh(0), hierarchy.dofs(0), config);
   char text[200];
   for (int l = 0; l < n_levels; ++l) {
     const auto tl = std::chrono::steady_clock::now();
@@ -132,7 +141,7 @@ DeviceMultigrid<dim, Number>::DeviceMultigrid(const LevelHierarchy<dim>& hierarc
     const auto& dofs = hierarchy.dofs(l);
     const auto key = device_level_key(dim, config, geometry, precision, l == 0);
     operators_[l] = std::make_unique<DeviceLevelOperator<Number>>(
-        operators::make_device_operator<dim>(mesh, dofs, key, config.device_tuning));
+        operators::make_device_operator<dim>(mesh, dofs, key, config.device_tuning, config.coefficient));
     kernels_[l] = key.to_string() + operators::describe(operators_[l]->device_operator().choices());
     // the cycle's x, b, r; only r on the finest level (x and b are the caller's)
     device_bytes_ += operators_[l]->device_operator().device_bytes() +
@@ -175,7 +184,7 @@ DeviceMultigrid<dim, Number>::DeviceMultigrid(const LevelHierarchy<dim>& hierarc
     const int f = n_levels - 1;
     const auto key = device_level_key(dim, config, geometry, precision::Precision::fp64, false);
     fine_operator64_ = std::make_unique<DeviceLevelOperator<double>>(
-        operators::make_device_operator<dim>(hierarchy.mesh(f), hierarchy.dofs(f), key, config.device_tuning));
+        operators::make_device_operator<dim>(hierarchy.mesh(f), hierarchy.dofs(f), key, config.device_tuning, config.coefficient));
     device_bytes_ += fine_operator64_->device_operator().device_bytes();
     LevelInfo info64 = info_[f];
     fine_smoother64_ = make_device_smoother<dim, double>(settings.smoother, hierarchy.mesh(f), hierarchy.dofs(f),
@@ -196,7 +205,7 @@ DeviceMultigrid<dim, Number>::DeviceMultigrid(const LevelHierarchy<dim>& hierarc
       const auto& dofs = hierarchy.dofs(l);
       if (l + 1 < n_levels || !fine_operator64_) {
         operators64_[l] = std::make_unique<DeviceLevelOperator<double>>(
-            operators::make_device_operator<dim>(mesh, dofs, key64, config.device_tuning));
+            operators::make_device_operator<dim>(mesh, dofs, key64, config.device_tuning, config.coefficient));
         device_bytes_ += operators64_[l]->device_operator().device_bytes();
       }
       auto transfer = std::make_unique<DeviceTransfer<dim, double>>(hierarchy.mesh(l - 1), hierarchy.dofs(l - 1),

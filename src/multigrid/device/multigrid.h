@@ -41,9 +41,20 @@ class DeviceLevelOperator final : public LevelOperator<DeviceVector<Number>> {
 /// other precision uses the tensor-core family (cg, Cartesian). Level 0 of a float V-cycle
 /// (`coarsest`) runs in fp32, since only the coarse solver uses it. Throws InputError naming what
 /// exists when no kernel matches.
+/// `geometry`: a key with the geometry fields of the levels set (operators::set_geometry).
 operators::DeviceKernelKey device_level_key(int dim, const operators::OperatorConfig& config,
-                                            mesh::GeometryKind geometry, precision::Precision precision,
-                                            bool coarsest);
+                                            const operators::DeviceKernelKey& geometry,
+                                            precision::Precision precision, bool coarsest);
+
+/// The key of a level of the mesh and DoF layout's hierarchy (geometry fields from them).
+template <int dim>
+operators::DeviceKernelKey device_level_key(const mesh::BoxMesh<dim>& mesh, const fe::DofLayout<dim>& dofs,
+                                            const operators::OperatorConfig& config,
+                                            precision::Precision precision, bool coarsest) {
+  operators::DeviceKernelKey geometry;
+  operators::set_geometry(geometry, mesh, dofs, config);
+  return device_level_key(dim, config, geometry, precision, coarsest);
+}
 
 /// The V-cycle's storage type: double for fp64, float for the others.
 inline bool vcycle_in_double(precision::Precision p) { return p == precision::Precision::fp64; }

@@ -37,7 +37,9 @@ MultigridSolveReport run(const mesh::BoxMesh<dim>& mesh, const fe::DofLayout<dim
     std::snprintf(text, sizeof text, "  mg setup        %s (%.2f s)\n", what, seconds_since(t_setup));
     options.progress(text);
   };
-  LevelHierarchy<dim> hierarchy(mesh.n_cells(), mesh.geometry(), config.disc, config.degree);
+  LevelHierarchy<dim> hierarchy(mesh, dofs.dirichlet_faces(), config.disc, config.degree);
+  operators::DeviceKernelKey geometry;
+  operators::set_geometry(geometry, mesh, dofs, config);
   progress("level meshes and DoF layouts");
   TCFEM_ASSERT(hierarchy.dofs(hierarchy.finest()).n_local() == b.size(), "hierarchy and vector sizes differ");
   MultigridSettings mg_settings = settings.multigrid;
@@ -53,11 +55,11 @@ MultigridSolveReport run(const mesh::BoxMesh<dim>& mesh, const fe::DofLayout<dim
     info.outer_kernel = mg.level_kernels()[finest];
   } else if (const auto* fine64 = mg.fine_operator_fp64()) {  // the finest level's fp64 operator (post-smoothing, FMG)
     outer = &fine64->device_operator();
-    info.outer_kernel = device_level_key(dim, config, mesh.geometry(), precision::Precision::fp64, false).to_string() +
+    info.outer_kernel = device_level_key(dim, config, geometry, precision::Precision::fp64, false).to_string() +
                         operators::describe(outer->choices());
   } else {
-    const auto key = device_level_key(dim, config, mesh.geometry(), precision::Precision::fp64, false);
-    outer_owned = operators::make_device_operator<dim>(mesh, dofs, key, config.device_tuning);
+    const auto key = device_level_key(dim, config, geometry, precision::Precision::fp64, false);
+    outer_owned = operators::make_device_operator<dim>(mesh, dofs, key, config.device_tuning, config.coefficient);
     outer = outer_owned.get();
     info.outer_kernel = key.to_string() + operators::describe(outer_owned->choices());
   }

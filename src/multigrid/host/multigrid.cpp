@@ -81,6 +81,12 @@ std::unique_ptr<Smoother<Vector<Number>>> make_smoother(const SmootherSettings& 
       const auto quadrature = op.matrix_free().path() == operators::Path::cartesian
                                   ? fe::gauss(config.degree + 1)
                                   : fe::make_quadrature(config.quadrature, config.degree);
+      if (dg && config.coefficient)
+        throw InputError("--smoother patch with --disc dg: the dg patch smoother has constant-coefficient local "
+                         "solvers; use --smoother chebyshev for a variable coefficient");
+      if (!dofs.all_faces_dirichlet())
+        throw InputError("--smoother patch: the vertex patches cover Dirichlet problems only; with Neumann parts use "
+                         "--smoother chebyshev");
       if (dg) {
         auto s = std::make_unique<DgVertexPatchSmoother<dim, Number>>(mesh, dofs, quadrature, additive,
                                                                      settings.patch_variant, omega, op);
@@ -93,7 +99,7 @@ std::unique_ptr<Smoother<Vector<Number>>> make_smoother(const SmootherSettings& 
         return s;
       }
       auto s = std::make_unique<VertexPatchSmoother<dim, Number>>(mesh, dofs, quadrature, additive,
-                                                                 settings.patch_variant, omega, op);
+                                                                 settings.patch_variant, omega, op, config.coefficient);
       info.n_patches = s->n_patches();
       std::snprintf(text, sizeof text, "%s (%s, %zu patches, %d colors, relaxation %g)",
                     additive ? "additive vertex patch" : "multiplicative vertex patch",

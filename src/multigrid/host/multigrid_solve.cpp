@@ -89,7 +89,7 @@ MultigridSolveReport run(const mesh::BoxMesh<dim>& mesh, const operators::Operat
   MultigridSolveReport report;
   check_outer_solver_precision(settings);
   const auto t_setup = clock_type::now();
-  LevelHierarchy<dim> hierarchy(mesh.n_cells(), mesh.geometry(), config.disc, config.degree);
+  LevelHierarchy<dim> hierarchy(mesh, A.dofs().dirichlet_faces(), config.disc, config.degree);
   TCFEM_ASSERT(hierarchy.dofs(hierarchy.finest()).n_local() == b.size(), "hierarchy and vector sizes differ");
   MultigridSettings mg_settings = settings.multigrid;
   if (settings.solver == OuterSolver::cg) mg_settings.post_smooth_order = SweepOrder::backward;  // symmetric

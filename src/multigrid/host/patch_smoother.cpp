@@ -166,9 +166,12 @@ template <int dim, typename Number>
 VertexPatchSmoother<dim, Number>::VertexPatchSmoother(const mesh::BoxMesh<dim>& mesh, const fe::DofLayout<dim>& dofs,
                                                       const fe::Quadrature1D& quadrature, bool additive,
                                                       PatchVariant variant, double relaxation,
-                                                      const LevelOperator<Vector<Number>>& op)
-    : dofs_(&dofs),
+                                                      const LevelOperator<Vector<Number>>& op,
+                                                      const operators::Coefficient& coefficient)
+    : mesh_(&mesh),
+      dofs_(&dofs),
       op_(&op),
+      coefficient_(coefficient),
       additive_(additive),
       variant_(variant),
       relaxation_(relaxation),
@@ -179,7 +182,10 @@ VertexPatchSmoother<dim, Number>::VertexPatchSmoother(const mesh::BoxMesh<dim>& 
   if (dofs.disc() != fe::Disc::cg)
     throw InputError("--smoother patch: VertexPatchSmoother is the smoother of --disc cg; dg layouts take "
                      "DgVertexPatchSmoother (multigrid/host/dg_patch_smoother.h)");
-  if (mesh.geometry() != mesh::GeometryKind::cartesian) variant_ = PatchVariant::global;
+  if (mesh.geometry() != mesh::GeometryKind::cartesian || coefficient_) variant_ = PatchVariant::global;
+  if (!dofs.all_faces_dirichlet())
+    throw InputError("--smoother patch: the vertex patches cover Dirichlet problems only; with Neumann parts use "
+                     "--smoother chebyshev");
   const auto& ext = dofs.lattice_extent();
   long s = 1;
   for (int d = 0; d < dim; ++d) {
@@ -376,6 +382,19 @@ void VertexPatchSmoother<dim, Number>::local_solve(Number* r) const {
 }
 
 template <int dim, typename Number>
+double VertexPatchSmoother<dim, Number>::local_scale(const Patch& v) const {
+  if (!coefficient_) return 1.0;
+  double sum = 0.0;
+  for (int corner = 0; corner < (1 << dim); ++corner) {
+    mesh::Point<dim> c;
+    for (int d = 0; d < dim; ++d) c[d] = v[d] + (((corner >> d) & 1) ? 0.5 : -0.5);
+    const auto x = mesh_->map(mesh_->parameter_point(c));
+    sum += coefficient_(x.data());
+  }
+  return double(1 << dim) / sum;
+}
+
+template <int dim, typename Number>
 void VertexPatchSmoother<dim, Number>::set_constrained(Vector<Number>& x, const Vector<Number>& b) const {
   for (const index_t i : constrained_) x[i] = b[i];
 }
@@ -387,7 +406,13 @@ auto VertexPatchSmoother<dim, Number>::sweep_ops() const {
     void residual(const Patch& v, const Vector<Number>& x, const Vector<Number>& b, Number* r) const {
       s->local_residual(v, x, b, r);
     }
-    void solve([[maybe_unused]] const Patch& v, Number* r) const { s->local_solve(r); }
+    void solve(const Patch& v, Number* r) const {
+      s->local_solve(r);
+      if (s->coefficient_) {
+        const auto scale = static_cast<Number>(s->local_scale(v));
+        for (int i = 0, n = ipow(s->n_inner_, dim); i < n; ++i) r[i] *= scale;
+      }
+    }
     void gather(const Patch& v, const Vector<Number>& u, Number* r) const { s->gather_inner(v, u, r); }
     void add(const Patch& v, Number a, const Number* r, Vector<Number>& u) const { s->add_inner(v, a, r, u); }
   };

@@ -34,6 +34,7 @@
 #include "fe/dof_layout.h"
 #include "fe/quadrature.h"
 #include "mesh/box_mesh.h"
+#include "operators/coefficient.h"
 #include "multigrid/interfaces.h"
 #include "multigrid/multigrid_config.h"
 
@@ -107,10 +108,13 @@ class VertexPatchSmoother final : public Smoother<Vector<Number>> {
   /// Kronecker path; k+2 Gauss or k+1 Gauss-Lobatto for the general path), with which the 1D
   /// patch matrices are integrated. `op` is the level operator (used by PatchVariant::global and
   /// the additive smoother). Throws InputError for dg layouts (their smoother is
-  /// DgVertexPatchSmoother, multigrid/host/dg_patch_smoother.h).
+  /// DgVertexPatchSmoother, multigrid/host/dg_patch_smoother.h). With a variable `coefficient`
+  /// the local solvers are the constant-coefficient ones divided by the mean of a over the centres
+  /// of the patch's cells (a patch-wise constant surrogate), and the residual is the operator's
+  /// (PatchVariant::global).
   VertexPatchSmoother(const mesh::BoxMesh<dim>& mesh, const fe::DofLayout<dim>& dofs,
                       const fe::Quadrature1D& quadrature, bool additive, PatchVariant variant, double relaxation,
-                      const LevelOperator<Vector<Number>>& op);
+                      const LevelOperator<Vector<Number>>& op, const operators::Coefficient& coefficient = {});
 
   void smooth(Vector<Number>& x, const Vector<Number>& b, SweepOrder order) const override;
 
@@ -125,6 +129,8 @@ class VertexPatchSmoother final : public Smoother<Vector<Number>> {
   void patch_dof_indices(const Patch& v, std::vector<index_t>& idx) const;
   /// r = A_j^{-1} r for a patch vector of (2k-1)^dim entries.
   void local_solve(Number* r) const;
+  /// 1 / (mean of the coefficient over the patch's cell centres); 1 without a coefficient.
+  double local_scale(const Patch& v) const;
   /// r_I = b_I - A_{I,F} u_F of one patch from the global vectors (constrained u entries as 0).
   void local_residual(const Patch& v, const Vector<Number>& u, const Vector<Number>& b, Number* r) const;
 
@@ -136,8 +142,10 @@ class VertexPatchSmoother final : public Smoother<Vector<Number>> {
   void set_constrained(Vector<Number>& x, const Vector<Number>& b) const;
   auto sweep_ops() const;  // the patch operations of the sweeps of patch_sweeps.h
 
+  const mesh::BoxMesh<dim>* mesh_;
   const fe::DofLayout<dim>* dofs_;
   const LevelOperator<Vector<Number>>* op_;
+  operators::Coefficient coefficient_;
   bool additive_;
   PatchVariant variant_;
   double relaxation_;

@@ -28,8 +28,7 @@ MatrixFreeOperator<dim, Number>::MatrixFreeOperator(const mesh::BoxMesh<dim>& me
     throw InputError("operator configuration does not match the DoF layout");
   const int k = config.degree;
   n_b_ = k + 1;
-  path_ = (mesh.geometry() == mesh::GeometryKind::cartesian && config.cartesian_fast_path) ? Path::cartesian
-                                                                                            : Path::general;
+  path_ = uses_cartesian_path(mesh, dofs, config) ? Path::cartesian : Path::general;
   const auto basis = fe::LagrangeBasis1D::gauss_lobatto(k);
   mass_1d_ = to_number<Number>(fe::exact_mass_matrix(basis).data);
   stiff_1d_ = to_number<Number>(fe::exact_stiffness_matrix(basis).data);
@@ -48,9 +47,13 @@ MatrixFreeOperator<dim, Number>::MatrixFreeOperator(const mesh::BoxMesh<dim>& me
     const auto quad = fe::make_quadrature(config.quadrature, k);
     geometry_ = std::make_unique<mesh::GeometryField<dim>>(mesh, k);
     eval_ = std::make_unique<tensor::Evaluator<dim, Number>>(basis, quad);
-    cell_geo_ = compute_cell_geometry<dim, Number>(mesh, *geometry_, quad);
+    // the mass form has no coefficient
+    const Coefficient none;
+    const Coefficient& a = form == Form::laplace ? config.coefficient : none;
+    cell_geo_ = compute_cell_geometry<dim, Number>(mesh, *geometry_, quad, a);
     if (config.disc == fe::Disc::dg && form == Form::laplace)
-      face_geo_ = compute_face_geometry<dim, Number>(mesh, *geometry_, quad, cell_geo_, double(k) * (k + 1));
+      face_geo_ = compute_face_geometry<dim, Number>(mesh, *geometry_, quad, cell_geo_, double(k) * (k + 1), a,
+                                                     dofs.dirichlet_faces());
   }
   const int n_max = std::max(nb, path_ == Path::general ? eval_->n_q() : nb);
   const int big = ipow(n_max, dim) * dim;
@@ -72,7 +75,7 @@ std::size_t MatrixFreeOperator<dim, Number>::memory_bytes() const {
 template <int dim, typename Number>
 double MatrixFreeOperator<dim, Number>::estimated_bytes_per_dof(const OperatorConfig& config,
                                                                 mesh::GeometryKind g) {
-  if (g == mesh::GeometryKind::cartesian && config.cartesian_fast_path) return 0.0;
+  if (g == mesh::GeometryKind::cartesian && config.cartesian_fast_path && !config.coefficient) return 0.0;
   const int k = config.degree;
   const int nq = fe::make_quadrature(config.quadrature, k).size();
   // points per cell over dofs per cell (cg: k^dim new DoFs per cell; dg: (k+1)^dim)

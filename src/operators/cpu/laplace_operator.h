@@ -4,10 +4,11 @@
 //   cartesian: exact 1D mass/stiffness matrices, A_K = sum_d (x)_{e != d} h_e M (x) L_d / h_d, and
 //              for dg the 1D SIPG line matrices of each direction (the Cartesian SIPG operator is
 //              a sum of Kronecker products, since faces normal to d couple only along d);
-//   general:   quadrature-point data (partial assembly): C = w |det J| J^{-1} J^{-T} per cell
-//              point, face normals, surface weights and penalties per face point.
-// cg: Dirichlet boundary DoFs are constrained: rows and columns of the boundary are replaced by
-// the identity (dst_b = src_b). dg: homogeneous Dirichlet data imposed weakly (SIPG).
+//   general:   quadrature-point data (partial assembly): C = a w |det J| J^{-1} J^{-T} per cell
+//              point, face normals, surface weights and penalties per face point; the path of
+//              curved meshes, variable coefficients a(x) and dg with Neumann faces.
+// cg: DoFs on Dirichlet faces are constrained: their rows and columns are replaced by the identity
+// (dst_b = src_b). dg: Dirichlet data imposed weakly (SIPG); Neumann faces have no face terms.
 // Penalty: interior faces gamma = k(k+1) (|F|/|K-| + |F|/|K+|) (= k(k+1)(1/h- + 1/h+) on
 // Cartesian cells); boundary faces gamma = 2 k(k+1) |F|/|K| (the interior formula with the
 // cell mirrored).
@@ -37,7 +38,18 @@ struct OperatorConfig {
   bool cartesian_fast_path = true;
   /// Kernel choices of the device operators built for this configuration (operators/tuning.h).
   DeviceTuning device_tuning;
+  /// The coefficient a(x) of -div(a grad u); empty: a = 1. Every multigrid level evaluates it at
+  /// its own quadrature points.
+  Coefficient coefficient;
 };
+
+/// Whether an operator of this configuration takes the Kronecker fast path: a Cartesian mesh, the
+/// fast path allowed, a constant coefficient, and for dg Dirichlet data on every face.
+template <int dim>
+bool uses_cartesian_path(const mesh::BoxMesh<dim>& mesh, const fe::DofLayout<dim>& dofs, const OperatorConfig& config) {
+  return mesh.geometry() == mesh::GeometryKind::cartesian && config.cartesian_fast_path && !config.coefficient &&
+         (config.disc == fe::Disc::cg || dofs.all_faces_dirichlet());
+}
 
 /// Which terms an operator applies: the Laplacian or the mass matrix.
 enum class Form { laplace, mass };
@@ -58,6 +70,8 @@ class MatrixFreeOperator {
   Form form() const { return form_; }
   const OperatorConfig& config() const { return config_; }
   std::size_t n_dofs() const { return dofs_->n_dofs(); }
+  const mesh::BoxMesh<dim>& mesh() const { return *mesh_; }
+  const fe::DofLayout<dim>& dofs() const { return *dofs_; }
   std::size_t memory_bytes() const;
   /// Bytes per DoF the operator stores beyond vectors, estimated before construction.
   static double estimated_bytes_per_dof(const OperatorConfig& config, mesh::GeometryKind g);

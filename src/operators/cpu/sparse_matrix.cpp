@@ -190,6 +190,19 @@ PointMap<dim> map_at(const Tabulation<dim>& t, int p, const double* nodes) {
   return m;
 }
 
+/// The mapped position of point p.
+template <int dim>
+std::array<double, dim> point_at(const Tabulation<dim>& t, int p, const double* nodes) {
+  std::array<double, dim> x;
+  const int n = t.n;
+  for (int c = 0; c < dim; ++c) {
+    double s = 0.0;
+    for (int i = 0; i < n; ++i) s += nodes[c * n + i] * t.val[static_cast<std::size_t>(p) * n + i];
+    x[c] = s;
+  }
+  return x;
+}
+
 /// Physical gradient J^{-T} grad_xi phi_i at point p.
 template <int dim>
 void physical_gradient(const Tabulation<dim>& t, int p, int i, const PointMap<dim>& m, double* g) {
@@ -368,6 +381,9 @@ SparseMatrix assemble_operator(const mesh::BoxMesh<dim>& mesh, const fe::DofLayo
         }
         face.has_minus = face.pos[d] > 0;
         face.has_plus = face.pos[d] < N[d];
+        // Neumann faces of the box have no face terms
+        if (!face.has_plus && !dofs.dirichlet_faces()[2 * d + 1]) continue;
+        if (!face.has_minus && !dofs.dirichlet_faces()[2 * d]) continue;
         face_list.push_back(face);
       }
     }
@@ -447,7 +463,7 @@ SparseMatrix assemble_operator(const mesh::BoxMesh<dim>& mesh, const fe::DofLayo
   // Exact integration where the operator integrates exactly (Cartesian fast path): Gauss k+1
   // integrates all cell and face integrands on affine Cartesian cells exactly (degree <= 2k per
   // direction). Otherwise the operator's general-path rule, for cells and faces alike.
-  const bool exact = mesh.geometry() == mesh::GeometryKind::cartesian && config.cartesian_fast_path;
+  const bool exact = uses_cartesian_path(mesh, dofs, config);
   const fe::Quadrature1D quad = exact ? fe::gauss(k + 1) : fe::make_quadrature(config.quadrature, k);
   const auto basis = fe::LagrangeBasis1D::gauss_lobatto(k);
   const mesh::GeometryField<dim> geometry(mesh, k);
@@ -495,12 +511,17 @@ SparseMatrix assemble_operator(const mesh::BoxMesh<dim>& mesh, const fe::DofLayo
                          std::to_string(m.det) + ")");
       const double jxw = m.det * cell_tab.weights[q];
       vol += jxw;
+      double a = 1.0;
+      if (laplace && config.coefficient) {
+        const auto xq = point_at<dim>(cell_tab, q, nodes.data());
+        a = checked_coefficient<dim>(config.coefficient, xq.data(), c, mesh.n_cells());
+      }
       for (int i = 0; i < n; ++i) {
         if (laplace) {
           physical_gradient<dim>(cell_tab, q, i, m, g);
           for (int e = 0; e < dim; ++e) {
             ws.x(i, q * dim + e) = g[e];
-            ws.yt(q * dim + e, i) = jxw * g[e];
+            ws.yt(q * dim + e, i) = a * jxw * g[e];
           }
         } else {
           const double v = cell_tab.val[static_cast<std::size_t>(q) * n + i];
@@ -548,9 +569,16 @@ SparseMatrix assemble_operator(const mesh::BoxMesh<dim>& mesh, const fe::DofLayo
       if (interior) geometry.cell_nodes(cells[1], nodes2.data());
       double* side_nodes[2] = {nodes.data(), nodes2.data()};
       long double area = 0.0L;
+      double a_max = 0.0;
       for (int q = 0; q < nf; ++q) {
         // normal and surface element from side 0 (the minus cell, or the only cell)
         const auto m0 = map_at<dim>(face_tab[d][ref_face[0]], q, side_nodes[0]);
+        double a = 1.0;
+        if (config.coefficient) {
+          const auto xq = point_at<dim>(face_tab[d][ref_face[0]], q, side_nodes[0]);
+          a = checked_coefficient<dim>(config.coefficient, xq.data(), cells[0], mesh.n_cells());
+        }
+        a_max = std::max(a_max, a);
         double nrm[dim], len = 0.0;
         for (int c = 0; c < dim; ++c) {
           nrm[c] = m0.inv[d][c];  // (J^{-T} e_d)_c
@@ -573,13 +601,13 @@ SparseMatrix assemble_operator(const mesh::BoxMesh<dim>& mesh, const fe::DofLayo
             double dn = 0.0;
             for (int c = 0; c < dim; ++c) dn += g[c] * nrm[c];
             w.x(s * n + i, q) = sgn * tab.val[static_cast<std::size_t>(q) * n + i];  // jump
-            w.x(s * n + i, nf + q) = avg * dn;                                       // average flux
+            w.x(s * n + i, nf + q) = a * avg * dn;                                   // average flux
           }
         }
       }
       const double F = static_cast<double>(area);
-      const double gamma = interior ? pf * (F / cell_volume(cells[0]) + F / cell_volume(cells[1]))
-                                    : 2.0 * pf * F / cell_volume(cells[0]);
+      const double gamma = a_max * (interior ? pf * (F / cell_volume(cells[0]) + F / cell_volume(cells[1]))
+                                             : 2.0 * pf * F / cell_volume(cells[0]));
       // A_ij = sum_q w_q (gamma [phi_j][phi_i] - {dn phi_j}[phi_i] - [phi_j]{dn phi_i})
       //      = sum_q jump_i * w(gamma jump_j - flux_j) + flux_i * (-w jump_j)
       for (int l = 0; l < w.nl; ++l)

@@ -333,7 +333,8 @@ bool cuda_core_supports(const DeviceKernelKey& key) {
   using precision::Precision;
   // Cartesian: cg and dg; general geometry (geometry computed from 1D tables): cg
   return key.variant == Variant::cuda_core && (key.dim == 2 || key.dim == 3) && key.degree >= 1 &&
-         key.degree <= max_degree && (key.cartesian || key.disc == fe::Disc::cg) && key.form == Form::laplace &&
+         key.degree <= max_degree && (key.cartesian || (key.disc == fe::Disc::cg && !key.general_field)) &&
+         key.form == Form::laplace &&
          (key.precision == Precision::fp64 || key.precision == Precision::fp32);
 }
 
@@ -348,6 +349,10 @@ std::unique_ptr<DeviceOperator> make_cuda_core_operator(const mesh::BoxMesh<dim>
   if (!cuda_core_supports(key) || key.dim != dim) return nullptr;
   if (dofs.degree() != key.degree || dofs.disc() != key.disc) return nullptr;
   if (!key.cartesian) {
+    // the geometry is rebuilt from 1D tables of the built-in map: Cartesian or deformed unit boxes only
+    if (key.general_field || mesh.geometry() == mesh::GeometryKind::mapped) return nullptr;
+    for (int d = 0; d < dim; ++d)
+      if (mesh.domain().lower[d] != 0.0 || mesh.domain().upper[d] != 1.0) return nullptr;
     // one process owning the whole box (the kernels index the global lattice)
     if (mesh.partition().owned.n_cells() != mesh.n_global_cells() ||
         mesh.partition().ghosted.n_cells() != mesh.n_global_cells())

@@ -32,6 +32,11 @@ struct DeviceKernelKey {
   int degree = 1;
   fe::Disc disc = fe::Disc::cg;
   bool cartesian = true;  ///< Kronecker fast path (else general geometry with config.quadrature)
+  /// General geometry from an arbitrary node field or with a variable coefficient (or dg with
+  /// Neumann faces): only the families that read stored quadrature-point data apply. False: the
+  /// geometry is Cartesian or the built-in deformation, which the cuda-core family rebuilds from
+  /// 1D tables.
+  bool general_field = false;
   fe::QuadratureKind quadrature = fe::QuadratureKind::gauss_k2;
   Form form = Form::laplace;
   precision::Precision precision = precision::Precision::fp64;
@@ -79,11 +84,25 @@ class DeviceOperatorBase : public DeviceOperator {
   double flops_ = 0, dram_ = 0, shared_ = 0;
 };
 
-/// Builds the operator for `key` (key.dim must equal dim) with the kernel choices of `tuning`;
-/// throws InputError naming what is supported when no kernel matches.
+/// The geometry fields of a key for a mesh, DoF layout and configuration: the Kronecker fast
+/// path where uses_cartesian_path allows it; general_field for mapped meshes, variable
+/// coefficients and dg with Neumann faces.
+template <int dim>
+void set_geometry(DeviceKernelKey& key, const mesh::BoxMesh<dim>& mesh, const fe::DofLayout<dim>& dofs,
+                  const OperatorConfig& config) {
+  key.cartesian = uses_cartesian_path(mesh, dofs, config);
+  key.general_field = !key.cartesian && (mesh.geometry() == mesh::GeometryKind::mapped || bool(config.coefficient) ||
+                                         !dofs.all_faces_dirichlet());
+}
+
+/// Builds the operator for `key` (key.dim must equal dim) with the kernel choices of `tuning` and
+/// the coefficient a(x) (empty: 1; general geometry only); throws InputError naming what is
+/// supported when no kernel matches, and for cg DoF layouts with Neumann faces (the device
+/// kernels constrain every boundary node).
 template <int dim>
 std::unique_ptr<DeviceOperator> make_device_operator(const mesh::BoxMesh<dim>& mesh, const fe::DofLayout<dim>& dofs,
-                                                     const DeviceKernelKey& key, const DeviceTuning& tuning = {});
+                                                     const DeviceKernelKey& key, const DeviceTuning& tuning = {},
+                                                     const Coefficient& coefficient = {});
 
 /// Whether a kernel for `key` exists in this build (without building it).
 bool device_kernel_supported(const DeviceKernelKey& key);

@@ -10,7 +10,8 @@ namespace tcfem::operators {
 
 template <int dim>
 std::unique_ptr<DeviceOperator> make_generic_device_operator(const mesh::BoxMesh<dim>& mesh,
-                                                             const fe::DofLayout<dim>& dofs, const DeviceKernelKey& key);
+                                                             const fe::DofLayout<dim>& dofs, const DeviceKernelKey& key,
+                                                             const Coefficient& coefficient);
 bool generic_supports(const DeviceKernelKey& key);
 std::string describe_generic();
 

@@ -48,11 +48,17 @@ WorkModel generic_work(const DeviceKernelKey& key, int nq) {
   return w;
 }
 
+OperatorConfig with_coefficient(OperatorConfig c, const Coefficient& coefficient) {
+  c.coefficient = coefficient;
+  return c;
+}
+
 template <int dim, typename Number>
 class GenericDeviceOperator final : public DeviceOperatorBase {
  public:
-  GenericDeviceOperator(const mesh::BoxMesh<dim>& mesh, const fe::DofLayout<dim>& dofs, const DeviceKernelKey& key)
-      : DeviceOperatorBase(key, 0), op_(mesh, dofs, config_of(key), key.form) {
+  GenericDeviceOperator(const mesh::BoxMesh<dim>& mesh, const fe::DofLayout<dim>& dofs, const DeviceKernelKey& key,
+                        const Coefficient& coefficient)
+      : DeviceOperatorBase(key, 0), op_(mesh, dofs, with_coefficient(config_of(key), coefficient), key.form) {
     n_local_ = op_.n_local();
     const int nq = op_.device_view().nq;
     const auto w = generic_work(key, nq);
@@ -85,18 +91,19 @@ std::string describe_generic() {
 
 template <int dim>
 std::unique_ptr<DeviceOperator> make_generic_device_operator(const mesh::BoxMesh<dim>& mesh,
-                                                             const fe::DofLayout<dim>& dofs, const DeviceKernelKey& key) {
+                                                             const fe::DofLayout<dim>& dofs, const DeviceKernelKey& key,
+                                                             const Coefficient& coefficient) {
   if (!generic_supports(key)) return nullptr;
   if (key.precision == precision::Precision::fp64)
-    return std::make_unique<GenericDeviceOperator<dim, double>>(mesh, dofs, key);
-  return std::make_unique<GenericDeviceOperator<dim, float>>(mesh, dofs, key);
+    return std::make_unique<GenericDeviceOperator<dim, double>>(mesh, dofs, key, coefficient);
+  return std::make_unique<GenericDeviceOperator<dim, float>>(mesh, dofs, key, coefficient);
 }
 
 template std::unique_ptr<DeviceOperator> make_generic_device_operator<2>(const mesh::BoxMesh<2>&,
                                                                          const fe::DofLayout<2>&,
-                                                                         const DeviceKernelKey&);
+                                                                         const DeviceKernelKey&, const Coefficient&);
 template std::unique_ptr<DeviceOperator> make_generic_device_operator<3>(const mesh::BoxMesh<3>&,
                                                                          const fe::DofLayout<3>&,
-                                                                         const DeviceKernelKey&);
+                                                                         const DeviceKernelKey&, const Coefficient&);
 
 }  // namespace tcfem::operators
