@@ -1,6 +1,7 @@
-// tcfem solve: the manufactured Poisson problem with FGMRES and a geometric multigrid V-cycle from
-// a full-multigrid start (the default), or CG / GMRES / V-cycle iteration / full multigrid, or
-// Jacobi-preconditioned CG; on the GPU where one is present (--backend auto).
+// tcfem solve: the user's problem (--problem FILE.json) or the built-in manufactured Poisson
+// problem, with FGMRES and a geometric multigrid V-cycle from a full-multigrid start (the
+// default), or CG / GMRES / V-cycle iteration / full multigrid, or Jacobi-preconditioned CG; on
+// the GPU where one is present and the problem has a device path (--backend auto).
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -27,7 +28,9 @@
 #include "multigrid/host/multigrid_solve.h"
 #include "operators/cpu/laplace_operator.h"
 #include "operators/cpu/sparse_matrix.h"
+#include "problem/boundary_value_problem.h"
 #include "problem/poisson.h"
+#include "problem/problem_file.h"
 #include "solvers/cg.h"
 #include "solvers/cuda_solve.h"
 #include "solvers/fgmres.h"
@@ -50,6 +53,10 @@ struct SolveOptions {
   int cells = 8;  // per direction, unless --refine is given
   int refine = 0;
   bool refine_given = false;
+  bool dim_given = false, degree_given = false, cells_given = false, geometry_given = false;
+  std::string problem_file;
+  std::optional<problem::ProblemFile> problem;  // read from problem_file
+  std::vector<int> cell_counts;                 // cells per direction (resolved)
   std::string disc = "cg";
   std::string geometry = "cartesian";
   std::string quadrature = "bp3";
@@ -68,7 +75,7 @@ struct SolveOptions {
   std::string solver = "auto";  // auto (fgmres, or cg with --precond jacobi), cg, fgmres, gmres, mg, fmg
   std::string precond = "mg";   // jacobi, mg
   bool precond_given = false;
-  std::string smoother = "patch";
+  std::string smoother = "auto";  // auto: patch, chebyshev where the patch smoothers do not apply
   std::string patch_variant = "fused";
   std::string mg_precision = "auto";  // auto: fp32 on cuda (gmres: fp64), fp64 on cpu
   std::string mg_finest_post = "auto";  // auto (fp64 below an fp64 V-cycle), fp64, vcycle
@@ -90,21 +97,71 @@ bool fmg_start(const SolveOptions& o) { return uses_multigrid(o) && (o.solver ==
 
 constexpr int max_cells_per_direction = 1 << 20;
 
+bool has_neumann(const SolveOptions& o) { return o.problem && !o.problem->neumann.empty(); }
+bool variable_coefficient(const SolveOptions& o) {
+  return o.problem &&
+         !problem::Expression("problem file " + o.problem_file + ": coefficient", o.problem->coefficient, o.problem->dim)
+              .is_constant();
+}
+
 /// Why the options run on the CPU only (empty: they have a device path).
 std::string cpu_only_reason(const SolveOptions& o) {
   if (o.operator_path == "assembled") return "--operator-path assembled runs on the CPU";
+  if (has_neumann(o) && o.disc == "cg")
+    return "Neumann boundary parts with --disc cg run on the CPU (the device operators constrain every boundary node)";
   if (o.solver != "cg" && !uses_multigrid(o)) return "--solver " + o.solver + " with --precond jacobi runs on the CPU";
   return "";
 }
 
 /// Resolves the automatic choices: the solver, the backend, the V-cycle's precision and the start.
 void resolve_defaults(SolveOptions& o) {
+  if (!o.problem_file.empty()) {
+    o.problem = problem::read_problem_file(o.problem_file);
+    if (o.dim_given && o.dim != o.problem->dim)
+      throw InputError("--dim " + std::to_string(o.dim) + ": the problem file " + o.problem_file + " is for dim " +
+                       std::to_string(o.problem->dim));
+    if (o.geometry_given)
+      throw InputError("--geometry: the problem file " + o.problem_file + " gives the geometry");
+    o.dim = o.problem->dim;
+    if (!o.degree_given && o.problem->degree) o.degree = *o.problem->degree;
+  }
+  // cells per direction: --cells N (N per direction), --refine L (the problem file's cells times
+  // 2^L, or 2^L per direction without a file), else the file's cells, else the default
+  o.cell_counts.assign(o.dim, o.cells);
+  if (o.problem && !o.problem->mesh) {
+    if (o.refine_given) {
+      for (int d = 0; d < o.dim; ++d) {
+        const long n = long(o.problem->cells[d]) << std::min(o.refine, 40);
+        if (o.refine > 20 || n > max_cells_per_direction)
+          throw InputError("--refine " + std::to_string(o.refine) + ": more than " +
+                           std::to_string(max_cells_per_direction) + " cells per direction");
+        o.cell_counts[d] = int(n);
+      }
+    } else if (!o.cells_given) {
+      o.cell_counts = o.problem->cells;
+    }
+  } else if (o.refine_given && o.refine >= 0 && o.refine <= 20) {
+    o.cell_counts.assign(o.dim, 1 << o.refine);
+  }
+  if (o.smoother == "auto") {
+    // the patch smoothers' local solvers are those of the parameter box's cells: on a user's map they
+    // can be far from the curved cells' (the quarter annulus stretches cells 1.6-3.1x), too far for
+    // the multiplicative Schwarz iteration to converge
+    const bool mapped = o.problem && !o.problem->map.empty();
+    const bool patch_ok = !has_neumann(o) && !mapped && !(variable_coefficient(o) && o.disc == "dg");
+    o.smoother = patch_ok ? "patch" : "chebyshev";
+  }
   if (o.solver == "auto") o.solver = o.precond_given && o.precond == "jacobi" ? "cg" : "fgmres";
   if ((o.solver == "mg" || o.solver == "fmg") && !o.precond_given) o.precond = "mg";
   const auto choice = resolve_backend(o.backend, cpu_only_reason(o));
   o.backend = choice.backend;
   o.backend_reason = choice.reason;
   if (o.mg_precision == "auto") o.mg_precision = o.backend == "cuda" && o.solver != "gmres" ? "fp32" : "fp64";
+  // the device patch smoothers have constant-coefficient local solvers
+  if (o.backend == "cuda" && variable_coefficient(o) && o.smoother == "patch" &&
+      std::find(o.multigrid_options_given.begin(), o.multigrid_options_given.end(), "--smoother") ==
+          o.multigrid_options_given.end())
+    o.smoother = "chebyshev";
   if (o.mg_start == "auto") o.mg_start = o.solver == "gmres" ? "zero" : "fmg";
   if (!o.tuning_file.empty()) o.tuning = read_tuning_file(o.tuning_file);
 }
@@ -189,32 +246,42 @@ void validate(const SolveOptions& o) {
   if (!o.json_file.empty() && o.json_file == o.vtu_file) throw InputError("--json and --vtu name the same file");
 }
 
-/// DoFs of the coarsest multigrid level of an n^dim mesh (halving while n is even).
+/// DoFs of the coarsest multigrid level (halving while every count is even).
 template <int dim>
-double coarsest_level_dofs(const SolveOptions& o, int n) {
-  std::array<int, dim> cells;
-  cells.fill(n);
-  const int n0 = multigrid::LevelHierarchy<dim>::coarsest_cells(cells)[0];
-  return o.disc == "cg" ? std::pow(double(n0) * o.degree + 1, dim) : std::pow(double(n0) * (o.degree + 1), dim);
+double coarsest_level_dofs(const SolveOptions& o, const std::array<int, dim>& cells) {
+  const auto n0 = multigrid::LevelHierarchy<dim>::coarsest_cells(cells);
+  double dofs = 1.0;
+  for (int d = 0; d < dim; ++d) dofs *= o.disc == "cg" ? double(n0[d]) * o.degree + 1 : double(n0[d]) * (o.degree + 1);
+  return dofs;
 }
 
 template <int dim>
 int run_solve(const SolveOptions& o) {
   const auto t_start = clock_type::now();
-  const int n = o.refine_given ? (1 << o.refine) : o.cells;
+  std::array<int, dim> nc;
+  for (int d = 0; d < dim; ++d) nc[d] = o.cell_counts[d];
+  const int n = nc[0];
+  std::optional<problem::ProblemDefinition<dim>> prob;
+  if (o.problem) prob = problem::make_problem<dim>(*o.problem);
   const fe::Disc disc = o.disc == "cg" ? fe::Disc::cg : fe::Disc::dg;
-  const auto geometry = o.geometry == "cartesian" ? mesh::GeometryKind::cartesian : mesh::GeometryKind::deformed;
+  const auto geometry = prob ? prob->domain.kind
+                        : o.geometry == "cartesian" ? mesh::GeometryKind::cartesian
+                                                    : mesh::GeometryKind::deformed;
   operators::OperatorConfig cfg;
   cfg.disc = disc;
   cfg.degree = o.degree;
   cfg.quadrature = o.quadrature == "bp3" ? fe::QuadratureKind::gauss_k2 : fe::QuadratureKind::gll_k1;
   cfg.cartesian_fast_path = o.operator_path == "auto";
   cfg.device_tuning = o.tuning.device;
+  if (prob) cfg.coefficient = prob->coefficient;
 
   // ---- memory estimate before allocating anything large
   const int k = o.degree;
-  const double n_cells = std::pow(double(n), dim);
-  const double n_dofs_est = disc == fe::Disc::cg ? std::pow(double(n) * k + 1, dim) : n_cells * std::pow(k + 1, dim);
+  double n_cells = 1.0, n_dofs_est = 1.0;
+  for (int d = 0; d < dim; ++d) {
+    n_cells *= nc[d];
+    n_dofs_est *= disc == fe::Disc::cg ? double(nc[d]) * k + 1 : double(nc[d]) * (k + 1);
+  }
   const bool device_multigrid = o.backend == "cuda" && uses_multigrid(o);  // basis and levels in device memory
   // host: the device multigrid solve keeps only b, x and the boundary masks of the levels on the
   // host (its operators, vectors and basis live on the device); the other solvers hold the
@@ -233,7 +300,7 @@ int run_solve(const SolveOptions& o) {
     // precision (cycle, smoother and Chebyshev work vectors), plus a dense coarse factor
     const double level_sum = dim == 3 ? 8.0 / 7.0 : 4.0 / 3.0;
     if (!device_multigrid) estimate += level_sum * 7.0 * (o.mg_precision == "fp64" ? 8.0 : 4.0) * n_dofs_est;
-    const double coarse_dofs = coarsest_level_dofs<dim>(o, n);
+    const double coarse_dofs = coarsest_level_dofs<dim>(o, nc);
     const bool dense = o.coarse_solver == "cholesky" ||
                        (o.coarse_solver == "auto" && coarse_dofs <= double(multigrid::max_dense_coarse_dofs));
     if (o.coarse_solver == "cholesky" && coarse_dofs > double(multigrid::max_cholesky_coarse_dofs)) {
@@ -248,8 +315,8 @@ int run_solve(const SolveOptions& o) {
   if (n_dofs_est > double(std::numeric_limits<index_t>::max() / 4) || (available > 0 && estimate > 0.9 * available))
   {
     char msg[256];
-    std::snprintf(msg, sizeof msg, "%s: the problem (%d cells per direction, %.3g DoFs) needs an estimated ",
-                  o.refine_given ? "--refine" : "--cells", n, n_dofs_est);
+    std::snprintf(msg, sizeof msg, "%s: the problem (%.3g cells, %.3g DoFs) needs an estimated ",
+                  o.refine_given ? "--refine" : "--cells", n_cells, n_dofs_est);
     throw InputError(msg + format_bytes(estimate) + " of memory, but only " + format_bytes(available) +
                      " is available");
   }
@@ -264,16 +331,17 @@ int run_solve(const SolveOptions& o) {
     std::snprintf(text, sizeof text, "  stage           %-36s at %8.2f s\n", what, seconds_since(t_start));
     say(text);
   };
-  char line[512];
-  std::snprintf(line, sizeof line, "tcfem solve: %dD %s Q%d, %d^%d cells, %s geometry, backend %s (%s)\n", dim,
-                o.disc.c_str(), k, n, dim, o.geometry.c_str(), o.backend.c_str(), o.backend_reason.c_str());
+  char line[1024];
+  std::string cells_text;
+  for (int d = 0; d < dim; ++d) cells_text += (d ? " x " : "") + std::to_string(nc[d]);
+  std::snprintf(line, sizeof line, "tcfem solve: %dD %s Q%d, %s cells, %s geometry%s, backend %s (%s)\n", dim,
+                o.disc.c_str(), k, cells_text.c_str(), mesh::to_string(geometry),
+                prob ? (", problem " + o.problem_file).c_str() : "", o.backend.c_str(), o.backend_reason.c_str());
   say(line);
 
   // ---- setup
-  std::array<int, dim> nc;
-  nc.fill(n);
-  mesh::BoxMesh<dim> mesh(nc, geometry);
-  fe::DofLayout<dim> dofs(mesh, disc, k);
+  mesh::BoxMesh<dim> mesh = prob ? mesh::BoxMesh<dim>(nc, prob->domain) : mesh::BoxMesh<dim>(nc, geometry);
+  fe::DofLayout<dim> dofs(mesh, disc, k, prob ? prob->dirichlet_faces : fe::all_dirichlet<dim>());
   std::snprintf(line, sizeof line, "mesh, DoF layout (%.3g DoFs)", double(dofs.n_dofs()));
   stage(line);
   // the host operator: for the CPU solvers and the Jacobi diagonal; the device multigrid solve builds
@@ -283,9 +351,8 @@ int run_solve(const SolveOptions& o) {
     host_operator = std::make_unique<operators::LaplaceOperator<dim, double>>(mesh, dofs, cfg, operators::Form::laplace);
     stage("host operator");
   }
-  const operators::Path path = geometry == mesh::GeometryKind::cartesian && cfg.cartesian_fast_path
-                                   ? operators::Path::cartesian
-                                   : operators::Path::general;
+  const operators::Path path =
+      operators::uses_cartesian_path(mesh, dofs, cfg) ? operators::Path::cartesian : operators::Path::general;
   Vector<double> diag;
   std::unique_ptr<operators::SparseMatrix> assembled;
   if (o.operator_path == "assembled") {
@@ -298,7 +365,14 @@ int run_solve(const SolveOptions& o) {
   }
   std::optional<solvers::JacobiPreconditioner<double>> P;
   if (!uses_multigrid(o)) P.emplace(diag);
-  auto b = problem::assemble_rhs<dim>(mesh, dofs);
+  Vector<double> b, lift;
+  if (prob) {
+    auto sys = problem::assemble_system<dim>(mesh, dofs, cfg, *prob);
+    b = std::move(sys.rhs);
+    lift = std::move(sys.lift);
+  } else {
+    b = problem::assemble_rhs<dim>(mesh, dofs);
+  }
   Vector<double> x(dofs.n_local());
   stage("right-hand side");
   const double t_setup = seconds_since(t_start);
@@ -399,10 +473,17 @@ int run_solve(const SolveOptions& o) {
 
   // ---- errors and output
   stage("solve");
+  if (lift.size() == x.size())  // cg with Dirichlet data: u = w + g_h
+    for (std::size_t i = 0; i < x.size(); ++i) x[i] += lift[i];
   const auto t_post = clock_type::now();
-  const auto errors = problem::compute_errors<dim>(mesh, dofs, x);
+  const bool have_exact = !prob || prob->exact;
+  problem::Errors errors;
+  if (prob && prob->exact)
+    errors = problem::compute_errors<dim>(mesh, dofs, x, prob->exact, prob->exact_gradient);
+  else if (!prob)
+    errors = problem::compute_errors<dim>(mesh, dofs, x);
   const double t_errors = seconds_since(t_post);
-  stage("errors");
+  if (have_exact) stage("errors");
   const double applies = mg_report ? double(mg_report->outer_operator_calls) : result.iterations + 1;
   const double dofs_per_s = t_solve > 0 ? double(dofs.n_dofs()) * applies / t_solve : 0.0;
   std::string solver_text = "CG iterations (Jacobi)";
@@ -437,12 +518,20 @@ int run_solve(const SolveOptions& o) {
     say(line);
   }
   std::snprintf(line, sizeof line,
-                "  solve           %.3f s, %d %s, %s, relative residual %.3e\n"
-                "  errors          L2 %.6e   H1-semi %.6e\n"
-                "  throughput      %.3g MDoF/s (operator applies in the solver), %.3g MDoF/s time-to-solution\n",
+                "  solve           %.3f s, %d %s, %s, relative residual %.3e\n",
                 t_solve, result.iterations, solver_text.c_str(), result.converged ? "converged" : "NOT converged",
-                result.final_relative_residual, errors.l2, errors.h1_semi, dofs_per_s / 1e6,
-                t_solve > 0 ? dofs.n_dofs() / t_solve / 1e6 : 0.0);
+                result.final_relative_residual);
+  say(line);
+  if (have_exact) {
+    std::snprintf(line, sizeof line, "  errors          L2 %.6e   H1-semi %.6e%s\n", errors.l2, errors.h1_semi,
+                  prob && !prob->exact_gradient_given ? " (exact gradient by central differences)" : "");
+    say(line);
+  } else {
+    say("  errors          not computed (the problem file gives no \"exact\")\n");
+  }
+  std::snprintf(line, sizeof line,
+                "  throughput      %.3g MDoF/s (operator applies in the solver), %.3g MDoF/s time-to-solution\n",
+                dofs_per_s / 1e6, t_solve > 0 ? dofs.n_dofs() / t_solve / 1e6 : 0.0);
   say(line);
   if (result.unpreconditioned_relative_residual >= 0) {
     std::snprintf(line, sizeof line,
@@ -459,14 +548,22 @@ int run_solve(const SolveOptions& o) {
     data.n_cells = mesh.n_owned_cells();
     std::vector<double> values;
     problem::cell_node_values<dim>(mesh, dofs, x, data.points, values);
-    std::vector<double> exact(values.size()), err(values.size());
+    std::vector<double> exact(values.size()), err(values.size()), coef;
+    if (prob) coef.resize(values.size());
     for (std::size_t i = 0; i < values.size(); ++i) {
       mesh::Point<dim> p;
       for (int d = 0; d < dim; ++d) p[d] = data.points[i * 3 + d];
-      exact[i] = problem::exact_solution<dim>(p);
+      if (prob) coef[i] = prob->coefficient ? prob->coefficient(p.data()) : prob->constant_coefficient;
+      if (!have_exact) continue;
+      exact[i] = prob ? prob->exact(p) : problem::exact_solution<dim>(p);
       err[i] = values[i] - exact[i];
     }
-    data.point_fields = {{"u", std::move(values)}, {"u_exact", std::move(exact)}, {"error", std::move(err)}};
+    data.point_fields = {{"u", std::move(values)}};
+    if (prob) data.point_fields.push_back({"coefficient", std::move(coef)});
+    if (have_exact) {
+      data.point_fields.push_back({"u_exact", std::move(exact)});
+      data.point_fields.push_back({"error", std::move(err)});
+    }
     io::write_vtu(o.vtu_file, data);
     stage("VTU output");
     say("  wrote           " + o.vtu_file + "\n");
@@ -484,9 +581,10 @@ int run_solve(const SolveOptions& o) {
     j["config"] = {{"dim", dim},
                    {"degree", k},
                    {"cells_per_direction", n},
+                   {"cells", std::vector<int>(nc.begin(), nc.end())},
                    {"refine", o.refine_given ? nlohmann::json(o.refine) : nlohmann::json(nullptr)},
                    {"disc", o.disc},
-                   {"geometry", o.geometry},
+                   {"geometry", prob ? std::string(mesh::to_string(geometry)) : o.geometry},
                    {"quadrature", o.quadrature},
                    {"operator_path", assembled ? "assembled" : operators::to_string(path)},
                    {"solver", o.solver},
@@ -509,7 +607,23 @@ int run_solve(const SolveOptions& o) {
       j["residual_test"] = "preconditioned";  // history and final_relative_residual: ||P(b - Ax)|| / ||P b||
       j["unpreconditioned_relative_residual"] = result.unpreconditioned_relative_residual;
     }
-    j["errors"] = {{"l2", errors.l2}, {"h1_semi", errors.h1_semi}};
+    if (have_exact)
+      j["errors"] = {{"l2", errors.l2}, {"h1_semi", errors.h1_semi}};
+    else
+      j["errors"] = nullptr;
+    if (prob) {
+      nlohmann::json pj;
+      pj["file"] = o.problem_file;
+      pj["expressions"] = prob->texts;
+      std::vector<std::string> dparts, nparts;
+      for (int f = 0; f < 2 * dim; ++f)
+        (prob->dirichlet_faces[f] ? dparts : nparts).push_back(problem::box_face_name(f));
+      pj["dirichlet_parts"] = dparts;
+      pj["neumann_parts"] = nparts;
+      pj["box"] = prob->box;
+      pj["exact_gradient"] = !prob->exact ? "none" : prob->exact_gradient_given ? "given" : "central differences";
+      j["config"]["problem"] = pj;
+    }
     j["timings"] = {{"setup", t_setup + t_device_setup}, {"solve", t_solve}, {"errors", t_errors}, {"total", t_total}};
     if (o.backend == "cuda") {
       j["device"] = device_name;
@@ -596,18 +710,26 @@ int run_solve(const SolveOptions& o) {
 
 std::function<int()> add_solve_command(CLI::App& app) {
   auto opts = std::make_shared<SolveOptions>();
-  auto* cmd = app.add_subcommand("solve", "Solve -Laplace u = f with u = prod sin(pi x_i) and report errors");
-  cmd->add_option("--dim", opts->dim, "Space dimension: 2 or 3")->capture_default_str();
-  cmd->add_option("--degree", opts->degree, "Polynomial degree k of Q_k: 1..8")->capture_default_str();
+  auto* cmd = app.add_subcommand(
+      "solve", "Solve -div(a grad u) = f: the problem of --problem FILE.json, or the built-in -Laplace u = f with "
+               "u = prod sin(pi x_i)");
+  cmd->add_option("--problem", opts->problem_file,
+                  "Problem file (JSON): dim, degree, geometry (box, cells, map), coefficient, rhs, dirichlet, "
+                  "neumann, exact; --degree, --cells and --refine override it (docs/user_guide.md)");
+  auto* dim_opt = cmd->add_option("--dim", opts->dim, "Space dimension: 2 or 3")->capture_default_str();
+  auto* degree_opt = cmd->add_option("--degree", opts->degree, "Polynomial degree k of Q_k: 1..8")->capture_default_str();
   auto* cells = cmd->add_option("--cells", opts->cells, "Cells per direction, 1..2^20")->capture_default_str();
-  auto* refine = cmd->add_option("--refine", opts->refine, "Refinement level L: 2^L cells per direction");
+  auto* refine = cmd->add_option("--refine", opts->refine,
+                                 "Refinement level L: 2^L cells per direction (with --problem: the file's cells "
+                                 "refined L times)");
   cells->excludes(refine);
   cmd->add_option("--disc", opts->disc, "Discretization: cg (continuous) or dg (SIPG)")
       ->check(CLI::IsMember({"cg", "dg"}))
       ->capture_default_str();
-  cmd->add_option("--geometry", opts->geometry, "Mesh geometry: cartesian or deformed")
-      ->check(CLI::IsMember({"cartesian", "deformed"}))
-      ->capture_default_str();
+  auto* geometry_opt = cmd->add_option("--geometry", opts->geometry,
+                                       "Mesh geometry of the built-in problem: cartesian or deformed")
+                           ->check(CLI::IsMember({"cartesian", "deformed"}))
+                           ->capture_default_str();
   cmd->add_option("--quadrature", opts->quadrature,
                   "Quadrature of the general-geometry path: bp3 (k+2 Gauss) or bp5 (k+1 Gauss-Lobatto)")
       ->check(CLI::IsMember({"bp3", "bp5"}))
@@ -636,8 +758,10 @@ std::function<int()> add_solve_command(CLI::App& app) {
   std::vector<CLI::Option*> mg_options;
   mg_options.push_back(
       cmd->add_option("--smoother", opts->smoother,
-                      "Multigrid smoother: patch (multiplicative vertex patch), patch-additive, chebyshev (point Jacobi)")
-          ->check(CLI::IsMember({"patch", "patch-additive", "chebyshev"}))
+                      "Multigrid smoother: auto (patch; chebyshev for mapped geometry, Neumann parts and, on the GPU "
+                      "or with dg, variable coefficients), patch (multiplicative vertex patch), patch-additive, chebyshev "
+                      "(point Jacobi)")
+          ->check(CLI::IsMember({"auto", "patch", "patch-additive", "chebyshev"}))
           ->capture_default_str());
   mg_options.push_back(cmd->add_option("--patch-variant", opts->patch_variant,
                                        "Multiplicative patch smoother: fused, separate (local residuals) or global "
@@ -686,8 +810,12 @@ std::function<int()> add_solve_command(CLI::App& app) {
   cmd->add_option("--json", opts->json_file, "Write the full report as JSON to FILE");
   cmd->add_option("--vtu", opts->vtu_file, "Write the solution as VTU (VTK Lagrange cells) to FILE");
   cmd->add_flag("--quiet,-q", opts->quiet, "Print nothing but errors");
-  return [opts, refine, precond, restart, mg_options]() {
+  return [opts, refine, precond, restart, mg_options, dim_opt, degree_opt, cells, geometry_opt]() {
     opts->refine_given = refine->count() > 0;
+    opts->dim_given = dim_opt->count() > 0;
+    opts->degree_given = degree_opt->count() > 0;
+    opts->cells_given = cells->count() > 0;
+    opts->geometry_given = geometry_opt->count() > 0;
     opts->precond_given = precond->count() > 0;
     opts->restart_given = restart->count() > 0;
     opts->mg_start_given = false;

@@ -47,7 +47,7 @@ template <int dim>
 struct CellPoints {
   CellPoints(const mesh::BoxMesh<dim>& mesh, int degree)
       : quad(fe::gauss(degree + 2)), ev(fe::LagrangeBasis1D::gauss_lobatto(degree), quad), geometry(mesh, degree),
-        cartesian(mesh.geometry() == mesh::GeometryKind::cartesian), h(mesh.cell_size()) {
+        cartesian(mesh.geometry() == mesh::GeometryKind::cartesian), h(mesh.cell_size()), origin(mesh.origin()) {
     nq = ev.points_per_cell();
     nodes.resize(dim * ev.dofs_per_cell());
     x.resize(dim * nq);
@@ -72,7 +72,7 @@ struct CellPoints {
     for (int q = 0; q < nq; ++q) {
       int r = q;
       for (int d = 0; d < dim; ++d) {
-        x[d * nq + q] = (c[d] + quad.points[r % n]) * h[d];
+        x[d * nq + q] = origin[d] + (c[d] + quad.points[r % n]) * h[d];
         r /= n;
       }
     }
@@ -81,7 +81,7 @@ struct CellPoints {
       sin_1d[d].resize(n);
       cos_1d[d].resize(n);
       for (int i = 0; i < n; ++i) {
-        const double xd = (c[d] + quad.points[i]) * h[d];
+        const double xd = origin[d] + (c[d] + quad.points[i]) * h[d];
         sin_1d[d][i] = std::sin(pi * xd);
         cos_1d[d][i] = std::cos(pi * xd);
       }
@@ -126,7 +126,7 @@ struct CellPoints {
   std::array<std::vector<double>, dim> sin_1d, cos_1d;
   mesh::MappedCellNodes<dim> geometry;  // computed per cell: no stored geometry field
   bool cartesian;
-  mesh::Point<dim> h;
+  mesh::Point<dim> h, origin;
   bool jacobian_set = false;
   int nq = 0;
   std::vector<double> nodes, x, J, w;

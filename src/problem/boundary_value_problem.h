@@ -1,0 +1,37 @@
+#pragma once
+// Discretization of the user's problem (problem_file.h) on a structured mesh:
+//   cg: u = w + g_h with g_h the nodal interpolant of g on the Dirichlet faces (zero elsewhere) and
+//       w zero there: A w = b, b_i = (f, phi_i) + (h, phi_i)_N - a(g_h, phi_i) for free DoFs i and
+//       b_i = 0 on constrained ones, the form the solvers already solve;
+//   dg: SIPG with Nitsche terms: b_i = (f, phi_i) + (h, phi_i)_N + sum_{F in D} (g, gamma_F phi_i
+//       - a grad phi_i . n)_F, with the operator's penalty gamma_F.
+// With a constant coefficient c the operator is the Laplacian and f and h are divided by c.
+// Integrals by Gauss quadrature with k+2 points per direction on the isoparametric cells.
+#include <optional>
+
+#include "core/vector.h"
+#include "fe/dof_layout.h"
+#include "mesh/box_mesh.h"
+#include "operators/cpu/laplace_operator.h"
+#include "problem/poisson.h"
+#include "problem/problem_file.h"
+
+namespace tcfem::problem {
+
+template <int dim>
+struct DiscreteSystem {
+  Vector<double> rhs;   ///< b (zero on constrained cg DoFs)
+  Vector<double> lift;  ///< cg: g_h (the solution is w + lift); dg: empty
+};
+
+template <int dim>
+DiscreteSystem<dim> assemble_system(const mesh::BoxMesh<dim>& mesh, const fe::DofLayout<dim>& dofs,
+                                    const operators::OperatorConfig& config, const ProblemDefinition<dim>& problem);
+
+/// L2 and H1-seminorm errors against an exact solution and its gradient.
+template <int dim>
+Errors compute_errors(const mesh::BoxMesh<dim>& mesh, const fe::DofLayout<dim>& dofs, const Vector<double>& u,
+                      const PointFunction<dim>& exact,
+                      const std::function<mesh::Point<dim>(const mesh::Point<dim>&)>& gradient);
+
+}  // namespace tcfem::problem

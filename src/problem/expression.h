@@ -1,0 +1,41 @@
+#pragma once
+// Expressions of the coordinates x, y (and z in 3D) given by the user as text: coefficients,
+// right-hand sides, boundary data, maps and exact solutions. Parsed and evaluated by muparser,
+// with the constants pi and e and the functions sin cos tan asin acos atan atan2 sinh cosh tanh
+// exp log (natural) ln log2 log10 sqrt abs sign pow min max (and muparser's other built-ins).
+#include <array>
+#include <memory>
+#include <string>
+
+namespace tcfem::problem {
+
+class Expression {
+ public:
+  /// Parses `text` as an expression of the first `dim` coordinates. `key` names it in messages
+  /// (e.g. "rhs" or "dirichlet.xmin"). Throws InputError for a malformed expression or an unknown
+  /// name, with the position.
+  Expression(std::string key, std::string text, int dim);
+
+  /// The value at x (dim coordinates). Thread-safe. Throws InputError naming the key and the
+  /// point when the value is NaN or infinite.
+  double operator()(const double* x) const;
+  /// Whether the expression uses no coordinate (a constant).
+  bool is_constant() const { return constant_; }
+  const std::string& key() const { return key_; }
+  const std::string& text() const { return text_; }
+  int dim() const { return dim_; }
+
+ private:
+  struct Evaluator;
+  Evaluator& evaluator() const;  // this thread's parser of the expression
+  std::string key_, text_;
+  int dim_;
+  bool constant_ = false;
+  unsigned long id_;
+};
+
+/// The gradient of an expression by fourth-order central differences with the step
+/// h = 1e-3 max(1, |x_d|) (truncation error about h^4 |u^(5)| / 30, rounding about 1e-13 |u| / h).
+std::array<double, 3> numerical_gradient(const Expression& u, const double* x);
+
+}  // namespace tcfem::problem

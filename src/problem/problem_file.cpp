@@ -1,0 +1,232 @@
+#include "problem/problem_file.h"
+
+#include <cmath>
+#include <fstream>
+#include <functional>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <sstream>
+
+#include "core/error.h"
+
+namespace tcfem::problem {
+
+namespace {
+using json = nlohmann::json;
+
+const std::set<std::string> top_keys = {"dim",       "degree",    "geometry", "mesh",  "coefficient",
+                                        "rhs",       "dirichlet", "neumann",  "exact", "exact_gradient"};
+const std::set<std::string> geometry_keys = {"box", "cells", "map"};
+
+std::string join(const std::set<std::string>& s) {
+  std::string r;
+  for (const auto& k : s) r += (r.empty() ? "" : ", ") + k;
+  return r;
+}
+
+struct Reader {
+  std::string path;
+  [[noreturn]] void fail(const std::string& key, const std::string& what) const {
+    throw InputError("problem file " + path + ": " + key + ": " + what);
+  }
+  /// A number or a string: expressions may be given as numbers.
+  std::string expression(const json& v, const std::string& key) const {
+    if (v.is_string()) return v.get<std::string>();
+    if (v.is_number()) {
+      std::ostringstream s;
+      s.precision(17);
+      s << v.get<double>();
+      return s.str();
+    }
+    fail(key, "expected an expression (a string or a number)");
+  }
+  int integer(const json& v, const std::string& key) const {
+    if (!v.is_number_integer()) fail(key, "expected an integer");
+    return v.get<int>();
+  }
+  double number(const json& v, const std::string& key) const {
+    if (!v.is_number()) fail(key, "expected a number");
+    return v.get<double>();
+  }
+  std::map<std::string, std::string> parts(const json& v, const std::string& key) const {
+    if (!v.is_object()) fail(key, "expected an object of boundary parts and expressions");
+    std::map<std::string, std::string> r;
+    for (auto it = v.begin(); it != v.end(); ++it) r[it.key()] = expression(it.value(), key + "." + it.key());
+    return r;
+  }
+};
+}  // namespace
+
+const char* box_face_name(int face) {
+  static const char* names[6] = {"xmin", "xmax", "ymin", "ymax", "zmin", "zmax"};
+  return face >= 0 && face < 6 ? names[face] : "?";
+}
+
+ProblemFile read_problem_file(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw InputError("--problem: cannot read the file " + path);
+  json j;
+  try {
+    j = json::parse(in, nullptr, true, /*ignore_comments=*/false);
+  } catch (const json::parse_error& e) {
+    throw InputError("problem file " + path + ": malformed JSON: " + e.what());
+  }
+  Reader r{path};
+  if (!j.is_object()) throw InputError("problem file " + path + ": expected a JSON object at the top level");
+  for (auto it = j.begin(); it != j.end(); ++it)
+    if (!top_keys.count(it.key())) r.fail(it.key(), "unknown key; allowed: " + join(top_keys));
+  ProblemFile f;
+  f.path = path;
+  if (!j.contains("dim")) r.fail("dim", "missing (2 or 3)");
+  f.dim = r.integer(j["dim"], "dim");
+  if (f.dim != 2 && f.dim != 3) r.fail("dim", "must be 2 or 3");
+  if (j.contains("degree")) {
+    f.degree = r.integer(j["degree"], "degree");
+    if (*f.degree < 1 || *f.degree > 8) r.fail("degree", "must be in 1..8");
+  }
+  if (j.contains("geometry") == j.contains("mesh")) r.fail("geometry", "give exactly one of \"geometry\" and \"mesh\"");
+  if (j.contains("mesh")) {
+    if (!j["mesh"].is_string()) r.fail("mesh", "expected a file name");
+    f.mesh = j["mesh"].get<std::string>();
+  } else {
+    const auto& g = j["geometry"];
+    if (!g.is_object()) r.fail("geometry", "expected an object with \"box\", \"cells\" and optionally \"map\"");
+    for (auto it = g.begin(); it != g.end(); ++it)
+      if (!geometry_keys.count(it.key())) r.fail("geometry." + it.key(), "unknown key; allowed: " + join(geometry_keys));
+    if (!g.contains("box")) r.fail("geometry.box", "missing: [[x0, x1], [y0, y1]" + std::string(f.dim == 3 ? ", [z0, z1]]" : "]"));
+    if (!g["box"].is_array() || int(g["box"].size()) != f.dim)
+      r.fail("geometry.box", "expected " + std::to_string(f.dim) + " intervals [lower, upper]");
+    for (int d = 0; d < f.dim; ++d) {
+      const auto& iv = g["box"][d];
+      const std::string key = "geometry.box[" + std::to_string(d) + "]";
+      if (!iv.is_array() || iv.size() != 2) r.fail(key, "expected [lower, upper]");
+      const double lo = r.number(iv[0], key), hi = r.number(iv[1], key);
+      if (!(lo < hi) || !std::isfinite(lo) || !std::isfinite(hi)) r.fail(key, "needs finite lower < upper");
+      f.box.push_back({lo, hi});
+    }
+    if (!g.contains("cells")) r.fail("geometry.cells", "missing: cells per direction");
+    if (!g["cells"].is_array() || int(g["cells"].size()) != f.dim)
+      r.fail("geometry.cells", "expected " + std::to_string(f.dim) + " cell counts");
+    for (int d = 0; d < f.dim; ++d) {
+      const int n = r.integer(g["cells"][d], "geometry.cells");
+      if (n < 1 || n > (1 << 20)) r.fail("geometry.cells", "counts must be in 1..2^20");
+      f.cells.push_back(n);
+    }
+    if (g.contains("map")) {
+      if (!g["map"].is_array() || int(g["map"].size()) != f.dim)
+        r.fail("geometry.map", "expected " + std::to_string(f.dim) + " expressions, one per coordinate");
+      for (int d = 0; d < f.dim; ++d)
+        f.map.push_back(r.expression(g["map"][d], "geometry.map[" + std::to_string(d) + "]"));
+    }
+  }
+  if (j.contains("coefficient")) f.coefficient = r.expression(j["coefficient"], "coefficient");
+  if (j.contains("rhs")) f.rhs = r.expression(j["rhs"], "rhs");
+  if (j.contains("dirichlet")) f.dirichlet = r.parts(j["dirichlet"], "dirichlet");
+  if (j.contains("neumann")) f.neumann = r.parts(j["neumann"], "neumann");
+  if (j.contains("exact")) f.exact = r.expression(j["exact"], "exact");
+  if (j.contains("exact_gradient")) {
+    if (!f.exact) r.fail("exact_gradient", "needs \"exact\"");
+    const auto& g = j["exact_gradient"];
+    if (!g.is_array() || int(g.size()) != f.dim)
+      r.fail("exact_gradient", "expected " + std::to_string(f.dim) + " expressions");
+    for (int d = 0; d < f.dim; ++d)
+      f.exact_gradient.push_back(r.expression(g[d], "exact_gradient[" + std::to_string(d) + "]"));
+  }
+  return f;
+}
+
+template <int dim>
+ProblemDefinition<dim> make_problem(const ProblemFile& file) {
+  const std::string where = "problem file " + file.path + ": ";
+  if (file.dim != dim) throw InputError(where + "dim: the file is for dim " + std::to_string(file.dim));
+  if (file.mesh)
+    throw InputError(where + "mesh: this build of tcfem reads no mesh files (it was built without Gmsh); "
+                     "describe the domain with \"geometry\" (a box, optionally mapped)");
+  ProblemDefinition<dim> p;
+  p.degree = file.degree;
+  mesh::Point<dim> lower, upper;
+  for (int d = 0; d < dim; ++d) {
+    p.box[d] = file.box[d];
+    p.cells[d] = file.cells[d];
+    lower[d] = file.box[d][0];
+    upper[d] = file.box[d][1];
+  }
+  auto expr = [&](const std::string& key, const std::string& text) {
+    p.texts[key] = text;
+    return std::make_shared<const Expression>(where + key, text, dim);
+  };
+  auto point_function = [](std::shared_ptr<const Expression> e) -> PointFunction<dim> {
+    return [e](const mesh::Point<dim>& x) { return (*e)(x.data()); };
+  };
+  std::function<mesh::Point<dim>(const mesh::Point<dim>&)> map;
+  if (!file.map.empty()) {
+    std::array<std::shared_ptr<const Expression>, dim> m;
+    for (int d = 0; d < dim; ++d) m[d] = expr("geometry.map[" + std::to_string(d) + "]", file.map[d]);
+    map = [m](const mesh::Point<dim>& X) {
+      mesh::Point<dim> x;
+      for (int d = 0; d < dim; ++d) x[d] = (*m[d])(X.data());
+      return x;
+    };
+  }
+  p.domain = mesh::Domain<dim>::box(lower, upper, map);
+  const auto a = expr("coefficient", file.coefficient);
+  if (a->is_constant()) {
+    const double zero[3] = {0.0, 0.0, 0.0};
+    p.constant_coefficient = (*a)(zero);
+    if (!(p.constant_coefficient > 0.0))
+      throw InputError(where + "coefficient: must be positive (it is " + file.coefficient + ")");
+  } else {
+    p.coefficient = [a](const double* x) { return (*a)(x); };
+  }
+  p.rhs = point_function(expr("rhs", file.rhs));
+  // boundary parts: every face exactly once
+  std::set<std::string> faces;
+  for (int f = 0; f < 2 * dim; ++f) faces.insert(box_face_name(f));
+  for (const auto* parts : {&file.dirichlet, &file.neumann})
+    for (const auto& [name, text] : *parts)
+      if (!faces.count(name))
+        throw InputError(where + (parts == &file.dirichlet ? "dirichlet." : "neumann.") + name +
+                         ": unknown boundary part; the parts of a " + std::to_string(dim) + "D box are " + join(faces));
+  bool any_dirichlet = false;
+  for (int f = 0; f < 2 * dim; ++f) {
+    const std::string name = box_face_name(f);
+    const bool in_d = file.dirichlet.count(name) > 0, in_n = file.neumann.count(name) > 0;
+    if (in_d && in_n) throw InputError(where + name + ": the boundary part is listed twice (dirichlet and neumann)");
+    if (!in_d && !in_n)
+      throw InputError(where + name + ": the boundary part is missing; list it under \"dirichlet\" or \"neumann\"");
+    p.dirichlet_faces[f] = in_d;
+    any_dirichlet |= in_d;
+    p.boundary[f] = in_d ? point_function(expr("dirichlet." + name, file.dirichlet.at(name)))
+                         : point_function(expr("neumann." + name, file.neumann.at(name)));
+  }
+  if (!any_dirichlet)
+    throw InputError(where + "neumann: every boundary part is Neumann; the solution is then determined only up to a "
+                     "constant: make at least one part Dirichlet");
+  if (file.exact) {
+    const auto u = expr("exact", *file.exact);
+    p.exact = point_function(u);
+    if (!file.exact_gradient.empty()) {
+      std::array<std::shared_ptr<const Expression>, dim> g;
+      for (int d = 0; d < dim; ++d) g[d] = expr("exact_gradient[" + std::to_string(d) + "]", file.exact_gradient[d]);
+      p.exact_gradient = [g](const mesh::Point<dim>& x) {
+        mesh::Point<dim> r;
+        for (int d = 0; d < dim; ++d) r[d] = (*g[d])(x.data());
+        return r;
+      };
+      p.exact_gradient_given = true;
+    } else {
+      p.exact_gradient = [u](const mesh::Point<dim>& x) {
+        const auto g3 = numerical_gradient(*u, x.data());
+        mesh::Point<dim> r;
+        for (int d = 0; d < dim; ++d) r[d] = g3[d];
+        return r;
+      };
+    }
+  }
+  return p;
+}
+
+template ProblemDefinition<2> make_problem<2>(const ProblemFile&);
+template ProblemDefinition<3> make_problem<3>(const ProblemFile&);
+
+}  // namespace tcfem::problem
