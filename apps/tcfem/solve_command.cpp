@@ -12,6 +12,7 @@
 #include <map>
 #include <optional>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -128,7 +129,9 @@ void resolve_defaults(SolveOptions& o) {
   // cells per direction: --cells N (N per direction), --refine L (the problem file's cells times
   // 2^L, or 2^L per direction without a file), else the file's cells, else the default
   o.cell_counts.assign(o.dim, o.cells);
-  if (o.problem && !o.problem->mesh) {
+  if (o.problem) {
+    if (o.problem->mesh && o.cells_given)
+      throw InputError("--cells: the mesh file " + *o.problem->mesh + " gives the cells; refine them with --refine");
     if (o.refine_given) {
       for (int d = 0; d < o.dim; ++d) {
         const long n = long(o.problem->cells[d]) << std::min(o.refine, 40);
@@ -147,7 +150,7 @@ void resolve_defaults(SolveOptions& o) {
     // the patch smoothers' local solvers are those of the parameter box's cells: on a user's map they
     // can be far from the curved cells' (the quarter annulus stretches cells 1.6-3.1x), too far for
     // the multiplicative Schwarz iteration to converge
-    const bool mapped = o.problem && !o.problem->map.empty();
+    const bool mapped = o.problem && o.problem->curved();
     const bool patch_ok = !has_neumann(o) && !mapped && !(variable_coefficient(o) && o.disc == "dg");
     o.smoother = patch_ok ? "patch" : "chebyshev";
   }
@@ -615,12 +618,16 @@ int run_solve(const SolveOptions& o) {
       nlohmann::json pj;
       pj["file"] = o.problem_file;
       pj["expressions"] = prob->texts;
-      std::vector<std::string> dparts, nparts;
-      for (int f = 0; f < 2 * dim; ++f)
-        (prob->dirichlet_faces[f] ? dparts : nparts).push_back(problem::box_face_name(f));
+      std::set<std::string> dparts, nparts;
+      for (int f = 0; f < 2 * dim; ++f) (prob->dirichlet_faces[f] ? dparts : nparts).insert(prob->face_parts[f]);
       pj["dirichlet_parts"] = dparts;
       pj["neumann_parts"] = nparts;
-      pj["box"] = prob->box;
+      if (o.problem->mesh) {
+        pj["mesh"] = *o.problem->mesh;
+        pj["mesh_cells"] = o.problem->cells;
+      } else {
+        pj["box"] = prob->box;
+      }
       pj["exact_gradient"] = !prob->exact ? "none" : prob->exact_gradient_given ? "given" : "central differences";
       j["config"]["problem"] = pj;
     }

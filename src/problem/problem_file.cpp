@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "core/error.h"
+#include "io/gmsh_reader.h"
 
 namespace tcfem::problem {
 
@@ -86,8 +87,25 @@ ProblemFile read_problem_file(const std::string& path) {
   }
   if (j.contains("geometry") == j.contains("mesh")) r.fail("geometry", "give exactly one of \"geometry\" and \"mesh\"");
   if (j.contains("mesh")) {
-    if (!j["mesh"].is_string()) r.fail("mesh", "expected a file name");
-    f.mesh = j["mesh"].get<std::string>();
+    if (!j["mesh"].is_string() || j["mesh"].get<std::string>().empty()) r.fail("mesh", "expected a file name");
+    std::string mesh_path = j["mesh"].get<std::string>();
+    const auto slash = path.find_last_of('/');
+    if (mesh_path[0] != '/' && slash != std::string::npos) mesh_path = path.substr(0, slash + 1) + mesh_path;
+    f.mesh = mesh_path;
+    std::array<int, 3> n{};
+    if (f.dim == 2) {
+      f.block2 = std::make_shared<const mesh::StructuredBlock<2>>(
+          mesh::StructuredBlock<2>::recognize(io::read_gmsh_mesh<2>(mesh_path)));
+      for (int d = 0; d < 2; ++d) n[d] = f.block2->cells()[d];
+    } else {
+      f.block3 = std::make_shared<const mesh::StructuredBlock<3>>(
+          mesh::StructuredBlock<3>::recognize(io::read_gmsh_mesh<3>(mesh_path)));
+      for (int d = 0; d < 3; ++d) n[d] = f.block3->cells()[d];
+    }
+    for (int d = 0; d < f.dim; ++d) {
+      f.cells.push_back(n[d]);
+      f.box.push_back({0.0, double(n[d])});
+    }
   } else {
     const auto& g = j["geometry"];
     if (!g.is_object()) r.fail("geometry", "expected an object with \"box\", \"cells\" and optionally \"map\"");
@@ -139,9 +157,6 @@ template <int dim>
 ProblemDefinition<dim> make_problem(const ProblemFile& file) {
   const std::string where = "problem file " + file.path + ": ";
   if (file.dim != dim) throw InputError(where + "dim: the file is for dim " + std::to_string(file.dim));
-  if (file.mesh)
-    throw InputError(where + "mesh: this build of tcfem reads no mesh files (it was built without Gmsh); "
-                     "describe the domain with \"geometry\" (a box, optionally mapped)");
   ProblemDefinition<dim> p;
   p.degree = file.degree;
   mesh::Point<dim> lower, upper;
@@ -168,7 +183,12 @@ ProblemDefinition<dim> make_problem(const ProblemFile& file) {
       return x;
     };
   }
-  p.domain = mesh::Domain<dim>::box(lower, upper, map);
+  if constexpr (dim == 2) {
+    if (file.block2) p.domain = file.block2->domain();
+  } else {
+    if (file.block3) p.domain = file.block3->domain();
+  }
+  if (!file.mesh) p.domain = mesh::Domain<dim>::box(lower, upper, map);
   const auto a = expr("coefficient", file.coefficient);
   if (a->is_constant()) {
     const double zero[3] = {0.0, 0.0, 0.0};
@@ -179,25 +199,43 @@ ProblemDefinition<dim> make_problem(const ProblemFile& file) {
     p.coefficient = [a](const double* x) { return (*a)(x); };
   }
   p.rhs = point_function(expr("rhs", file.rhs));
-  // boundary parts: every face exactly once
-  std::set<std::string> faces;
-  for (int f = 0; f < 2 * dim; ++f) faces.insert(box_face_name(f));
+  // boundary parts: every part exactly once; a part is a box face or a mesh's physical group
+  for (int f = 0; f < 2 * dim; ++f) p.face_parts[f] = box_face_name(f);
+  if constexpr (dim == 2) {
+    if (file.block2) p.face_parts = file.block2->face_parts();
+  } else {
+    if (file.block3) p.face_parts = file.block3->face_parts();
+  }
+  const std::set<std::string> part_names(p.face_parts.begin(), p.face_parts.end());
   for (const auto* parts : {&file.dirichlet, &file.neumann})
     for (const auto& [name, text] : *parts)
-      if (!faces.count(name))
+      if (!part_names.count(name))
         throw InputError(where + (parts == &file.dirichlet ? "dirichlet." : "neumann.") + name +
-                         ": unknown boundary part; the parts of a " + std::to_string(dim) + "D box are " + join(faces));
-  bool any_dirichlet = false;
-  for (int f = 0; f < 2 * dim; ++f) {
-    const std::string name = box_face_name(f);
+                         ": unknown boundary part; the parts of " +
+                         (file.mesh ? "the mesh " + *file.mesh + " (its physical groups)"
+                                    : "a " + std::to_string(dim) + "D box") +
+                         " are " + join(part_names));
+  for (const auto& name : part_names)
+    if (file.dirichlet.count(name) && file.neumann.count(name))
+      throw InputError(where + name + ": the boundary part is listed twice (dirichlet and neumann)");
+  for (const auto& name : part_names) {
     const bool in_d = file.dirichlet.count(name) > 0, in_n = file.neumann.count(name) > 0;
-    if (in_d && in_n) throw InputError(where + name + ": the boundary part is listed twice (dirichlet and neumann)");
     if (!in_d && !in_n)
       throw InputError(where + name + ": the boundary part is missing; list it under \"dirichlet\" or \"neumann\"");
+  }
+  bool any_dirichlet = false;
+  std::map<std::string, PointFunction<dim>> functions;
+  for (const auto& name : part_names) {
+    const bool in_d = file.dirichlet.count(name) > 0;
+    functions[name] = in_d ? point_function(expr("dirichlet." + name, file.dirichlet.at(name)))
+                           : point_function(expr("neumann." + name, file.neumann.at(name)));
+  }
+  for (int f = 0; f < 2 * dim; ++f) {
+    const std::string& name = p.face_parts[f];
+    const bool in_d = file.dirichlet.count(name) > 0;
     p.dirichlet_faces[f] = in_d;
     any_dirichlet |= in_d;
-    p.boundary[f] = in_d ? point_function(expr("dirichlet." + name, file.dirichlet.at(name)))
-                         : point_function(expr("neumann." + name, file.neumann.at(name)));
+    p.boundary[f] = functions.at(name);
   }
   if (!any_dirichlet)
     throw InputError(where + "neumann: every boundary part is Neumann; the solution is then determined only up to a "

@@ -11,6 +11,7 @@
 
 #include "fe/dof_layout.h"
 #include "mesh/box_mesh.h"
+#include "mesh/structured_block.h"
 #include "operators/coefficient.h"
 #include "problem/expression.h"
 
@@ -25,16 +26,23 @@ struct ProblemFile {
   std::vector<std::array<double, 2>> box;  ///< per direction [lower, upper]
   std::vector<int> cells;                  ///< per direction
   std::vector<std::string> map;            ///< empty: no map
-  std::optional<std::string> mesh;
+  std::optional<std::string> mesh;         ///< the mesh file, relative to the problem file's folder
+  /// The mesh file's cells as one structured block (read with the file; box is [0, n_d], cells n_d).
+  std::shared_ptr<const mesh::StructuredBlock<2>> block2;
+  std::shared_ptr<const mesh::StructuredBlock<3>> block3;
   std::string coefficient = "1";
   std::string rhs = "0";
   std::map<std::string, std::string> dirichlet, neumann;  ///< part name -> expression
   std::optional<std::string> exact;
   std::vector<std::string> exact_gradient;  ///< empty: derived from "exact" numerically
+
+  /// Whether the geometry is curved: a map or a mesh file.
+  bool curved() const { return !map.empty() || mesh.has_value(); }
 };
 
-/// Reads and checks a problem file; InputError (one line naming the file and the key) for
-/// unreadable files, malformed JSON, unknown keys, wrong types and inconsistent sizes.
+/// Reads and checks a problem file, and the mesh file it names; InputError (one line naming the
+/// file and the key) for unreadable files, malformed JSON, unknown keys, wrong types, inconsistent
+/// sizes, and mesh files that are unreadable or not one structured block of hexahedra.
 ProblemFile read_problem_file(const std::string& path);
 
 /// Names of the boundary parts of a box: xmin, xmax, ymin, ymax (, zmin, zmax); face 2 d + side.
@@ -58,6 +66,7 @@ struct ProblemDefinition {
   PointFunction<dim> rhs;
   fe::DirichletFaces<dim> dirichlet_faces{};
   std::array<PointFunction<dim>, 2 * dim> boundary;  ///< g on Dirichlet faces, h on Neumann faces
+  std::array<std::string, 2 * dim> face_parts;       ///< the boundary part of each box face
   PointFunction<dim> exact;                          ///< empty: no exact solution
   std::function<mesh::Point<dim>(const mesh::Point<dim>&)> exact_gradient;
   bool exact_gradient_given = false;

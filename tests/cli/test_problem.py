@@ -2,7 +2,8 @@
 """End-to-end tests of `tcfem solve --problem FILE.json`: the user's problem on a mapped box with a
 variable coefficient and mixed boundary data, its reports, and bad problem files.
 
-Usage: test_problem.py TCFEM_BINARY
+Usage: test_problem.py TCFEM_BINARY [GMSH_MESH_WRITER]
+(with the second argument, the build reads Gmsh meshes and they are tested too)
 """
 import json
 import math
@@ -12,6 +13,7 @@ import sys
 import tempfile
 
 TCFEM = sys.argv[1]
+MESH_WRITER = sys.argv[2] if len(sys.argv) > 2 else None
 failures = []
 
 
@@ -166,9 +168,71 @@ def test_bad_input(tmp):
     bad("inverted", inverted, "is inverted or degenerate")
     bad("nan", variant(rhs="sqrt(x - 1.5)"), "rhs: the value is")
     bad("missingfile", None, "cannot read")
-    bad("mesh", {"dim": 2, "mesh": "domain.msh", "dirichlet": {}}, "built without Gmsh")
+    if MESH_WRITER is None:
+        bad("mesh", {"dim": 2, "mesh": "domain.msh", "dirichlet": {}}, "built without Gmsh")
     bad("dim", variant(), "is for dim 2", ["--dim", "3"])
     bad("geometry", variant(), "--geometry", ["--geometry", "deformed"])
+
+
+def mesh_problem(mesh):
+    """ANNULUS on a Gmsh mesh of the annulus, whose parts are the physical groups."""
+    names = {"xmin": "inner", "xmax": "outer", "ymin": "bottom", "ymax": "left"}
+    p = json.loads(json.dumps(ANNULUS))
+    del p["geometry"]
+    p["mesh"] = mesh
+    p["dirichlet"] = {names[k]: v for k, v in ANNULUS["dirichlet"].items()}
+    p["neumann"] = {names[k]: v for k, v in ANNULUS["neumann"].items()}
+    return p
+
+
+def test_gmsh(tmp):
+    """Structured Gmsh meshes of the annulus (order 2, both file versions): optimal rates when the
+    mesh is refined by Gmsh, on cg and dg; reports name the mesh and its parts; bad meshes."""
+    def write_mesh(args, name):
+        path = os.path.join(tmp, name)
+        r = subprocess.run([MESH_WRITER] + [str(a) for a in args] + [path], capture_output=True, text=True)
+        check(r.returncode == 0, f"gmsh_mesh_writer {args}: {r.stderr}")
+        return path
+
+    for disc in ["cg", "dg"]:
+        errs = []
+        for n, version in [(4, "2.2"), (8, "4.1")]:
+            write_mesh(["annulus", 2, n, 2, version], f"annulus{n}.msh")
+            vtu = os.path.join(tmp, f"gmsh_{disc}_{n}.vtu")
+            r, data = solve(tmp, mesh_problem(f"annulus{n}.msh"), ["--disc", disc, "--backend", "cpu", "--vtu", vtu],
+                            f"gmsh_{disc}_{n}")
+            check(r.returncode == 0, f"gmsh {disc} n={n}: exit {r.returncode} {r.stderr}")
+            if data is None:
+                return
+            check(data["config"]["cells"] == [n, n], f"gmsh cells {data['config']['cells']}")
+            pj = data["config"]["problem"]
+            check(pj["mesh"].endswith(f"annulus{n}.msh") and pj["neumann_parts"] == ["bottom", "outer"],
+                  f"gmsh report: {pj}")
+            check(data["converged"] and os.path.exists(vtu), f"gmsh {disc} n={n}: not converged or no VTU")
+            errs.append(data["errors"])
+        rate0 = math.log2(errs[0]["l2"] / errs[1]["l2"])
+        check(rate0 > 3 - 0.4, f"gmsh {disc} L2 rate {rate0:.2f}")
+
+    def bad(name, problem, part, extra=()):
+        path = write(tmp, name + ".json", problem)
+        report = os.path.join(tmp, name + ".out.json")
+        r = run(["solve", "--problem", path, "--json", report, "--backend", "cpu"] + list(extra))
+        lines = [l for l in r.stderr.splitlines() if l.strip()]
+        check(r.returncode == 2, f"{name}: exit {r.returncode} (expected 2); stderr {r.stderr!r}")
+        check(len(lines) == 1 and part in lines[0], f"{name}: message {lines!r} lacks {part!r}")
+        check(not os.path.exists(report), f"{name}: a report was written")
+
+    write_mesh(["unstructured", 2], "unstructured.msh")
+    bad("unstructured", mesh_problem("unstructured.msh"), "not one structured block")
+    write_mesh(["simplex", 3], "tets.msh")
+    tets = mesh_problem("tets.msh")
+    tets["dim"] = 3
+    bad("tets", tets, "tetrahedra")
+    bad("nomesh", mesh_problem("absent.msh"), "absent.msh: cannot read the file")
+    bad("cells", mesh_problem("annulus4.msh"), "--cells: the mesh file", ["--cells", "8"])
+    boxparts = mesh_problem("annulus4.msh")
+    boxparts["dirichlet"]["xmin"] = "0"
+    bad("boxparts", boxparts, "dirichlet.xmin: unknown boundary part")
 
 
 def main():
@@ -177,6 +241,8 @@ def main():
         test_without_exact(tmp)
         test_overrides(tmp)
         test_bad_input(tmp)
+        if MESH_WRITER:
+            test_gmsh(tmp)
     for f in failures:
         print("FAIL:", f)
     if failures:

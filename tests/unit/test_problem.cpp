@@ -3,11 +3,14 @@
 // by the assembled reference matrix and by the multigrid solvers.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <random>
+#include <set>
 #include <thread>
 
 #include "core/error.h"
@@ -18,6 +21,11 @@
 #include "problem/expression.h"
 #include "problem/problem_file.h"
 #include "solvers/cg.h"
+#include "mesh/structured_block.h"
+#ifdef TCFEM_TEST_GMSH
+#include "io/gmsh_reader.h"
+#include "support/gmsh_meshes.h"
+#endif
 
 namespace {
 using namespace tcfem;
@@ -144,7 +152,11 @@ TEST(ProblemFile, BadInput) {
   bad("coef", replace("\"1 + x*y\"", "\"-2\""), "coefficient: must be positive");
   bad("cells", replace("[4, 2]", "[4]"), "geometry.cells");
   bad("box", replace("[[0, 1], [0, 1]]", "[[1, 0], [0, 1]]"), "lower < upper");
+#ifdef TCFEM_TEST_GMSH
+  bad("mesh", R"({"dim": 2, "mesh": "/nonexistent/a.msh", "dirichlet": {}})", "/nonexistent/a.msh: cannot read the file");
+#else
   bad("mesh", R"({"dim": 2, "mesh": "a.msh", "dirichlet": {}})", "built without Gmsh");
+#endif
   bad("dim", valid_2d, "the file is for dim 2", 3);
   expect_input_error([] { problem::read_problem_file("/nonexistent/p.json"); }, "cannot read");
 }
@@ -178,8 +190,8 @@ problem::ProblemFile annulus_problem(int degree, int n) {
 }
 
 template <int dim>
-problem::Errors solve_annulus(fe::Disc disc, int k, int n, bool multigrid = false) {
-  const auto prob = problem::make_problem<dim>(annulus_problem<dim>(k, n));
+problem::Errors solve_problem(const problem::ProblemFile& file, fe::Disc disc, int k, bool multigrid = false) {
+  const auto prob = problem::make_problem<dim>(file);
   mesh::BoxMesh<dim> mesh(prob.cells, prob.domain);
   fe::DofLayout<dim> dofs(mesh, disc, k, prob.dirichlet_faces);
   operators::OperatorConfig cfg;
@@ -210,6 +222,11 @@ problem::Errors solve_annulus(fe::Disc disc, int k, int n, bool multigrid = fals
   if (disc == fe::Disc::cg)
     for (std::size_t i = 0; i < x.size(); ++i) x[i] += sys.lift[i];
   return problem::compute_errors<dim>(mesh, dofs, x, prob.exact, prob.exact_gradient);
+}
+
+template <int dim>
+problem::Errors solve_annulus(fe::Disc disc, int k, int n, bool multigrid = false) {
+  return solve_problem<dim>(annulus_problem<dim>(k, n), disc, k, multigrid);
 }
 
 struct RateCase {
@@ -317,5 +334,246 @@ TEST(Problem, BoxBoundsAndNeumannMask) {
   for (long j = 0; j < 3; ++j)
     for (long i = 0; i < 5; ++i) EXPECT_EQ(m[dofs.lattice_index({i, j})] != 0, i == 0 || j == 2) << i << " " << j;
 }
+
+// ---- structured blocks from cell lists -------------------------------------------------------------
+
+// An nx x ny grid of quadrilaterals of the affine image of [0, nx] x [0, ny], listed in random order,
+// each cell in a random orientation (one of the 8 symmetries of the square), with node numbers
+// shuffled and the boundary parts west, east, south, north.
+mesh::HexMesh<2> scrambled_grid(int nx, int ny, unsigned seed) {
+  std::mt19937 gen(seed);
+  auto phi = [](double X, double Y) { return mesh::Point<2>{X + 0.3 * Y, 0.2 * X + Y}; };
+  const int n_nodes = (nx + 1) * (ny + 1);
+  std::vector<std::size_t> perm(n_nodes);
+  for (int i = 0; i < n_nodes; ++i) perm[i] = i;
+  std::shuffle(perm.begin(), perm.end(), gen);
+  mesh::HexMesh<2> m;
+  m.source = "grid";
+  m.nodes.resize(n_nodes);
+  auto node = [&](int i, int j) { return perm[j * (nx + 1) + i]; };
+  for (int j = 0; j <= ny; ++j)
+    for (int i = 0; i <= nx; ++i) m.nodes[node(i, j)] = phi(i, j);
+  std::vector<int> order(nx * ny);
+  for (int c = 0; c < nx * ny; ++c) order[c] = c;
+  std::shuffle(order.begin(), order.end(), gen);
+  for (int c : order) {
+    const int i = c % nx, j = c / nx;
+    const bool swap = gen() % 2, flip0 = gen() % 2, flip1 = gen() % 2;
+    for (int t = 0; t < 4; ++t) {
+      int a = t & 1, b = (t >> 1) & 1;  // the cell's reference corner
+      if (swap) std::swap(a, b);
+      if (flip0) a = 1 - a;
+      if (flip1) b = 1 - b;
+      m.cell_nodes.push_back(node(i + a, j + b));
+    }
+    m.cell_tags.push_back(100 + c);
+  }
+  for (int i = 0; i < nx; ++i) {
+    m.boundary.push_back({"south", {node(i, 0), node(i + 1, 0)}});
+    m.boundary.push_back({"north", {node(i + 1, ny), node(i, ny)}});
+  }
+  for (int j = 0; j < ny; ++j) {
+    m.boundary.push_back({"west", {node(0, j), node(0, j + 1)}});
+    m.boundary.push_back({"east", {node(nx, j + 1), node(nx, j)}});
+  }
+  return m;
+}
+
+TEST(StructuredBlock, RecognizesScrambledGridsInEveryOrientation) {
+  for (unsigned seed = 1; seed <= 12; ++seed) {
+    const auto m = scrambled_grid(3, 2, seed);
+    const auto blk = mesh::StructuredBlock<2>::recognize(m);
+    const auto n = blk.cells();
+    ASSERT_TRUE((n == std::array<int, 2>{3, 2} || n == std::array<int, 2>{2, 3})) << n[0] << " x " << n[1];
+    // the cell centres are those of the grid, and the map is positive and continuous
+    std::vector<mesh::Point<2>> want, got;
+    for (int j = 0; j < 2; ++j)
+      for (int i = 0; i < 3; ++i) want.push_back({i + 0.5 + 0.3 * (j + 0.5), 0.2 * (i + 0.5) + j + 0.5});
+    for (int j = 0; j < n[1]; ++j)
+      for (int i = 0; i < n[0]; ++i) {
+        got.push_back(blk.map({i + 0.5, j + 0.5}));
+        const auto a = blk.map({i + 0.51, j + 0.5}), b = blk.map({i + 0.49, j + 0.5});
+        const auto c = blk.map({i + 0.5, j + 0.51}), d = blk.map({i + 0.5, j + 0.49});
+        EXPECT_GT((a[0] - b[0]) * (c[1] - d[1]) - (a[1] - b[1]) * (c[0] - d[0]), 0.0) << "seed " << seed;
+      }
+    for (const auto& w : want) {
+      double best = 1e9;
+      for (const auto& g : got) best = std::min(best, std::hypot(w[0] - g[0], w[1] - g[1]));
+      EXPECT_LT(best, 1e-12) << "seed " << seed;
+    }
+    // every block face carries the name of the grid face it lies on
+    for (int f = 0; f < 4; ++f) {
+      mesh::Point<2> X{n[0] / 2.0, n[1] / 2.0};
+      X[f / 2] = f % 2 ? n[f / 2] : 0.0;
+      const auto x = blk.map(X);
+      // back to the grid's parameters (phi is affine)
+      const double det = 1.0 - 0.06, gx = (x[0] - 0.3 * x[1]) / det, gy = (x[1] - 0.2 * x[0]) / det;
+      const std::string expect = std::abs(gx) < 1e-9 ? "west" : std::abs(gx - 3) < 1e-9 ? "east" : std::abs(gy) < 1e-9 ? "south" : "north";
+      EXPECT_EQ(blk.face_parts()[f], expect) << "seed " << seed << " face " << f;
+    }
+  }
+}
+
+TEST(StructuredBlock, RefusesMeshesThatAreNotOneBlock) {
+  // three quadrilaterals of a triangle meet at its centre: a node of valence 3
+  mesh::HexMesh<2> m;
+  m.source = "tri";
+  m.nodes = {{0, 0}, {2, 0}, {1, 2}, {1, 0}, {1.5, 1}, {0.5, 1}, {1, 0.7}};  // A B C, mid AB BC CA, centre
+  m.cell_nodes = {0, 3, 5, 6, 1, 4, 3, 6, 2, 5, 4, 6};
+  m.cell_tags = {1, 2, 3};
+  for (auto [a, b] : std::vector<std::pair<int, int>>{{0, 3}, {3, 1}, {1, 4}, {4, 2}, {2, 5}, {5, 0}})
+    m.boundary.push_back({"wall", {std::size_t(a), std::size_t(b)}});
+  expect_input_error([&] { mesh::StructuredBlock<2>::recognize(m); }, "mesh tri: not one structured block");
+  // two blocks that do not touch
+  auto two = scrambled_grid(2, 2, 3);
+  const auto other = scrambled_grid(1, 1, 4);
+  const std::size_t off = two.nodes.size();
+  two.nodes.insert(two.nodes.end(), other.nodes.begin(), other.nodes.end());
+  for (auto n : other.cell_nodes) two.cell_nodes.push_back(n + off);
+  two.cell_tags.push_back(999);
+  expect_input_error([&] { mesh::StructuredBlock<2>::recognize(two); }, "more than one connected piece");
+  // a block face split between two parts, and a face in no part
+  auto split = scrambled_grid(2, 1, 5);
+  for (auto& f : split.boundary)
+    if (f.part == "south") {
+      f.part = "south2";
+      break;
+    }
+  expect_input_error([&] { mesh::StructuredBlock<2>::recognize(split); }, "is split between the physical groups");
+  auto unnamed = scrambled_grid(2, 1, 6);
+  std::erase_if(unnamed.boundary, [](const auto& f) { return f.part == "east"; });
+  expect_input_error([&] { mesh::StructuredBlock<2>::recognize(unnamed); }, "is in no physical group");
+}
+
+#ifdef TCFEM_TEST_GMSH
+// ---- Gmsh meshes ---------------------------------------------------------------------------------
+
+std::string temp_file(const std::string& name) {
+  return (std::filesystem::temp_directory_path() / ("tcfem_test_" + name)).string();
+}
+
+TEST(GmshMesh, ReadsTheStructuredAnnulusInBothFormats) {
+  for (int dim : {2, 3})
+    for (int order : {1, 2})
+      for (double version : {2.2, 4.1}) {
+        const auto path = temp_file("annulus_read.msh");
+        test_meshes::write_annulus_mesh(path, dim, 3, order, version);
+        const std::string what = std::to_string(dim) + "D order " + std::to_string(order) + " msh " + std::to_string(version);
+        auto check = [&](auto blk) {
+          for (int d = 0; d < dim; ++d) EXPECT_EQ(blk.cells()[d], 3) << what;
+          EXPECT_EQ(blk.order(), order);
+          std::set<std::string> parts(blk.face_parts().begin(), blk.face_parts().end());
+          const std::set<std::string> want = dim == 2 ? std::set<std::string>{"bottom", "inner", "left", "outer"}
+                                                      : std::set<std::string>{"bottom", "inner", "left", "outer", "zlow", "ztop"};
+          EXPECT_EQ(parts, want) << what;
+          // the faces named inner and outer lie on r = 1 and r = 2 at the mesh's nodes
+          for (int f = 0; f < 2 * dim; ++f) {
+            const auto& name = blk.face_parts()[f];
+            if (name != "inner" && name != "outer") continue;
+            for (int a = 0; a <= 3 * order; ++a) {
+              typename std::decay_t<decltype(blk.map({}))> X{};
+              for (int d = 0; d < dim; ++d) X[d] = double(a) / order;
+              X[f / 2] = f % 2 ? 3.0 : 0.0;
+              const auto x = blk.map(X);
+              EXPECT_NEAR(std::hypot(x[0], x[1]), name == "inner" ? 1.0 : 2.0, 1e-9) << what;
+            }
+          }
+        };
+        if (dim == 2) {
+          const auto m = io::read_gmsh_mesh<2>(path);
+          EXPECT_EQ(m.n_cells(), 9u);
+          check(mesh::StructuredBlock<2>::recognize(m));
+        } else {
+          const auto m = io::read_gmsh_mesh<3>(path);
+          EXPECT_EQ(m.n_cells(), 27u);
+          check(mesh::StructuredBlock<3>::recognize(m));
+        }
+      }
+}
+
+// annulus_problem's data on a Gmsh mesh of the annulus: its parts are the physical groups
+template <int dim>
+problem::ProblemFile gmsh_annulus_problem(int k, int n, int order) {
+  const std::string stem = "annulus_" + std::to_string(dim) + "d_" + std::to_string(n) + "_" + std::to_string(order);
+  test_meshes::write_annulus_mesh(temp_file(stem + ".msh"), dim, n, order, 4.1);
+  const auto box = annulus_problem<dim>(k, n);
+  const std::map<std::string, std::string> names = {{"xmin", "inner"}, {"xmax", "outer"}, {"ymin", "bottom"},
+                                                    {"ymax", "left"},  {"zmin", "zlow"},  {"zmax", "ztop"}};
+  auto parts = [&](const std::map<std::string, std::string>& p) {
+    std::string s;
+    for (const auto& [face, text] : p) s += (s.empty() ? "" : ", ") + ("\"" + names.at(face) + "\": \"" + text + "\"");
+    return "{" + s + "}";
+  };
+  const std::string json = "{\"dim\": " + std::to_string(dim) + ", \"degree\": " + std::to_string(k) +
+                           ", \"mesh\": \"tcfem_test_" + stem + ".msh\", \"coefficient\": \"" + box.coefficient +
+                           "\", \"rhs\": \"" + box.rhs + "\", \"dirichlet\": " + parts(box.dirichlet) +
+                           ", \"neumann\": " + parts(box.neumann) + ", \"exact\": \"" + *box.exact + "\"}";
+  return problem::read_problem_file(write_temp(stem, json));  // the mesh path is relative to the file's folder
+}
+
+struct GmshRateCase {
+  int dim;
+  fe::Disc disc;
+  int k;
+  int order;
+  int n0;
+};
+
+class GmshAnnulusRates : public ::testing::TestWithParam<GmshRateCase> {};
+
+TEST_P(GmshAnnulusRates, OptimalOrders) {
+  const auto c = GetParam();
+  auto errors = [&](int n) {
+    return c.dim == 2 ? solve_problem<2>(gmsh_annulus_problem<2>(c.k, n, c.order), c.disc, c.k)
+                      : solve_problem<3>(gmsh_annulus_problem<3>(c.k, n, c.order), c.disc, c.k);
+  };
+  const auto e0 = errors(c.n0), e1 = errors(2 * c.n0);
+  const double r0 = std::log2(e0.l2 / e1.l2), r1 = std::log2(e0.h1_semi / e1.h1_semi);
+  EXPECT_GT(r0, c.k + 1 - 0.3) << "L2 " << e0.l2 << " -> " << e1.l2;
+  EXPECT_GT(r1, c.k - 0.3) << "H1 " << e0.h1_semi << " -> " << e1.h1_semi;
+}
+
+INSTANTIATE_TEST_SUITE_P(Problem, GmshAnnulusRates,
+                         ::testing::Values(GmshRateCase{2, fe::Disc::cg, 1, 1, 8}, GmshRateCase{2, fe::Disc::cg, 2, 2, 4},
+                                           GmshRateCase{2, fe::Disc::dg, 2, 2, 4}, GmshRateCase{3, fe::Disc::cg, 2, 2, 4},
+                                           GmshRateCase{3, fe::Disc::dg, 1, 1, 2}));
+
+TEST(GmshMesh, MultigridSolvesOnTheMesh) {
+  const auto f = gmsh_annulus_problem<2>(2, 8, 2);
+  const auto mg = solve_problem<2>(f, fe::Disc::cg, 2, true);
+  const auto ref = solve_problem<2>(f, fe::Disc::cg, 2, false);
+  EXPECT_NEAR(mg.l2, ref.l2, 1e-3 * ref.l2);
+}
+
+TEST(GmshMesh, BadMeshesGetTheirErrors) {
+  auto read = [](int dim, const std::string& path) {
+    if (dim == 2)
+      mesh::StructuredBlock<2>::recognize(io::read_gmsh_mesh<2>(path));
+    else
+      mesh::StructuredBlock<3>::recognize(io::read_gmsh_mesh<3>(path));
+  };
+  for (int dim : {2, 3}) {
+    const auto unstructured = temp_file("unstructured.msh"), simplex = temp_file("simplex.msh");
+    test_meshes::write_unstructured_hex_mesh(unstructured, dim);
+    expect_input_error([&] { read(dim, unstructured); }, "not one structured block");
+    test_meshes::write_simplex_mesh(simplex, dim);
+    expect_input_error([&] { read(dim, simplex); }, dim == 2 ? "triangles" : "tetrahedra");
+  }
+  const auto garbage = temp_file("garbage.msh");
+  std::ofstream(garbage) << "$MeshFormat\nnot a mesh\n";
+  expect_input_error([&] { read(2, garbage); }, "Gmsh cannot read it");
+  expect_input_error([&] { read(2, "/nonexistent/m.msh"); }, "cannot read the file");
+  const auto annulus2d = temp_file("annulus_2d_for_3d.msh");
+  test_meshes::write_annulus_mesh(annulus2d, 2, 2, 1, 4.1);
+  expect_input_error([&] { read(3, annulus2d); }, "no 3D cells");
+  // the problem file names box faces instead of the mesh's parts, or forgets one
+  auto f = gmsh_annulus_problem<2>(1, 2, 1);
+  f.dirichlet["xmin"] = "0";
+  expect_input_error([&] { problem::make_problem<2>(f); }, "dirichlet.xmin: unknown boundary part; the parts of the mesh");
+  f.dirichlet.erase("xmin");
+  f.dirichlet.erase("inner");
+  expect_input_error([&] { problem::make_problem<2>(f); }, "inner: the boundary part is missing");
+}
+#endif
 
 }  // namespace
