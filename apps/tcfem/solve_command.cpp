@@ -545,29 +545,7 @@ int run_solve(const SolveOptions& o) {
   }
 
   if (!o.vtu_file.empty()) {
-    io::LagrangeCellData data;
-    data.dim = dim;
-    data.degree = k;
-    data.n_cells = mesh.n_owned_cells();
-    std::vector<double> values;
-    problem::cell_node_values<dim>(mesh, dofs, x, data.points, values);
-    std::vector<double> exact(values.size()), err(values.size()), coef;
-    if (prob) coef.resize(values.size());
-    for (std::size_t i = 0; i < values.size(); ++i) {
-      mesh::Point<dim> p;
-      for (int d = 0; d < dim; ++d) p[d] = data.points[i * 3 + d];
-      if (prob) coef[i] = prob->coefficient ? prob->coefficient(p.data()) : prob->constant_coefficient;
-      if (!have_exact) continue;
-      exact[i] = prob ? prob->exact(p) : problem::exact_solution<dim>(p);
-      err[i] = values[i] - exact[i];
-    }
-    data.point_fields = {{"u", std::move(values)}};
-    if (prob) data.point_fields.push_back({"coefficient", std::move(coef)});
-    if (have_exact) {
-      data.point_fields.push_back({"u_exact", std::move(exact)});
-      data.point_fields.push_back({"error", std::move(err)});
-    }
-    io::write_vtu(o.vtu_file, data);
+    problem::write_solution_vtu<dim>(o.vtu_file, mesh, dofs, x, prob ? &*prob : nullptr);
     stage("VTU output");
     say("  wrote           " + o.vtu_file + "\n");
   }

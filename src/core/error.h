@@ -1,22 +1,10 @@
 #pragma once
-// Error types of tcfem. Every failure that reaches the user is one of these; the command-line
-// tool maps them to exit codes (InputError -> 2, everything else -> 1).
-#include <stdexcept>
+// Error types of tcfem (the public tcfem/error.h) and the invariant check.
 #include <string>
 
+#include "tcfem/error.h"
+
 namespace tcfem {
-
-/// Invalid input: options, sizes, meshes, files. Message names the offending item and what is allowed.
-class InputError : public std::runtime_error {
- public:
-  using std::runtime_error::runtime_error;
-};
-
-/// Internal failure (I/O errors, broken invariants, device errors).
-class Error : public std::runtime_error {
- public:
-  using std::runtime_error::runtime_error;
-};
 
 /// Throws tcfem::Error with file/line context when `cond` is false. For invariants, not for user input.
 #define TCFEM_ASSERT(cond, msg)                                                              \

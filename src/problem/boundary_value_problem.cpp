@@ -1,5 +1,7 @@
 #include "problem/boundary_value_problem.h"
 
+#include "io/vtu_writer.h"
+
 #include <algorithm>
 #include <cmath>
 
@@ -353,5 +355,38 @@ template Errors compute_errors<2>(const mesh::BoxMesh<2>&, const fe::DofLayout<2
 template Errors compute_errors<3>(const mesh::BoxMesh<3>&, const fe::DofLayout<3>&, const Vector<double>&,
                                   const PointFunction<3>&,
                                   const std::function<mesh::Point<3>(const mesh::Point<3>&)>&);
+
+template <int dim>
+void write_solution_vtu(const std::string& path, const mesh::BoxMesh<dim>& mesh, const fe::DofLayout<dim>& dofs,
+                        const Vector<double>& x, const ProblemDefinition<dim>* problem) {
+  io::LagrangeCellData data;
+  data.dim = dim;
+  data.degree = dofs.degree();
+  data.n_cells = mesh.n_owned_cells();
+  std::vector<double> values;
+  cell_node_values<dim>(mesh, dofs, x, data.points, values);
+  const bool have_exact = !problem || problem->exact;
+  std::vector<double> exact(have_exact ? values.size() : 0), err(exact.size()), coef(problem ? values.size() : 0);
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    mesh::Point<dim> p;
+    for (int d = 0; d < dim; ++d) p[d] = data.points[i * 3 + d];
+    if (problem) coef[i] = problem->coefficient ? problem->coefficient(p.data()) : problem->constant_coefficient;
+    if (!have_exact) continue;
+    exact[i] = problem ? problem->exact(p) : exact_solution<dim>(p);
+    err[i] = values[i] - exact[i];
+  }
+  data.point_fields = {{"u", std::move(values)}};
+  if (problem) data.point_fields.push_back({"coefficient", std::move(coef)});
+  if (have_exact) {
+    data.point_fields.push_back({"u_exact", std::move(exact)});
+    data.point_fields.push_back({"error", std::move(err)});
+  }
+  io::write_vtu(path, data);
+}
+
+template void write_solution_vtu<2>(const std::string&, const mesh::BoxMesh<2>&, const fe::DofLayout<2>&,
+                                    const Vector<double>&, const ProblemDefinition<2>*);
+template void write_solution_vtu<3>(const std::string&, const mesh::BoxMesh<3>&, const fe::DofLayout<3>&,
+                                    const Vector<double>&, const ProblemDefinition<3>*);
 
 }  // namespace tcfem::problem

@@ -8,6 +8,7 @@
 // With a constant coefficient c the operator is the Laplacian and f and h are divided by c.
 // Integrals by Gauss quadrature with k+2 points per direction on the isoparametric cells.
 #include <optional>
+#include <string>
 
 #include "core/vector.h"
 #include "fe/dof_layout.h"
@@ -33,5 +34,12 @@ template <int dim>
 Errors compute_errors(const mesh::BoxMesh<dim>& mesh, const fe::DofLayout<dim>& dofs, const Vector<double>& u,
                       const PointFunction<dim>& exact,
                       const std::function<mesh::Point<dim>(const mesh::Point<dim>&)>& gradient);
+
+/// Writes the solution x on the mesh's cells as VTU (io/vtu_writer.h) with the fields u and, with
+/// a problem, its coefficient; with an exact solution (the problem's, or the built-in problem's
+/// when `problem` is null) also u_exact and error.
+template <int dim>
+void write_solution_vtu(const std::string& path, const mesh::BoxMesh<dim>& mesh, const fe::DofLayout<dim>& dofs,
+                        const Vector<double>& x, const ProblemDefinition<dim>* problem);
 
 }  // namespace tcfem::problem

@@ -82,10 +82,14 @@ double Expression::operator()(const double* x) const {
 }
 
 std::array<double, 3> numerical_gradient(const Expression& u, const double* x) {
+  return numerical_gradient([&u](const double* p) { return u(p); }, u.dim(), x);
+}
+
+std::array<double, 3> numerical_gradient(const std::function<double(const double*)>& u, int dim, const double* x) {
   std::array<double, 3> g{0.0, 0.0, 0.0};
   double p[3];
-  for (int d = 0; d < u.dim(); ++d) {
-    for (int e = 0; e < u.dim(); ++e) p[e] = x[e];
+  for (int d = 0; d < dim; ++d) {
+    for (int e = 0; e < dim; ++e) p[e] = x[e];
     const double h = 1e-3 * std::max(1.0, std::abs(x[d]));
     double f[4];
     const double offsets[4] = {-2.0, -1.0, 1.0, 2.0};

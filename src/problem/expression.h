@@ -4,6 +4,7 @@
 // with the constants pi and e and the functions sin cos tan asin acos atan atan2 sinh cosh tanh
 // exp log (natural) ln log2 log10 sqrt abs sign pow min max (and muparser's other built-ins).
 #include <array>
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -37,5 +38,7 @@ class Expression {
 /// The gradient of an expression by fourth-order central differences with the step
 /// h = 1e-3 max(1, |x_d|) (truncation error about h^4 |u^(5)| / 30, rounding about 1e-13 |u| / h).
 std::array<double, 3> numerical_gradient(const Expression& u, const double* x);
+/// The same for any function u of dim coordinates.
+std::array<double, 3> numerical_gradient(const std::function<double(const double*)>& u, int dim, const double* x);
 
 }  // namespace tcfem::problem

@@ -154,6 +154,38 @@ ProblemFile read_problem_file(const std::string& path) {
 }
 
 template <int dim>
+void set_boundary_parts(ProblemDefinition<dim>& p, const std::array<std::string, 2 * dim>& face_parts,
+                        const std::map<std::string, PointFunction<dim>>& dirichlet,
+                        const std::map<std::string, PointFunction<dim>>& neumann, const std::string& where,
+                        const std::string& domain_text) {
+  p.face_parts = face_parts;
+  const std::set<std::string> part_names(face_parts.begin(), face_parts.end());
+  for (const auto* parts : {&dirichlet, &neumann})
+    for (const auto& [name, g] : *parts)
+      if (!part_names.count(name))
+        throw InputError(where + (parts == &dirichlet ? "dirichlet." : "neumann.") + name +
+                         ": unknown boundary part; the parts of " + domain_text + " are " + join(part_names));
+  for (const auto& name : part_names)
+    if (dirichlet.count(name) && neumann.count(name))
+      throw InputError(where + name + ": the boundary part is listed twice (dirichlet and neumann)");
+  for (const auto& name : part_names)
+    if (!dirichlet.count(name) && !neumann.count(name))
+      throw InputError(where + name + ": the boundary part is missing; list it under \"dirichlet\" or \"neumann\"");
+  bool any_dirichlet = false;
+  for (int f = 0; f < 2 * dim; ++f) {
+    const std::string& name = face_parts[f];
+    const bool in_d = dirichlet.count(name) > 0;
+    p.dirichlet_faces[f] = in_d;
+    any_dirichlet |= in_d;
+    p.boundary[f] = in_d ? dirichlet.at(name) : neumann.at(name);
+    if (!p.boundary[f]) throw InputError(where + name + ": the boundary part has no function");
+  }
+  if (!any_dirichlet)
+    throw InputError(where + "neumann: every boundary part is Neumann; the solution is then determined only up to a "
+                     "constant: make at least one part Dirichlet");
+}
+
+template <int dim>
 ProblemDefinition<dim> make_problem(const ProblemFile& file) {
   const std::string where = "problem file " + file.path + ": ";
   if (file.dim != dim) throw InputError(where + "dim: the file is for dim " + std::to_string(file.dim));
@@ -199,47 +231,23 @@ ProblemDefinition<dim> make_problem(const ProblemFile& file) {
     p.coefficient = [a](const double* x) { return (*a)(x); };
   }
   p.rhs = point_function(expr("rhs", file.rhs));
-  // boundary parts: every part exactly once; a part is a box face or a mesh's physical group
-  for (int f = 0; f < 2 * dim; ++f) p.face_parts[f] = box_face_name(f);
+  // boundary parts: a part is a box face or a mesh's physical group
+  std::array<std::string, 2 * dim> face_parts;
+  for (int f = 0; f < 2 * dim; ++f) face_parts[f] = box_face_name(f);
   if constexpr (dim == 2) {
-    if (file.block2) p.face_parts = file.block2->face_parts();
+    if (file.block2) face_parts = file.block2->face_parts();
   } else {
-    if (file.block3) p.face_parts = file.block3->face_parts();
+    if (file.block3) face_parts = file.block3->face_parts();
   }
-  const std::set<std::string> part_names(p.face_parts.begin(), p.face_parts.end());
-  for (const auto* parts : {&file.dirichlet, &file.neumann})
-    for (const auto& [name, text] : *parts)
-      if (!part_names.count(name))
-        throw InputError(where + (parts == &file.dirichlet ? "dirichlet." : "neumann.") + name +
-                         ": unknown boundary part; the parts of " +
-                         (file.mesh ? "the mesh " + *file.mesh + " (its physical groups)"
-                                    : "a " + std::to_string(dim) + "D box") +
-                         " are " + join(part_names));
-  for (const auto& name : part_names)
-    if (file.dirichlet.count(name) && file.neumann.count(name))
-      throw InputError(where + name + ": the boundary part is listed twice (dirichlet and neumann)");
-  for (const auto& name : part_names) {
-    const bool in_d = file.dirichlet.count(name) > 0, in_n = file.neumann.count(name) > 0;
-    if (!in_d && !in_n)
-      throw InputError(where + name + ": the boundary part is missing; list it under \"dirichlet\" or \"neumann\"");
-  }
-  bool any_dirichlet = false;
-  std::map<std::string, PointFunction<dim>> functions;
-  for (const auto& name : part_names) {
-    const bool in_d = file.dirichlet.count(name) > 0;
-    functions[name] = in_d ? point_function(expr("dirichlet." + name, file.dirichlet.at(name)))
-                           : point_function(expr("neumann." + name, file.neumann.at(name)));
-  }
-  for (int f = 0; f < 2 * dim; ++f) {
-    const std::string& name = p.face_parts[f];
-    const bool in_d = file.dirichlet.count(name) > 0;
-    p.dirichlet_faces[f] = in_d;
-    any_dirichlet |= in_d;
-    p.boundary[f] = functions.at(name);
-  }
-  if (!any_dirichlet)
-    throw InputError(where + "neumann: every boundary part is Neumann; the solution is then determined only up to a "
-                     "constant: make at least one part Dirichlet");
+  const std::set<std::string> part_names(face_parts.begin(), face_parts.end());
+  std::map<std::string, PointFunction<dim>> dirichlet, neumann;
+  for (const auto& [name, text] : file.dirichlet)
+    dirichlet[name] = part_names.count(name) ? point_function(expr("dirichlet." + name, text)) : nullptr;
+  for (const auto& [name, text] : file.neumann)
+    neumann[name] = part_names.count(name) ? point_function(expr("neumann." + name, text)) : nullptr;
+  set_boundary_parts<dim>(p, face_parts, dirichlet, neumann, where,
+                          file.mesh ? "the mesh " + *file.mesh + " (its physical groups)"
+                                    : "a " + std::to_string(dim) + "D box");
   if (file.exact) {
     const auto u = expr("exact", *file.exact);
     p.exact = point_function(u);
@@ -264,6 +272,14 @@ ProblemDefinition<dim> make_problem(const ProblemFile& file) {
   return p;
 }
 
+template void set_boundary_parts<2>(ProblemDefinition<2>&, const std::array<std::string, 4>&,
+                                    const std::map<std::string, PointFunction<2>>&,
+                                    const std::map<std::string, PointFunction<2>>&, const std::string&,
+                                    const std::string&);
+template void set_boundary_parts<3>(ProblemDefinition<3>&, const std::array<std::string, 6>&,
+                                    const std::map<std::string, PointFunction<3>>&,
+                                    const std::map<std::string, PointFunction<3>>&, const std::string&,
+                                    const std::string&);
 template ProblemDefinition<2> make_problem<2>(const ProblemFile&);
 template ProblemDefinition<3> make_problem<3>(const ProblemFile&);
 

@@ -73,6 +73,16 @@ struct ProblemDefinition {
   std::map<std::string, std::string> texts;  ///< key -> expression text, for reports
 };
 
+/// Sets the boundary parts of `p`: face_parts[f] names the part of box face f; every part must be
+/// in exactly one of `dirichlet` and `neumann` (part -> g or h), and one part must be Dirichlet.
+/// InputError starting with `where` naming the part otherwise; domain_text says whose parts these
+/// are ("a 2D box").
+template <int dim>
+void set_boundary_parts(ProblemDefinition<dim>& p, const std::array<std::string, 2 * dim>& face_parts,
+                        const std::map<std::string, PointFunction<dim>>& dirichlet,
+                        const std::map<std::string, PointFunction<dim>>& neumann, const std::string& where,
+                        const std::string& domain_text);
+
 /// Parses the expressions of `file` (InputError naming the key for malformed ones, unknown names,
 /// boundary parts missing or listed twice, an all-Neumann problem, a mesh file).
 template <int dim>
