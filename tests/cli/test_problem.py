@@ -61,6 +61,18 @@ def solve(tmp, problem, extra, name):
     return r, data
 
 
+def expect_refused(tmp, name, problem, part, extra=()):
+    """The problem (None: a missing file) is exit 2 with one line on stderr containing part, and no
+    report is written."""
+    path = write(tmp, name + ".json", problem) if problem is not None else os.path.join(tmp, "absent.json")
+    report = os.path.join(tmp, name + ".out.json")
+    r = run(["solve", "--problem", path, "--json", report, "--backend", "cpu"] + list(extra))
+    lines = [l for l in r.stderr.splitlines() if l.strip()]
+    check(r.returncode == 2, f"{name}: exit {r.returncode} (expected 2); stderr {r.stderr!r}")
+    check(len(lines) == 1 and part in lines[0], f"{name}: message {lines!r} lacks {part!r}")
+    check(not os.path.exists(report), f"{name}: a report was written")
+
+
 def test_annulus(tmp):
     """cg and dg on the quarter annulus: errors fall at the optimal rates under --refine; the reports
     name the problem, the geometry and the parts; the VTU carries the coefficient and the error."""
@@ -135,13 +147,7 @@ def test_overrides(tmp):
 def test_bad_input(tmp):
     """Each bad problem: exit 2, one line on stderr naming the problem, no report written."""
     def bad(name, problem, part, extra=()):
-        path = write(tmp, name + ".json", problem) if problem is not None else os.path.join(tmp, "absent.json")
-        report = os.path.join(tmp, name + ".out.json")
-        r = run(["solve", "--problem", path, "--json", report, "--backend", "cpu"] + list(extra))
-        lines = [l for l in r.stderr.splitlines() if l.strip()]
-        check(r.returncode == 2, f"{name}: exit {r.returncode} (expected 2); stderr {r.stderr!r}")
-        check(len(lines) == 1 and part in lines[0], f"{name}: message {lines!r} lacks {part!r}")
-        check(not os.path.exists(report), f"{name}: a report was written")
+        expect_refused(tmp, name, problem, part, extra)
 
     def variant(**changes):
         p = json.loads(json.dumps(ANNULUS))
@@ -214,13 +220,7 @@ def test_gmsh(tmp):
         check(rate0 > 3 - 0.4, f"gmsh {disc} L2 rate {rate0:.2f}")
 
     def bad(name, problem, part, extra=()):
-        path = write(tmp, name + ".json", problem)
-        report = os.path.join(tmp, name + ".out.json")
-        r = run(["solve", "--problem", path, "--json", report, "--backend", "cpu"] + list(extra))
-        lines = [l for l in r.stderr.splitlines() if l.strip()]
-        check(r.returncode == 2, f"{name}: exit {r.returncode} (expected 2); stderr {r.stderr!r}")
-        check(len(lines) == 1 and part in lines[0], f"{name}: message {lines!r} lacks {part!r}")
-        check(not os.path.exists(report), f"{name}: a report was written")
+        expect_refused(tmp, name, problem, part, extra)
 
     write_mesh(["unstructured", 2], "unstructured.msh")
     bad("unstructured", mesh_problem("unstructured.msh"), "not one structured block")
