@@ -41,16 +41,6 @@ Lattice<dim> corner_position(const Placement<dim>& p, int t) {
   return x;
 }
 
-template <int dim>
-std::string point_text(const Point<dim>& x) {
-  char s[96];
-  if constexpr (dim == 2)
-    std::snprintf(s, sizeof s, "(%.6g, %.6g)", x[0], x[1]);
-  else
-    std::snprintf(s, sizeof s, "(%.6g, %.6g, %.6g)", x[0], x[1], x[2]);
-  return s;
-}
-
 double lagrange(int order, int i, double xi) {
   if (order == 1) return i == 0 ? 1.0 - xi : xi;
   switch (i) {
@@ -123,7 +113,7 @@ StructuredBlock<dim> StructuredBlock<dim>::recognize(const HexMesh<dim>& mesh) {
       const auto x = corner_position(place[c], t);
       const auto [it, inserted] = vertex.emplace(corner(c, t), x);
       if (!inserted && it->second != x)
-        throw InputError(not_block + "the cells around the node at " + point_text<dim>(mesh.nodes[corner(c, t)]) +
+        throw InputError(not_block + "the cells around the node at " + point_text(mesh.nodes[corner(c, t)].data(), dim) +
                          " do not meet as in a lattice (an unstructured mesh)");
     }
   };
@@ -240,7 +230,7 @@ StructuredBlock<dim> StructuredBlock<dim>::recognize(const HexMesh<dim>& mesh) {
       Point<dim> centre{};
       for (auto n : bf.corners)
         for (int d = 0; d < dim; ++d) centre[d] += mesh.nodes.at(n)[d] / cpf;
-      throw InputError(where + "physical group \"" + bf.part + "\" has a face at " + point_text<dim>(centre) +
+      throw InputError(where + "physical group \"" + bf.part + "\" has a face at " + point_text(centre.data(), dim) +
                        (it == faces.end() ? " that is no face of a cell" : " inside the domain"));
     }
     // the block face: the lattice axis along which all corners agree, at 0 or n
@@ -273,7 +263,7 @@ StructuredBlock<dim> StructuredBlock<dim>::recognize(const HexMesh<dim>& mesh) {
       for (int d = 0; d < dim; ++d) centre[d] += mesh.nodes[corner(cell, t)][d];
     }
     for (int d = 0; d < dim; ++d) centre[d] /= m;
-    const std::string face_text = "the block face through " + point_text<dim>(centre);
+    const std::string face_text = "the block face through " + point_text(centre.data(), dim);
     if (on_face[f].empty())
       throw InputError(where + face_text + " is in no physical group; name every boundary face in a physical group "
                        "of dimension " + std::to_string(dim - 1));

@@ -66,15 +66,6 @@ std::string cell_name(const auto& c) {
   return s + ")";
 }
 
-std::string point_name(const double* x, int dim) {
-  std::string s = "(";
-  char buf[32];
-  for (int d = 0; d < dim; ++d) {
-    std::snprintf(buf, sizeof buf, "%s%.6g", d ? ", " : "", x[d]);
-    s += buf;
-  }
-  return s + ")";
-}
 }  // namespace
 
 template <int dim>
@@ -86,7 +77,7 @@ double checked_coefficient(const Coefficient& coefficient, const double* x, cons
     std::snprintf(buf, sizeof buf, "%.6g", a);
     std::string grid;
     for (int d = 0; d < dim; ++d) grid += (d ? " x " : "") + std::to_string(n_cells[d]);
-    throw InputError("coefficient: a = " + std::string(buf) + " at the point " + point_name(x, dim) + " (cell " +
+    throw InputError("coefficient: a = " + std::string(buf) + " at the point " + point_text(x, dim) + " (cell " +
                      cell_name(cell) + " of the mesh with " + grid + " cells); the coefficient must be positive "
                      "and finite at every quadrature point of every multigrid level");
   }

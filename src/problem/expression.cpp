@@ -17,15 +17,6 @@ std::atomic<unsigned long> next_id{1};
 
 double pow_function(double a, double b) { return std::pow(a, b); }
 
-std::string point_text(const double* x, int dim) {
-  std::string s = "(";
-  char buf[40];
-  for (int d = 0; d < dim; ++d) {
-    std::snprintf(buf, sizeof buf, "%s%.9g", d ? ", " : "", x[d]);
-    s += buf;
-  }
-  return s + ")";
-}
 }  // namespace
 
 struct Expression::Evaluator {
