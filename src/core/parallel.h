@@ -32,7 +32,8 @@ inline int host_threads() {
 
 /// Splits [begin, end) into contiguous chunks, one per thread, and calls f(chunk_begin, chunk_end,
 /// thread) for each; thread t gets the t-th chunk in order. Chunks have at least `grain` indices
-/// (fewer threads on small ranges). The first exception thrown is rethrown.
+/// (fewer threads on small ranges). When chunks throw, the exception of the lowest chunk is
+/// rethrown (the same one whatever the timing).
 template <typename F>
 void parallel_chunks(std::size_t begin, std::size_t end, F&& f, int threads = host_threads(), std::size_t grain = 1) {
   if (end <= begin) return;
@@ -43,8 +44,7 @@ void parallel_chunks(std::size_t begin, std::size_t end, F&& f, int threads = ho
     f(begin, end, 0);
     return;
   }
-  std::exception_ptr error;
-  std::mutex error_mutex;
+  std::vector<std::exception_ptr> errors(t);
   std::vector<std::thread> pool;
   pool.reserve(t);
   for (std::size_t i = 0; i < t; ++i) {
@@ -53,13 +53,13 @@ void parallel_chunks(std::size_t begin, std::size_t end, F&& f, int threads = ho
       try {
         f(b, e, static_cast<int>(i));
       } catch (...) {
-        std::lock_guard<std::mutex> lock(error_mutex);
-        if (!error) error = std::current_exception();
+        errors[i] = std::current_exception();
       }
     });
   }
   for (auto& th : pool) th.join();
-  if (error) std::rethrow_exception(error);
+  for (auto& error : errors)
+    if (error) std::rethrow_exception(error);
 }
 
 }  // namespace tcfem

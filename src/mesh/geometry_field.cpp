@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "core/error.h"
+#include "core/parallel.h"
 #include "fe/quadrature.h"
 
 namespace tcfem::mesh {
@@ -22,19 +23,21 @@ GeometryField<dim>::GeometryField(const BoxMesh<dim>& mesh, int degree) : degree
   }
   coords_.resize(n_nodes * dim);
   const auto h = mesh.cell_size();
-  for (std::size_t i = 0; i < n_nodes; ++i) {
-    std::size_t r = i;
-    Point<dim> x;
-    for (int d = 0; d < dim; ++d) {
-      const long p = begin_[d] + static_cast<long>(r % extent_[d]);
-      r /= extent_[d];
-      const long cell = std::min<long>(p / degree, mesh.n_cells()[d] - 1);
-      const int local = static_cast<int>(p - cell * degree);
-      x[d] = mesh.origin()[d] + (cell + gll[local]) * h[d];
+  parallel_chunks(0, n_nodes, [&](std::size_t first, std::size_t last, int) {
+    for (std::size_t i = first; i < last; ++i) {
+      std::size_t r = i;
+      Point<dim> x;
+      for (int d = 0; d < dim; ++d) {
+        const long p = begin_[d] + static_cast<long>(r % extent_[d]);
+        r /= extent_[d];
+        const long cell = std::min<long>(p / degree, mesh.n_cells()[d] - 1);
+        const int local = static_cast<int>(p - cell * degree);
+        x[d] = mesh.origin()[d] + (cell + gll[local]) * h[d];
+      }
+      const auto y = mesh.map(x);
+      for (int d = 0; d < dim; ++d) coords_[i * dim + d] = y[d];
     }
-    const auto y = mesh.map(x);
-    for (int d = 0; d < dim; ++d) coords_[i * dim + d] = y[d];
-  }
+  }, host_threads(), 4096);
 }
 
 template <int dim>

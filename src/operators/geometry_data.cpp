@@ -6,6 +6,7 @@
 #include <string>
 
 #include "core/error.h"
+#include "core/parallel.h"
 
 namespace tcfem::operators {
 
@@ -48,6 +49,12 @@ void cell_jacobians(const tensor::Evaluator<dim, double>& ev, const double* node
 }
 
 namespace {
+int ipow(int n, int p) {
+  int r = 1;
+  for (int i = 0; i < p; ++i) r *= n;
+  return r;
+}
+
 template <int dim>
 double tensor_weight(const fe::Quadrature1D& quad, int q, int skip_dir) {
   double w = 1.0;
@@ -89,46 +96,49 @@ CellGeometry<dim, Number> compute_cell_geometry(const mesh::BoxMesh<dim>& mesh,
                                                 const mesh::GeometryField<dim>& geometry,
                                                 const fe::Quadrature1D& quad, const Coefficient& coefficient) {
   const auto basis = fe::LagrangeBasis1D::gauss_lobatto(geometry.degree());
-  tensor::Evaluator<dim, double> ev(basis, quad);
-  const int nq = ev.points_per_cell(), nb = ev.dofs_per_cell();
+  const int nq = ipow(quad.size(), dim), nb = ipow(geometry.degree() + 1, dim);
   const std::size_t n_cells = mesh.n_owned_cells();
   CellGeometry<dim, Number> g;
   g.points_per_cell = nq;
   g.JxW.resize(n_cells * nq);
   g.coef.resize(n_cells * nq * n_sym<dim>);
   g.volume.resize(n_cells);
-  std::vector<double> nodes(dim * nb), x(dim * nq), J(dim * dim * nq);
-  for (std::size_t cell = 0; cell < n_cells; ++cell) {
-    const auto c = mesh.cell_index(cell);
-    geometry.cell_nodes(c, nodes.data());
-    cell_jacobians<dim>(ev, nodes.data(), x.data(), J.data());
-    double vol = 0.0;
-    for (int q = 0; q < nq; ++q) {
-      std::array<std::array<double, dim>, dim> Jq, inv;
-      for (int a = 0; a < dim; ++a)
-        for (int b = 0; b < dim; ++b) Jq[a][b] = J[(a * dim + b) * nq + q];
-      const double det = invert<dim>(Jq, inv);
-      if (!(det > 0.0))
-        throw InputError("mesh cell " + cell_name(c) + " is inverted or degenerate (det J = " +
-                         std::to_string(det) + ")");
-      const double jxw = det * tensor_weight<dim>(quad, q, -1);
-      vol += jxw;
-      g.JxW[cell * nq + q] = static_cast<Number>(jxw);
-      double a = 1.0;
-      if (coefficient) {
-        double xq[dim];
-        for (int d = 0; d < dim; ++d) xq[d] = x[d * nq + q];
-        a = checked_coefficient<dim>(coefficient, xq, c, mesh.n_cells());
-      }
-      for (int i = 0; i < dim; ++i)
-        for (int j = i; j < dim; ++j) {
-          double s = 0.0;
-          for (int k = 0; k < dim; ++k) s += inv[i][k] * inv[j][k];
-          g.coef[(cell * n_sym<dim> + sym_index<dim>(i, j)) * nq + q] = static_cast<Number>(a * s * jxw);
+  // cells are independent: contiguous ranges per thread (an error names the lowest failing range's cell)
+  parallel_chunks(0, n_cells, [&](std::size_t first, std::size_t last, int) {
+    const tensor::Evaluator<dim, double> ev(basis, quad);
+    std::vector<double> nodes(dim * nb), x(dim * nq), J(dim * dim * nq);
+    for (std::size_t cell = first; cell < last; ++cell) {
+      const auto c = mesh.cell_index(cell);
+      geometry.cell_nodes(c, nodes.data());
+      cell_jacobians<dim>(ev, nodes.data(), x.data(), J.data());
+      double vol = 0.0;
+      for (int q = 0; q < nq; ++q) {
+        std::array<std::array<double, dim>, dim> Jq, inv;
+        for (int a = 0; a < dim; ++a)
+          for (int b = 0; b < dim; ++b) Jq[a][b] = J[(a * dim + b) * nq + q];
+        const double det = invert<dim>(Jq, inv);
+        if (!(det > 0.0))
+          throw InputError("mesh cell " + cell_name(c) + " is inverted or degenerate (det J = " +
+                           std::to_string(det) + ")");
+        const double jxw = det * tensor_weight<dim>(quad, q, -1);
+        vol += jxw;
+        g.JxW[cell * nq + q] = static_cast<Number>(jxw);
+        double a = 1.0;
+        if (coefficient) {
+          double xq[dim];
+          for (int d = 0; d < dim; ++d) xq[d] = x[d * nq + q];
+          a = checked_coefficient<dim>(coefficient, xq, c, mesh.n_cells());
         }
+        for (int i = 0; i < dim; ++i)
+          for (int j = i; j < dim; ++j) {
+            double s = 0.0;
+            for (int k = 0; k < dim; ++k) s += inv[i][k] * inv[j][k];
+            g.coef[(cell * n_sym<dim> + sym_index<dim>(i, j)) * nq + q] = static_cast<Number>(a * s * jxw);
+          }
+      }
+      g.volume[cell] = vol;
     }
-    g.volume[cell] = vol;
-  }
+  }, host_threads(), 256);
   return g;
 }
 
@@ -140,16 +150,10 @@ FaceGeometry<dim, Number> compute_face_geometry(const mesh::BoxMesh<dim>& mesh,
                                                 const Coefficient& coefficient,
                                                 const fe::DirichletFaces<dim>& dirichlet) {
   const auto basis = fe::LagrangeBasis1D::gauss_lobatto(geometry.degree());
-  tensor::Evaluator<dim, double> ev(basis, quad);
-  const int nf = ev.points_per_face(), nb = ev.dofs_per_cell();
+  const int nf = ipow(quad.size(), dim - 1), nb = ipow(geometry.degree() + 1, dim);
   const auto& owned = mesh.partition().owned;
   FaceGeometry<dim, Number> g;
   g.points_per_face = nf;
-  std::vector<double> nodes(dim * nb), val(nf), grad(dim * nf);
-  // J[side][c][e][q]
-  std::vector<double> Jside[2], xside[2];
-  for (auto& j : Jside) j.resize(dim * dim * nf);
-  for (auto& x : xside) x.resize(dim * nf);
   for (int d = 0; d < dim; ++d) {
     auto& dir = g.dirs[d];
     std::size_t n_faces = 1;
@@ -161,82 +165,90 @@ FaceGeometry<dim, Number> compute_face_geometry(const mesh::BoxMesh<dim>& mesh,
     dir.a_minus.assign(n_faces * dim * nf, Number(0));
     dir.a_plus.assign(n_faces * dim * nf, Number(0));
     dir.penalty.assign(n_faces, Number(0));
-    for (std::size_t f = 0; f < n_faces; ++f) {
-      const auto pos = face_position<dim>(dir.extent, owned, f);
-      const bool has_minus = pos[d] > 0, has_plus = pos[d] < mesh.n_cells()[d];
-      bool have[2] = {has_minus, has_plus};
-      for (int s = 0; s < 2; ++s) {
-        if (!have[s]) continue;
-        auto c = pos;
-        if (s == 0) c[d] -= 1;
-        geometry.cell_nodes(c, nodes.data());
-        for (int comp = 0; comp < dim; ++comp) {
-          ev.face_evaluate(nodes.data() + comp * nb, d, s == 0 ? 1 : 0, val.data(), grad.data());
-          for (int q = 0; q < nf; ++q) xside[s][comp * nf + q] = val[q];
-          for (int e = 0; e < dim; ++e)
-            for (int q = 0; q < nf; ++q) Jside[s][(comp * dim + e) * nf + q] = grad[e * nf + q];
-        }
-      }
-      const int ref = has_minus ? 0 : 1;  // side whose Jacobian defines the normal
-      // a Neumann face of the box: no face terms
-      const bool neumann = !(has_minus && has_plus) && !dirichlet[2 * d + (has_minus ? 1 : 0)];
-      double area = 0.0, a_max = 0.0;
-      for (int q = 0; q < nf; ++q) {
-        std::array<std::array<double, dim>, dim> Jq, inv;
-        for (int a = 0; a < dim; ++a)
-          for (int b = 0; b < dim; ++b) Jq[a][b] = Jside[ref][(a * dim + b) * nf + q];
-        const double det = invert<dim>(Jq, inv);
-        std::array<double, dim> m;
-        double mn = 0.0;
-        for (int c = 0; c < dim; ++c) {
-          m[c] = inv[d][c];
-          mn += m[c] * m[c];
-        }
-        mn = std::sqrt(mn);
-        // normal from - to + ; on the lower boundary (no - cell) the outward normal is -m
-        const double sign = has_minus ? 1.0 : -1.0;
-        std::array<double, dim> n;
-        for (int c = 0; c < dim; ++c) n[c] = sign * m[c] / mn;
-        const double jxw = std::abs(det) * mn * tensor_weight<dim>(quad, q, d);
-        area += jxw;
-        dir.JxW[f * nf + q] = static_cast<Number>(jxw);
-        double a = 1.0;
-        if (coefficient) {
-          double xq[dim];
-          for (int c = 0; c < dim; ++c) xq[c] = xside[ref][c * nf + q];
-          auto cell = pos;
-          if (ref == 0) cell[d] -= 1;
-          a = checked_coefficient<dim>(coefficient, xq, cell, mesh.n_cells());
-        }
-        a_max = std::max(a_max, a);
-        if (neumann) continue;
+    parallel_chunks(0, n_faces, [&](std::size_t first, std::size_t last, int) {
+      const tensor::Evaluator<dim, double> ev(basis, quad);
+      std::vector<double> nodes(dim * nb), val(nf), grad(dim * nf);
+      // J[side][c][e][q]
+      std::vector<double> Jside[2], xside[2];
+      for (auto& j : Jside) j.resize(dim * dim * nf);
+      for (auto& x : xside) x.resize(dim * nf);
+      for (std::size_t f = first; f < last; ++f) {
+        const auto pos = face_position<dim>(dir.extent, owned, f);
+        const bool has_minus = pos[d] > 0, has_plus = pos[d] < mesh.n_cells()[d];
+        bool have[2] = {has_minus, has_plus};
         for (int s = 0; s < 2; ++s) {
           if (!have[s]) continue;
-          for (int a = 0; a < dim; ++a)
-            for (int b = 0; b < dim; ++b) Jq[a][b] = Jside[s][(a * dim + b) * nf + q];
-          invert<dim>(Jq, inv);
-          // boundary faces keep their single side's vector in a_minus
-          auto& target = (has_minus && has_plus && s == 1) ? dir.a_plus : dir.a_minus;
-          for (int e = 0; e < dim; ++e) {
-            double v = 0.0;
-            for (int c = 0; c < dim; ++c) v += inv[e][c] * n[c];
-            target[(f * dim + e) * nf + q] = static_cast<Number>(a * v);
+          auto c = pos;
+          if (s == 0) c[d] -= 1;
+          geometry.cell_nodes(c, nodes.data());
+          for (int comp = 0; comp < dim; ++comp) {
+            ev.face_evaluate(nodes.data() + comp * nb, d, s == 0 ? 1 : 0, val.data(), grad.data());
+            for (int q = 0; q < nf; ++q) xside[s][comp * nf + q] = val[q];
+            for (int e = 0; e < dim; ++e)
+              for (int q = 0; q < nf; ++q) Jside[s][(comp * dim + e) * nf + q] = grad[e * nf + q];
           }
         }
+        const int ref = has_minus ? 0 : 1;  // side whose Jacobian defines the normal
+        // a Neumann face of the box: no face terms
+        const bool neumann = !(has_minus && has_plus) && !dirichlet[2 * d + (has_minus ? 1 : 0)];
+        double area = 0.0, a_max = 0.0;
+        for (int q = 0; q < nf; ++q) {
+          std::array<std::array<double, dim>, dim> Jq, inv;
+          for (int a = 0; a < dim; ++a)
+            for (int b = 0; b < dim; ++b) Jq[a][b] = Jside[ref][(a * dim + b) * nf + q];
+          const double det = invert<dim>(Jq, inv);
+          std::array<double, dim> m;
+          double mn = 0.0;
+          for (int c = 0; c < dim; ++c) {
+            m[c] = inv[d][c];
+            mn += m[c] * m[c];
+          }
+          mn = std::sqrt(mn);
+          // normal from - to + ; on the lower boundary (no - cell) the outward normal is -m
+          const double sign = has_minus ? 1.0 : -1.0;
+          std::array<double, dim> n;
+          for (int c = 0; c < dim; ++c) n[c] = sign * m[c] / mn;
+          const double jxw = std::abs(det) * mn * tensor_weight<dim>(quad, q, d);
+          area += jxw;
+          dir.JxW[f * nf + q] = static_cast<Number>(jxw);
+          double a = 1.0;
+          if (coefficient) {
+            double xq[dim];
+            for (int c = 0; c < dim; ++c) xq[c] = xside[ref][c * nf + q];
+            auto cell = pos;
+            if (ref == 0) cell[d] -= 1;
+            a = checked_coefficient<dim>(coefficient, xq, cell, mesh.n_cells());
+          }
+          a_max = std::max(a_max, a);
+          if (neumann) continue;
+          for (int s = 0; s < 2; ++s) {
+            if (!have[s]) continue;
+            for (int a = 0; a < dim; ++a)
+              for (int b = 0; b < dim; ++b) Jq[a][b] = Jside[s][(a * dim + b) * nf + q];
+            invert<dim>(Jq, inv);
+            // boundary faces keep their single side's vector in a_minus
+            auto& target = (has_minus && has_plus && s == 1) ? dir.a_plus : dir.a_minus;
+            for (int e = 0; e < dim; ++e) {
+              double v = 0.0;
+              for (int c = 0; c < dim; ++c) v += inv[e][c] * n[c];
+              target[(f * dim + e) * nf + q] = static_cast<Number>(a * v);
+            }
+          }
+        }
+        auto volume_of = [&](std::array<int, dim> c) { return cells.volume[mesh.cell_number(c)]; };
+        double pen;
+        if (has_minus && has_plus) {
+          auto cm = pos;
+          cm[d] -= 1;
+          pen = penalty_factor * (area / volume_of(cm) + area / volume_of(pos));
+        } else {
+          auto c = pos;
+          if (has_minus) c[d] -= 1;
+          pen = 2.0 * penalty_factor * area / volume_of(c);
+        }
+        dir.penalty[f] = static_cast<Number>(neumann ? 0.0 : pen * a_max);
       }
-      auto volume_of = [&](std::array<int, dim> c) { return cells.volume[mesh.cell_number(c)]; };
-      double pen;
-      if (has_minus && has_plus) {
-        auto cm = pos;
-        cm[d] -= 1;
-        pen = penalty_factor * (area / volume_of(cm) + area / volume_of(pos));
-      } else {
-        auto c = pos;
-        if (has_minus) c[d] -= 1;
-        pen = 2.0 * penalty_factor * area / volume_of(c);
-      }
-      dir.penalty[f] = static_cast<Number>(neumann ? 0.0 : pen * a_max);
-    }
+    }, host_threads(), 256);
   }
   return g;
 }
