@@ -3,12 +3,21 @@
 // right-hand sides, boundary data, maps and exact solutions. Parsed and evaluated by muparser,
 // with the constants pi and e and the functions sin cos tan asin acos atan atan2 sinh cosh tanh
 // exp log (natural) ln log2 log10 sqrt abs sign pow min max (and muparser's other built-ins).
+#include <algorithm>
 #include <array>
+#include <cmath>
 #include <functional>
 #include <memory>
 #include <string>
 
+#include "core/error.h"
+
 namespace tcfem::problem {
+
+/// The languages an expression can be written back in: CUDA C++ (a device expression in the
+/// coordinates x[0], x[1], x[2], constants in hexadecimal, exact) and the expression language
+/// itself (used to check the translation against the parsed expression).
+enum class ExpressionDialect { cuda, muparser };
 
 class Expression {
  public:
@@ -25,6 +34,14 @@ class Expression {
   const std::string& key() const { return key_; }
   const std::string& text() const { return text_; }
   int dim() const { return dim_; }
+  /// The expression as muparser compiled it (constants folded, every operation parenthesized),
+  /// written in `dialect`. CUDA text calls the helpers of device_prelude(); it computes the same
+  /// operations in the same order as the host evaluation (the math functions are the device's).
+  std::string source(ExpressionDialect dialect) const;
+  /// Device definitions of the helper functions that CUDA sources call (sign, min, max).
+  static const char* device_prelude();
+  /// The error for a value that is NaN or infinite at x: names the key, the value and the point.
+  InputError not_finite(double value, const double* x) const;
 
  private:
   struct Evaluator;
@@ -34,6 +51,9 @@ class Expression {
   bool constant_ = false;
   unsigned long id_;
 };
+
+/// The step of numerical_gradient along a coordinate whose value is x_d.
+inline double gradient_step(double x_d) { return 1e-3 * std::max(1.0, std::abs(x_d)); }
 
 /// The gradient of an expression by fourth-order central differences with the step
 /// h = 1e-3 max(1, |x_d|) (truncation error about h^4 |u^(5)| / 30, rounding about 1e-13 |u| / h).

@@ -90,6 +90,46 @@ TEST(Expression, NumericalGradient) {
   EXPECT_NEAR(g[2], 3 * 0.49, 1e-11);
 }
 
+/// Expressions covering every function and operation of the language (valid on [0.1, 0.9]^3).
+const std::vector<std::string>& language_corpus() {
+  static const std::vector<std::string> c = {
+      "x*y + z^2", "-x^2 + 3", "2*x + 1", "x^3 - y^4 / (1 + z)", "sin(pi*x)*cos(y) + tan(z)",
+      "asin(x) + acos(y) + atan(z) + atan2(y, x)", "sinh(x) - cosh(y) * tanh(z)", "asinh(x) + acosh(1 + y) + atanh(z/2)",
+      "exp(x) + log(y) + ln(z) + log2(x) + log10(y)", "sqrt(x*y) + abs(y - z) + sign(x - 0.5) + rint(10*z)",
+      "pow(x, y) + pow(2, z) + e^x - _pi + _e", "min(x, y) + max(x, y, z) + sum(x, y, z, 1) + avg(x, y)",
+      "x < 0.5 ? x*y : (y > 0.3 ? y : z)", "(x <= y) + (x >= z) + (x == y) + (x != z) + (x < y && y < z) + (x > y || z > y)",
+      "+x - -y", "1e-3*x + 2.5e2*y*z", "2*pi*3", "(1+x)*cos(pi/2*y)", "1 + 9*(x*x + y*y - 1)/3"};
+  return c;
+}
+
+TEST(Expression, DeviceSourceMatchesTheParsedExpression) {
+  // the translation read back by muparser computes the same values, bit for bit
+  std::mt19937 rng(20261124);
+  std::uniform_real_distribution<double> coordinate(0.1, 0.9);
+  for (const auto& text : language_corpus()) {
+    const problem::Expression e("k", text, 3);
+    const std::string back_text = e.source(problem::ExpressionDialect::muparser);
+    const problem::Expression back("k", back_text, 3);
+    for (int i = 0; i < 50; ++i) {
+      const double x[3] = {coordinate(rng), coordinate(rng), coordinate(rng)};
+      ASSERT_EQ(e(x), back(x)) << text << " -> " << back_text;
+    }
+    // the CUDA text uses the coordinates x[d], function calls and hexadecimal constants only
+    const std::string cuda = e.source(problem::ExpressionDialect::cuda);
+    EXPECT_EQ(cuda.find('^'), std::string::npos) << cuda;
+    EXPECT_EQ(cuda.find('y'), std::string::npos) << cuda;
+    EXPECT_EQ(cuda.find("_pi"), std::string::npos) << cuda;
+  }
+  EXPECT_EQ(problem::Expression("k", "x^2", 2).source(problem::ExpressionDialect::cuda), "(x[0] * x[0])");
+  EXPECT_EQ(problem::Expression("k", "2*pi", 2).source(problem::ExpressionDialect::cuda), "(0x1.921fb54442d18p+2)");
+  EXPECT_EQ(problem::Expression("k", "x^y", 2).source(problem::ExpressionDialect::cuda), "pow(x[0], x[1])");
+  EXPECT_EQ(problem::Expression("k", "min(x, y, 1)", 2).source(problem::ExpressionDialect::cuda),
+            "tcfem_min(tcfem_min(x[0], x[1]), (0x1p+0))");
+  EXPECT_EQ(problem::Expression("k", "x < 1 ? y : 2", 2).source(problem::ExpressionDialect::cuda),
+            "((((x[0] < (0x1p+0)) ? 1.0 : 0.0) != 0.0) ? x[1] : (0x1p+1))");
+  expect_input_error([] { problem::Expression("rhs", "x, y", 2); }, "one expression expected");
+}
+
 // ---- problem files ------------------------------------------------------------------------------
 
 std::string write_temp(const std::string& name, const std::string& text) {
