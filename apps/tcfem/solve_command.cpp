@@ -30,6 +30,7 @@
 #include "operators/cpu/laplace_operator.h"
 #include "operators/cpu/sparse_matrix.h"
 #include "problem/boundary_value_problem.h"
+#include "problem/device_problem.h"
 #include "problem/poisson.h"
 #include "problem/problem_file.h"
 #include "solvers/cg.h"
@@ -369,15 +370,30 @@ int run_solve(const SolveOptions& o) {
   std::optional<solvers::JacobiPreconditioner<double>> P;
   if (!uses_multigrid(o)) P.emplace(diag);
   Vector<double> b, lift;
-  if (prob) {
+  // the device multigrid solve builds b on the device: the volume term there (the expressions
+  // compiled), the terms of boundary cells here
+  std::optional<problem::DeviceProblem<dim>> device_problem;
+  problem::BoundaryTerms boundary_terms;
+  if (device_multigrid) {
+    device_problem.emplace(mesh, dofs, prob ? &*prob : nullptr);
+    char text[160];
+    std::snprintf(text, sizeof text, "expressions for the device (%s, %.2f s)", device_problem->evaluation().c_str(),
+                  device_problem->compile_seconds());
+    stage(text);
+    if (prob) {
+      boundary_terms = problem::assemble_boundary_terms<dim>(mesh, dofs, cfg, *prob);
+      stage("boundary terms");
+    }
+  } else if (prob) {
     auto sys = problem::assemble_system<dim>(mesh, dofs, cfg, *prob);
     b = std::move(sys.rhs);
     lift = std::move(sys.lift);
+    stage("right-hand side");
   } else {
     b = problem::assemble_rhs<dim>(mesh, dofs);
+    stage("right-hand side");
   }
-  Vector<double> x(dofs.n_local());
-  stage("right-hand side");
+  Vector<double> x(device_multigrid ? 0 : dofs.n_local());
   const double t_setup = seconds_since(t_start);
   std::snprintf(line, sizeof line, "  DoFs            %zu (all, boundary included)\n  operator path   %s%s\n  setup           %.3f s\n",
                 dofs.n_dofs(), assembled ? "assembled" : operators::to_string(path),
@@ -396,6 +412,8 @@ int run_solve(const SolveOptions& o) {
       std::fflush(stdout);
     };
   solvers::SolverResult result;
+  problem::Errors errors;
+  double t_device_errors = 0.0;
   double t_solve = 0.0, t_device_setup = 0.0;
   std::string device_name, kernel_name;
   std::optional<multigrid::MultigridSolveReport> mg_report;
@@ -420,6 +438,22 @@ int run_solve(const SolveOptions& o) {
       multigrid::DeviceMultigridOptions options;
       options.component_timing = o.mg_timing;
       options.progress = [&](const std::string& s) { say(s); };
+      const fe::Quadrature1D rhs_rule = prob ? problem::data_rule<dim>(mesh, dofs, cfg) : fe::gauss(k + 2);
+      options.device_rhs = [&](double* d_b) {
+        device_problem->add_rhs_volume(d_b, rhs_rule);
+        problem::add_cell_vectors<dim>(mesh, dofs, boundary_terms.cells, boundary_terms.rhs, d_b);
+        problem::zero_constrained<dim>(mesh, dofs, d_b);
+      };
+      options.device_solution = [&](double* d_x) {
+        // cg: u = w + g_h, w zero on the constrained nodes
+        problem::set_cell_values<dim>(mesh, dofs, boundary_terms.cells, boundary_terms.lift, d_x);
+        if (device_problem->has_exact()) {
+          const auto t = clock_type::now();
+          errors = device_problem->errors(d_x);
+          t_device_errors = seconds_since(t);
+        }
+      };
+      options.copy_solution = !o.vtu_file.empty();
       device_mg.emplace();
       mg_report = multigrid::solve_with_multigrid_cuda<dim>(mesh, dofs, cfg, b, x, mgs, control, options, *device_mg);
       device_name = device_mg->device_name;
@@ -480,12 +514,14 @@ int run_solve(const SolveOptions& o) {
     for (std::size_t i = 0; i < x.size(); ++i) x[i] += lift[i];
   const auto t_post = clock_type::now();
   const bool have_exact = !prob || prob->exact;
-  problem::Errors errors;
-  if (prob && prob->exact)
+  if (device_problem) {
+    // computed on the device right after the solve
+  } else if (prob && prob->exact) {
     errors = problem::compute_errors<dim>(mesh, dofs, x, prob->exact, prob->exact_gradient);
-  else if (!prob)
+  } else if (!prob) {
     errors = problem::compute_errors<dim>(mesh, dofs, x);
-  const double t_errors = seconds_since(t_post);
+  }
+  const double t_errors = device_problem ? t_device_errors : seconds_since(t_post);
   if (have_exact) stage("errors");
   const double applies = mg_report ? double(mg_report->outer_operator_calls) : result.iterations + 1;
   const double dofs_per_s = t_solve > 0 ? double(dofs.n_dofs()) * applies / t_solve : 0.0;

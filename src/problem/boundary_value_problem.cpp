@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "core/error.h"
 #include "core/parallel.h"
@@ -94,70 +95,84 @@ bool on_face(const mesh::BoxMesh<dim>& mesh, const std::array<int, dim>& c, int 
   return (face % 2 == 0) ? c[d] == 0 : c[d] == mesh.n_cells()[d] - 1;
 }
 
-/// The 1D rule of the data integrals: the general-path operator's rule (so that the Nitsche
-/// penalty and the lifting use the operator's cell volumes), Gauss k+2 on the Kronecker path.
+/// cg: g at the constrained nodes of cell c (nodes: the cell's node coordinates), NaN at the
+/// others; the first Dirichlet face of a node gives its value.
 template <int dim>
-fe::Quadrature1D data_rule(const mesh::BoxMesh<dim>& mesh, const fe::DofLayout<dim>& dofs,
-                           const operators::OperatorConfig& config) {
-  if (operators::uses_cartesian_path(mesh, dofs, config)) return fe::gauss(config.degree + 2);
-  return fe::make_quadrature(config.quadrature, config.degree);
+void local_lift(const mesh::BoxMesh<dim>& mesh, const fe::DofLayout<dim>& dofs, const ProblemDefinition<dim>& problem,
+                const std::array<int, dim>& c, const double* nodes, const index_t* idx, double* out) {
+  const int k = dofs.degree(), n = k + 1, nb = dofs.dofs_per_cell();
+  const auto& mask = dofs.boundary_mask();
+  for (int i = 0; i < nb; ++i) {
+    out[i] = std::numeric_limits<double>::quiet_NaN();
+    if (!mask[idx[i]]) continue;
+    int face = -1;
+    for (int f = 0; f < 2 * dim && face < 0; ++f) {
+      const int d = f / 2;
+      int li = i;
+      for (int e = 0; e < d; ++e) li /= n;
+      li %= n;
+      const bool at = (f % 2 == 0) ? (c[d] == 0 && li == 0) : (c[d] == mesh.n_cells()[d] - 1 && li == k);
+      if (at && problem.dirichlet_faces[f]) face = f;
+    }
+    TCFEM_ASSERT(face >= 0, "constrained node on no Dirichlet face");
+    mesh::Point<dim> p;
+    for (int d = 0; d < dim; ++d) p[d] = nodes[d * nb + i];
+    out[i] = problem.boundary[face](p);
+  }
 }
 
-/// cg: the nodal interpolant of g on the constrained DoFs (the first Dirichlet face of a node
-/// gives its value), zero elsewhere.
+template <int dim>
+bool touches_dirichlet(const mesh::BoxMesh<dim>& mesh, const ProblemDefinition<dim>& problem,
+                       const std::array<int, dim>& c) {
+  bool touches = false;
+  for (int f = 0; f < 2 * dim; ++f) touches |= problem.dirichlet_faces[f] && on_face<dim>(mesh, c, f);
+  return touches;
+}
+
+/// cg: the nodal interpolant of g on the constrained DoFs, zero elsewhere.
 template <int dim>
 Vector<double> dirichlet_lift(const mesh::BoxMesh<dim>& mesh, const fe::DofLayout<dim>& dofs,
                               const ProblemDefinition<dim>& problem) {
   Vector<double> lift(dofs.n_local());
-  const int k = dofs.degree(), n = k + 1, nb = dofs.dofs_per_cell();
-  const mesh::MappedCellNodes<dim> geometry(mesh, k);
-  const auto& mask = dofs.boundary_mask();
-  std::vector<double> nodes(dim * nb);
+  const int nb = dofs.dofs_per_cell();
+  const mesh::MappedCellNodes<dim> geometry(mesh, dofs.degree());
+  std::vector<double> nodes(dim * nb), local(nb);
   std::vector<index_t> idx(nb);
   for (std::size_t cell = 0; cell < mesh.n_owned_cells(); ++cell) {
     const auto c = mesh.cell_index(cell);
-    bool touches = false;
-    for (int f = 0; f < 2 * dim; ++f) touches |= problem.dirichlet_faces[f] && on_face<dim>(mesh, c, f);
-    if (!touches) continue;
+    if (!touches_dirichlet<dim>(mesh, problem, c)) continue;
     geometry.cell_nodes(c, nodes.data());
     dofs.cell_dof_indices(c, idx.data());
-    for (int i = 0; i < nb; ++i) {
-      if (!mask[idx[i]]) continue;
-      int face = -1;
-      for (int f = 0; f < 2 * dim && face < 0; ++f) {
-        const int d = f / 2;
-        int li = i;
-        for (int e = 0; e < d; ++e) li /= n;
-        li %= n;
-        const bool at = (f % 2 == 0) ? (c[d] == 0 && li == 0) : (c[d] == mesh.n_cells()[d] - 1 && li == k);
-        if (at && problem.dirichlet_faces[f]) face = f;
-      }
-      TCFEM_ASSERT(face >= 0, "constrained node on no Dirichlet face");
-      mesh::Point<dim> p;
-      for (int d = 0; d < dim; ++d) p[d] = nodes[d * nb + i];
-      lift[idx[i]] = problem.boundary[face](p);
-    }
+    local_lift<dim>(mesh, dofs, problem, c, nodes.data(), idx.data(), local.data());
+    for (int i = 0; i < nb; ++i)
+      if (local[i] == local[i]) lift[idx[i]] = local[i];
   }
   return lift;
 }
 }  // namespace
 
+namespace {
+/// The cell vectors of the listed cells (all cells when `cells` is null): with `volume` the term
+/// (f / c, phi_i), and on boundary cells the data terms. `sys` gets their sum (with the lift, cg)
+/// unless `locals` is given, which then gets the cell vectors (locals[j * nb + i]) and, cg, the
+/// local lift values (lifts[j * nb + i], NaN at unconstrained nodes).
 template <int dim>
-DiscreteSystem<dim> assemble_system(const mesh::BoxMesh<dim>& mesh, const fe::DofLayout<dim>& dofs,
-                                    const operators::OperatorConfig& config, const ProblemDefinition<dim>& problem) {
+void assemble_cells(const mesh::BoxMesh<dim>& mesh, const fe::DofLayout<dim>& dofs,
+                    const operators::OperatorConfig& config, const ProblemDefinition<dim>& problem, bool volume_terms,
+                    const std::vector<std::size_t>* cells, DiscreteSystem<dim>& sys, std::vector<double>* locals,
+                    std::vector<double>* lifts) {
   if (dofs.dirichlet_faces() != problem.dirichlet_faces)
     throw Error("assemble_system: the DoF layout's Dirichlet faces differ from the problem's");
-  DiscreteSystem<dim> sys;
   const bool cg = dofs.disc() == fe::Disc::cg;
   const int k = dofs.degree();
   const double inv_c = problem.coefficient ? 1.0 : 1.0 / problem.constant_coefficient;
-  if (cg) sys.lift = dirichlet_lift<dim>(mesh, dofs, problem);
+  if (cg && !locals) sys.lift = dirichlet_lift<dim>(mesh, dofs, problem);
   const auto quad = data_rule<dim>(mesh, dofs, config);
   const int threads = mesh.n_owned_cells() < batch_cells_per_thread ? 1 : host_threads();
   std::vector<std::unique_ptr<CellState<dim>>> states;
   for (int t = 0; t < threads; ++t) states.push_back(std::make_unique<CellState<dim>>(mesh, k, quad));
   const int nb = states[0]->nb;
-  sys.rhs = Vector<double>(dofs.n_local());
+  if (!locals) sys.rhs = Vector<double>(dofs.n_local());
   const auto& mask = dofs.boundary_mask();
   const double penalty_factor = double(k) * (k + 1);
   auto coefficient_at = [&](const double* x) { return problem.coefficient ? problem.coefficient(x) : 1.0; };
@@ -176,17 +191,18 @@ DiscreteSystem<dim> assemble_system(const mesh::BoxMesh<dim>& mesh, const fe::Do
                          (dim == 3 ? ", " + std::to_string(c[dim - 1]) : std::string()) +
                          ") is inverted or degenerate (det J = " + std::to_string(det) + ")");
       volume += det * s.w[q];
-      s.uq[q] = problem.rhs(s.point(q)) * inv_c * det * s.w[q];
+      if (volume_terms) s.uq[q] = problem.rhs(s.point(q)) * inv_c * det * s.w[q];
     }
-    s.ev.integrate_values(s.uq.data(), out);
+    if (volume_terms) s.ev.integrate_values(s.uq.data(), out);
     bool boundary_cell = false;
     for (int f = 0; f < 2 * dim; ++f) boundary_cell |= on_face<dim>(mesh, c, f);
     if (!boundary_cell) return;
     // cg: - a(g_h, phi_i)
     if (cg) {
       bool any = false;
+      local_lift<dim>(mesh, dofs, problem, c, s.nodes.data(), s.idx.data(), s.lifted.data());
       for (int i = 0; i < nb; ++i) {
-        s.lifted[i] = mask[s.idx[i]] ? sys.lift[s.idx[i]] : 0.0;
+        if (!(s.lifted[i] == s.lifted[i])) s.lifted[i] = 0.0;
         any |= s.lifted[i] != 0.0;
       }
       if (any) {
@@ -266,7 +282,22 @@ DiscreteSystem<dim> assemble_system(const mesh::BoxMesh<dim>& mesh, const fe::Do
     }
   };
 
-  const std::size_t n_cells = mesh.n_owned_cells();
+  const std::size_t n_cells = cells ? cells->size() : mesh.n_owned_cells();
+  auto cell_at = [&](std::size_t j) { return mesh.cell_index(cells ? (*cells)[j] : j); };
+  if (locals) {
+    locals->assign(n_cells * nb, 0.0);
+    if (lifts) lifts->assign(cg ? n_cells * nb : 0, std::numeric_limits<double>::quiet_NaN());
+    parallel_chunks(0, n_cells, [&](std::size_t b, std::size_t e, int t) {
+      auto& st = *states[t];
+      for (std::size_t j = b; j < e; ++j) {
+        const auto c = cell_at(j);
+        cell_vector(st, c, locals->data() + j * nb);
+        if (cg && lifts && touches_dirichlet<dim>(mesh, problem, c))
+          local_lift<dim>(mesh, dofs, problem, c, st.nodes.data(), st.idx.data(), lifts->data() + j * nb);
+      }
+    }, threads);
+    return;
+  }
   const std::size_t batch = batch_cells_per_thread * threads;
   std::vector<double> local(std::min(n_cells, batch) * nb);
   std::vector<index_t> idx(nb);
@@ -278,19 +309,51 @@ DiscreteSystem<dim> assemble_system(const mesh::BoxMesh<dim>& mesh, const fe::Do
           for (std::size_t slot = b; slot < e; ++slot) {
             double* out = local.data() + slot * nb;
             std::fill(out, out + nb, 0.0);
-            cell_vector(*states[t], mesh.cell_index(first + slot), out);
+            cell_vector(*states[t], cell_at(first + slot), out);
           }
         },
         threads);
     for (std::size_t slot = 0; slot < count; ++slot) {
-      dofs.cell_dof_indices(mesh.cell_index(first + slot), idx.data());
+      dofs.cell_dof_indices(cell_at(first + slot), idx.data());
       for (int i = 0; i < nb; ++i) sys.rhs[idx[i]] += local[slot * nb + i];
     }
   }
   if (cg)
     for (std::size_t i = 0; i < sys.rhs.size(); ++i)
       if (mask[i]) sys.rhs[i] = 0.0;
+}
+}  // namespace
+
+template <int dim>
+fe::Quadrature1D data_rule(const mesh::BoxMesh<dim>& mesh, const fe::DofLayout<dim>& dofs,
+                           const operators::OperatorConfig& config) {
+  if (operators::uses_cartesian_path(mesh, dofs, config)) return fe::gauss(config.degree + 2);
+  return fe::make_quadrature(config.quadrature, config.degree);
+}
+template fe::Quadrature1D data_rule<2>(const mesh::BoxMesh<2>&, const fe::DofLayout<2>&, const operators::OperatorConfig&);
+template fe::Quadrature1D data_rule<3>(const mesh::BoxMesh<3>&, const fe::DofLayout<3>&, const operators::OperatorConfig&);
+
+template <int dim>
+DiscreteSystem<dim> assemble_system(const mesh::BoxMesh<dim>& mesh, const fe::DofLayout<dim>& dofs,
+                                    const operators::OperatorConfig& config, const ProblemDefinition<dim>& problem) {
+  DiscreteSystem<dim> sys;
+  assemble_cells<dim>(mesh, dofs, config, problem, true, nullptr, sys, nullptr, nullptr);
   return sys;
+}
+
+template <int dim>
+BoundaryTerms assemble_boundary_terms(const mesh::BoxMesh<dim>& mesh, const fe::DofLayout<dim>& dofs,
+                                      const operators::OperatorConfig& config, const ProblemDefinition<dim>& problem) {
+  BoundaryTerms terms;
+  for (std::size_t cell = 0; cell < mesh.n_owned_cells(); ++cell) {
+    const auto c = mesh.cell_index(cell);
+    bool boundary = false;
+    for (int f = 0; f < 2 * dim; ++f) boundary |= on_face<dim>(mesh, c, f);
+    if (boundary) terms.cells.push_back(cell);
+  }
+  DiscreteSystem<dim> unused;
+  assemble_cells<dim>(mesh, dofs, config, problem, false, &terms.cells, unused, &terms.rhs, &terms.lift);
+  return terms;
 }
 
 template <int dim>
@@ -345,6 +408,10 @@ Errors compute_errors(const mesh::BoxMesh<dim>& mesh, const fe::DofLayout<dim>& 
   return {std::sqrt(static_cast<double>(e0)), std::sqrt(static_cast<double>(e1))};
 }
 
+template BoundaryTerms assemble_boundary_terms<2>(const mesh::BoxMesh<2>&, const fe::DofLayout<2>&,
+                                                 const operators::OperatorConfig&, const ProblemDefinition<2>&);
+template BoundaryTerms assemble_boundary_terms<3>(const mesh::BoxMesh<3>&, const fe::DofLayout<3>&,
+                                                 const operators::OperatorConfig&, const ProblemDefinition<3>&);
 template DiscreteSystem<2> assemble_system<2>(const mesh::BoxMesh<2>&, const fe::DofLayout<2>&,
                                               const operators::OperatorConfig&, const ProblemDefinition<2>&);
 template DiscreteSystem<3> assemble_system<3>(const mesh::BoxMesh<3>&, const fe::DofLayout<3>&,

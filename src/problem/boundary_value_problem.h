@@ -25,9 +25,28 @@ struct DiscreteSystem {
   Vector<double> lift;  ///< cg: g_h (the solution is w + lift); dg: empty
 };
 
+/// The 1D rule of the data integrals: the general-path operator's rule (so that the Nitsche
+/// penalty and the lifting use the operator's cell volumes), Gauss k+2 on the Kronecker path.
+template <int dim>
+fe::Quadrature1D data_rule(const mesh::BoxMesh<dim>& mesh, const fe::DofLayout<dim>& dofs,
+                           const operators::OperatorConfig& config);
+
 template <int dim>
 DiscreteSystem<dim> assemble_system(const mesh::BoxMesh<dim>& mesh, const fe::DofLayout<dim>& dofs,
                                     const operators::OperatorConfig& config, const ProblemDefinition<dim>& problem);
+
+/// The terms of b on the cells touching the boundary, without the volume term (f / c, phi_i):
+/// Neumann data, the Nitsche terms (dg) and - a(g_h, phi_i) (cg), as cell vectors, and the cg
+/// lift g_h as local values (NaN at unconstrained nodes). With the volume term of all cells
+/// (problem/device_problem.h) and the constrained rows zeroed, b is assemble_system's.
+struct BoundaryTerms {
+  std::vector<std::size_t> cells;  ///< owned cell numbers
+  std::vector<double> rhs;         ///< [j * dofs_per_cell + i]
+  std::vector<double> lift;        ///< cg: [j * dofs_per_cell + i]; dg: empty
+};
+template <int dim>
+BoundaryTerms assemble_boundary_terms(const mesh::BoxMesh<dim>& mesh, const fe::DofLayout<dim>& dofs,
+                                      const operators::OperatorConfig& config, const ProblemDefinition<dim>& problem);
 
 /// L2 and H1-seminorm errors against an exact solution and its gradient.
 template <int dim>

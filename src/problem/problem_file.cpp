@@ -200,7 +200,9 @@ ProblemDefinition<dim> make_problem(const ProblemFile& file) {
   }
   auto expr = [&](const std::string& key, const std::string& text) {
     p.texts[key] = text;
-    return std::make_shared<const Expression>(where + key, text, dim);
+    auto e = std::make_shared<const Expression>(where + key, text, dim);
+    p.expressions[key] = e;
+    return e;
   };
   auto point_function = [](std::shared_ptr<const Expression> e) -> PointFunction<dim> {
     return [e](const mesh::Point<dim>& x) { return (*e)(x.data()); };

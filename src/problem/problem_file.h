@@ -71,6 +71,10 @@ struct ProblemDefinition {
   std::function<mesh::Point<dim>(const mesh::Point<dim>&)> exact_gradient;
   bool exact_gradient_given = false;
   std::map<std::string, std::string> texts;  ///< key -> expression text, for reports
+  /// key -> parsed expression (problem files; empty for functions given as C++ callables): what
+  /// the device setup compiles ("rhs", "coefficient", "exact", "exact_gradient[d]",
+  /// "geometry.map[d]", "dirichlet.<part>", "neumann.<part>").
+  std::map<std::string, std::shared_ptr<const Expression>> expressions;
 };
 
 /// Sets the boundary parts of `p`: face_parts[f] names the part of box face f; every part must be

@@ -41,7 +41,9 @@ MultigridSolveReport run(const mesh::BoxMesh<dim>& mesh, const fe::DofLayout<dim
   operators::DeviceKernelKey geometry;
   operators::set_geometry(geometry, mesh, dofs, config);
   progress("level meshes and DoF layouts");
-  TCFEM_ASSERT(hierarchy.dofs(hierarchy.finest()).n_local() == b.size(), "hierarchy and vector sizes differ");
+  const std::size_t n = hierarchy.dofs(hierarchy.finest()).n_local();
+  TCFEM_ASSERT((options.device_rhs || n == b.size()) && (!options.copy_solution || n == x.size() || x.size() == 0),
+               "hierarchy and vector sizes differ");
   MultigridSettings mg_settings = settings.multigrid;
   if (settings.solver == OuterSolver::cg) mg_settings.post_smooth_order = SweepOrder::backward;  // symmetric
   mg_settings.fmg_fp64_residuals = starts_with_fmg(settings);
@@ -63,10 +65,18 @@ MultigridSolveReport run(const mesh::BoxMesh<dim>& mesh, const fe::DofLayout<dim
     outer = outer_owned.get();
     info.outer_kernel = key.to_string() + operators::describe(outer_owned->choices());
   }
-  const std::size_t n = b.size();
   solvers::DeviceVectorD d_b(n), d_x(n);
-  d_b.copy_from_host(b.data(), n);
-  d_x.copy_from_host(x.data(), n);
+  if (options.device_rhs) {
+    device::set_zero(d_b);
+    options.device_rhs(d_b.data());
+    progress("right-hand side on the device");
+  } else {
+    d_b.copy_from_host(b.data(), n);
+  }
+  if (x.size() == n)
+    d_x.copy_from_host(x.data(), n);
+  else
+    device::set_zero(d_x);
   DeviceVector<Number> vb(vcycle_in_double(settings.precision) ? 0 : n), vx(vb.size());
   // one-time costs into the setup: the cuBLAS handle, and the first launch of every kernel of the
   // V-cycle (CUDA loads kernels lazily; the first cycle of a solve took 10-27 ms longer without this)
@@ -137,7 +147,11 @@ MultigridSolveReport run(const mesh::BoxMesh<dim>& mesh, const fe::DofLayout<dim
   }
   device::synchronize();
   report.solve_seconds = seconds_since(t_solve);
-  d_x.copy_to_host(x.data());
+  if (options.device_solution) options.device_solution(d_x.data());
+  if (options.copy_solution) {
+    if (x.size() != n) x.resize(n);
+    d_x.copy_to_host(x.data());
+  }
   report.times = mg.times();
   info.component_times = device::component_timing();
   if (!info.component_times) {

@@ -23,6 +23,14 @@ struct DeviceMultigridOptions {
   bool component_timing = false;
   /// Receives setup progress lines (may be empty).
   std::function<void(const std::string&)> progress;
+  /// When set, b is built on the device: the callback receives the zeroed device vector (n_local
+  /// doubles) during the setup, and the host b is not read (it may be empty).
+  std::function<void(double* b)> device_rhs;
+  /// When set, receives the solution on the device after the solve (before it is copied back).
+  std::function<void(double* x)> device_solution;
+  /// Whether the solution is copied back into x (off: x is left as it was; it may be empty, the
+  /// initial guess then being zero).
+  bool copy_solution = true;
 };
 
 struct DeviceMultigridInfo {
@@ -50,7 +58,8 @@ double estimate_device_multigrid_bytes(int dim, double fine_dofs, const operator
 std::string device_memory_refusal(const DeviceMemoryEstimate& need, double fine_dofs, double free_bytes,
                                   const std::string& device_name, const MultigridSolveSettings& settings);
 
-/// Solves A x = b (b and x on the host; x holds the initial guess) on the device. Throws
+/// Solves A x = b (b and x on the host unless `options` builds b on the device; x holds the
+/// initial guess) on the device. Throws
 /// InputError before allocating when the estimate exceeds the free device memory.
 template <int dim>
 MultigridSolveReport solve_with_multigrid_cuda(const mesh::BoxMesh<dim>& mesh, const fe::DofLayout<dim>& dofs,

@@ -1,0 +1,52 @@
+#pragma once
+// Scalar functions of points compiled for the GPU at run time (NVRTC): each is a CUDA C++
+// expression in the coordinates x[0] .. x[dim-1] (e.g. a user's expression translated by
+// problem::Expression::source). One module holds them all; evaluate() and gradient() apply one to
+// device arrays of points. Declared without CUDA headers; builds without CUDA throw InputError.
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace tcfem::jit {
+
+class PointFunctions {
+ public:
+  PointFunctions();
+  ~PointFunctions();
+  PointFunctions(const PointFunctions&) = delete;
+  PointFunctions& operator=(const PointFunctions&) = delete;
+
+  /// Adds f(x) = `expression` of dim coordinates; returns its index. Before compile() only.
+  int add(const std::string& expression, int dim);
+  int size() const { return static_cast<int>(functions_.size()); }
+  /// Compiles every function for the current device; `prelude` holds device helpers the
+  /// expressions call. Throws Error with the compiler's log when NVRTC rejects the source.
+  void compile(const std::string& prelude);
+  bool compiled() const { return module_ != nullptr; }
+  /// Seconds the last compile() took (NVRTC and loading).
+  double compile_seconds() const { return compile_seconds_; }
+
+  /// out[i] = f(p_i) for i < n, with p_i = (points[i], points[stride + i], ...) on the device
+  /// (default stream). Returns the first i whose value is NaN or infinite, or -1 (waits for the
+  /// device).
+  std::int64_t evaluate(int f, const double* points, std::size_t stride, std::size_t n, double* out) const;
+  /// out[d * stride + i] = d f / d x_d at p_i by fourth-order central differences with the step
+  /// 1e-3 max(1, |x_d|) (problem::numerical_gradient's). Returns the first i whose gradient or a
+  /// value it used is not finite, or -1.
+  std::int64_t gradient(int f, const double* points, std::size_t stride, std::size_t n, double* out) const;
+
+ private:
+  struct Module;
+  struct Function {
+    std::string expression;
+    int dim;
+  };
+  std::int64_t launch(const char* kind, int f, const double* points, std::size_t stride, std::size_t n,
+                      double* out) const;
+  std::vector<Function> functions_;
+  std::unique_ptr<Module> module_;
+  double compile_seconds_ = 0.0;
+};
+
+}  // namespace tcfem::jit

@@ -1,0 +1,63 @@
+#pragma once
+// The volume integrals of a problem computed on the device (`--backend cuda`): the right-hand
+// side term (f / c, phi_i) and the L2 and H1-seminorm errors, over all cells in chunks. The map,
+// f, the exact solution and its gradient are the problem's expressions compiled for the GPU at
+// run time (core/jit.h); functions given as C++ callables are evaluated on the host threads at
+// points copied from the device. The geometry is the isoparametric one of the CPU code (the map at
+// the Gauss-Lobatto nodes of each cell, its Q_k interpolant at the quadrature points).
+// The terms on boundary cells (Dirichlet lift, Neumann data, Nitsche terms) stay on the host
+// (problem::assemble_boundary_terms): they touch O(N^((dim-1)/dim)) cells.
+// Declared without CUDA headers; builds without CUDA throw InputError.
+#include <memory>
+
+#include "fe/dof_layout.h"
+#include "fe/quadrature.h"
+#include "mesh/box_mesh.h"
+#include "problem/poisson.h"
+#include "problem/problem_file.h"
+
+namespace tcfem::problem {
+
+template <int dim>
+class DeviceProblem {
+ public:
+  /// `problem` null: the built-in manufactured problem (problem/poisson.h) on the mesh's
+  /// geometry. Compiles the expressions (NVRTC) once.
+  DeviceProblem(const mesh::BoxMesh<dim>& mesh, const fe::DofLayout<dim>& dofs, const ProblemDefinition<dim>* problem);
+  ~DeviceProblem();
+  DeviceProblem(const DeviceProblem&) = delete;
+  DeviceProblem& operator=(const DeviceProblem&) = delete;
+
+  /// b += (f / c, phi_i) over all owned cells with the tensor rule of `quad` (b: n_local doubles
+  /// on the device). InputError for an inverted cell or a non-finite f, naming cell or point.
+  void add_rhs_volume(double* b, const fe::Quadrature1D& quad) const;
+  /// Whether the problem has an exact solution (errors() needs one).
+  bool has_exact() const;
+  /// The errors of u (n_local doubles on the device) by Gauss quadrature with k+2 points, as
+  /// compute_errors on the host.
+  Errors errors(const double* u) const;
+  /// Seconds spent compiling the expressions.
+  double compile_seconds() const;
+  /// How the functions are evaluated, for reports ("compiled (NVRTC)" or "host threads").
+  std::string evaluation() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+/// Adds local cell vectors to a device vector: b[idx(cell, i)] += local[j * nb + i] for the
+/// cells cells[j] (owned cell numbers); cg entries of shared nodes are summed atomically.
+template <int dim>
+void add_cell_vectors(const mesh::BoxMesh<dim>& mesh, const fe::DofLayout<dim>& dofs,
+                      const std::vector<std::size_t>& cells, const std::vector<double>& local, double* b);
+/// x[idx] = value for the constrained cg DoFs of the listed cells whose local value is given
+/// (local[j * nb + i]; the same value from every cell of a node), on a device vector.
+template <int dim>
+void set_cell_values(const mesh::BoxMesh<dim>& mesh, const fe::DofLayout<dim>& dofs,
+                     const std::vector<std::size_t>& cells, const std::vector<double>& local, double* x);
+/// b[i] = 0 on the constrained cg DoFs (the Dirichlet faces' lattice nodes) of a device vector.
+template <int dim>
+void zero_constrained(const mesh::BoxMesh<dim>& mesh, const fe::DofLayout<dim>& dofs, double* b);
+
+}  // namespace tcfem::problem

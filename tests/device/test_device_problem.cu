@@ -1,0 +1,235 @@
+// The device setup (label gpu): expressions compiled with NVRTC against muparser, and the
+// right-hand side and the errors computed on the device against the CPU code (problem files with
+// maps, variable coefficients and mixed data, cg and dg, 2D and 3D; the built-in problem on the
+// deformed box; C++ callables evaluated on the host threads), on fresh random data, poisoned
+// outputs.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <random>
+
+#include "core/device.h"
+#include "core/device_buffer.h"
+#include "core/error.h"
+#include "core/jit.h"
+#include "problem/boundary_value_problem.h"
+#include "problem/device_problem.h"
+#include "problem/expression.h"
+#include "problem/poisson.h"
+#include "problem/problem_file.h"
+
+namespace {
+using namespace tcfem;
+
+bool have_device() { return query_device(0).available; }
+
+TEST(DeviceExpressions, CompiledExpressionsMatchMuparser) {
+  if (!have_device()) GTEST_SKIP() << "no CUDA device";
+  const std::vector<std::string> corpus = {
+      "x*y + z^2", "-x^2 + 3", "2*x + 1", "x^3 - y^4 / (1 + z)", "sin(pi*x)*cos(y) + tan(z)",
+      "asin(x) + acos(y) + atan(z) + atan2(y, x)", "sinh(x) - cosh(y) * tanh(z)",
+      "asinh(x) + acosh(1 + y) + atanh(z/2)", "exp(x) + log(y) + ln(z) + log2(x) + log10(y)",
+      "sqrt(x*y) + abs(y - z) + sign(x - 0.5) + rint(10*z)", "pow(x, y) + pow(2, z) + e^x - _pi + _e",
+      "min(x, y) + max(x, y, z) + sum(x, y, z, 1) + avg(x, y)", "x < 0.5 ? x*y : (y > 0.3 ? y : z)",
+      "(x <= y) + (x >= z) + (x == y) + (x != z) + (x < y && y < z) + (x > y || z > y)"};
+  jit::PointFunctions functions;
+  std::vector<problem::Expression> exprs;
+  for (const auto& t : corpus) {
+    exprs.emplace_back("k", t, 3);
+    functions.add(exprs.back().source(problem::ExpressionDialect::cuda), 3);
+  }
+  functions.compile(problem::Expression::device_prelude());
+  const std::size_t n = 4096;
+  std::mt19937 rng(std::random_device{}());
+  std::uniform_real_distribution<double> coordinate(0.1, 0.9);
+  std::vector<double> p(3 * n);
+  for (auto& v : p) v = coordinate(rng);
+  DeviceBuffer<double> d_p(p), d_out(3 * n);
+  for (std::size_t f = 0; f < corpus.size(); ++f) {
+    std::vector<double> poison(3 * n, std::numeric_limits<double>::quiet_NaN());
+    d_out.copy_from_host(poison.data(), poison.size());
+    ASSERT_EQ(functions.evaluate(int(f), d_p.data(), n, n, d_out.data()), -1) << corpus[f];
+    std::vector<double> out(n);
+    d_out.copy_to_host(out.data(), n);
+    double worst = 0.0;
+    for (std::size_t i = 0; i < n; ++i) {
+      const double x[3] = {p[i], p[n + i], p[2 * n + i]};
+      const double ref = exprs[f](x);
+      worst = std::max(worst, std::abs(out[i] - ref) / std::max(1.0, std::abs(ref)));
+    }
+    EXPECT_LT(worst, 1e-14) << corpus[f];
+    // gradients by differences, against the host's
+    ASSERT_EQ(functions.gradient(int(f), d_p.data(), n, n, d_out.data()), -1) << corpus[f];
+    d_out.copy_to_host(poison.data(), 3 * n);
+    worst = 0.0;
+    for (std::size_t i = 0; i < n; i += 7) {
+      const double x[3] = {p[i], p[n + i], p[2 * n + i]};
+      const auto g = problem::numerical_gradient(exprs[f], x);
+      for (int d = 0; d < 3; ++d) worst = std::max(worst, std::abs(poison[d * n + i] - g[d]) / std::max(1.0, std::abs(g[d])));
+    }
+    EXPECT_LT(worst, 1e-9) << corpus[f];
+  }
+  // a non-finite value is reported with its index
+  problem::Expression bad("k", "log(x - 0.5)", 3);
+  jit::PointFunctions m2;
+  m2.add(bad.source(problem::ExpressionDialect::cuda), 3);
+  m2.compile(problem::Expression::device_prelude());
+  const std::int64_t i = m2.evaluate(0, d_p.data(), n, n, d_out.data());
+  ASSERT_GE(i, 0);
+  EXPECT_LE(p[i], 0.5);
+}
+
+std::string write_temp(const std::string& name, const std::string& text) {
+  const auto path = std::filesystem::temp_directory_path() / ("tcfem_device_" + name + ".json");
+  std::ofstream(path) << text;
+  return path.string();
+}
+
+/// b and the errors of the device setup against assemble_system and compute_errors.
+template <int dim>
+void compare(const problem::ProblemDefinition<dim>* prob, const mesh::BoxMesh<dim>& mesh, fe::Disc disc, int k) {
+  fe::DofLayout<dim> dofs(mesh, disc, k, prob ? prob->dirichlet_faces : fe::all_dirichlet<dim>());
+  operators::OperatorConfig cfg;
+  cfg.degree = k;
+  cfg.disc = disc;
+  if (prob) cfg.coefficient = prob->coefficient;
+  Vector<double> b_ref, lift;
+  if (prob) {
+    auto sys = problem::assemble_system<dim>(mesh, dofs, cfg, *prob);
+    b_ref = std::move(sys.rhs);
+    lift = std::move(sys.lift);
+  } else {
+    b_ref = problem::assemble_rhs<dim>(mesh, dofs);
+  }
+  const problem::DeviceProblem<dim> dp(mesh, dofs, prob);
+  const std::size_t n = dofs.n_local();
+  std::vector<double> poison(n, 0.0);
+  DeviceBuffer<double> d_b(poison);
+  const auto rule = prob ? problem::data_rule<dim>(mesh, dofs, cfg) : fe::gauss(k + 2);
+  dp.add_rhs_volume(d_b.data(), rule);
+  problem::BoundaryTerms terms;
+  if (prob) {
+    terms = problem::assemble_boundary_terms<dim>(mesh, dofs, cfg, *prob);
+    problem::add_cell_vectors<dim>(mesh, dofs, terms.cells, terms.rhs, d_b.data());
+  }
+  problem::zero_constrained<dim>(mesh, dofs, d_b.data());
+  std::vector<double> b(n);
+  d_b.copy_to_host(b.data(), n);
+  double scale = 0.0, diff = 0.0;
+  for (std::size_t i = 0; i < n; ++i) {
+    scale = std::max(scale, std::abs(b_ref[i]));
+    diff = std::max(diff, std::abs(b[i] - b_ref[i]));
+  }
+  EXPECT_LT(diff, 1e-12 * scale) << "right-hand side";
+  // errors of a random vector (plus the lift, cg), poisoned constrained entries overwritten by the lift
+  std::mt19937 rng(std::random_device{}());
+  std::uniform_real_distribution<double> value(-1.0, 1.0);
+  Vector<double> u(n);
+  for (std::size_t i = 0; i < n; ++i) u[i] = value(rng);
+  std::vector<double> u_dev(u.data(), u.data() + n);
+  if (lift.size() == n) {
+    const auto& mask = dofs.boundary_mask();
+    for (std::size_t i = 0; i < n; ++i)
+      if (mask[i]) {
+        u[i] = lift[i];
+        u_dev[i] = std::numeric_limits<double>::quiet_NaN();
+      }
+  }
+  DeviceBuffer<double> d_u(u_dev);
+  if (prob) problem::set_cell_values<dim>(mesh, dofs, terms.cells, terms.lift, d_u.data());
+  if (!dp.has_exact()) return;
+  const auto ref = prob ? problem::compute_errors<dim>(mesh, dofs, u, prob->exact, prob->exact_gradient)
+                        : problem::compute_errors<dim>(mesh, dofs, u);
+  const auto got = dp.errors(d_u.data());
+  EXPECT_NEAR(got.l2, ref.l2, 1e-11 * ref.l2);
+  EXPECT_NEAR(got.h1_semi, ref.h1_semi, 1e-9 * ref.h1_semi);
+  std::printf("  dim %d %s Q%d: b max difference %.2e (of %.2e), L2 %.9e / %.9e, H1 %.9e / %.9e (%s)\n", dim,
+              disc == fe::Disc::cg ? "cg" : "dg", k, diff, scale, got.l2, ref.l2, got.h1_semi, ref.h1_semi,
+              dp.evaluation().c_str());
+}
+
+const char* annulus3 = R"json({"dim": 3, "degree": 3,
+ "geometry": {"box": [[0, 1], [0, 1], [0, 1]], "cells": [3, 4, 2],
+              "map": ["(1+x)*cos(pi/2*y)", "(1+x)*sin(pi/2*y)", "z"]},
+ "coefficient": "1 + 9*(x*x + y*y - 1)/3",
+ "rhs": "-(6*(x*exp(x)*sin(y) + y*exp(x)*cos(y)) + 2*(1 + 9*(x*x + y*y - 1)/3))",
+ "dirichlet": {"xmin": "exp(x)*sin(y) + z*z", "ymin": "exp(x)*sin(y) + z*z", "zmin": "exp(x)*sin(y) + z*z"},
+ "neumann": {"xmax": "sin(x*y) + 1", "ymax": "x - z", "zmax": "2*z"},
+ "exact": "exp(x)*sin(y) + z*z"})json";
+
+const char* annulus2 = R"json({"dim": 2, "degree": 4,
+ "geometry": {"box": [[0, 1], [0, 1]], "cells": [5, 3], "map": ["(1+x)*cos(pi/2*y)", "(1+x)*sin(pi/2*y)"]},
+ "coefficient": "2", "rhs": "x*y + 1",
+ "dirichlet": {"xmin": "x", "ymin": "y*y"}, "neumann": {"xmax": "x + y", "ymax": "1"},
+ "exact": "x*y + sin(x)", "exact_gradient": ["y + cos(x)", "x"]})json";
+
+TEST(DeviceProblem, MappedAnnulusWithMixedDataAgreesWithCpu) {
+  if (!have_device()) GTEST_SKIP() << "no CUDA device";
+  const auto file = problem::read_problem_file(write_temp("annulus3", annulus3));
+  const auto prob = problem::make_problem<3>(file);
+  const mesh::BoxMesh<3> mesh(prob.cells, prob.domain);
+  compare<3>(&prob, mesh, fe::Disc::cg, 3);
+  compare<3>(&prob, mesh, fe::Disc::dg, 2);
+  const auto file2 = problem::read_problem_file(write_temp("annulus2", annulus2));
+  const auto prob2 = problem::make_problem<2>(file2);
+  const mesh::BoxMesh<2> mesh2(prob2.cells, prob2.domain);
+  compare<2>(&prob2, mesh2, fe::Disc::cg, 4);
+  compare<2>(&prob2, mesh2, fe::Disc::dg, 5);
+}
+
+TEST(DeviceProblem, BuiltInProblemAgreesWithCpu) {
+  if (!have_device()) GTEST_SKIP() << "no CUDA device";
+  for (auto geometry : {mesh::GeometryKind::cartesian, mesh::GeometryKind::deformed}) {
+    const mesh::BoxMesh<3> mesh({4, 3, 5}, geometry);
+    compare<3>(nullptr, mesh, fe::Disc::cg, 4);
+    const mesh::BoxMesh<2> mesh2({6, 7}, geometry);
+    compare<2>(nullptr, mesh2, fe::Disc::dg, 3);
+  }
+}
+
+TEST(DeviceProblem, CallablesAreEvaluatedOnTheHost) {
+  if (!have_device()) GTEST_SKIP() << "no CUDA device";
+  // the problem of the file with its functions as callables (no expressions to compile)
+  const auto file = problem::read_problem_file(write_temp("annulus2c", annulus2));
+  auto prob = problem::make_problem<2>(file);
+  prob.expressions.clear();
+  const mesh::BoxMesh<2> mesh(prob.cells, prob.domain);
+  compare<2>(&prob, mesh, fe::Disc::cg, 3);
+}
+
+TEST(DeviceProblem, NonFiniteDataAndInvertedCellsAreRefused) {
+  if (!have_device()) GTEST_SKIP() << "no CUDA device";
+  std::string text2 = annulus3;
+  text2.replace(text2.find("\"rhs\": \"-("), 10, "\"rhs\": \"log(z - 0.5) + -(");
+  const auto prob2 = problem::make_problem<3>(problem::read_problem_file(write_temp("bad_rhs2", text2)));
+  const mesh::BoxMesh<3> mesh2(prob2.cells, prob2.domain);
+  fe::DofLayout<3> dofs2(mesh2, fe::Disc::cg, 2, prob2.dirichlet_faces);
+  const problem::DeviceProblem<3> dp2(mesh2, dofs2, &prob2);
+  DeviceBuffer<double> b2(dofs2.n_local());
+  try {
+    dp2.add_rhs_volume(b2.data(), fe::gauss(4));
+    ADD_FAILURE() << "no InputError for log of a negative number";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("rhs: the value is"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("at the point"), std::string::npos) << e.what();
+  }
+  std::string text3 = annulus3;
+  text3.replace(text3.find("\"(1+x)*cos(pi/2*y)\""), 19, "\"(1-2*x)*cos(pi/2*y)\"");
+  text3.replace(text3.find("\"(1+x)*sin(pi/2*y)\""), 19, "\"(1-2*x)*sin(pi/2*y)\"");
+  const auto prob3 = problem::make_problem<3>(problem::read_problem_file(write_temp("bad_map", text3)));
+  const mesh::BoxMesh<3> mesh3(prob3.cells, prob3.domain);
+  fe::DofLayout<3> dofs3(mesh3, fe::Disc::cg, 2, prob3.dirichlet_faces);
+  const problem::DeviceProblem<3> dp3(mesh3, dofs3, &prob3);
+  DeviceBuffer<double> b3(dofs3.n_local());
+  try {
+    dp3.add_rhs_volume(b3.data(), fe::gauss(4));
+    ADD_FAILURE() << "no InputError for an inverted map";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("is inverted or degenerate"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
