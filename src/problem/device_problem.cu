@@ -657,7 +657,9 @@ Errors DeviceProblem<dim>::errors(const double* u) const {
 template <int dim>
 void add_cell_vectors(const mesh::BoxMesh<dim>& mesh, const fe::DofLayout<dim>& dofs,
                       const std::vector<std::size_t>& cells, const std::vector<double>& local, double* b) {
-  if (cells.empty()) return;
+  if (cells.empty() || local.empty()) return;  // nothing to add (dg: no lift)
+  if (local.size() != cells.size() * dofs.dofs_per_cell())
+    throw Error("add_cell_vectors: the local values do not match the cells");
   const Grid g = make_grid(mesh, dofs, dofs.degree() + 1);
   std::vector<std::int64_t> ids(cells.begin(), cells.end());
   const DeviceBuffer<std::int64_t> d_cells(ids);
@@ -671,7 +673,9 @@ void add_cell_vectors(const mesh::BoxMesh<dim>& mesh, const fe::DofLayout<dim>& 
 template <int dim>
 void set_cell_values(const mesh::BoxMesh<dim>& mesh, const fe::DofLayout<dim>& dofs,
                      const std::vector<std::size_t>& cells, const std::vector<double>& local, double* x) {
-  if (cells.empty()) return;
+  if (cells.empty() || local.empty()) return;  // nothing to add (dg: no lift)
+  if (local.size() != cells.size() * dofs.dofs_per_cell())
+    throw Error("set_cell_values: the local values do not match the cells");
   const Grid g = make_grid(mesh, dofs, dofs.degree() + 1);
   std::vector<std::int64_t> ids(cells.begin(), cells.end());
   const DeviceBuffer<std::int64_t> d_cells(ids);
