@@ -654,36 +654,36 @@ Errors DeviceProblem<dim>::errors(const double* u) const {
   return {std::sqrt(std::max(0.0, s[0])), std::sqrt(std::max(0.0, s[1]))};
 }
 
+namespace {
 template <int dim>
-void add_cell_vectors(const mesh::BoxMesh<dim>& mesh, const fe::DofLayout<dim>& dofs,
-                      const std::vector<std::size_t>& cells, const std::vector<double>& local, double* b) {
+void scatter_cells(const mesh::BoxMesh<dim>& mesh, const fe::DofLayout<dim>& dofs,
+                   const std::vector<std::size_t>& cells, const std::vector<double>& local, double* x,
+                   bool set_constrained) {
   if (cells.empty() || local.empty()) return;  // nothing to add (dg: no lift)
   if (local.size() != cells.size() * dofs.dofs_per_cell())
-    throw Error("add_cell_vectors: the local values do not match the cells");
+    throw Error("device scatter of cell vectors: the local values do not match the cells");
   const Grid g = make_grid(mesh, dofs, dofs.degree() + 1);
   std::vector<std::int64_t> ids(cells.begin(), cells.end());
   const DeviceBuffer<std::int64_t> d_cells(ids);
   const DeviceBuffer<double> d_local(local);
   const std::int64_t n = std::int64_t(cells.size());
-  scatter_local<<<grid_for(n * dofs.dofs_per_cell(), 256), 256>>>(g, d_cells.data(), n, d_local.data(), b, false);
+  scatter_local<<<grid_for(n * dofs.dofs_per_cell(), 256), 256>>>(g, d_cells.data(), n, d_local.data(), x,
+                                                                  set_constrained);
   TCFEM_CUDA_CHECK_LAUNCH();
-  TCFEM_CUDA_CHECK(cudaDeviceSynchronize());
+  TCFEM_CUDA_CHECK(cudaDeviceSynchronize());  // the buffers go out of scope
+}
+}  // namespace
+
+template <int dim>
+void add_cell_vectors(const mesh::BoxMesh<dim>& mesh, const fe::DofLayout<dim>& dofs,
+                      const std::vector<std::size_t>& cells, const std::vector<double>& local, double* b) {
+  scatter_cells<dim>(mesh, dofs, cells, local, b, false);
 }
 
 template <int dim>
 void set_cell_values(const mesh::BoxMesh<dim>& mesh, const fe::DofLayout<dim>& dofs,
                      const std::vector<std::size_t>& cells, const std::vector<double>& local, double* x) {
-  if (cells.empty() || local.empty()) return;  // nothing to add (dg: no lift)
-  if (local.size() != cells.size() * dofs.dofs_per_cell())
-    throw Error("set_cell_values: the local values do not match the cells");
-  const Grid g = make_grid(mesh, dofs, dofs.degree() + 1);
-  std::vector<std::int64_t> ids(cells.begin(), cells.end());
-  const DeviceBuffer<std::int64_t> d_cells(ids);
-  const DeviceBuffer<double> d_local(local);
-  const std::int64_t n = std::int64_t(cells.size());
-  scatter_local<<<grid_for(n * dofs.dofs_per_cell(), 256), 256>>>(g, d_cells.data(), n, d_local.data(), x, true);
-  TCFEM_CUDA_CHECK_LAUNCH();
-  TCFEM_CUDA_CHECK(cudaDeviceSynchronize());
+  scatter_cells<dim>(mesh, dofs, cells, local, x, true);
 }
 
 template <int dim>
