@@ -35,27 +35,27 @@ struct Grid {
   bool dirichlet[6] = {false, false, false, false, false, false};
 };
 
-__device__ inline void cell_of(const Grid& g, std::int64_t cell, int* c) {
+/// The cell and DoF numbering of the generic operator kernels (operators/generic/kernels.h).
+__device__ inline operators::OperatorView<double> numbering(const Grid& g) {
+  operators::OperatorView<double> v;
+  v.dim = g.dim;
+  v.nb = g.nb;
+  v.dg = g.dg;
   for (int d = 0; d < 3; ++d) {
-    c[d] = d < g.dim ? int(cell % g.n_cells[d]) : 0;
-    if (d < g.dim) cell /= g.n_cells[d];
+    v.n_cells[d] = g.n_cells[d];
+    v.lattice[d] = g.lattice[d];
   }
+  return v;
+}
+
+__device__ inline void cell_of(const Grid& g, std::int64_t cell, int* c) {
+  operators::generic::cell_coords(numbering(g), cell, c);
 }
 
 /// Global index of local DoF i of cell c (one process owns every cell).
 __device__ inline std::int64_t dof_of(const Grid& g, const int* c, int i) {
-  if (g.dg) {
-    std::int64_t cell = 0;
-    for (int d = g.dim - 1; d >= 0; --d) cell = cell * g.n_cells[d] + c[d];
-    return cell * ipow(g.nb, g.dim) + i;
-  }
-  std::int64_t idx = 0, stride = 1;
-  for (int d = 0; d < g.dim; ++d) {
-    idx += (std::int64_t(c[d]) * g.k + i % g.nb) * stride;
-    i /= g.nb;
-    stride *= g.lattice[d];
-  }
-  return idx;
+  bool boundary;
+  return operators::generic::dof_index(numbering(g), c, i, boundary);
 }
 
 /// Parameter points of the Gauss-Lobatto nodes of cells first .. first + m - 1, the arithmetic of
@@ -423,6 +423,15 @@ struct DeviceProblem<dim>::Impl {
 
   /// Quadrature data of cells [first, first + m): points, jxw and J^{-1} (device buffers).
   struct Chunk {
+    /// The geometry buffers of `cells` cells (X only for a map); the value buffers are the caller's.
+    Chunk(const Grid& g, std::int64_t cells, bool mapped) {
+      const std::int64_t nbc = ipow(g.nb, dim), nqc = ipow(g.nq, dim);
+      P.allocate(dim * cells * nbc);
+      if (mapped) X.allocate(dim * cells * nbc);
+      xq.allocate(dim * cells * nqc);
+      jxw.allocate(cells * nqc);
+      inv.allocate(dim * dim * cells * nqc);
+    }
     DeviceBuffer<double> P, X, xq, jxw, inv, v, ue, ge;
   };
   std::int64_t chunk_cells(int nq) const {
@@ -430,8 +439,8 @@ struct DeviceProblem<dim>::Impl {
     return std::max<std::int64_t>(1, (std::int64_t(1) << 21) / nqc);
   }
   void geometry(const Grid& g, const DeviceBuffer<double>& tables, const DeviceBuffer<double>& gll,
-                std::int64_t first, std::int64_t m, std::int64_t cap, Chunk& c, DeviceBuffer<unsigned long long>& bad,
-                bool need_inv) const {
+                std::int64_t first, std::int64_t m, std::int64_t cap, Chunk& c,
+                DeviceBuffer<unsigned long long>& bad) const {
     const int nbc = ipow(g.nb, dim), nqc = ipow(g.nq, dim);
     const std::int64_t xs = cap * nbc, qs = cap * nqc;
     node_points<<<grid_for(m * nbc, 256), 256>>>(g, gll.data(), first, m, c.P.data(), xs);
@@ -455,7 +464,6 @@ struct DeviceProblem<dim>::Impl {
       for (int d = 0; d < dim; ++d) name += (d ? "," : "") + std::to_string(ci[d]);
       throw InputError("mesh cell " + name + ") is inverted or degenerate (det J <= 0 at a quadrature point)");
     }
-    (void)need_inv;
   }
 };
 
@@ -597,18 +605,13 @@ void DeviceProblem<dim>::add_rhs_volume(double* b, const fe::Quadrature1D& quad)
   const auto gll = DeviceBuffer<double>(fe::gauss_lobatto(g.k + 1).points);
   const std::int64_t n_cells = std::int64_t(m.mesh->n_owned_cells());
   const std::int64_t cap = std::min(n_cells, m.chunk_cells(g.nq));
-  const int nbc = ipow(g.nb, dim), nqc = ipow(g.nq, dim);
-  typename Impl::Chunk c;
-  c.P.allocate(dim * cap * nbc);
-  if (!m.identity_map) c.X.allocate(dim * cap * nbc);
-  c.xq.allocate(dim * cap * nqc);
-  c.jxw.allocate(cap * nqc);
-  c.inv.allocate(dim * dim * cap * nqc);
+  const int nqc = ipow(g.nq, dim);
+  typename Impl::Chunk c(g, cap, !m.identity_map);
   c.v.allocate(cap * nqc);
   DeviceBuffer<unsigned long long> bad(1);
   for (std::int64_t first = 0; first < n_cells; first += cap) {
     const std::int64_t count = std::min(cap, n_cells - first);
-    m.geometry(g, tables, gll, first, count, cap, c, bad, false);
+    m.geometry(g, tables, gll, first, count, cap, c, bad);
     m.evaluate(m.rhs, c.xq.data(), cap * nqc, count * nqc, c.v.data());
     integrate_cells<<<grid_for(count, 1), 128, int(sizeof(double)) * (g.nq * g.nb + 2 * nqc)>>>(
         g, tables.data(), first, count, c.v.data(), c.jxw.data(), m.scale, b);
@@ -627,12 +630,7 @@ Errors DeviceProblem<dim>::errors(const double* u) const {
   const std::int64_t n_cells = std::int64_t(m.mesh->n_owned_cells());
   const std::int64_t cap = std::min(n_cells, m.chunk_cells(g.nq));
   const int nbc = ipow(g.nb, dim), nqc = ipow(g.nq, dim);
-  typename Impl::Chunk c;
-  c.P.allocate(dim * cap * nbc);
-  if (!m.identity_map) c.X.allocate(dim * cap * nbc);
-  c.xq.allocate(dim * cap * nqc);
-  c.jxw.allocate(cap * nqc);
-  c.inv.allocate(dim * dim * cap * nqc);
+  typename Impl::Chunk c(g, cap, !m.identity_map);
   c.ue.allocate(cap * nqc);
   c.ge.allocate(dim * cap * nqc);
   DeviceBuffer<unsigned long long> bad(1);
@@ -642,7 +640,7 @@ Errors DeviceProblem<dim>::errors(const double* u) const {
   const int smem = int(sizeof(double)) * (2 * g.nq * g.nb + g.nq + nbc + 2 * nqc + nqc + 3 * nqc + 2 * threads);
   for (std::int64_t first = 0; first < n_cells; first += cap) {
     const std::int64_t count = std::min(cap, n_cells - first);
-    m.geometry(g, tables, gll, first, count, cap, c, bad, true);
+    m.geometry(g, tables, gll, first, count, cap, c, bad);
     m.evaluate(m.exact, c.xq.data(), cap * nqc, count * nqc, c.ue.data());
     m.exact_gradient(c.xq.data(), cap * nqc, count * nqc, c.ge.data());
     error_cells<<<grid_for(count, 1), threads, smem>>>(g, tables.data(), first, count, u, c.ue.data(), c.ge.data(),
