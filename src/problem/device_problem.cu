@@ -58,6 +58,23 @@ __device__ inline std::int64_t dof_of(const Grid& g, const int* c, int i) {
   return operators::generic::dof_index(numbering(g), c, i, boundary);
 }
 
+/// The tensor-product interpolation of the cell values `in` (nb per direction) to the quadrature
+/// points (nq per direction), differentiated along direction e (e < 0: values): B in every
+/// direction, D along e. The last direction writes `out`; t0 and t1 hold the intermediate steps.
+__device__ inline void interpolate(const ThreadGroup& group, const double* B, const double* D, int nq, int nb,
+                                   int dim, int e, const double* in, double* t0, double* t1, double* out) {
+  int sizes[3] = {1, 1, 1};
+  for (int d = 0; d < dim; ++d) sizes[d] = nb;
+  const double* src = in;
+  double* bufs[2] = {t0, t1};
+  for (int d = 0; d < dim; ++d) {
+    double* dst = d + 1 == dim ? out : bufs[d % 2];
+    apply_1d<false, false>(group, d == e ? D : B, nq, nb, d, sizes, src, dst);
+    sizes[d] = nq;
+    src = dst;
+  }
+}
+
 /// Parameter points of the Gauss-Lobatto nodes of cells first .. first + m - 1, the arithmetic of
 /// mesh::MappedCellNodes: P[d * stride + cell_slot * nbc + i].
 __global__ void node_points(Grid g, const double* gll, std::int64_t first, std::int64_t m, double* P,
@@ -94,6 +111,7 @@ __global__ void cell_points(Grid g, const double* tables, std::int64_t first, st
   double* in = w + nq;            // nbc
   double* t0 = in + nbc;          // nqc
   double* t1 = t0 + nqc;          // nqc
+  double* t2 = t1 + nqc;          // nqc
   const ThreadGroup group{int(threadIdx.x), int(blockDim.x)};
   for (int i = threadIdx.x; i < 2 * nq * nb + nq; i += blockDim.x) B[i] = tables[i];
   __syncthreads();
@@ -103,18 +121,9 @@ __global__ void cell_points(Grid g, const double* tables, std::int64_t first, st
       __syncthreads();
       // value (e = -1) and the derivative along e
       for (int e = -1; e < dim; ++e) {
-        int sizes[3] = {1, 1, 1};
-        for (int d = 0; d < dim; ++d) sizes[d] = nb;
-        const double* src = in;
-        double* bufs[2] = {t0, t1};
-        for (int d = 0; d < dim; ++d) {
-          double* dst = bufs[d % 2];
-          apply_1d<false, false>(group, d == e ? D : B, nq, nb, d, sizes, src, dst);
-          sizes[d] = nq;
-          src = dst;
-        }
+        interpolate(group, B, D, nq, nb, dim, e, in, t0, t1, t2);
         double* out = e < 0 ? xq + comp * qs : inv + (comp * dim + e) * qs;
-        for (int q = threadIdx.x; q < nqc; q += blockDim.x) out[slot * nqc + q] = src[q];
+        for (int q = threadIdx.x; q < nqc; q += blockDim.x) out[slot * nqc + q] = t2[q];
         __syncthreads();
       }
     }
@@ -218,18 +227,7 @@ __global__ void error_cells(Grid g, const double* tables, std::int64_t first, st
     cell_of(g, first + slot, c);
     for (int i = threadIdx.x; i < nbc; i += blockDim.x) in[i] = u[dof_of(g, c, i)];
     __syncthreads();
-    for (int e = -1; e < dim; ++e) {
-      int sizes[3] = {1, 1, 1};
-      for (int d = 0; d < dim; ++d) sizes[d] = nb;
-      const double* src = in;
-      double* bufs[2] = {t0, t1};
-      for (int d = 0; d < dim; ++d) {
-        double* dst = (d + 1 == dim) ? (e < 0 ? val : grad + e * nqc) : bufs[d % 2];
-        apply_1d<false, false>(group, d == e ? D : B, nq, nb, d, sizes, src, dst);
-        sizes[d] = nq;
-        src = dst;
-      }
-    }
+    for (int e = -1; e < dim; ++e) interpolate(group, B, D, nq, nb, dim, e, in, t0, t1, e < 0 ? val : grad + e * nqc);
     for (int q = threadIdx.x; q < nqc; q += blockDim.x) {
       const std::int64_t at = slot * nqc + q;
       const double wq = jxw[at];
@@ -291,6 +289,13 @@ __global__ void zero_dirichlet_nodes(Grid g, std::int64_t n, double* b) {
     }
     if (constrained) b[t] = 0.0;
   }
+}
+
+/// Allows `kernel` `bytes` of dynamic shared memory (beyond 48 KB at high degrees).
+template <typename Kernel>
+void allow_shared(Kernel kernel, int bytes) {
+  if (bytes > 48 * 1024)
+    TCFEM_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
 }
 
 unsigned grid_for(std::int64_t work, unsigned threads) {
@@ -452,7 +457,8 @@ struct DeviceProblem<dim>::Impl {
     }
     const unsigned long long none = std::numeric_limits<unsigned long long>::max();
     bad.copy_from_host(&none, 1);
-    const int smem = int(sizeof(double)) * (2 * g.nq * g.nb + g.nq + nbc + 2 * nqc);
+    const int smem = int(sizeof(double)) * (2 * g.nq * g.nb + g.nq + nbc + 3 * nqc);
+    allow_shared(cell_points, smem);
     cell_points<<<grid_for(m, 1), 128, smem>>>(g, tables.data(), first, m, X, xs, c.xq.data(), c.jxw.data(),
                                                c.inv.data(), qs, bad.data());
     TCFEM_CUDA_CHECK_LAUNCH();
@@ -613,7 +619,9 @@ void DeviceProblem<dim>::add_rhs_volume(double* b, const fe::Quadrature1D& quad)
     const std::int64_t count = std::min(cap, n_cells - first);
     m.geometry(g, tables, gll, first, count, cap, c, bad);
     m.evaluate(m.rhs, c.xq.data(), cap * nqc, count * nqc, c.v.data());
-    integrate_cells<<<grid_for(count, 1), 128, int(sizeof(double)) * (g.nq * g.nb + 2 * nqc)>>>(
+    const int smem = int(sizeof(double)) * (g.nq * g.nb + 2 * nqc);
+    allow_shared(integrate_cells, smem);
+    integrate_cells<<<grid_for(count, 1), 128, smem>>>(
         g, tables.data(), first, count, c.v.data(), c.jxw.data(), m.scale, b);
     TCFEM_CUDA_CHECK_LAUNCH();
   }
@@ -643,6 +651,7 @@ Errors DeviceProblem<dim>::errors(const double* u) const {
     m.geometry(g, tables, gll, first, count, cap, c, bad);
     m.evaluate(m.exact, c.xq.data(), cap * nqc, count * nqc, c.ue.data());
     m.exact_gradient(c.xq.data(), cap * nqc, count * nqc, c.ge.data());
+    allow_shared(error_cells, smem);
     error_cells<<<grid_for(count, 1), threads, smem>>>(g, tables.data(), first, count, u, c.ue.data(), c.ge.data(),
                                                       c.jxw.data(), c.inv.data(), cap * nqc, sums.data());
     TCFEM_CUDA_CHECK_LAUNCH();

@@ -188,6 +188,10 @@ TEST(DeviceProblem, BuiltInProblemAgreesWithCpu) {
     const mesh::BoxMesh<2> mesh2({6, 7}, geometry);
     compare<2>(nullptr, mesh2, fe::Disc::dg, 3);
   }
+  // the highest degree (the error kernel's shared memory beyond 48 KB)
+  const mesh::BoxMesh<3> mesh8({2, 3, 2}, mesh::GeometryKind::deformed);
+  compare<3>(nullptr, mesh8, fe::Disc::cg, 8);
+  compare<3>(nullptr, mesh8, fe::Disc::dg, 8);
 }
 
 TEST(DeviceProblem, CallablesAreEvaluatedOnTheHost) {
