@@ -22,33 +22,67 @@ DofLayout<dim>::DofLayout(const mesh::BoxMesh<dim>& mesh, Disc disc, int degree,
       lattice_extent_[d] = static_cast<long>(part.ghosted.extent(d)) * degree + 1;
       n_local_ *= static_cast<std::size_t>(lattice_extent_[d]);
     }
-    // by lattice lines along x: a line lies on the boundary when one of its other coordinates does,
-    // otherwise only its end nodes on the x faces of the box can
-    boundary_mask_.resize(n_local_);
-    const std::size_t line = static_cast<std::size_t>(lattice_extent_[0]);
-    const long last_x = static_cast<long>(part.global_cells[0]) * degree;
-    parallel_chunks(0, n_local_ / line, [&](std::size_t l0, std::size_t l1, int) {
-      for (std::size_t l = l0; l < l1; ++l) {
-        std::size_t r = l;
-        bool on_boundary = false;
-        for (int d = 1; d < dim; ++d) {
-          const long p = lattice_begin_[d] + static_cast<long>(r % lattice_extent_[d]);
-          r /= lattice_extent_[d];
-          if ((p == 0 && dirichlet[2 * d]) ||
-              (p == static_cast<long>(part.global_cells[d]) * degree && dirichlet[2 * d + 1]))
-            on_boundary = true;
-        }
-        char* m = boundary_mask_.data() + l * line;
-        for (std::size_t i = 0; i < line; ++i) {
-          const long p = lattice_begin_[0] + static_cast<long>(i);
-          m[i] = (on_boundary || (p == 0 && dirichlet[0]) || (p == last_x && dirichlet[1])) ? 1 : 0;
-        }
-      }
-    }, host_threads(), 256);
   } else {
     n_dofs_global_ = mesh.n_global_cells() * dofs_per_cell_;
     n_local_ = part.ghosted.n_cells() * dofs_per_cell_;
   }
+}
+
+template <int dim>
+bool DofLayout<dim>::line_constrained(std::size_t l) const {
+  const auto& part = mesh_->partition();
+  for (int d = 1; d < dim; ++d) {
+    const long p = lattice_begin_[d] + static_cast<long>(l % lattice_extent_[d]);
+    l /= lattice_extent_[d];
+    if ((p == 0 && dirichlet_[2 * d]) || (p == static_cast<long>(part.global_cells[d]) * degree_ && dirichlet_[2 * d + 1]))
+      return true;
+  }
+  return false;
+}
+
+template <int dim>
+const std::vector<char>& DofLayout<dim>::boundary_mask() const {
+  std::call_once(mask_->once, [this] {
+    if (disc_ != Disc::cg) return;
+    auto& mask = mask_->mask;
+    mask.resize(n_local_);
+    // by lattice lines along x: a line lies on the boundary when one of its other coordinates does,
+    // otherwise only its end nodes on the x faces of the box can
+    const std::size_t line = static_cast<std::size_t>(lattice_extent_[0]);
+    const long last_x = static_cast<long>(mesh_->partition().global_cells[0]) * degree_;
+    parallel_chunks(0, n_local_ / line, [&](std::size_t l0, std::size_t l1, int) {
+      for (std::size_t l = l0; l < l1; ++l) {
+        const bool on_boundary = line_constrained(l);
+        char* m = mask.data() + l * line;
+        for (std::size_t i = 0; i < line; ++i) {
+          const long p = lattice_begin_[0] + static_cast<long>(i);
+          m[i] = (on_boundary || (p == 0 && dirichlet_[0]) || (p == last_x && dirichlet_[1])) ? 1 : 0;
+        }
+      }
+    }, host_threads(), 256);
+  });
+  return mask_->mask;
+}
+
+template <int dim>
+std::vector<index_t> DofLayout<dim>::constrained_indices() const {
+  std::vector<index_t> out;
+  if (disc_ != Disc::cg) return out;
+  const std::size_t line = static_cast<std::size_t>(lattice_extent_[0]);
+  const long last_x = static_cast<long>(mesh_->partition().global_cells[0]) * degree_;
+  for (std::size_t l = 0; l < n_local_ / line; ++l) {
+    const index_t base = static_cast<index_t>(l * line);
+    if (line_constrained(l)) {
+      for (std::size_t i = 0; i < line; ++i) out.push_back(base + static_cast<index_t>(i));
+      continue;
+    }
+    for (std::size_t i : {std::size_t(0), line - 1}) {
+      const long p = lattice_begin_[0] + static_cast<long>(i);
+      if ((p == 0 && dirichlet_[0]) || (p == last_x && dirichlet_[1])) out.push_back(base + static_cast<index_t>(i));
+      if (line == 1) break;
+    }
+  }
+  return out;
 }
 
 template <int dim>

@@ -6,6 +6,8 @@
 //  dg: (k+1)^dim DoFs per cell, cells in lexicographic order.
 // Local indices run over the ghosted cell box of the mesh's partition.
 #include <array>
+#include <memory>
+#include <mutex>
 #include <cstddef>
 #include <vector>
 
@@ -50,7 +52,11 @@ class DofLayout {
   /// Nodes per direction of the local cg lattice.
   const std::array<long, dim>& lattice_extent() const { return lattice_extent_; }
   /// cg only: true where the local DoF lies on a Dirichlet face of the box (constrained).
-  const std::vector<char>& boundary_mask() const { return boundary_mask_; }
+  /// Computed on first use (n_local bytes; thread-safe).
+  const std::vector<char>& boundary_mask() const;
+  /// cg only: the local indices of the constrained DoFs in increasing order, found line by line
+  /// along x without visiting the interior (O(n_local^((dim-1)/dim)) work).
+  std::vector<index_t> constrained_indices() const;
   const DirichletFaces<dim>& dirichlet_faces() const { return dirichlet_; }
   /// Every face of the box is a Dirichlet face.
   bool all_faces_dirichlet() const { return dirichlet_ == all_dirichlet<dim>(); }
@@ -63,7 +69,13 @@ class DofLayout {
   int dofs_per_cell_;
   std::size_t n_dofs_global_ = 0, n_local_ = 0;
   std::array<long, dim> lattice_begin_{}, lattice_extent_{};
-  std::vector<char> boundary_mask_;
+  struct MaskCache {
+    std::once_flag once;
+    std::vector<char> mask;
+  };
+  std::shared_ptr<MaskCache> mask_ = std::make_shared<MaskCache>();
+  /// Whether the x-line number `l` of the local lattice lies on a Dirichlet face as a whole.
+  bool line_constrained(std::size_t l) const;
 };
 
 }  // namespace tcfem::fe

@@ -57,32 +57,41 @@ TEST(HostSetup, MappedCellNodesEqualGeometryField) {
     }
 }
 
+/// The mask and the constrained index list against the definition node by node, for the Dirichlet
+/// faces given by the bits of `faces` (bit f: face f = 2 d + side).
 template <int dim>
-void check_boundary_mask(int k, const std::array<int, dim>& nc) {
+void check_boundary_mask(int k, const std::array<int, dim>& nc, unsigned faces) {
   mesh::BoxMesh<dim> mesh(nc, mesh::GeometryKind::cartesian);
-  fe::DofLayout<dim> dofs(mesh, fe::Disc::cg, k);
+  fe::DirichletFaces<dim> dirichlet;
+  for (int f = 0; f < 2 * dim; ++f) dirichlet[f] = (faces >> f) & 1u;
+  fe::DofLayout<dim> dofs(mesh, fe::Disc::cg, k, dirichlet);
+  const auto indices = dofs.constrained_indices();
   const auto& mask = dofs.boundary_mask();
   ASSERT_EQ(mask.size(), dofs.n_local());
+  std::vector<index_t> expected;
   for (std::size_t i = 0; i < mask.size(); ++i) {
     std::size_t r = i;
     bool boundary = false;
     for (int d = 0; d < dim; ++d) {
       const long p = static_cast<long>(r % dofs.lattice_extent()[d]);
       r /= dofs.lattice_extent()[d];
-      boundary |= p == 0 || p == static_cast<long>(nc[d]) * k;
+      boundary |= (p == 0 && dirichlet[2 * d]) || (p == static_cast<long>(nc[d]) * k && dirichlet[2 * d + 1]);
     }
-    ASSERT_EQ(mask[i] != 0, boundary) << "dim " << dim << " node " << i;
+    ASSERT_EQ(mask[i] != 0, boundary) << "dim " << dim << " node " << i << " faces " << faces;
+    if (boundary) expected.push_back(static_cast<index_t>(i));
   }
+  ASSERT_EQ(indices, expected) << "dim " << dim << " faces " << faces;
 }
 
 TEST(HostSetup, BoundaryMaskByLinesEqualsNodeDefinition) {
   for (int threads : {1, 3}) {
     ThreadCount tc(threads);
-    for (int k : {1, 2, 5}) {
-      check_boundary_mask<2>(k, {7, 4});
-      check_boundary_mask<3>(k, {3, 5, 2});
-      check_boundary_mask<3>(k, {1, 1, 1});
-    }
+    for (int k : {1, 2, 5})
+      for (unsigned faces : {0x3Fu, 0x0u, 0x1u, 0x2u, 0x15u, 0x2Au, 0x24u}) {
+        check_boundary_mask<2>(k, {7, 4}, faces & 0xFu);
+        check_boundary_mask<3>(k, {3, 5, 2}, faces);
+        check_boundary_mask<3>(k, {1, 1, 1}, faces);
+      }
   }
 }
 

@@ -182,11 +182,8 @@ DevicePatchSmoother<dim, Number>::DevicePatchSmoother(const mesh::BoxMesh<dim>& 
     I.n_patches += p.n_patches;
     largest = std::max<std::size_t>(largest, p.n_patches);
   }
-  std::vector<long long> constrained;
-  const auto& mask = dofs.boundary_mask();
-  for (std::size_t i = 0; i < mask.size(); ++i)
-    if (mask[i]) constrained.push_back(static_cast<long long>(i));
-  I.constrained = DeviceBuffer<long long>(constrained);
+  const auto indices = dofs.constrained_indices();
+  I.constrained = DeviceBuffer<long long>(std::vector<long long>(indices.begin(), indices.end()));
   if (I.additive || I.variant == PatchVariant::global) I.residual.allocate(I.n);
   if (!I.additive && I.variant == PatchVariant::separate)
     I.color_buffer.allocate(largest * patch_kernels::ipow(2 * I.k - 1, dim));
