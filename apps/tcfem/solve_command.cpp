@@ -277,7 +277,10 @@ int run_solve(const SolveOptions& o) {
   cfg.quadrature = o.quadrature == "bp3" ? fe::QuadratureKind::gauss_k2 : fe::QuadratureKind::gll_k1;
   cfg.cartesian_fast_path = o.operator_path == "auto";
   cfg.device_tuning = o.tuning.device;
-  if (prob) cfg.coefficient = prob->coefficient;
+  if (prob) {
+    cfg.coefficient = prob->coefficient;
+    cfg.coefficient_source = prob->coefficient_source;
+  }
 
   // ---- memory estimate before allocating anything large
   const int k = o.degree;

@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <chrono>
 #include <limits>
+#include <map>
+#include <mutex>
 
 #include "core/cuda_check.h"
 #include "core/device.h"
@@ -87,6 +89,20 @@ int PointFunctions::add(const std::string& expression, int dim) {
   return size() - 1;
 }
 
+namespace {
+/// Modules compiled in this process, by source (every level of a multigrid hierarchy and every
+/// operator compiles the same functions: NVRTC runs once). Kept until the process ends, when the
+/// driver releases them with the context.
+struct ModuleCache {
+  std::mutex mutex;
+  std::map<std::string, std::shared_ptr<PointFunctions::Module>> modules;
+};
+ModuleCache& module_cache() {
+  static auto* cache = new ModuleCache;  // never destroyed: no unload after the runtime shuts down
+  return *cache;
+}
+}  // namespace
+
 void PointFunctions::compile(const std::string& prelude) {
   if (module_) throw Error("jit::PointFunctions::compile called twice");
   const auto t0 = std::chrono::steady_clock::now();
@@ -94,6 +110,16 @@ void PointFunctions::compile(const std::string& prelude) {
   std::vector<std::pair<std::string, int>> list;
   for (const auto& f : functions_) list.push_back({f.expression, f.dim});
   const std::string source = module_source(list, prelude);
+  auto& cache = module_cache();
+  std::lock_guard<std::mutex> lock(cache.mutex);
+  int device = 0;
+  TCFEM_CUDA_CHECK(cudaGetDevice(&device));
+  const std::string key = std::to_string(device) + "\n" + source;
+  if (const auto it = cache.modules.find(key); it != cache.modules.end()) {
+    module_ = it->second;
+    compile_seconds_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    return;
+  }
   nvrtcProgram program;
   nvrtc_check(nvrtcCreateProgram(&program, source.c_str(), "tcfem_expressions.cu", 0, nullptr, nullptr),
               "nvrtcCreateProgram");
@@ -121,7 +147,7 @@ void PointFunctions::compile(const std::string& prelude) {
     throw;
   }
   nvrtcDestroyProgram(&program);
-  auto m = std::make_unique<Module>();
+  auto m = std::make_shared<Module>();
   TCFEM_CUDA_CHECK(cudaLibraryLoadData(&m->library, cubin.data(), nullptr, nullptr, 0, nullptr, nullptr, 0));
   for (int i = 0; i < size(); ++i) {
     cudaKernel_t k;
@@ -131,6 +157,7 @@ void PointFunctions::compile(const std::string& prelude) {
     m->gradient.push_back(k);
   }
   m->grid_limit = std::max(1, info.sm_count * 16);
+  cache.modules.emplace(key, m);
   module_ = std::move(m);
   compile_seconds_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }

@@ -10,6 +10,14 @@
 
 namespace tcfem::jit {
 
+/// A scalar function of points as CUDA C++ for the device setup: an expression in x[0] ..
+/// x[dim-1] and the device helpers it calls (`prelude`). Empty: the function has no device
+/// form (a C++ callable), and the device setup evaluates it on the host threads.
+struct DeviceSource {
+  std::string expression, prelude;
+  bool empty() const { return expression.empty(); }
+};
+
 class PointFunctions {
  public:
   PointFunctions();
@@ -21,7 +29,8 @@ class PointFunctions {
   int add(const std::string& expression, int dim);
   int size() const { return static_cast<int>(functions_.size()); }
   /// Compiles every function for the current device; `prelude` holds device helpers the
-  /// expressions call. Throws Error with the compiler's log when NVRTC rejects the source.
+  /// expressions call. Throws Error with the compiler's log when NVRTC rejects the source. A
+  /// module of the same source compiled before in this process is reused.
   void compile(const std::string& prelude);
   bool compiled() const { return module_ != nullptr; }
   /// Seconds the last compile() took (NVRTC and loading).
@@ -36,8 +45,10 @@ class PointFunctions {
   /// value it used is not finite, or -1.
   std::int64_t gradient(int f, const double* points, std::size_t stride, std::size_t n, double* out) const;
 
- private:
+ public:
   struct Module;
+
+ private:
   struct Function {
     std::string expression;
     int dim;
@@ -45,7 +56,7 @@ class PointFunctions {
   std::int64_t launch(const char* kind, int f, const double* points, std::size_t stride, std::size_t n,
                       double* out) const;
   std::vector<Function> functions_;
-  std::unique_ptr<Module> module_;
+  std::shared_ptr<Module> module_;
   double compile_seconds_ = 0.0;
 };
 

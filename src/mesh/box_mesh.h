@@ -9,6 +9,8 @@
 #include <functional>
 #include <vector>
 
+#include "core/jit.h"
+
 namespace tcfem::mesh {
 
 /// cartesian: the box itself; deformed: the built-in deformation of the unit box (the benchmark
@@ -27,6 +29,9 @@ struct Domain {
   GeometryKind kind = GeometryKind::cartesian;
   /// kind == mapped: x = map(X) for X in the box (thread-safe; det of its Jacobian > 0).
   std::function<Point<dim>(const Point<dim>&)> map;
+  /// The map's components as CUDA C++ in X = x[0..dim-1] for the device setup, where the map has
+  /// them (a problem file's expressions); empty: the device setup evaluates `map` on the host.
+  std::array<jit::DeviceSource, dim> map_source{};
 
   /// The unit box with the given geometry (cartesian or deformed).
   static Domain unit(GeometryKind kind);

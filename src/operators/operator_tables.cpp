@@ -54,7 +54,7 @@ void append(std::vector<Number>& dst, const std::vector<double>& src) {
 
 template <int dim, typename Number>
 OperatorTables<dim, Number> make_operator_tables(const mesh::BoxMesh<dim>& mesh, const fe::DofLayout<dim>& dofs,
-                                                 const OperatorConfig& config, Form form) {
+                                                 const OperatorConfig& config, Form form, bool geometry) {
   if (config.degree != dofs.degree() || config.disc != dofs.disc())
     throw InputError("operator configuration does not match the DoF layout");
   const auto& part = mesh.partition();
@@ -99,12 +99,13 @@ OperatorTables<dim, Number> make_operator_tables(const mesh::BoxMesh<dim>& mesh,
     }
   for (int s = 0; s < 2; ++s)
     for (int i = 0; i <= k; ++i) t.end_der.push_back(static_cast<Number>(basis.derivative(i, s)));
-  mesh::GeometryField<dim> geometry(mesh, k);
+  if (!geometry) return t;
+  mesh::GeometryField<dim> field(mesh, k);
   const Coefficient none;
   const Coefficient& a = v.mass ? none : config.coefficient;
-  t.cells = compute_cell_geometry<dim, Number>(mesh, geometry, quad, a);
+  t.cells = compute_cell_geometry<dim, Number>(mesh, field, quad, a);
   if (v.dg && !v.mass)
-    t.faces = compute_face_geometry<dim, Number>(mesh, geometry, quad, t.cells, double(k) * (k + 1), a,
+    t.faces = compute_face_geometry<dim, Number>(mesh, field, quad, t.cells, double(k) * (k + 1), a,
                                                  dofs.dirichlet_faces());
   return t;
 }
@@ -138,12 +139,12 @@ template struct OperatorTables<3, double>;
 template struct OperatorTables<2, float>;
 template struct OperatorTables<3, float>;
 template OperatorTables<2, double> make_operator_tables<2, double>(const mesh::BoxMesh<2>&, const fe::DofLayout<2>&,
-                                                                   const OperatorConfig&, Form);
+                                                                   const OperatorConfig&, Form, bool);
 template OperatorTables<3, double> make_operator_tables<3, double>(const mesh::BoxMesh<3>&, const fe::DofLayout<3>&,
-                                                                   const OperatorConfig&, Form);
+                                                                   const OperatorConfig&, Form, bool);
 template OperatorTables<2, float> make_operator_tables<2, float>(const mesh::BoxMesh<2>&, const fe::DofLayout<2>&,
-                                                                 const OperatorConfig&, Form);
+                                                                 const OperatorConfig&, Form, bool);
 template OperatorTables<3, float> make_operator_tables<3, float>(const mesh::BoxMesh<3>&, const fe::DofLayout<3>&,
-                                                                 const OperatorConfig&, Form);
+                                                                 const OperatorConfig&, Form, bool);
 
 }  // namespace tcfem::operators

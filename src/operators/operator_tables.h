@@ -30,8 +30,10 @@ struct OperatorTables {
   OperatorView<Number> host_view() const;
 };
 
+/// `geometry` false: the general path's cell and face data are left empty (the device operator
+/// computes them on the device).
 template <int dim, typename Number>
 OperatorTables<dim, Number> make_operator_tables(const mesh::BoxMesh<dim>& mesh, const fe::DofLayout<dim>& dofs,
-                                                 const OperatorConfig& config, Form form);
+                                                 const OperatorConfig& config, Form form, bool geometry = true);
 
 }  // namespace tcfem::operators

@@ -208,9 +208,13 @@ ProblemDefinition<dim> make_problem(const ProblemFile& file) {
     return [e](const mesh::Point<dim>& x) { return (*e)(x.data()); };
   };
   std::function<mesh::Point<dim>(const mesh::Point<dim>&)> map;
+  std::array<jit::DeviceSource, dim> map_source{};
   if (!file.map.empty()) {
     std::array<std::shared_ptr<const Expression>, dim> m;
-    for (int d = 0; d < dim; ++d) m[d] = expr("geometry.map[" + std::to_string(d) + "]", file.map[d]);
+    for (int d = 0; d < dim; ++d) {
+      m[d] = expr("geometry.map[" + std::to_string(d) + "]", file.map[d]);
+      map_source[d] = {m[d]->source(ExpressionDialect::cuda), Expression::device_prelude()};
+    }
     map = [m](const mesh::Point<dim>& X) {
       mesh::Point<dim> x;
       for (int d = 0; d < dim; ++d) x[d] = (*m[d])(X.data());
@@ -222,7 +226,10 @@ ProblemDefinition<dim> make_problem(const ProblemFile& file) {
   } else {
     if (file.block3) p.domain = file.block3->domain();
   }
-  if (!file.mesh) p.domain = mesh::Domain<dim>::box(lower, upper, map);
+  if (!file.mesh) {
+    p.domain = mesh::Domain<dim>::box(lower, upper, map);
+    p.domain.map_source = map_source;
+  }
   const auto a = expr("coefficient", file.coefficient);
   if (a->is_constant()) {
     const double zero[3] = {0.0, 0.0, 0.0};
@@ -231,6 +238,7 @@ ProblemDefinition<dim> make_problem(const ProblemFile& file) {
       throw InputError(where + "coefficient: must be positive (it is " + file.coefficient + ")");
   } else {
     p.coefficient = [a](const double* x) { return (*a)(x); };
+    p.coefficient_source = {a->source(ExpressionDialect::cuda), Expression::device_prelude()};
   }
   p.rhs = point_function(expr("rhs", file.rhs));
   // boundary parts: a part is a box face or a mesh's physical group

@@ -62,6 +62,8 @@ struct ProblemDefinition {
   mesh::Domain<dim> domain;
   /// a(x): empty when the coefficient is a constant, whose value is then constant_coefficient.
   operators::Coefficient coefficient;
+  /// The coefficient as CUDA C++ for the device setup (empty for a C++ callable or a constant).
+  jit::DeviceSource coefficient_source;
   double constant_coefficient = 1.0;
   PointFunction<dim> rhs;
   fe::DirichletFaces<dim> dirichlet_faces{};

@@ -121,7 +121,7 @@ CudaSolveInfo solve_cg_cuda(const mesh::BoxMesh<dim>& mesh, const fe::DofLayout<
       }
       break;
   }
-  const auto op = operators::make_device_operator<dim>(mesh, dofs, key, config.device_tuning, config.coefficient);
+  const auto op = operators::make_device_operator<dim>(mesh, dofs, key, config.device_tuning, config.coefficient, config.coefficient_source);
   const auto& A = *op;
   info.kernel = key.to_string() + operators::describe(op->choices());
   std::vector<double> inv(n);

@@ -137,9 +137,13 @@ TEST(CudaSolve, AgreesWithCpuSolve) {
 
 namespace {
 // A mapped box (a curved annulus sector, extruded in 3D), a variable coefficient and, for dg,
-// Neumann faces: the registry's operator (generic, general field) against the CPU operator.
+// Neumann faces: the registry's operator (generic, general field) against the CPU operator. With
+// `compiled` the map and the coefficient also have their CUDA forms (the device geometry compiles
+// them); without, the device geometry evaluates the callables on the host threads. The relative
+// error of the diagonal against the CPU operator's goes to *diagonal_error when given.
 template <int dim>
-double mapped_device_vs_cpu(fe::Disc disc, int k, precision::Precision p, std::uint64_t seed) {
+double mapped_device_vs_cpu(fe::Disc disc, int k, precision::Precision p, std::uint64_t seed, bool compiled = false,
+                            double* diagonal_error = nullptr) {
   auto map = [](const mesh::Point<dim>& X) {
     mesh::Point<dim> x = X;
     x[0] = (1.0 + X[0]) * std::cos(0.5 * M_PI * X[1]);
@@ -152,7 +156,14 @@ double mapped_device_vs_cpu(fe::Disc disc, int k, precision::Precision p, std::u
   std::array<int, dim> nc;
   nc.fill(3);
   nc[0] = 4;
-  mesh::BoxMesh<dim> mesh(nc, mesh::Domain<dim>::box(lo, hi, map));
+  auto domain = mesh::Domain<dim>::box(lo, hi, map);
+  if (compiled) {
+    const std::string pi = "3.141592653589793";  // M_PI to the last digit
+    domain.map_source[0].expression = "(1.0 + x[0]) * cos(0.5 * " + pi + " * x[1])";
+    domain.map_source[1].expression = "(1.0 + x[0]) * sin(0.5 * " + pi + " * x[1]) + 0.1 * x[0] * x[0]";
+    if (dim == 3) domain.map_source[dim - 1].expression = "x[2]";
+  }
+  mesh::BoxMesh<dim> mesh(nc, domain);
   auto dir = fe::all_dirichlet<dim>();
   if (disc == fe::Disc::dg) dir[1] = dir[2] = false;
   fe::DofLayout<dim> dofs(mesh, disc, k, dir);
@@ -160,6 +171,7 @@ double mapped_device_vs_cpu(fe::Disc disc, int k, precision::Precision p, std::u
   cfg.disc = disc;
   cfg.degree = k;
   cfg.coefficient = [](const double* x) { return 1.0 + 0.5 * x[0] * x[1] + 0.25 * std::sin(3.0 * x[0]); };
+  if (compiled) cfg.coefficient_source.expression = "1.0 + 0.5 * x[0] * x[1] + 0.25 * sin(3.0 * x[0])";
   operators::DeviceKernelKey key;
   key.dim = dim;
   key.degree = k;
@@ -171,8 +183,31 @@ double mapped_device_vs_cpu(fe::Disc disc, int k, precision::Precision p, std::u
   EXPECT_TRUE(key.general_field);
   EXPECT_FALSE(operators::device_kernel_supported(key));  // the cuda-core family rebuilds only its own map
   key.variant = operators::Variant::generic;
-  const auto D = operators::make_device_operator<dim>(mesh, dofs, key, {}, cfg.coefficient);
+  const auto D = operators::make_device_operator<dim>(mesh, dofs, key, {}, cfg.coefficient, cfg.coefficient_source);
   operators::MatrixFreeOperator<dim, double> A(mesh, dofs, cfg, Form::laplace);
+  if (diagonal_error) {
+    Vector<double> d_ref;
+    A.compute_diagonal(d_ref);
+    const std::size_t n = dofs.n_local();
+    std::vector<double> dd(n);
+    if (p == precision::Precision::fp64) {
+      DeviceBuffer<double> d(std::vector<double>(n, std::numeric_limits<double>::quiet_NaN()));
+      EXPECT_TRUE(D->diagonal(d.data()));
+      d.copy_to_host(dd.data(), n);
+    } else {
+      DeviceBuffer<float> d(std::vector<float>(n, std::numeric_limits<float>::quiet_NaN()));
+      EXPECT_TRUE(D->diagonal(d.data()));
+      std::vector<float> df(n);
+      d.copy_to_host(df.data(), n);
+      for (std::size_t i = 0; i < n; ++i) dd[i] = df[i];
+    }
+    double worst = 0.0;
+    for (std::size_t i = 0; i < n; ++i) {
+      const double e = std::abs(dd[i] - d_ref[i]) / std::abs(d_ref[i]);
+      worst = std::isfinite(dd[i]) ? std::max(worst, e) : std::numeric_limits<double>::infinity();
+    }
+    *diagonal_error = worst;
+  }
   std::mt19937_64 rng(seed);
   std::uniform_real_distribution<double> dist(-1.0, 1.0);
   const std::size_t n = dofs.n_local();
@@ -215,6 +250,65 @@ TEST(CudaOperator, MappedBoxWithCoefficientMatchesCpu) {
       EXPECT_LT(mapped_device_vs_cpu<2>(disc, k, P::fp32, rd()), 1e-5) << what;
       if (k <= 6) EXPECT_LT(mapped_device_vs_cpu<3>(disc, k, P::fp64, rd()), 1e-12) << what;
     }
+}
+
+TEST(CudaOperator, CompiledMapAndCoefficientMatchCpu) {
+  SKIP_WITHOUT_DEVICE();
+  std::random_device rd;
+  using P = precision::Precision;
+  for (int k : {1, 2, 4, 7})
+    for (auto disc : {fe::Disc::cg, fe::Disc::dg}) {
+      const std::string what = std::string(fe::to_string(disc)) + " k=" + std::to_string(k);
+      double diag = 0.0;
+      EXPECT_LT(mapped_device_vs_cpu<2>(disc, k, P::fp64, rd(), true, &diag), 1e-12) << what;
+      EXPECT_LT(diag, 1e-12) << what;
+      EXPECT_LT(mapped_device_vs_cpu<2>(disc, k, P::fp32, rd(), true, &diag), 1e-5) << what;
+      EXPECT_LT(diag, 1e-5) << what;
+      if (k <= 6) {
+        EXPECT_LT(mapped_device_vs_cpu<3>(disc, k, P::fp64, rd(), true, &diag), 1e-12) << what;
+        EXPECT_LT(diag, 1e-12) << what;
+        EXPECT_LT(mapped_device_vs_cpu<3>(disc, k, P::fp32, rd(), false, &diag), 1e-5) << what;
+        EXPECT_LT(diag, 1e-5) << what;
+      }
+    }
+}
+
+TEST(CudaOperator, DeviceGeometryRefusesBadCoefficientAndInvertedMap) {
+  SKIP_WITHOUT_DEVICE();
+  mesh::Point<2> lo{0.0, 0.0}, hi{1.0, 1.0};
+  operators::DeviceKernelKey key;
+  key.dim = 2;
+  key.degree = 3;
+  key.cartesian = false;
+  key.general_field = true;
+  // a coefficient that is negative near x = 1 (compiled, and as a callable on the host)
+  for (bool compiled : {true, false}) {
+    mesh::BoxMesh<2> mesh({4, 3}, mesh::Domain<2>::box(lo, hi));
+    fe::DofLayout<2> dofs(mesh, fe::Disc::cg, 3);
+    jit::DeviceSource source;
+    if (compiled) source.expression = "0.9 - x[0]";
+    try {
+      operators::make_device_operator<2>(mesh, dofs, key, {}, [](const double* x) { return 0.9 - x[0]; }, source);
+      ADD_FAILURE() << "a negative coefficient was accepted";
+    } catch (const InputError& e) {
+      const std::string m = e.what();
+      EXPECT_NE(m.find("coefficient"), std::string::npos) << m;
+      EXPECT_NE(m.find("at the point ("), std::string::npos) << m;
+      EXPECT_NE(m.find("positive"), std::string::npos) << m;
+    }
+  }
+  // a map folding the box over itself
+  auto fold = [](const mesh::Point<2>& X) { return mesh::Point<2>{X[0] * (1.0 - 2.0 * X[0]), X[1]}; };
+  mesh::BoxMesh<2> mesh({4, 3}, mesh::Domain<2>::box(lo, hi, fold));
+  fe::DofLayout<2> dofs(mesh, fe::Disc::dg, 2);
+  key.disc = fe::Disc::dg;
+  key.degree = 2;
+  try {
+    operators::make_device_operator<2>(mesh, dofs, key);
+    ADD_FAILURE() << "an inverted map was accepted";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("inverted"), std::string::npos) << e.what();
+  }
 }
 
 TEST(CudaOperator, NeumannCgIsRefused) {

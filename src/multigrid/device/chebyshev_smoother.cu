@@ -126,27 +126,60 @@ double estimate_largest_eigenvalue_device(const LevelOperator<DeviceVector<Numbe
   return solvers::blas::tridiagonal_eigenvalues(diag, off).back();
 }
 
+namespace {
+/// d <- 1 / d; counts the entries that are not positive.
+template <typename Number>
+__global__ void invert_diagonal_kernel(Number* d, unsigned long long* bad, std::int64_t n) {
+  for (std::int64_t i = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; i < n;
+       i += std::int64_t(gridDim.x) * blockDim.x) {
+    if (!(d[i] > Number(0))) atomicAdd(bad, 1ull);
+    d[i] = Number(1) / d[i];
+  }
+}
+
+template <typename Number>
+DeviceVector<Number> upload(const std::vector<Number>& host) {
+  DeviceVector<Number> v;
+  v.copy_from_host(host);
+  return v;
+}
+}  // namespace
+
 template <typename Number>
 DeviceChebyshevSmoother<Number>::DeviceChebyshevSmoother(const LevelOperator<DeviceVector<Number>>& op,
                                                          const std::vector<Number>& diagonal,
                                                          const std::vector<char>& constrained, int degree,
-                                                         double range, int eigenvalue_steps)
+                                                         double range, int eigenvalue_steps, double lambda_max)
+    : DeviceChebyshevSmoother(op, upload(diagonal), constrained, degree, range, eigenvalue_steps, lambda_max) {}
+
+template <typename Number>
+DeviceChebyshevSmoother<Number>::DeviceChebyshevSmoother(const LevelOperator<DeviceVector<Number>>& op,
+                                                         DeviceVector<Number> diagonal,
+                                                         const std::vector<char>& constrained, int degree,
+                                                         double range, int eigenvalue_steps, double lambda_max)
     : op_(&op), degree_(degree) {
   if (degree < 1) throw InputError("Chebyshev smoother degree must be >= 1");
   if (!(range > 1.0)) throw InputError("Chebyshev smoothing range must be > 1");
   TCFEM_ASSERT(diagonal.size() == op.size(), "diagonal size");
-  std::vector<Number> inv(diagonal.size());
-  for (std::size_t i = 0; i < diagonal.size(); ++i) {
-    TCFEM_ASSERT(diagonal[i] > Number(0), "Chebyshev smoother needs a positive diagonal");
-    inv[i] = Number(1) / diagonal[i];
+  inverse_diagonal_ = std::move(diagonal);
+  {
+    DeviceBuffer<unsigned long long> bad(1);
+    TCFEM_CUDA_CHECK(cudaMemset(bad.data(), 0, sizeof(unsigned long long)));
+    const std::int64_t n = std::int64_t(inverse_diagonal_.size());
+    invert_diagonal_kernel<Number><<<grid_for(n), block>>>(inverse_diagonal_.data(), bad.data(), n);
+    TCFEM_CUDA_CHECK_LAUNCH();
+    unsigned long long count = 0;
+    bad.copy_to_host(&count, 1);
+    TCFEM_ASSERT(count == 0, "Chebyshev smoother needs a positive diagonal");
   }
-  inverse_diagonal_.copy_from_host(inv);
   if (!constrained.empty()) {
     TCFEM_ASSERT(constrained.size() == op.size(), "constraint mask size");
     constrained_ = DeviceBuffer<unsigned char>(std::vector<unsigned char>(constrained.begin(), constrained.end()));
     has_constraints_ = true;
   }
-  lambda_max_ = 1.2 * estimate_largest_eigenvalue_device(op, inverse_diagonal_, &constrained_, eigenvalue_steps);
+  lambda_max_ = lambda_max > 0.0
+                    ? lambda_max
+                    : 1.2 * estimate_largest_eigenvalue_device(op, inverse_diagonal_, &constrained_, eigenvalue_steps);
   lambda_min_ = lambda_max_ / range;
   z_.resize(op.size());
   d_.resize(op.size());

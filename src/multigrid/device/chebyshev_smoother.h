@@ -1,7 +1,8 @@
 #pragma once
 // Chebyshev-Jacobi smoother of the device backend: the same iteration as ChebyshevSmoother
-// (multigrid/host/chebyshev_smoother.h) on device vectors. The diagonal is computed on the host as the
-// CPU smoother does (MatrixFreeOperator::compute_diagonal) and copied once; lambda_max is
+// (multigrid/host/chebyshev_smoother.h) on device vectors. The diagonal comes from the device
+// operator where its family computes it (general geometry), else from the host as the CPU smoother
+// computes it (MatrixFreeOperator::compute_diagonal), copied once; lambda_max is
 // estimated on the device by the same Lanczos-through-CG procedure from the same pseudo-random
 // start vector (the CPU's linear congruential sequence, each entry computed by skip-ahead), so
 // the estimate agrees with the CPU one up to rounding of the dot products.
@@ -24,8 +25,15 @@ template <typename Number>
 class DeviceChebyshevSmoother final : public Smoother<DeviceVector<Number>> {
  public:
   /// `diagonal`: the level operator's diagonal (host); `constrained`: cg boundary mask (empty for dg).
+  /// `lambda_max` > 0: the upper end of the range is known (the same level's operator in another
+  /// precision was estimated), no estimate is made.
   DeviceChebyshevSmoother(const LevelOperator<DeviceVector<Number>>& op, const std::vector<Number>& diagonal,
-                          const std::vector<char>& constrained, int degree, double range, int eigenvalue_steps);
+                          const std::vector<char>& constrained, int degree, double range, int eigenvalue_steps,
+                          double lambda_max = 0.0);
+  /// The same with the diagonal on the device (DeviceOperator::diagonal).
+  DeviceChebyshevSmoother(const LevelOperator<DeviceVector<Number>>& op, DeviceVector<Number> diagonal,
+                          const std::vector<char>& constrained, int degree, double range, int eigenvalue_steps,
+                          double lambda_max = 0.0);
 
   void smooth(DeviceVector<Number>& x, const DeviceVector<Number>& b, SweepOrder order) const override;
 

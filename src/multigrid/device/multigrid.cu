@@ -60,21 +60,30 @@ std::vector<Number> host_diagonal(const mesh::BoxMesh<dim>& mesh, const fe::DofL
 }
 
 /// The smoother of one level on the operator `op`; adds its work vectors to `device_bytes`.
+/// `lambda_max` > 0: Chebyshev's upper bound, known from the same level in another precision.
 template <int dim, typename Number>
 std::unique_ptr<Smoother<DeviceVector<Number>>> make_device_smoother(const SmootherSettings& s,
                                                                      const mesh::BoxMesh<dim>& mesh,
                                                                      const fe::DofLayout<dim>& dofs,
                                                                      const operators::OperatorConfig& config,
                                                                      const DeviceLevelOperator<Number>& op,
-                                                                     LevelInfo& info, std::size_t& device_bytes) {
+                                                                     LevelInfo& info, std::size_t& device_bytes,
+                                                                     double lambda_max = 0.0) {
   char text[200];
   switch (s.kind) {
     case SmootherKind::chebyshev: {
       std::vector<char> constrained;
       if (dofs.disc() == fe::Disc::cg) constrained = dofs.boundary_mask();
-      auto cheb = std::make_unique<DeviceChebyshevSmoother<Number>>(op, host_diagonal<dim, Number>(mesh, dofs, config),
-                                                                    constrained, s.chebyshev_degree,
-                                                                    s.chebyshev_range, s.eigenvalue_cg_steps);
+      std::unique_ptr<DeviceChebyshevSmoother<Number>> cheb;
+      DeviceVector<Number> diagonal(dofs.n_local());
+      if (op.device_operator().diagonal(diagonal.data()))
+        cheb = std::make_unique<DeviceChebyshevSmoother<Number>>(op, std::move(diagonal), constrained,
+                                                                 s.chebyshev_degree, s.chebyshev_range,
+                                                                 s.eigenvalue_cg_steps, lambda_max);
+      else
+        cheb = std::make_unique<DeviceChebyshevSmoother<Number>>(op, host_diagonal<dim, Number>(mesh, dofs, config),
+                                                                 constrained, s.chebyshev_degree, s.chebyshev_range,
+                                                                 s.eigenvalue_cg_steps, lambda_max);
       info.lambda_max = cheb->lambda_max();
       std::snprintf(text, sizeof text, "Chebyshev-Jacobi (degree %d, range [%.4g, %.4g])", cheb->degree(),
                     cheb->lambda_min(), cheb->lambda_max());
@@ -141,7 +150,7 @@ DeviceMultigrid<dim, Number>::DeviceMultigrid(const LevelHierarchy<dim>& hierarc
     const auto& dofs = hierarchy.dofs(l);
     const auto key = device_level_key(dim, config, geometry, precision, l == 0);
     operators_[l] = std::make_unique<DeviceLevelOperator<Number>>(
-        operators::make_device_operator<dim>(mesh, dofs, key, config.device_tuning, config.coefficient));
+        operators::make_device_operator<dim>(mesh, dofs, key, config.device_tuning, config.coefficient, config.coefficient_source));
     kernels_[l] = key.to_string() + operators::describe(operators_[l]->device_operator().choices());
     // the cycle's x, b, r; only r on the finest level (x and b are the caller's)
     device_bytes_ += operators_[l]->device_operator().device_bytes() +
@@ -168,6 +177,15 @@ DeviceMultigrid<dim, Number>::DeviceMultigrid(const LevelHierarchy<dim>& hierarc
       progress(text);
     }
   }
+  // one line per later setup stage, with the seconds since the previous one
+  auto tl = std::chrono::steady_clock::now();
+  auto stage = [&](const char* what) {
+    if (!progress) return;
+    const auto now = std::chrono::steady_clock::now();
+    std::snprintf(text, sizeof text, "  mg setup        %s (%.2f s)\n", what, std::chrono::duration<double>(now - tl).count());
+    tl = now;
+    progress(text);
+  };
   std::vector<Number> coarse_diagonal;
   CoarseSolverKind kind = settings.coarse;
   if (kind == CoarseSolverKind::automatic)
@@ -177,6 +195,7 @@ DeviceMultigrid<dim, Number>::DeviceMultigrid(const LevelHierarchy<dim>& hierarc
                                                    *operators_[0], coarse_diagonal, settings.coarse_cg_tolerance,
                                                    coarse_kind_);
   info_[0].smoother = std::string("coarse solver: ") + to_string(coarse_kind_);
+  stage("coarse solver");
   int finest_post = settings.post_smooth;
   if (!vcycle_in_double(precision) && settings.finest_post_fp64 && n_levels > 1) {
     // the finest level's post-smoothing in fp64 (MultigridSettings::finest_post_fp64), on an fp64
@@ -184,13 +203,17 @@ DeviceMultigrid<dim, Number>::DeviceMultigrid(const LevelHierarchy<dim>& hierarc
     const int f = n_levels - 1;
     const auto key = device_level_key(dim, config, geometry, precision::Precision::fp64, false);
     fine_operator64_ = std::make_unique<DeviceLevelOperator<double>>(
-        operators::make_device_operator<dim>(hierarchy.mesh(f), hierarchy.dofs(f), key, config.device_tuning, config.coefficient));
+        operators::make_device_operator<dim>(hierarchy.mesh(f), hierarchy.dofs(f), key, config.device_tuning, config.coefficient, config.coefficient_source));
     device_bytes_ += fine_operator64_->device_operator().device_bytes();
     LevelInfo info64 = info_[f];
+    // Chebyshev: the range of the fp32 smoother of the same level (the same operator rounded
+    // differently), which saves the eigenvalue estimate's operator applies on the largest level
     fine_smoother64_ = make_device_smoother<dim, double>(settings.smoother, hierarchy.mesh(f), hierarchy.dofs(f),
-                                                         config, *fine_operator64_, info64, device_bytes_);
+                                                         config, *fine_operator64_, info64, device_bytes_,
+                                                         info_[f].lambda_max);
     info_[f].smoother += "; post-smoothing in fp64";
     finest_post = 0;
+    stage("fp64 operator and smoother of the finest level");
   }
   cycle_ = std::make_unique<VCycle<DeviceVector<Number>>>(std::move(levels), *coarse_, settings.pre_smooth,
                                                           settings.post_smooth, settings.post_smooth_order,
@@ -205,7 +228,7 @@ DeviceMultigrid<dim, Number>::DeviceMultigrid(const LevelHierarchy<dim>& hierarc
       const auto& dofs = hierarchy.dofs(l);
       if (l + 1 < n_levels || !fine_operator64_) {
         operators64_[l] = std::make_unique<DeviceLevelOperator<double>>(
-            operators::make_device_operator<dim>(mesh, dofs, key64, config.device_tuning, config.coefficient));
+            operators::make_device_operator<dim>(mesh, dofs, key64, config.device_tuning, config.coefficient, config.coefficient_source));
         device_bytes_ += operators64_[l]->device_operator().device_bytes();
       }
       auto transfer = std::make_unique<DeviceTransfer<dim, double>>(hierarchy.mesh(l - 1), hierarchy.dofs(l - 1),
@@ -218,6 +241,7 @@ DeviceMultigrid<dim, Number>::DeviceMultigrid(const LevelHierarchy<dim>& hierarc
     fmg64_ = std::make_unique<MixedFullMultigrid<DeviceVector<double>, DeviceVector<Number>>>(
         std::move(levels64), *cycle_, fine_smoother64_.get(), settings.post_smooth, settings.post_smooth_order);
     device_bytes_ += fmg64_->vector_bytes(sizeof(double), sizeof(Number));
+    stage("fp64 operators and transfers of the full multigrid");
   }
   post_smooth_ = settings.post_smooth;
   post_order_ = settings.post_smooth_order;

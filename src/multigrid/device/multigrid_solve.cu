@@ -31,10 +31,13 @@ MultigridSolveReport run(const mesh::BoxMesh<dim>& mesh, const fe::DofLayout<dim
                          const DeviceMultigridOptions& options, DeviceMultigridInfo& info) {
   MultigridSolveReport report;
   const auto t_setup = clock_type::now();
+  auto t_stage = t_setup;
+  // one line per setup stage with its seconds (DeviceMultigrid adds those of its levels)
   auto progress = [&](const char* what) {
     if (!options.progress) return;
     char text[200];
-    std::snprintf(text, sizeof text, "  mg setup        %s (%.2f s)\n", what, seconds_since(t_setup));
+    std::snprintf(text, sizeof text, "  mg setup        %s (%.2f s)\n", what, seconds_since(t_stage));
+    t_stage = clock_type::now();
     options.progress(text);
   };
   LevelHierarchy<dim> hierarchy(mesh, dofs.dirichlet_faces(), config.disc, config.degree);
@@ -48,6 +51,7 @@ MultigridSolveReport run(const mesh::BoxMesh<dim>& mesh, const fe::DofLayout<dim
   if (settings.solver == OuterSolver::cg) mg_settings.post_smooth_order = SweepOrder::backward;  // symmetric
   mg_settings.fmg_fp64_residuals = starts_with_fmg(settings);
   DeviceMultigrid<dim, Number> mg(hierarchy, config, mg_settings, settings.precision, options.progress);
+  t_stage = clock_type::now();
   const int finest = mg.n_levels() - 1;
   // the outer fp64 operator: the finest level's when the V-cycle runs in fp64
   std::unique_ptr<operators::DeviceOperator> outer_owned;
@@ -61,7 +65,7 @@ MultigridSolveReport run(const mesh::BoxMesh<dim>& mesh, const fe::DofLayout<dim
                         operators::describe(outer->choices());
   } else {
     const auto key = device_level_key(dim, config, geometry, precision::Precision::fp64, false);
-    outer_owned = operators::make_device_operator<dim>(mesh, dofs, key, config.device_tuning, config.coefficient);
+    outer_owned = operators::make_device_operator<dim>(mesh, dofs, key, config.device_tuning, config.coefficient, config.coefficient_source);
     outer = outer_owned.get();
     info.outer_kernel = key.to_string() + operators::describe(outer_owned->choices());
   }
@@ -69,6 +73,7 @@ MultigridSolveReport run(const mesh::BoxMesh<dim>& mesh, const fe::DofLayout<dim
   if (options.device_rhs) {
     device::set_zero(d_b);
     options.device_rhs(d_b.data());
+    device::synchronize();
     progress("right-hand side on the device");
   } else {
     d_b.copy_from_host(b.data(), n);
@@ -84,7 +89,7 @@ MultigridSolveReport run(const mesh::BoxMesh<dim>& mesh, const fe::DofLayout<dim
   mg.warm_up();
   device::synchronize();
   report.setup_seconds = seconds_since(t_setup);
-  progress("outer operator, b and x on the device");
+  progress("x on the device, first launches");
   report.n_levels = mg.n_levels();
   report.levels = mg.level_info();
   report.coarse = mg.coarse_solver_kind();

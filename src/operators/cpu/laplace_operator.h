@@ -41,6 +41,9 @@ struct OperatorConfig {
   /// The coefficient a(x) of -div(a grad u); empty: a = 1. Every multigrid level evaluates it at
   /// its own quadrature points.
   Coefficient coefficient;
+  /// The coefficient as CUDA C++ (a problem file's expression): the device operators evaluate it
+  /// compiled; empty: they evaluate `coefficient` on the host threads.
+  jit::DeviceSource coefficient_source;
 };
 
 /// Whether an operator of this configuration takes the Kronecker fast path: a Cartesian mesh, the

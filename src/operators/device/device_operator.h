@@ -65,6 +65,13 @@ class DeviceOperator {
   /// The kernel choices this operator resolved (operators/tuning.h): launch and layout parameters
   /// that are not part of the key; empty where a family has none.
   virtual KernelChoices choices() const { return {}; }
+  /// Writes the operator's diagonal (cg: 1 on constrained rows) into `diag` (device, n_local()
+  /// entries of the storage type) and returns true, where the family computes it on the device;
+  /// false otherwise (the caller computes it on the host).
+  virtual bool diagonal(void* diag) const {
+    (void)diag;
+    return false;
+  }
 };
 
 /// What every device operator keeps alike: its key, its local size and the work model of one
@@ -96,13 +103,14 @@ void set_geometry(DeviceKernelKey& key, const mesh::BoxMesh<dim>& mesh, const fe
 }
 
 /// Builds the operator for `key` (key.dim must equal dim) with the kernel choices of `tuning` and
-/// the coefficient a(x) (empty: 1; general geometry only); throws InputError naming what is
-/// supported when no kernel matches, and for cg DoF layouts with Neumann faces (the device
-/// kernels constrain every boundary node).
+/// the coefficient a(x) (empty: 1; general geometry only; `coefficient_source` its device form,
+/// compiled where given); throws InputError naming what is supported when no kernel matches, and
+/// for cg DoF layouts with Neumann faces (the device kernels constrain every boundary node).
 template <int dim>
 std::unique_ptr<DeviceOperator> make_device_operator(const mesh::BoxMesh<dim>& mesh, const fe::DofLayout<dim>& dofs,
                                                      const DeviceKernelKey& key, const DeviceTuning& tuning = {},
-                                                     const Coefficient& coefficient = {});
+                                                     const Coefficient& coefficient = {},
+                                                     const jit::DeviceSource& coefficient_source = {});
 
 /// Whether a kernel for `key` exists in this build (without building it).
 bool device_kernel_supported(const DeviceKernelKey& key);

@@ -20,7 +20,8 @@ std::vector<std::string> describe_device_kernels() {
 template <int dim>
 std::unique_ptr<DeviceOperator> make_device_operator(const mesh::BoxMesh<dim>& mesh, const fe::DofLayout<dim>& dofs,
                                                      const DeviceKernelKey& key, const DeviceTuning& tuning,
-                                                     const Coefficient& coefficient) {
+                                                     const Coefficient& coefficient,
+                                                     const jit::DeviceSource& coefficient_source) {
   TCFEM_ASSERT(key.dim == dim, "kernel key dimension does not match the mesh");
   if (dofs.disc() == fe::Disc::cg && !dofs.all_faces_dirichlet())
     throw InputError("Neumann boundary parts with --disc cg: the device operators constrain every boundary node; "
@@ -29,7 +30,7 @@ std::unique_ptr<DeviceOperator> make_device_operator(const mesh::BoxMesh<dim>& m
     throw InputError("a variable coefficient needs the general-geometry kernels (" + key.to_string() + ")");
   std::unique_ptr<DeviceOperator> op;
   switch (key.variant) {
-    case Variant::generic: op = make_generic_device_operator<dim>(mesh, dofs, key, coefficient); break;
+    case Variant::generic: op = make_generic_device_operator<dim>(mesh, dofs, key, coefficient, coefficient_source); break;
     case Variant::cuda_core: op = make_cuda_core_operator<dim>(mesh, dofs, key, tuning); break;
     case Variant::tensor_core: op = make_tensor_core_operator<dim>(mesh, dofs, key); break;
   }
@@ -43,9 +44,9 @@ std::unique_ptr<DeviceOperator> make_device_operator(const mesh::BoxMesh<dim>& m
 
 template std::unique_ptr<DeviceOperator> make_device_operator<2>(const mesh::BoxMesh<2>&, const fe::DofLayout<2>&,
                                                                  const DeviceKernelKey&, const DeviceTuning&,
-                                                                 const Coefficient&);
+                                                                 const Coefficient&, const jit::DeviceSource&);
 template std::unique_ptr<DeviceOperator> make_device_operator<3>(const mesh::BoxMesh<3>&, const fe::DofLayout<3>&,
                                                                  const DeviceKernelKey&, const DeviceTuning&,
-                                                                 const Coefficient&);
+                                                                 const Coefficient&, const jit::DeviceSource&);
 
 }  // namespace tcfem::operators

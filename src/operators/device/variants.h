@@ -11,7 +11,8 @@ namespace tcfem::operators {
 template <int dim>
 std::unique_ptr<DeviceOperator> make_generic_device_operator(const mesh::BoxMesh<dim>& mesh,
                                                              const fe::DofLayout<dim>& dofs, const DeviceKernelKey& key,
-                                                             const Coefficient& coefficient);
+                                                             const Coefficient& coefficient,
+                                                             const jit::DeviceSource& coefficient_source);
 bool generic_supports(const DeviceKernelKey& key);
 std::string describe_generic();
 

@@ -2,6 +2,9 @@
 
 #include "core/device.h"
 #include "operators/generic/cuda_operator.h"
+#include "operators/generic/device_geometry.h"
+#include "fe/lagrange.h"
+#include "fe/quadrature.h"
 
 namespace tcfem::operators {
 namespace {
@@ -47,7 +50,7 @@ template <int dim, typename Number>
 CudaOperator<dim, Number>::CudaOperator(const mesh::BoxMesh<dim>& mesh, const fe::DofLayout<dim>& dofs,
                                         const OperatorConfig& config, Form form) {
   const DeviceInfo info = require_device("--backend cuda");
-  const auto tables = make_operator_tables<dim, Number>(mesh, dofs, config, form);
+  const auto tables = make_operator_tables<dim, Number>(mesh, dofs, config, form, false);
   view_ = tables.base;
   n_local_ = dofs.n_local();
   n_cells_ = static_cast<std::int64_t>(mesh.n_owned_cells());
@@ -67,15 +70,48 @@ CudaOperator<dim, Number>::CudaOperator(const mesh::BoxMesh<dim>& mesh, const fe
   view_.Dq = upload(tables.Dq);
   view_.end_val = upload(tables.end_val);
   view_.end_der = upload(tables.end_der);
-  view_.cell_coef = upload(tables.cells.coef);
-  view_.cell_jxw = upload(tables.cells.JxW);
-  for (int d = 0; d < dim; ++d) {
-    const auto& dir = tables.faces.dirs[d];
-    view_.face_jxw[d] = upload(dir.JxW);
-    view_.face_am[d] = upload(dir.a_minus);
-    view_.face_ap[d] = upload(dir.a_plus);
-    view_.face_pen[d] = upload(dir.penalty);
-    n_faces_[d] = static_cast<std::int64_t>(dir.penalty.size());
+  for (int f = 0; f < 2 * dim; ++f) grid_dirichlet_ |= dofs.dirichlet_faces()[f] ? (1 << f) : 0;
+  if (!view_.cartesian) {
+    // the geometry data on the device: the map and the coefficient compiled (or on the host threads)
+    auto allocate = [&](std::size_t n) -> Number* {
+      buffers_.emplace_back(n);
+      bytes_ += n * sizeof(Number);
+      return buffers_.back().data();
+    };
+    const auto quad = fe::make_quadrature(config.quadrature, config.degree);
+    const int nqc = generic::ipow(view_.nq, dim), nf = generic::ipow(view_.nq, dim - 1);
+    setup::PointFunctionSet functions(dim);
+    const auto map = setup::map_functions<dim>(mesh, functions);
+    std::array<setup::PointFunction, 3> map3;
+    for (int d = 0; d < dim; ++d) map3[d] = map[d];
+    setup::PointFunction coefficient;
+    if (config.coefficient && form == Form::laplace)
+      coefficient = functions.add(config.coefficient_source, config.coefficient, "coefficient");
+    functions.compile();
+    Number* coef = allocate(std::size_t(n_cells_) * n_sym<dim> * nqc);
+    Number* jxw = allocate(std::size_t(n_cells_) * nqc);
+    DeviceBuffer<double> volume(n_cells_);
+    device_cell_geometry<dim, Number>(mesh, dofs, quad, coefficient, map3, coef, jxw, volume.data());
+    view_.cell_coef = coef;
+    view_.cell_jxw = jxw;
+    if (view_.dg && form == Form::laplace)
+      for (int d = 0; d < dim; ++d) {
+        std::int64_t n_faces = 1;
+        for (int e = 0; e < dim; ++e) n_faces *= mesh.n_cells()[e] + (e == d ? 1 : 0);
+        n_faces_[d] = n_faces;
+        Number* fj = allocate(std::size_t(n_faces) * nf);
+        Number* am = allocate(std::size_t(n_faces) * dim * nf);
+        Number* ap = allocate(std::size_t(n_faces) * dim * nf);
+        Number* pen = allocate(std::size_t(n_faces));
+        device_face_geometry<dim, Number>(mesh, dofs, quad, coefficient, map3, double(config.degree) * (config.degree + 1),
+                                          d, volume.data(), fj, am, ap, pen);
+        view_.face_jxw[d] = fj;
+        view_.face_am[d] = am;
+        view_.face_ap[d] = ap;
+        view_.face_pen[d] = pen;
+      }
+    TCFEM_CUDA_CHECK(cudaDeviceSynchronize());  // volume goes out of scope
+    Db_ = fe::basis_derivatives(fe::LagrangeBasis1D::gauss_lobatto(config.degree), quad.points).data;
   }
   smem_bytes_ = generic::scratch_size(view_) * static_cast<int>(sizeof(Number));
   if (static_cast<std::size_t>(smem_bytes_) > info.shared_memory_per_block_optin)
@@ -108,6 +144,23 @@ void CudaOperator<dim, Number>::vmult(Number* dst, const Number* src) const {
     boundary_copy_kernel<Number><<<bgrid, 256>>>(view_, static_cast<std::int64_t>(n_local_), src, dst);
     TCFEM_CUDA_CHECK_LAUNCH();
   }
+}
+
+template <int dim, typename Number>
+void CudaOperator<dim, Number>::compute_diagonal(Number* diag) const {
+  if (!has_diagonal()) throw Error("CudaOperator::compute_diagonal: the Laplacian on general geometry only");
+  setup::Grid g;
+  g.dim = dim;
+  g.k = view_.nb - 1;
+  g.nb = view_.nb;
+  g.nq = view_.nq;
+  g.dg = view_.dg;
+  for (int d = 0; d < dim; ++d) {
+    g.n_cells[d] = view_.n_cells[d];
+    g.lattice[d] = view_.lattice[d];
+  }
+  for (int f = 0; f < 2 * dim; ++f) g.dirichlet[f] = (grid_dirichlet_ >> f) & 1;
+  device_general_diagonal<Number>(view_, g, Db_, diag);
 }
 
 template class CudaOperator<2, double>;

@@ -48,8 +48,9 @@ WorkModel generic_work(const DeviceKernelKey& key, int nq) {
   return w;
 }
 
-OperatorConfig with_coefficient(OperatorConfig c, const Coefficient& coefficient) {
+OperatorConfig with_coefficient(OperatorConfig c, const Coefficient& coefficient, const jit::DeviceSource& source) {
   c.coefficient = coefficient;
+  c.coefficient_source = source;
   return c;
 }
 
@@ -57,8 +58,8 @@ template <int dim, typename Number>
 class GenericDeviceOperator final : public DeviceOperatorBase {
  public:
   GenericDeviceOperator(const mesh::BoxMesh<dim>& mesh, const fe::DofLayout<dim>& dofs, const DeviceKernelKey& key,
-                        const Coefficient& coefficient)
-      : DeviceOperatorBase(key, 0), op_(mesh, dofs, with_coefficient(config_of(key), coefficient), key.form) {
+                        const Coefficient& coefficient, const jit::DeviceSource& source)
+      : DeviceOperatorBase(key, 0), op_(mesh, dofs, with_coefficient(config_of(key), coefficient, source), key.form) {
     n_local_ = op_.n_local();
     const int nq = op_.device_view().nq;
     const auto w = generic_work(key, nq);
@@ -72,6 +73,11 @@ class GenericDeviceOperator final : public DeviceOperatorBase {
   }
   std::size_t value_size() const override { return sizeof(Number); }
   std::size_t device_bytes() const override { return op_.device_bytes(); }
+  bool diagonal(void* diag) const override {
+    if (!op_.has_diagonal()) return false;
+    op_.compute_diagonal(static_cast<Number*>(diag));
+    return true;
+  }
 
  private:
   CudaOperator<dim, Number> op_;
@@ -92,18 +98,21 @@ std::string describe_generic() {
 template <int dim>
 std::unique_ptr<DeviceOperator> make_generic_device_operator(const mesh::BoxMesh<dim>& mesh,
                                                              const fe::DofLayout<dim>& dofs, const DeviceKernelKey& key,
-                                                             const Coefficient& coefficient) {
+                                                             const Coefficient& coefficient,
+                                                             const jit::DeviceSource& coefficient_source) {
   if (!generic_supports(key)) return nullptr;
   if (key.precision == precision::Precision::fp64)
-    return std::make_unique<GenericDeviceOperator<dim, double>>(mesh, dofs, key, coefficient);
-  return std::make_unique<GenericDeviceOperator<dim, float>>(mesh, dofs, key, coefficient);
+    return std::make_unique<GenericDeviceOperator<dim, double>>(mesh, dofs, key, coefficient, coefficient_source);
+  return std::make_unique<GenericDeviceOperator<dim, float>>(mesh, dofs, key, coefficient, coefficient_source);
 }
 
 template std::unique_ptr<DeviceOperator> make_generic_device_operator<2>(const mesh::BoxMesh<2>&,
                                                                          const fe::DofLayout<2>&,
-                                                                         const DeviceKernelKey&, const Coefficient&);
+                                                                         const DeviceKernelKey&, const Coefficient&,
+                                                                         const jit::DeviceSource&);
 template std::unique_ptr<DeviceOperator> make_generic_device_operator<3>(const mesh::BoxMesh<3>&,
                                                                          const fe::DofLayout<3>&,
-                                                                         const DeviceKernelKey&, const Coefficient&);
+                                                                         const DeviceKernelKey&, const Coefficient&,
+                                                                         const jit::DeviceSource&);
 
 }  // namespace tcfem::operators

@@ -1,0 +1,34 @@
+#pragma once
+// The quadrature data of the general-geometry operators (operators/geometry_data.h) computed on the
+// device: the map at the cells' Gauss-Lobatto nodes (compiled through NVRTC, or the host callable),
+// Jacobians, the coefficient at the points (compiled, or the host callable), checked as the host
+// does (det J > 0, a > 0 and finite), in chunks of cells and faces. And the diagonal of the
+// generic operator from its stored data (the CPU's MatrixFreeOperator::compute_diagonal).
+// Includes CUDA headers: for .cu files only.
+#include "operators/generic/device_points.h"
+#include "operators/generic/kernels.h"
+
+namespace tcfem::operators {
+
+/// The cell data of every owned cell into device arrays: coef[cell][sym][q] (a w |det J| J^{-1}
+/// J^{-T}), jxw[cell][q], and volume[cell] (double). `coefficient` empty: a = 1.
+template <int dim, typename Number>
+void device_cell_geometry(const mesh::BoxMesh<dim>& mesh, const fe::DofLayout<dim>& dofs,
+                          const fe::Quadrature1D& quad, const setup::PointFunction& coefficient,
+                          const std::array<setup::PointFunction, 3>& map, Number* coef, Number* jxw, double* volume);
+
+/// The face data of direction d (faces numbered as compute_face_geometry does): jxw[face][q],
+/// a_minus / a_plus[face][e][q], penalty[face], with the cell volumes of device_cell_geometry.
+template <int dim, typename Number>
+void device_face_geometry(const mesh::BoxMesh<dim>& mesh, const fe::DofLayout<dim>& dofs,
+                          const fe::Quadrature1D& quad, const setup::PointFunction& coefficient,
+                          const std::array<setup::PointFunction, 3>& map, double penalty_factor, int d,
+                          const double* volume, Number* jxw, Number* a_minus, Number* a_plus, Number* penalty);
+
+/// diag = the diagonal of the general-geometry operator of `view` (device arrays; cg: constrained
+/// rows 1, as the CPU operator's). `Db`: the basis derivatives at the quadrature points (nq x nb).
+template <typename Number>
+void device_general_diagonal(const OperatorView<Number>& view, const setup::Grid& grid, const std::vector<double>& Db,
+                             Number* diag);
+
+}  // namespace tcfem::operators

@@ -1,0 +1,328 @@
+#include "operators/generic/device_points.h"
+
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <limits>
+#include <numbers>
+
+#include "core/device.h"
+#include "core/error.h"
+#include "core/parallel.h"
+#include "fe/lagrange.h"
+
+namespace tcfem::operators::setup {
+
+using generic::ipow;
+
+namespace {
+
+/// Parameter points of the Gauss-Lobatto nodes of cells first .. first + m - 1, the arithmetic of
+/// mesh::MappedCellNodes: P[d * stride + cell_slot * nbc + i].
+__global__ void node_points(Grid g, const double* gll, std::int64_t first, std::int64_t m, double* P,
+                            std::int64_t stride) {
+  const int nbc = ipow(g.nb, g.dim);
+  for (std::int64_t t = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; t < m * nbc;
+       t += std::int64_t(gridDim.x) * blockDim.x) {
+    const std::int64_t slot = t / nbc;
+    int r = int(t % nbc);
+    int c[3];
+    cell_of(g, first + slot, c);
+    for (int d = 0; d < g.dim; ++d) {
+      const long p = long(c[d]) * g.k + r % g.nb;
+      r /= g.nb;
+      const long cell = min(p / g.k, long(g.n_cells[d] - 1));
+      const int local = int(p - cell * g.k);
+      P[d * stride + t] = g.origin[d] + (double(cell) + gll[local]) * g.h[d];
+    }
+  }
+}
+
+/// Per cell (one block each): the node coordinates X (X[d * xs + slot * nbc + i]) give the
+/// quadrature points xq[d * qs + slot * nqc + q], jxw and J^{-1} (inv[(a * dim + b) * qs + ...]);
+/// det J <= 0 records the cell in bad.
+__global__ void cell_points(Grid g, const double* tables, std::int64_t first, std::int64_t m, const double* X,
+                            std::int64_t xs, double* xq, double* jxw, double* inv, std::int64_t qs,
+                            unsigned long long* bad) {
+  extern __shared__ double smem[];
+  const int dim = g.dim, nb = g.nb, nq = g.nq;
+  const int nbc = ipow(nb, dim), nqc = ipow(nq, dim);
+  double* B = smem;         // nq x nb
+  double* D = B + nq * nb;  // nq x nb
+  double* w = D + nq * nb;  // nq
+  double* in = w + nq;      // nbc
+  double* t0 = in + nbc;    // nqc
+  double* t1 = t0 + nqc;    // nqc
+  double* t2 = t1 + nqc;    // nqc
+  const ThreadGroup group{int(threadIdx.x), int(blockDim.x)};
+  for (int i = threadIdx.x; i < 2 * nq * nb + nq; i += blockDim.x) B[i] = tables[i];
+  __syncthreads();
+  for (std::int64_t slot = blockIdx.x; slot < m; slot += gridDim.x) {
+    for (int comp = 0; comp < dim; ++comp) {
+      for (int i = threadIdx.x; i < nbc; i += blockDim.x) in[i] = X[comp * xs + slot * nbc + i];
+      __syncthreads();
+      // value (e = -1) and the derivative along e
+      for (int e = -1; e < dim; ++e) {
+        interpolate(group, B, D, nq, nb, dim, e, in, t0, t1, t2);
+        double* out = e < 0 ? xq + comp * qs : inv + (comp * dim + e) * qs;
+        for (int q = threadIdx.x; q < nqc; q += blockDim.x) out[slot * nqc + q] = t2[q];
+        __syncthreads();
+      }
+    }
+    __syncthreads();
+    for (int q = threadIdx.x; q < nqc; q += blockDim.x) {
+      const std::int64_t at = slot * nqc + q;
+      double J[3][3] = {{1, 0, 0}, {0, 1, 0}, {0, 0, 1}}, R[3][3];
+      for (int a = 0; a < dim; ++a)
+        for (int b = 0; b < dim; ++b) J[a][b] = inv[(a * dim + b) * qs + at];
+      const double det = invert(dim, J, R);
+      if (!(det > 0.0)) atomicMin(bad, (unsigned long long)(first + slot));
+      double weight = 1.0;
+      for (int d = 0, r = q; d < dim; ++d, r /= nq) weight *= w[r % nq];
+      jxw[at] = det * weight;
+      for (int a = 0; a < dim; ++a)
+        for (int b = 0; b < dim; ++b) inv[(a * dim + b) * qs + at] = R[a][b];
+    }
+    __syncthreads();
+  }
+}
+
+/// The quadrature data of Cartesian cells (the identity map: no node field, no interpolation):
+/// points x = origin + (c + xi_q) h, jxw = w_q prod h_d, J^{-1} = diag(1 / h) (when inv is given).
+__global__ void cartesian_points(Grid g, const double* points, const double* weights, std::int64_t first,
+                                 std::int64_t m, double* xq, double* jxw, double* inv, std::int64_t qs) {
+  const int dim = g.dim, nq = g.nq;
+  const int nqc = ipow(nq, dim);
+  double volume = 1.0;
+  for (int d = 0; d < dim; ++d) volume *= g.h[d];
+  for (std::int64_t t = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; t < m * nqc;
+       t += std::int64_t(gridDim.x) * blockDim.x) {
+    int c[3];
+    cell_of(g, first + t / nqc, c);
+    double weight = volume;
+    for (int d = 0, r = int(t % nqc); d < dim; ++d, r /= nq) {
+      xq[d * qs + t] = g.origin[d] + (double(c[d]) + points[r % nq]) * g.h[d];
+      weight *= weights[r % nq];
+    }
+    jxw[t] = weight;
+    if (inv)
+      for (int a = 0; a < dim; ++a)
+        for (int b = 0; b < dim; ++b) inv[(a * dim + b) * qs + t] = a == b ? 1.0 / g.h[a] : 0.0;
+  }
+}
+
+/// The first i < n with v[i] <= 0 (or NaN) into bad.
+__global__ void first_not_positive(const double* v, std::int64_t n, unsigned long long* bad) {
+  for (std::int64_t i = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; i < n;
+       i += std::int64_t(gridDim.x) * blockDim.x)
+    if (!(v[i] > 0.0)) atomicMin(bad, (unsigned long long)i);
+}
+
+std::string value_text(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.6g", v);
+  return buf;
+}
+
+}  // namespace
+
+unsigned grid_for(std::int64_t work, unsigned threads) {
+  static const int sms = std::max(1, query_device().sm_count);
+  return unsigned(std::max<std::int64_t>(1, std::min<std::int64_t>((work + threads - 1) / threads, sms * 32)));
+}
+
+template <int dim>
+Grid make_grid(const mesh::BoxMesh<dim>& mesh, const fe::DofLayout<dim>& dofs, int nq) {
+  if (dofs.n_local() != dofs.n_dofs()) throw InputError("the device setup runs on meshes owned by one process");
+  Grid g;
+  g.dim = dim;
+  g.k = dofs.degree();
+  g.nb = g.k + 1;
+  g.nq = nq;
+  g.dg = dofs.disc() == fe::Disc::dg;
+  const auto h = mesh.cell_size();
+  for (int d = 0; d < dim; ++d) {
+    g.n_cells[d] = mesh.n_cells()[d];
+    g.origin[d] = mesh.origin()[d];
+    g.h[d] = h[d];
+    g.lattice[d] = std::int64_t(mesh.n_cells()[d]) * g.k + 1;
+  }
+  for (int f = 0; f < 2 * dim; ++f) g.dirichlet[f] = dofs.dirichlet_faces()[f];
+  return g;
+}
+
+void PointFunction::evaluate(int dim, const double* points, std::size_t stride, std::size_t n, double* out,
+                             bool positive) const {
+  if (n == 0) return;
+  auto point_of = [&](std::int64_t i) {
+    double x[3] = {0, 0, 0};
+    for (int d = 0; d < dim; ++d)
+      TCFEM_CUDA_CHECK(cudaMemcpy(x + d, points + d * stride + i, sizeof(double), cudaMemcpyDeviceToHost));
+    return std::array<double, 3>{x[0], x[1], x[2]};
+  };
+  auto refuse = [&](std::int64_t i) {
+    double v = 0.0;
+    TCFEM_CUDA_CHECK(cudaMemcpy(&v, out + i, sizeof(double), cudaMemcpyDeviceToHost));
+    const auto x = point_of(i);
+    throw InputError(name + ": the value is " + value_text(v) + " at the point " + point_text(x.data(), dim) +
+                     (positive ? "; it must be positive and finite at every quadrature point" : ""));
+  };
+  if (index >= 0) {
+    const std::int64_t bad = module->evaluate(index, points, stride, n, out);
+    if (bad >= 0) refuse(bad);
+  } else {
+    std::vector<double> p(dim * stride), v(n);
+    TCFEM_CUDA_CHECK(cudaMemcpy(p.data(), points, dim * stride * sizeof(double), cudaMemcpyDeviceToHost));
+    parallel_chunks(0, n, [&](std::size_t b, std::size_t e, int) {
+      for (std::size_t i = b; i < e; ++i) {
+        double x[3] = {0, 0, 0};
+        for (int d = 0; d < dim; ++d) x[d] = p[d * stride + i];
+        v[i] = host(x);
+        if (!std::isfinite(v[i]) || (positive && !(v[i] > 0.0)))
+          throw InputError(name + ": the value is " + value_text(v[i]) + " at the point " + point_text(x, dim) +
+                           (positive ? "; it must be positive and finite at every quadrature point" : ""));
+      }
+    }, host_threads(), 1024);
+    TCFEM_CUDA_CHECK(cudaMemcpy(out, v.data(), n * sizeof(double), cudaMemcpyHostToDevice));
+    return;
+  }
+  if (positive) {
+    DeviceBuffer<unsigned long long> bad(1);
+    const unsigned long long none = std::numeric_limits<unsigned long long>::max();
+    bad.copy_from_host(&none, 1);
+    first_not_positive<<<grid_for(std::int64_t(n), 256), 256>>>(out, std::int64_t(n), bad.data());
+    TCFEM_CUDA_CHECK_LAUNCH();
+    unsigned long long first = none;
+    bad.copy_to_host(&first, 1);
+    if (first != none) refuse(std::int64_t(first));
+  }
+}
+
+PointFunction PointFunctionSet::add(const jit::DeviceSource& source, std::function<double(const double*)> host,
+                                    std::string name) {
+  PointFunction f;
+  f.name = std::move(name);
+  if (!source.empty()) {
+    if (!prelude_.empty() && !source.prelude.empty() && prelude_ != source.prelude)
+      throw Error("device setup: functions with different preludes in one module");
+    if (!source.prelude.empty()) prelude_ = source.prelude;
+    f.module = &functions_;
+    f.index = functions_.add(source.expression, dim_);
+    sources_.push_back(source.expression);
+  } else {
+    if (!host) throw Error("device setup: " + f.name + " has neither a device form nor a host function");
+    f.host = std::move(host);
+    any_host_ = true;
+  }
+  return f;
+}
+
+void PointFunctionSet::compile() {
+  if (!sources_.empty()) functions_.compile(prelude_);
+}
+
+template <int dim>
+std::array<PointFunction, dim> map_functions(const mesh::BoxMesh<dim>& mesh, PointFunctionSet& set) {
+  std::array<PointFunction, dim> f;
+  const auto& domain = mesh.domain();
+  if (mesh.geometry() == mesh::GeometryKind::cartesian) return f;
+  bool sources = true;
+  std::array<jit::DeviceSource, dim> src;
+  if (mesh.geometry() == mesh::GeometryKind::deformed) {
+    // BoxMesh::map's built-in deformation, operation by operation
+    const auto eps = mesh::BoxMesh<dim>::deformation_amplitudes();
+    char pi[64];
+    std::snprintf(pi, sizeof pi, "(%a)", std::numbers::pi);
+    std::string phi = "(1.0";
+    for (int e = 0; e < dim; ++e) phi = "(" + phi + " * sin(" + pi + " * x[" + std::to_string(e) + "]))";
+    phi += ")";
+    for (int d = 0; d < dim; ++d) {
+      char a[64];
+      std::snprintf(a, sizeof a, "(%a)", eps[d]);
+      src[d].expression = "(x[" + std::to_string(d) + "] + " + a + " * " + phi + ")";
+    }
+  } else {
+    src = domain.map_source;
+    for (int d = 0; d < dim; ++d) sources &= !src[d].empty();
+  }
+  for (int d = 0; d < dim; ++d) {
+    auto host = [&mesh, d](const double* X) {
+      mesh::Point<dim> p;
+      for (int e = 0; e < dim; ++e) p[e] = X[e];
+      return mesh.map(p)[d];
+    };
+    f[d] = set.add(sources ? src[d] : jit::DeviceSource{}, host, "geometry map[" + std::to_string(d) + "]");
+  }
+  return f;
+}
+
+CellPoints::CellPoints(const Grid& grid, const fe::Quadrature1D& quad, std::array<PointFunction, 3> map,
+                       bool identity, std::int64_t capacity, bool inverse)
+    : g_(grid), map_(std::move(map)), identity_(identity), inverse_(inverse || !identity), capacity_(capacity) {
+  const int dim = g_.dim;
+  const std::int64_t nbc = ipow(g_.nb, dim), nqc = ipow(g_.nq, dim);
+  stride_ = capacity_ * nqc;
+  const auto basis = fe::LagrangeBasis1D::gauss_lobatto(g_.k);
+  std::vector<double> t = fe::basis_values(basis, quad.points).data;
+  const auto D = fe::basis_derivatives(basis, quad.points).data;
+  t.insert(t.end(), D.begin(), D.end());
+  t.insert(t.end(), quad.weights.begin(), quad.weights.end());
+  tables_ = DeviceBuffer<double>(t);
+  gll_ = DeviceBuffer<double>(fe::gauss_lobatto(g_.k + 1).points);
+  points_ = DeviceBuffer<double>(quad.points);
+  if (!identity_) {
+    P_.allocate(dim * capacity_ * nbc);
+    X_.allocate(dim * capacity_ * nbc);
+  }
+  xq_.allocate(dim * stride_);
+  jxw_.allocate(stride_);
+  if (inverse_) inv_.allocate(dim * dim * stride_);
+}
+
+std::int64_t CellPoints::default_capacity(const Grid& g, std::int64_t n_cells) {
+  const std::int64_t nqc = ipow(g.nq, g.dim);
+  return std::min(n_cells, std::max<std::int64_t>(1, (std::int64_t(1) << 22) / nqc));
+}
+
+template <int dim>
+void CellPoints::compute(const mesh::BoxMesh<dim>& mesh, std::int64_t first, std::int64_t m) {
+  if (m > capacity_) throw Error("CellPoints::compute: more cells than the capacity");
+  const int nbc = ipow(g_.nb, dim), nqc = ipow(g_.nq, dim);
+  if (identity_) {
+    const double* weights = tables_.data() + 2 * g_.nq * g_.nb;
+    cartesian_points<<<grid_for(m * nqc, 256), 256>>>(g_, points_.data(), weights, first, m, xq_.data(),
+                                                       jxw_.data(), inverse_ ? inv_.data() : nullptr, stride_);
+    TCFEM_CUDA_CHECK_LAUNCH();
+    return;
+  }
+  const std::int64_t xs = capacity_ * nbc;
+  node_points<<<grid_for(m * nbc, 256), 256>>>(g_, gll_.data(), first, m, P_.data(), xs);
+  TCFEM_CUDA_CHECK_LAUNCH();
+  for (int d = 0; d < dim; ++d) map_[d].evaluate(dim, P_.data(), xs, m * nbc, X_.data() + d * xs);
+  const unsigned long long none = std::numeric_limits<unsigned long long>::max();
+  bad_.copy_from_host(&none, 1);
+  const int smem = int(sizeof(double)) * (2 * g_.nq * g_.nb + g_.nq + nbc + 3 * nqc);
+  allow_shared(cell_points, smem);
+  cell_points<<<grid_for(m, 1), 128, smem>>>(g_, tables_.data(), first, m, X_.data(), xs, xq_.data(), jxw_.data(),
+                                              inv_.data(), stride_, bad_.data());
+  TCFEM_CUDA_CHECK_LAUNCH();
+  unsigned long long cell = none;
+  bad_.copy_to_host(&cell, 1);
+  if (cell != none) {
+    const auto ci = mesh.cell_index(std::size_t(cell));
+    std::string name = "(";
+    for (int d = 0; d < dim; ++d) name += (d ? "," : "") + std::to_string(ci[d]);
+    throw InputError("mesh cell " + name + ") is inverted or degenerate (det J <= 0 at a quadrature point)");
+  }
+}
+
+template Grid make_grid<2>(const mesh::BoxMesh<2>&, const fe::DofLayout<2>&, int);
+template Grid make_grid<3>(const mesh::BoxMesh<3>&, const fe::DofLayout<3>&, int);
+template std::array<PointFunction, 2> map_functions<2>(const mesh::BoxMesh<2>&, PointFunctionSet&);
+template std::array<PointFunction, 3> map_functions<3>(const mesh::BoxMesh<3>&, PointFunctionSet&);
+template void CellPoints::compute<2>(const mesh::BoxMesh<2>&, std::int64_t, std::int64_t);
+template void CellPoints::compute<3>(const mesh::BoxMesh<3>&, std::int64_t, std::int64_t);
+
+}  // namespace tcfem::operators::setup

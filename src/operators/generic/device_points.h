@@ -1,0 +1,179 @@
+#pragma once
+// Quadrature points of cells computed on the device, for the device setup (operator geometry,
+// right-hand sides, errors): the map at the Gauss-Lobatto nodes of each cell (compiled through
+// NVRTC, or a host callable on the host threads), its Q_k interpolant at the quadrature points,
+// Jacobians, determinants and inverses, in chunks of cells. The node arithmetic is that of
+// mesh::MappedCellNodes, so a node shared by several cells gets the same coordinates in each.
+// Includes CUDA headers: for .cu files only.
+#include <array>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "core/cuda_check.h"
+#include "core/device_buffer.h"
+#include "core/hd.h"
+#include "core/jit.h"
+#include "fe/dof_layout.h"
+#include "fe/quadrature.h"
+#include "mesh/box_mesh.h"
+#include "operators/generic/kernels.h"
+
+namespace tcfem::operators::setup {
+
+/// Sizes of the mesh's cells and lattice, by value into kernels.
+struct Grid {
+  int dim = 3, k = 1, nb = 2, nq = 2;  // 1D sizes
+  int n_cells[3] = {1, 1, 1};
+  double origin[3] = {0, 0, 0}, h[3] = {1, 1, 1};
+  std::int64_t lattice[3] = {1, 1, 1};
+  bool dg = false;
+  bool dirichlet[6] = {false, false, false, false, false, false};
+};
+
+/// The grid of a mesh owned by one process (InputError otherwise) with nq points per direction.
+template <int dim>
+Grid make_grid(const mesh::BoxMesh<dim>& mesh, const fe::DofLayout<dim>& dofs, int nq);
+
+/// The cell and DoF numbering of the generic operator kernels (operators/generic/kernels.h).
+__device__ inline OperatorView<double> numbering(const Grid& g) {
+  OperatorView<double> v;
+  v.dim = g.dim;
+  v.nb = g.nb;
+  v.dg = g.dg;
+  for (int d = 0; d < 3; ++d) {
+    v.n_cells[d] = g.n_cells[d];
+    v.lattice[d] = g.lattice[d];
+  }
+  return v;
+}
+
+__device__ inline void cell_of(const Grid& g, std::int64_t cell, int* c) { generic::cell_coords(numbering(g), cell, c); }
+
+/// Global index of local DoF i of cell c (one process owns every cell).
+__device__ inline std::int64_t dof_of(const Grid& g, const int* c, int i) {
+  bool boundary;
+  return generic::dof_index(numbering(g), c, i, boundary);
+}
+
+/// The tensor-product interpolation of the cell values `in` (nb per direction) to the quadrature
+/// points (nq per direction), differentiated along direction e (e < 0: values): B in every
+/// direction, D along e. The last direction writes `out`; t0 and t1 hold the intermediate steps.
+__device__ inline void interpolate(const ThreadGroup& group, const double* B, const double* D, int nq, int nb, int dim,
+                                   int e, const double* in, double* t0, double* t1, double* out) {
+  int sizes[3] = {1, 1, 1};
+  for (int d = 0; d < dim; ++d) sizes[d] = nb;
+  const double* src = in;
+  double* bufs[2] = {t0, t1};
+  for (int d = 0; d < dim; ++d) {
+    double* dst = d + 1 == dim ? out : bufs[d % 2];
+    generic::apply_1d<false, false>(group, d == e ? D : B, nq, nb, d, sizes, src, dst);
+    sizes[d] = nq;
+    src = dst;
+  }
+}
+
+/// Inverse and determinant of the dim x dim matrix J (row-major 3 x 3 storage).
+__device__ inline double invert(int dim, const double (&J)[3][3], double (&R)[3][3]) {
+  double det;
+  if (dim == 2) {
+    det = J[0][0] * J[1][1] - J[0][1] * J[1][0];
+    R[0][0] = J[1][1] / det;
+    R[0][1] = -J[0][1] / det;
+    R[1][0] = -J[1][0] / det;
+    R[1][1] = J[0][0] / det;
+  } else {
+    det = J[0][0] * (J[1][1] * J[2][2] - J[1][2] * J[2][1]) - J[0][1] * (J[1][0] * J[2][2] - J[1][2] * J[2][0]) +
+          J[0][2] * (J[1][0] * J[2][1] - J[1][1] * J[2][0]);
+    R[0][0] = (J[1][1] * J[2][2] - J[1][2] * J[2][1]) / det;
+    R[0][1] = (J[0][2] * J[2][1] - J[0][1] * J[2][2]) / det;
+    R[0][2] = (J[0][1] * J[1][2] - J[0][2] * J[1][1]) / det;
+    R[1][0] = (J[1][2] * J[2][0] - J[1][0] * J[2][2]) / det;
+    R[1][1] = (J[0][0] * J[2][2] - J[0][2] * J[2][0]) / det;
+    R[1][2] = (J[0][2] * J[1][0] - J[0][0] * J[1][2]) / det;
+    R[2][0] = (J[1][0] * J[2][1] - J[1][1] * J[2][0]) / det;
+    R[2][1] = (J[0][1] * J[2][0] - J[0][0] * J[2][1]) / det;
+    R[2][2] = (J[0][0] * J[1][1] - J[0][1] * J[1][0]) / det;
+  }
+  return det;
+}
+
+/// Allows `kernel` `bytes` of dynamic shared memory (beyond 48 KB at high degrees).
+template <typename Kernel>
+void allow_shared(Kernel kernel, int bytes) {
+  if (bytes > 48 * 1024) TCFEM_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
+}
+
+/// Blocks for `work` items of `threads` threads each (at most 32 per multiprocessor).
+unsigned grid_for(std::int64_t work, unsigned threads);
+
+/// A scalar function of dim coordinates on the device: a function of a compiled module, or a
+/// host callable evaluated on the host threads at points copied from the device.
+struct PointFunction {
+  const jit::PointFunctions* module = nullptr;
+  int index = -1;
+  std::function<double(const double*)> host;
+  std::string name;  ///< for messages ("coefficient", "geometry map", a problem file's key)
+  bool empty() const { return index < 0 && !host; }
+  /// out[i] = f(p_i) for n points (p_i = points[i], points[stride + i], ...); InputError naming
+  /// the point when a value is not finite (and, with `positive`, when it is not > 0).
+  void evaluate(int dim, const double* points, std::size_t stride, std::size_t n, double* out,
+                bool positive = false) const;
+};
+
+/// The functions a device setup needs, compiled in one module: `add` each source (or the
+/// callable when it has none) before compile().
+class PointFunctionSet {
+ public:
+  explicit PointFunctionSet(int dim) : dim_(dim) {}
+  /// The function for `source` when it has a device form, else for `host`; `name` for messages.
+  PointFunction add(const jit::DeviceSource& source, std::function<double(const double*)> host, std::string name);
+  /// Compiles the added sources (nothing when all are host callables). Functions returned by
+  /// add() are usable after this.
+  void compile();
+  bool any_compiled() const { return !sources_.empty(); }
+  bool any_host() const { return any_host_; }
+  double compile_seconds() const { return functions_.compile_seconds(); }
+
+ private:
+  int dim_;
+  jit::PointFunctions functions_;
+  std::vector<std::string> sources_;
+  std::string prelude_;
+  bool any_host_ = false;
+};
+
+/// The map functions of a mesh: none for a Cartesian one (identity), the built-in deformation
+/// or the domain's map sources compiled, else the domain's map callable on the host.
+template <int dim>
+std::array<PointFunction, dim> map_functions(const mesh::BoxMesh<dim>& mesh, PointFunctionSet& set);
+
+/// Quadrature data of chunks of at most `capacity` cells: points xq[d * stride + slot * nqc + q],
+/// jxw and (optionally) J^{-1} inv[(a * dim + b) * stride + ...] with stride = capacity * nqc.
+/// `map` empty: Cartesian cells (no node field, no interpolation).
+class CellPoints {
+ public:
+  CellPoints(const Grid& grid, const fe::Quadrature1D& quad, std::array<PointFunction, 3> map, bool identity,
+             std::int64_t capacity, bool inverse);
+  /// Cells [first, first + m); InputError naming the cell when det J <= 0 at a point.
+  template <int dim>
+  void compute(const mesh::BoxMesh<dim>& mesh, std::int64_t first, std::int64_t m);
+  const double* xq() const { return xq_.data(); }
+  const double* jxw() const { return jxw_.data(); }
+  const double* inv() const { return inv_.data(); }
+  std::int64_t stride() const { return stride_; }
+  std::int64_t capacity() const { return capacity_; }
+  /// The largest chunk of cells with at most 2^22 quadrature points (at least one cell).
+  static std::int64_t default_capacity(const Grid& g, std::int64_t n_cells);
+
+ private:
+  Grid g_;
+  std::array<PointFunction, 3> map_;
+  bool identity_, inverse_;
+  std::int64_t capacity_, stride_;
+  DeviceBuffer<double> tables_, gll_, points_, P_, X_, xq_, jxw_, inv_;
+  DeviceBuffer<unsigned long long> bad_{1};
+};
+
+}  // namespace tcfem::operators::setup
