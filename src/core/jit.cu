@@ -13,6 +13,7 @@
 #include "core/device.h"
 #include "core/device_buffer.h"
 #include "core/error.h"
+#include "core/jit_cache.h"
 
 namespace tcfem::jit {
 
@@ -67,6 +68,35 @@ std::string module_source(const std::vector<std::pair<std::string, int>>& functi
   }
   return s;
 }
+
+/// NVRTC's cubin of `source`; Error with the compiler's log when it rejects it.
+std::string nvrtc_compile(const std::string& source, const char* const* options, int n_options) {
+  nvrtcProgram program;
+  nvrtc_check(nvrtcCreateProgram(&program, source.c_str(), "tcfem_expressions.cu", 0, nullptr, nullptr),
+              "nvrtcCreateProgram");
+  const nvrtcResult compiled = nvrtcCompileProgram(program, n_options, options);
+  if (compiled != NVRTC_SUCCESS) {
+    std::size_t log_size = 0;
+    nvrtcGetProgramLogSize(program, &log_size);
+    std::string log(log_size, '\0');
+    if (log_size) nvrtcGetProgramLog(program, log.data());
+    nvrtcDestroyProgram(&program);
+    throw Error(std::string("NVRTC could not compile the device expressions (") + nvrtcGetErrorString(compiled) +
+                "):\n" + log);
+  }
+  std::size_t cubin_size = 0;
+  std::string cubin;
+  try {
+    nvrtc_check(nvrtcGetCUBINSize(program, &cubin_size), "nvrtcGetCUBINSize");
+    cubin.resize(cubin_size);
+    nvrtc_check(nvrtcGetCUBIN(program, cubin.data()), "nvrtcGetCUBIN");
+  } catch (...) {
+    nvrtcDestroyProgram(&program);
+    throw;
+  }
+  nvrtcDestroyProgram(&program);
+  return cubin;
+}
 }  // namespace
 
 struct PointFunctions::Module {
@@ -117,38 +147,33 @@ void PointFunctions::compile(const std::string& prelude) {
   const std::string key = std::to_string(device) + "\n" + source;
   if (const auto it = cache.modules.find(key); it != cache.modules.end()) {
     module_ = it->second;
+    cached_ = true;
     compile_seconds_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     return;
   }
-  nvrtcProgram program;
-  nvrtc_check(nvrtcCreateProgram(&program, source.c_str(), "tcfem_expressions.cu", 0, nullptr, nullptr),
-              "nvrtcCreateProgram");
+  int nvrtc_major = 0, nvrtc_minor = 0;
+  nvrtc_check(nvrtcVersion(&nvrtc_major, &nvrtc_minor), "nvrtcVersion");
   const std::string arch = "--gpu-architecture=sm_" + std::to_string(info.sm_major) + std::to_string(info.sm_minor);
   // no fused multiply-adds: the operations round as the host's evaluation does
   const char* options[] = {arch.c_str(), "--fmad=false", "--std=c++17"};
-  const nvrtcResult compiled = nvrtcCompileProgram(program, 3, options);
-  if (compiled != NVRTC_SUCCESS) {
-    std::size_t log_size = 0;
-    nvrtcGetProgramLogSize(program, &log_size);
-    std::string log(log_size, '\0');
-    if (log_size) nvrtcGetProgramLog(program, log.data());
-    nvrtcDestroyProgram(&program);
-    throw Error(std::string("NVRTC could not compile the device expressions (") + nvrtcGetErrorString(compiled) +
-                "):\n" + log);
-  }
-  std::size_t cubin_size = 0;
-  std::string cubin;
-  try {
-    nvrtc_check(nvrtcGetCUBINSize(program, &cubin_size), "nvrtcGetCUBINSize");
-    cubin.resize(cubin_size);
-    nvrtc_check(nvrtcGetCUBIN(program, cubin.data()), "nvrtcGetCUBIN");
-  } catch (...) {
-    nvrtcDestroyProgram(&program);
-    throw;
-  }
-  nvrtcDestroyProgram(&program);
+  // the disk cache's key: everything that shapes the cubin
+  std::string disk_key = "nvrtc " + std::to_string(nvrtc_major) + "." + std::to_string(nvrtc_minor);
+  for (const char* o : options) disk_key += std::string(" ") + o;
+  disk_key += "\n" + source;
+  const CubinCache disk = CubinCache::user();
   auto m = std::make_shared<Module>();
-  TCFEM_CUDA_CHECK(cudaLibraryLoadData(&m->library, cubin.data(), nullptr, nullptr, 0, nullptr, nullptr, 0));
+  bool loaded = false;
+  if (auto stored = disk.load(disk_key)) {
+    // a stored cubin the driver rejects (say, written by another driver) is compiled afresh
+    loaded = cudaLibraryLoadData(&m->library, stored->data(), nullptr, nullptr, 0, nullptr, nullptr, 0) == cudaSuccess;
+    if (!loaded) (void)cudaGetLastError();
+    cached_ = loaded;
+  }
+  if (!loaded) {
+    const std::string cubin = nvrtc_compile(source, options, 3);
+    TCFEM_CUDA_CHECK(cudaLibraryLoadData(&m->library, cubin.data(), nullptr, nullptr, 0, nullptr, nullptr, 0));
+    disk.store(disk_key, cubin);
+  }
   for (int i = 0; i < size(); ++i) {
     cudaKernel_t k;
     TCFEM_CUDA_CHECK(cudaLibraryGetKernel(&k, m->library, ("tcfem_value_" + std::to_string(i)).c_str()));

@@ -35,6 +35,9 @@ class PointFunctions {
   bool compiled() const { return module_ != nullptr; }
   /// Seconds the last compile() took (NVRTC and loading).
   double compile_seconds() const { return compile_seconds_; }
+  /// Whether compile() found the module compiled before: in this process, or on disk in the
+  /// user's cache (jit::CubinCache::user(): $XDG_CACHE_HOME/tcfem/nvrtc or ~/.cache/tcfem/nvrtc).
+  bool cached() const { return cached_; }
 
   /// out[i] = f(p_i) for i < n, with p_i = (points[i], points[stride + i], ...) on the device
   /// (default stream). Returns the first i whose value is NaN or infinite, or -1 (waits for the
@@ -58,6 +61,7 @@ class PointFunctions {
   std::vector<Function> functions_;
   std::shared_ptr<Module> module_;
   double compile_seconds_ = 0.0;
+  bool cached_ = false;
 };
 
 }  // namespace tcfem::jit

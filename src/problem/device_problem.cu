@@ -297,8 +297,9 @@ template <int dim>
 std::string DeviceProblem<dim>::evaluation() const {
   const auto& f = impl_->functions;
   const bool host = f.any_host() || (impl_->have_exact && !impl_->gradient_given && impl_->exact.index < 0);
-  if (f.any_compiled() && host) return "compiled (NVRTC) and host threads";
-  return host ? "host threads" : "compiled (NVRTC)";
+  const std::string compiled = f.cached() ? "compiled (NVRTC, cached)" : "compiled (NVRTC)";
+  if (f.any_compiled() && host) return compiled + " and host threads";
+  return host ? "host threads" : compiled;
 }
 
 namespace {

@@ -135,6 +135,8 @@ class PointFunctionSet {
   bool any_compiled() const { return !sources_.empty(); }
   bool any_host() const { return any_host_; }
   double compile_seconds() const { return functions_.compile_seconds(); }
+  /// Whether the compiled module came from a cache (jit::PointFunctions::cached).
+  bool cached() const { return functions_.cached(); }
 
  private:
   int dim_;
