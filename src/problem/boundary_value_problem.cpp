@@ -99,13 +99,11 @@ bool on_face(const mesh::BoxMesh<dim>& mesh, const std::array<int, dim>& c, int 
 /// others; the first Dirichlet face of a node gives its value.
 template <int dim>
 void local_lift(const mesh::BoxMesh<dim>& mesh, const fe::DofLayout<dim>& dofs, const ProblemDefinition<dim>& problem,
-                const std::array<int, dim>& c, const double* nodes, const index_t* idx, double* out) {
+                const std::array<int, dim>& c, const double* nodes, double* out) {
   const int k = dofs.degree(), n = k + 1, nb = dofs.dofs_per_cell();
-  const auto& mask = dofs.boundary_mask();
   for (int i = 0; i < nb; ++i) {
     out[i] = std::numeric_limits<double>::quiet_NaN();
-    if (!mask[idx[i]]) continue;
-    int face = -1;
+    int face = -1;  // the node is constrained when it lies on a Dirichlet face of the box
     for (int f = 0; f < 2 * dim && face < 0; ++f) {
       const int d = f / 2;
       int li = i;
@@ -114,7 +112,7 @@ void local_lift(const mesh::BoxMesh<dim>& mesh, const fe::DofLayout<dim>& dofs, 
       const bool at = (f % 2 == 0) ? (c[d] == 0 && li == 0) : (c[d] == mesh.n_cells()[d] - 1 && li == k);
       if (at && problem.dirichlet_faces[f]) face = f;
     }
-    TCFEM_ASSERT(face >= 0, "constrained node on no Dirichlet face");
+    if (face < 0) continue;
     mesh::Point<dim> p;
     for (int d = 0; d < dim; ++d) p[d] = nodes[d * nb + i];
     out[i] = problem.boundary[face](p);
@@ -143,7 +141,7 @@ Vector<double> dirichlet_lift(const mesh::BoxMesh<dim>& mesh, const fe::DofLayou
     if (!touches_dirichlet<dim>(mesh, problem, c)) continue;
     geometry.cell_nodes(c, nodes.data());
     dofs.cell_dof_indices(c, idx.data());
-    local_lift<dim>(mesh, dofs, problem, c, nodes.data(), idx.data(), local.data());
+    local_lift<dim>(mesh, dofs, problem, c, nodes.data(), local.data());
     for (int i = 0; i < nb; ++i)
       if (local[i] == local[i]) lift[idx[i]] = local[i];
   }
@@ -173,7 +171,6 @@ void assemble_cells(const mesh::BoxMesh<dim>& mesh, const fe::DofLayout<dim>& do
   for (int t = 0; t < threads; ++t) states.push_back(std::make_unique<CellState<dim>>(mesh, k, quad));
   const int nb = states[0]->nb;
   if (!locals) sys.rhs = Vector<double>(dofs.n_local());
-  const auto& mask = dofs.boundary_mask();
   const double penalty_factor = double(k) * (k + 1);
   auto coefficient_at = [&](const double* x) { return problem.coefficient ? problem.coefficient(x) : 1.0; };
 
@@ -200,7 +197,7 @@ void assemble_cells(const mesh::BoxMesh<dim>& mesh, const fe::DofLayout<dim>& do
     // cg: - a(g_h, phi_i)
     if (cg) {
       bool any = false;
-      local_lift<dim>(mesh, dofs, problem, c, s.nodes.data(), s.idx.data(), s.lifted.data());
+      local_lift<dim>(mesh, dofs, problem, c, s.nodes.data(), s.lifted.data());
       for (int i = 0; i < nb; ++i) {
         if (!(s.lifted[i] == s.lifted[i])) s.lifted[i] = 0.0;
         any |= s.lifted[i] != 0.0;
@@ -293,7 +290,7 @@ void assemble_cells(const mesh::BoxMesh<dim>& mesh, const fe::DofLayout<dim>& do
         const auto c = cell_at(j);
         cell_vector(st, c, locals->data() + j * nb);
         if (cg && lifts && touches_dirichlet<dim>(mesh, problem, c))
-          local_lift<dim>(mesh, dofs, problem, c, st.nodes.data(), st.idx.data(), lifts->data() + j * nb);
+          local_lift<dim>(mesh, dofs, problem, c, st.nodes.data(), lifts->data() + j * nb);
       }
     }, threads);
     return;
@@ -318,9 +315,11 @@ void assemble_cells(const mesh::BoxMesh<dim>& mesh, const fe::DofLayout<dim>& do
       for (int i = 0; i < nb; ++i) sys.rhs[idx[i]] += local[slot * nb + i];
     }
   }
-  if (cg)
+  if (cg) {
+    const auto& mask = dofs.boundary_mask();
     for (std::size_t i = 0; i < sys.rhs.size(); ++i)
       if (mask[i]) sys.rhs[i] = 0.0;
+  }
 }
 }  // namespace
 
