@@ -43,6 +43,27 @@ std::string module_source(const std::vector<std::pair<std::string, int>>& functi
          "    if (!tcfem_finite(v)) atomicMin(bad, (unsigned long long)i);\n"
          "  }\n"
          "}\n";
+    // the tensor-product points of Cartesian cells, computed in place of read
+    s += "extern \"C\" __global__ void tcfem_tensor_" + id +
+         "(const double* __restrict__ pts, int nq, long long n0, long long n1, double o0, double o1, double o2, "
+         "double h0, double h1, double h2, long long first, long long n, double* __restrict__ out, "
+         "unsigned long long* bad) {\n"
+         "  const int dim = " + dim + ";\n"
+         "  long long nqc = 1;\n"
+         "  for (int d = 0; d < dim; ++d) nqc *= nq;\n"
+         "  const double o[3] = {o0, o1, o2}, h[3] = {h0, h1, h2};\n"
+         "  for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n; i += (long long)gridDim.x * "
+         "blockDim.x) {\n"
+         "    long long cell = first + i / nqc;\n"
+         "    int r = (int)(i % nqc);\n"
+         "    const long long c[3] = {cell % n0, (cell / n0) % n1, cell / (n0 * n1)};\n"
+         "    double x[3] = {0.0, 0.0, 0.0};\n"
+         "    for (int d = 0; d < dim; ++d, r /= nq) x[d] = o[d] + ((double)c[d] + pts[r % nq]) * h[d];\n"
+         "    const double v = tcfem_f" + id + "(x);\n"
+         "    out[i] = v;\n"
+         "    if (!tcfem_finite(v)) atomicMin(bad, (unsigned long long)i);\n"
+         "  }\n"
+         "}\n";
     s += "extern \"C\" __global__ void tcfem_gradient_" + id +
          "(const double* __restrict__ p, long long stride, long long n, double* __restrict__ out, "
          "unsigned long long* bad) {\n"
@@ -101,7 +122,7 @@ std::string nvrtc_compile(const std::string& source, const char* const* options,
 
 struct PointFunctions::Module {
   cudaLibrary_t library = nullptr;
-  std::vector<cudaKernel_t> value, gradient;
+  std::vector<cudaKernel_t> value, gradient, tensor;
   DeviceBuffer<unsigned long long> bad{1};
   int grid_limit = 1;
   ~Module() {
@@ -180,6 +201,8 @@ void PointFunctions::compile(const std::string& prelude) {
     m->value.push_back(k);
     TCFEM_CUDA_CHECK(cudaLibraryGetKernel(&k, m->library, ("tcfem_gradient_" + std::to_string(i)).c_str()));
     m->gradient.push_back(k);
+    TCFEM_CUDA_CHECK(cudaLibraryGetKernel(&k, m->library, ("tcfem_tensor_" + std::to_string(i)).c_str()));
+    m->tensor.push_back(k);
   }
   m->grid_limit = std::max(1, info.sm_count * 16);
   cache.modules.emplace(key, m);
@@ -205,6 +228,29 @@ std::int64_t PointFunctions::launch(const char* kind, int f, const double* point
   unsigned long long first = none;
   module_->bad.copy_to_host(&first, 1);
   return first == none ? -1 : static_cast<std::int64_t>(first);
+}
+
+std::int64_t PointFunctions::evaluate_tensor(int f, const TensorPoints& t, std::int64_t first_cell, std::size_t n,
+                                            double* out) const {
+  if (!module_) throw Error("jit::PointFunctions: evaluate before compile()");
+  if (f < 0 || f >= size()) throw Error("jit::PointFunctions: no function " + std::to_string(f));
+  if (n == 0) return -1;
+  const unsigned long long none = std::numeric_limits<unsigned long long>::max();
+  module_->bad.copy_from_host(&none, 1);
+  const double* pts = t.points;
+  int nq = t.nq;
+  long long n0 = t.n_cells[0], n1 = t.n_cells[1], first = first_cell, count = static_cast<long long>(n);
+  double o0 = t.origin[0], o1 = t.origin[1], o2 = t.origin[2], h0 = t.h[0], h1 = t.h[1], h2 = t.h[2];
+  unsigned long long* bad = module_->bad.data();
+  void* args[] = {&pts, &nq, &n0, &n1, &o0, &o1, &o2, &h0, &h1, &h2, &first, &count, &out, &bad};
+  const unsigned threads = 256;
+  const unsigned blocks = static_cast<unsigned>(std::min<std::size_t>((n + threads - 1) / threads, module_->grid_limit));
+  TCFEM_CUDA_CHECK(cudaLaunchKernel(reinterpret_cast<const void*>(module_->tensor[f]), dim3(blocks), dim3(threads),
+                                    args, 0, nullptr));
+  TCFEM_CUDA_CHECK_LAUNCH();
+  unsigned long long first_bad = none;
+  module_->bad.copy_to_host(&first_bad, 1);
+  return first_bad == none ? -1 : static_cast<std::int64_t>(first_bad);
 }
 
 std::int64_t PointFunctions::evaluate(int f, const double* p, std::size_t stride, std::size_t n, double* out) const {

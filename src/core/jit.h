@@ -43,6 +43,20 @@ class PointFunctions {
   /// (default stream). Returns the first i whose value is NaN or infinite, or -1 (waits for the
   /// device).
   std::int64_t evaluate(int f, const double* points, std::size_t stride, std::size_t n, double* out) const;
+  /// The points of Cartesian cells: nq points per direction (`points`, on [0, 1], device) in
+  /// the cells (c_0, c_1, c_2) of a grid with n_cells per direction, x_d = origin_d + (c_d +
+  /// points[q_d]) h_d; cells numbered with c_0 fastest, points with q_0 fastest.
+  struct TensorPoints {
+    const double* points = nullptr;
+    int nq = 1;
+    long long n_cells[3] = {1, 1, 1};
+    double origin[3] = {0, 0, 0}, h[3] = {1, 1, 1};
+  };
+  /// out[i] = f(x_i) for the n points i of cells first_cell, first_cell + 1, ... (nq^dim each),
+  /// computing the points instead of reading them. Returns the first i whose value is not
+  /// finite, or -1.
+  std::int64_t evaluate_tensor(int f, const TensorPoints& points, std::int64_t first_cell, std::size_t n,
+                               double* out) const;
   /// out[d * stride + i] = d f / d x_d at p_i by fourth-order central differences with the step
   /// 1e-3 max(1, |x_d|) (problem::numerical_gradient's). Returns the first i whose gradient or a
   /// value it used is not finite, or -1.

@@ -22,6 +22,10 @@ std::int64_t PointFunctions::launch(const char*, int, const double*, std::size_t
   throw InputError("device expressions: this tcfem was built without the CUDA backend");
 }
 
+std::int64_t PointFunctions::evaluate_tensor(int, const TensorPoints&, std::int64_t, std::size_t, double*) const {
+  throw InputError("device expressions: this tcfem was built without the CUDA backend");
+}
+
 std::int64_t PointFunctions::evaluate(int f, const double* p, std::size_t stride, std::size_t n, double* out) const {
   return launch("value", f, p, stride, n, out);
 }

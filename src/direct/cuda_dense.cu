@@ -49,6 +49,24 @@ int device_info(const DeviceBuffer<int>& info) {
 
 }  // namespace
 
+void cuda_cholesky_factor_in_place(std::int64_t n, double* d_a, const char* what) {
+  if (n == 0) return;
+  if (n > INT_MAX / 2)
+    throw InputError(std::string("the device factorization of ") + what + " is limited to 32-bit sizes (n = " +
+                     std::to_string(n) + ")");
+  const int ni = static_cast<int>(n);
+  CusolverHandle handle;
+  int lwork = 0;
+  TCFEM_CUSOLVER_CHECK(cusolverDnDpotrf_bufferSize(handle.get(), CUBLAS_FILL_MODE_LOWER, ni, d_a, ni, &lwork));
+  DeviceBuffer<double> work(static_cast<std::size_t>(std::max(lwork, 1)));
+  DeviceBuffer<int> info(1);
+  TCFEM_CUSOLVER_CHECK(cusolverDnDpotrf(handle.get(), CUBLAS_FILL_MODE_LOWER, ni, d_a, ni, work.data(),
+                                        static_cast<int>(work.size()), info.data()));
+  if (const int i = device_info(info); i != 0)
+    throw Error(std::string("Cholesky factorization of ") + what + " failed (cuSOLVER info " + std::to_string(i) +
+                "): the matrix is not positive definite");
+}
+
 double cuda_spd_inverse_bytes(std::int64_t n) { return 8.0 * double(n) * double(n) * 1.05 + 256e6; }
 
 void cuda_spd_inverse(std::int64_t n, double* a, std::int64_t lda, const char* what) {

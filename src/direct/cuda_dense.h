@@ -11,6 +11,11 @@ namespace tcfem::direct {
 /// memory does not hold the matrix, Error when the matrix is not positive definite (`what` names it).
 void cuda_spd_inverse(std::int64_t n, double* a, std::int64_t lda, const char* what);
 
+/// Replaces the SPD n x n matrix `d_a` in device memory (column-major, leading dimension n; its lower
+/// triangle is read) by its Cholesky factor L in the lower triangle (cuSOLVER potrf, FP64). Error
+/// when the matrix is not positive definite (`what` names it).
+void cuda_cholesky_factor_in_place(std::int64_t n, double* d_a, const char* what);
+
 /// Device memory cuda_spd_inverse needs for an n x n matrix (matrix and workspace estimate).
 double cuda_spd_inverse_bytes(std::int64_t n);
 

@@ -33,20 +33,31 @@ using operators::setup::interpolate;
 using operators::setup::make_grid;
 using DeviceFunction = operators::setup::PointFunction;
 
-/// b += integral of v phi_i over each cell: v[slot * nqc + q] times jxw, integrated by B^T.
+/// b += integral of v phi_i over each cell: v[slot * nqc + q] times jxw (null: the tensor weights
+/// of the tables, for Cartesian cells whose volume is in `scale`), integrated by B^T.
 __global__ void integrate_cells(Grid g, const double* tables, std::int64_t first, std::int64_t m, const double* v,
                                 const double* jxw, double scale, double* b) {
   extern __shared__ double smem[];
   const int dim = g.dim, nb = g.nb, nq = g.nq;
   const int nbc = ipow(nb, dim), nqc = ipow(nq, dim);
   double* B = smem;
-  double* t0 = B + nq * nb;
+  double* w = B + nq * nb;
+  double* t0 = w + nq;
   double* t1 = t0 + nqc;
   const ThreadGroup group{int(threadIdx.x), int(blockDim.x)};
   for (int i = threadIdx.x; i < nq * nb; i += blockDim.x) B[i] = tables[i];
+  for (int i = threadIdx.x; i < nq; i += blockDim.x) w[i] = tables[2 * nq * nb + i];
   __syncthreads();
   for (std::int64_t slot = blockIdx.x; slot < m; slot += gridDim.x) {
-    for (int q = threadIdx.x; q < nqc; q += blockDim.x) t0[q] = v[slot * nqc + q] * jxw[slot * nqc + q] * scale;
+    for (int q = threadIdx.x; q < nqc; q += blockDim.x) {
+      double weight = 1.0;
+      if (jxw) {
+        weight = jxw[slot * nqc + q];
+      } else {
+        for (int d = 0, r = q; d < dim; ++d, r /= nq) weight *= w[r % nq];
+      }
+      t0[q] = v[slot * nqc + q] * weight * scale;
+    }
     __syncthreads();
     int sizes[3] = {1, 1, 1};
     for (int d = 0; d < dim; ++d) sizes[d] = nq;
@@ -320,12 +331,48 @@ void DeviceProblem<dim>::add_rhs_volume(double* b, const fe::Quadrature1D& quad)
   const Grid g = make_grid(*m.mesh, *m.dofs, quad.size());
   const auto tables = make_tables(g.k, quad);
   const std::int64_t n_cells = std::int64_t(m.mesh->n_owned_cells());
+  const int nqc = ipow(g.nq, dim);
+  const int smem = int(sizeof(double)) * (g.nq * g.nb + g.nq + 2 * nqc);
+  allow_shared(integrate_cells, smem);
+  if (m.mesh->geometry() == mesh::GeometryKind::cartesian && m.rhs.index >= 0) {
+    // Cartesian cells and a compiled f: the points computed where f is evaluated, the weights
+    // and the cell volume applied where it is integrated (no point or JxW arrays)
+    const std::int64_t cap = operators::setup::CellPoints::default_capacity(g, n_cells);
+    const DeviceBuffer<double> points(quad.points);
+    jit::PointFunctions::TensorPoints t;
+    t.points = points.data();
+    t.nq = g.nq;
+    double volume = 1.0;
+    for (int d = 0; d < dim; ++d) {
+      t.n_cells[d] = g.n_cells[d];
+      t.origin[d] = g.origin[d];
+      t.h[d] = g.h[d];
+      volume *= g.h[d];
+    }
+    DeviceBuffer<double> v(cap * nqc);
+    for (std::int64_t first = 0; first < n_cells; first += cap) {
+      const std::int64_t count = std::min(cap, n_cells - first);
+      const std::int64_t bad = m.rhs.module->evaluate_tensor(m.rhs.index, t, first, std::size_t(count * nqc), v.data());
+      if (bad >= 0) {
+        double value = 0.0, x[3] = {0, 0, 0};
+        TCFEM_CUDA_CHECK(cudaMemcpy(&value, v.data() + bad, sizeof(double), cudaMemcpyDeviceToHost));
+        const auto c = m.mesh->cell_index(std::size_t(first + bad / nqc));
+        for (int d = 0, r = int(bad % nqc); d < dim; ++d, r /= g.nq)
+          x[d] = g.origin[d] + (double(c[d]) + quad.points[r % g.nq]) * g.h[d];
+        char text[32];
+        std::snprintf(text, sizeof text, "%.6g", value);
+        throw InputError(m.rhs.name + ": the value is " + text + " at the point " + point_text(x, dim));
+      }
+      integrate_cells<<<grid_for(count, 1), 128, smem>>>(g, tables.data(), first, count, v.data(), nullptr,
+                                                         m.scale * volume, b);
+      TCFEM_CUDA_CHECK_LAUNCH();
+    }
+    TCFEM_CUDA_CHECK(cudaDeviceSynchronize());  // v goes out of scope
+    return;
+  }
   auto points = m.points(g, quad, false);
   const std::int64_t cap = points.capacity();
-  const int nqc = ipow(g.nq, dim);
   DeviceBuffer<double> v(cap * nqc);
-  const int smem = int(sizeof(double)) * (g.nq * g.nb + 2 * nqc);
-  allow_shared(integrate_cells, smem);
   for (std::int64_t first = 0; first < n_cells; first += cap) {
     const std::int64_t count = std::min(cap, n_cells - first);
     points.compute(*m.mesh, first, count);

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "core/error.h"
+#include "direct/cuda_dense.h"
 #include "multigrid/host/coarse_solver.h"
 #include "solvers/device_blas.h"
 
@@ -16,6 +17,15 @@ DeviceCholeskyCoarseSolver<Number>::DeviceCholeskyCoarseSolver(const std::vector
     : n_(n), factor_(factor), work_(n) {
   TCFEM_ASSERT(factor.size() == n * n, "Cholesky factor size");
   if (n > std::size_t(std::numeric_limits<int>::max() / 2)) throw InputError("coarse Cholesky factor too large");
+}
+
+template <typename Number>
+std::unique_ptr<DeviceCholeskyCoarseSolver<Number>> DeviceCholeskyCoarseSolver<Number>::factor_on_device(
+    const std::vector<double>& matrix, std::size_t n) {
+  auto solver = std::make_unique<DeviceCholeskyCoarseSolver<Number>>(matrix, n);  // uploads the matrix
+  direct::cuda_cholesky_factor_in_place(static_cast<std::int64_t>(n), solver->factor_.data(),
+                                        "the coarsest-level matrix");
+  return solver;
 }
 
 template <typename Number>
@@ -89,8 +99,8 @@ std::unique_ptr<CoarseSolver<DeviceVector<Number>>> make_device_coarse_solver(
     kind = dofs.n_local() <= max_dense_coarse_dofs ? CoarseSolverKind::cholesky : CoarseSolverKind::cg;
   chosen = kind;
   if (kind == CoarseSolverKind::cholesky) {
-    const CholeskyCoarseSolver<dim, double> host(mesh, dofs, config);  // checks the size limit
-    return std::make_unique<DeviceCholeskyCoarseSolver<Number>>(host.factor(), host.size());
+    const auto matrix = dense_coarse_matrix<dim>(mesh, dofs, config);  // checks the size limit
+    return DeviceCholeskyCoarseSolver<Number>::factor_on_device(matrix, dofs.n_local());
   }
   return std::make_unique<DeviceCgCoarseSolver<Number>>(op, diagonal, cg_tolerance);
 }

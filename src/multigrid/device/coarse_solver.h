@@ -1,7 +1,7 @@
 #pragma once
 // Coarse-grid solvers of the device backend, chosen as on the CPU (multigrid/host/coarse_solver.h):
-//   DeviceCholeskyCoarseSolver: the dense Cholesky factor of the assembled coarsest matrix,
-//     computed on the host by CholeskyCoarseSolver (LAPACK dpotrf), copied to the device once;
+//   DeviceCholeskyCoarseSolver: the dense Cholesky factor of the assembled coarsest matrix
+//     (assembled on the host as CholeskyCoarseSolver does, factored on the device by cuSOLVER potrf);
 //     each solve is two triangular solves in double by cuBLAS dtrsv (L y = b, L^T x = y), the
 //     vectors of a float V-cycle converted on entry and exit. Exact.
 //   DeviceCgCoarseSolver: Jacobi-preconditioned CG on the device in the V-cycle's precision to
@@ -24,6 +24,9 @@ class DeviceCholeskyCoarseSolver final : public CoarseSolver<DeviceVector<Number
  public:
   /// `factor`: n x n column-major, lower triangle = L with A = L L^T (the upper part is ignored).
   DeviceCholeskyCoarseSolver(const std::vector<double>& factor, std::size_t n);
+  /// Factors the SPD matrix `matrix` (n x n column-major, lower triangle read) on the device.
+  static std::unique_ptr<DeviceCholeskyCoarseSolver> factor_on_device(const std::vector<double>& matrix,
+                                                                      std::size_t n);
   void solve(DeviceVector<Number>& x, const DeviceVector<Number>& b) const override;
 
  private:

@@ -10,19 +10,26 @@
 
 namespace tcfem::multigrid {
 
+template <int dim>
+std::vector<double> dense_coarse_matrix(const mesh::BoxMesh<dim>& mesh, const fe::DofLayout<dim>& dofs,
+                                        const operators::OperatorConfig& config) {
+  const std::size_t n = dofs.n_local();
+  if (n > max_cholesky_coarse_dofs)
+    throw InputError("--coarse-solver cholesky: the coarsest level has " + std::to_string(n) +
+                     " DoFs; a dense factor is allowed up to " + std::to_string(max_cholesky_coarse_dofs) +
+                     " (use auto or cg)");
+  const auto a = operators::assemble_operator<dim>(mesh, dofs, config, operators::Form::laplace);
+  std::vector<double> dense(n * n, 0.0);
+  for (std::size_t i = 0; i < n; ++i)
+    for (std::size_t p = a.row_ptr()[i]; p < a.row_ptr()[i + 1]; ++p) dense[i + n * a.cols()[p]] = a.values()[p];
+  return dense;
+}
+
 template <int dim, typename Number>
 CholeskyCoarseSolver<dim, Number>::CholeskyCoarseSolver(const mesh::BoxMesh<dim>& mesh,
                                                         const fe::DofLayout<dim>& dofs,
                                                         const operators::OperatorConfig& config)
-    : n_(dofs.n_local()) {
-  if (n_ > max_cholesky_coarse_dofs)
-    throw InputError("--coarse-solver cholesky: the coarsest level has " + std::to_string(n_) +
-                     " DoFs; a dense factor is allowed up to " + std::to_string(max_cholesky_coarse_dofs) +
-                     " (use auto or cg)");
-  const auto a = operators::assemble_operator<dim>(mesh, dofs, config, operators::Form::laplace);
-  factor_.assign(n_ * n_, 0.0);
-  for (std::size_t i = 0; i < n_; ++i)
-    for (std::size_t p = a.row_ptr()[i]; p < a.row_ptr()[i + 1]; ++p) factor_[i + n_ * a.cols()[p]] = a.values()[p];
+    : n_(dofs.n_local()), factor_(dense_coarse_matrix<dim>(mesh, dofs, config)) {
   solvers::blas::cholesky_factor(static_cast<std::int64_t>(n_), factor_);
   work_.resize(n_);
 }
@@ -80,6 +87,10 @@ std::unique_ptr<CoarseSolver<Vector<Number>>> make_coarse_solver(CoarseSolverKin
   return std::make_unique<CgCoarseSolver<Number>>(op, diagonal, cg_tolerance);
 }
 
+template std::vector<double> dense_coarse_matrix<2>(const mesh::BoxMesh<2>&, const fe::DofLayout<2>&,
+                                                    const operators::OperatorConfig&);
+template std::vector<double> dense_coarse_matrix<3>(const mesh::BoxMesh<3>&, const fe::DofLayout<3>&,
+                                                    const operators::OperatorConfig&);
 template class CholeskyCoarseSolver<2, double>;
 template class CholeskyCoarseSolver<3, double>;
 template class CholeskyCoarseSolver<2, float>;

@@ -18,6 +18,12 @@
 
 namespace tcfem::multigrid {
 
+/// The assembled matrix of the coarsest level, dense (n x n column-major, symmetric); InputError
+/// when n exceeds max_cholesky_coarse_dofs.
+template <int dim>
+std::vector<double> dense_coarse_matrix(const mesh::BoxMesh<dim>& mesh, const fe::DofLayout<dim>& dofs,
+                                        const operators::OperatorConfig& config);
+
 template <int dim, typename Number>
 class CholeskyCoarseSolver final : public CoarseSolver<Vector<Number>> {
  public:
