@@ -157,19 +157,6 @@ __global__ void scatter_local(Grid g, const std::int64_t* cells, std::int64_t n,
   }
 }
 
-__global__ void zero_dirichlet_nodes(Grid g, std::int64_t n, double* b) {
-  for (std::int64_t t = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; t < n;
-       t += std::int64_t(gridDim.x) * blockDim.x) {
-    std::int64_t r = t;
-    bool constrained = false;
-    for (int d = 0; d < g.dim; ++d) {
-      const std::int64_t p = r % g.lattice[d];
-      r /= g.lattice[d];
-      constrained |= (p == 0 && g.dirichlet[2 * d]) || (p == g.lattice[d] - 1 && g.dirichlet[2 * d + 1]);
-    }
-    if (constrained) b[t] = 0.0;
-  }
-}
 
 }  // namespace
 
@@ -449,9 +436,7 @@ template <int dim>
 void zero_constrained(const mesh::BoxMesh<dim>& mesh, const fe::DofLayout<dim>& dofs, double* b) {
   if (dofs.disc() != fe::Disc::cg) return;
   const Grid g = make_grid(mesh, dofs, dofs.degree() + 1);
-  const std::int64_t n = std::int64_t(dofs.n_local());
-  zero_dirichlet_nodes<<<grid_for(n, 256), 256>>>(g, n, b);
-  TCFEM_CUDA_CHECK_LAUNCH();
+  operators::setup::set_constrained<double>(g, std::int64_t(dofs.n_local()), 0.0, b);
 }
 
 template class DeviceProblem<2>;

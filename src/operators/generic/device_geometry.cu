@@ -86,13 +86,7 @@ __global__ void face_node_points(Grid g, const double* gll, int d, std::int64_t 
     face_pos(g, d, first + slot, c);
     if (side == 0) c[d] -= 1;
     c[d] = max(0, min(c[d], g.n_cells[d] - 1));
-    for (int e = 0; e < g.dim; ++e) {
-      const long p = long(c[e]) * g.k + r % g.nb;
-      r /= g.nb;
-      const long cell = min(p / g.k, long(g.n_cells[e] - 1));
-      const int local = int(p - cell * g.k);
-      P[e * stride + t] = g.origin[e] + (double(cell) + gll[local]) * g.h[e];
-    }
+    for (int e = 0; e < g.dim; ++e, r /= g.nb) P[e * stride + t] = setup::node_coordinate(g, gll, e, c[e], r % g.nb);
   }
 }
 
@@ -378,22 +372,6 @@ __global__ void face_diagonal(OperatorView<Number> v, const Number* T, int d, st
   }
 }
 
-/// diag = 1 on the constrained cg nodes (the Dirichlet faces of the lattice).
-template <typename Number>
-__global__ void constrained_ones(Grid g, std::int64_t n, Number* diag) {
-  for (std::int64_t t = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; t < n;
-       t += std::int64_t(gridDim.x) * blockDim.x) {
-    std::int64_t r = t;
-    bool constrained = false;
-    for (int d = 0; d < g.dim; ++d) {
-      const std::int64_t p = r % g.lattice[d];
-      r /= g.lattice[d];
-      constrained |= (p == 0 && g.dirichlet[2 * d]) || (p == g.lattice[d] - 1 && g.dirichlet[2 * d + 1]);
-    }
-    if (constrained) diag[t] = Number(1);
-  }
-}
-
 }  // namespace
 
 template <int dim, typename Number>
@@ -508,8 +486,7 @@ void device_general_diagonal(const OperatorView<Number>& v, const Grid& grid, co
       TCFEM_CUDA_CHECK_LAUNCH();
     }
   } else {
-    constrained_ones<Number><<<grid_for(n_local, 256), 256>>>(grid, n_local, diag);
-    TCFEM_CUDA_CHECK_LAUNCH();
+    setup::set_constrained<Number>(grid, n_local, Number(1), diag);
   }
   TCFEM_CUDA_CHECK(cudaDeviceSynchronize());  // the tables go out of scope
 }

@@ -30,14 +30,15 @@ __global__ void node_points(Grid g, const double* gll, std::int64_t first, std::
     int r = int(t % nbc);
     int c[3];
     cell_of(g, first + slot, c);
-    for (int d = 0; d < g.dim; ++d) {
-      const long p = long(c[d]) * g.k + r % g.nb;
-      r /= g.nb;
-      const long cell = min(p / g.k, long(g.n_cells[d] - 1));
-      const int local = int(p - cell * g.k);
-      P[d * stride + t] = g.origin[d] + (double(cell) + gll[local]) * g.h[d];
-    }
+    for (int d = 0; d < g.dim; ++d, r /= g.nb) P[d * stride + t] = node_coordinate(g, gll, d, c[d], r % g.nb);
   }
+}
+
+template <typename Number>
+__global__ void constrained_values(Grid g, std::int64_t n, Number value, Number* x) {
+  for (std::int64_t t = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; t < n;
+       t += std::int64_t(gridDim.x) * blockDim.x)
+    if (constrained_node(g, t)) x[t] = value;
 }
 
 /// Per cell (one block each): the node coordinates X (X[d * xs + slot * nbc + i]) give the
@@ -318,6 +319,15 @@ void CellPoints::compute(const mesh::BoxMesh<dim>& mesh, std::int64_t first, std
   }
 }
 
+template <typename Number>
+void set_constrained(const Grid& g, std::int64_t n, Number value, Number* x) {
+  if (n == 0) return;
+  constrained_values<Number><<<grid_for(n, 256), 256>>>(g, n, value, x);
+  TCFEM_CUDA_CHECK_LAUNCH();
+}
+
+template void set_constrained<double>(const Grid&, std::int64_t, double, double*);
+template void set_constrained<float>(const Grid&, std::int64_t, float, float*);
 template Grid make_grid<2>(const mesh::BoxMesh<2>&, const fe::DofLayout<2>&, int);
 template Grid make_grid<3>(const mesh::BoxMesh<3>&, const fe::DofLayout<3>&, int);
 template std::array<PointFunction, 2> map_functions<2>(const mesh::BoxMesh<2>&, PointFunctionSet&);

@@ -57,6 +57,30 @@ __device__ inline std::int64_t dof_of(const Grid& g, const int* c, int i) {
   return generic::dof_index(numbering(g), c, i, boundary);
 }
 
+/// Coordinate along d of the parameter point of 1D node i (0..k) of the cells with index c along
+/// d: the arithmetic of mesh::MappedCellNodes (the lattice point c k + i, its cell, the
+/// Gauss-Lobatto point), so a node shared by cells gets the same value from each.
+__device__ inline double node_coordinate(const Grid& g, const double* gll, int d, int c, int i) {
+  const long p = long(c) * g.k + i;
+  const long cell = min(p / g.k, long(g.n_cells[d] - 1));
+  return g.origin[d] + (double(cell) + gll[int(p - cell * g.k)]) * g.h[d];
+}
+
+/// Whether cg lattice node t lies on a Dirichlet face of the box.
+__device__ inline bool constrained_node(const Grid& g, std::int64_t t) {
+  bool constrained = false;
+  for (int d = 0; d < g.dim; ++d) {
+    const std::int64_t p = t % g.lattice[d];
+    t /= g.lattice[d];
+    constrained |= (p == 0 && g.dirichlet[2 * d]) || (p == g.lattice[d] - 1 && g.dirichlet[2 * d + 1]);
+  }
+  return constrained;
+}
+
+/// x[t] = value on the constrained nodes of the cg lattice (n nodes; device vector).
+template <typename Number>
+void set_constrained(const Grid& g, std::int64_t n, Number value, Number* x);
+
 /// The tensor-product interpolation of the cell values `in` (nb per direction) to the quadrature
 /// points (nq per direction), differentiated along direction e (e < 0: values): B in every
 /// direction, D along e. The last direction writes `out`; t0 and t1 hold the intermediate steps.
