@@ -496,11 +496,46 @@ SparseMatrix assemble_operator(const mesh::BoxMesh<dim>& mesh, const fe::DofLayo
   };
 
   // ---- cells ----------------------------------------------------------------------------------
-  Workspace ws;
-  ws.setup(n, laplace ? nq * dim : nq);
   std::vector<index_t> gidx(2 * static_cast<std::size_t>(n));
+  if (exact) {
+    // Cartesian cells of one size: the element matrix is the same for every cell, a sum of
+    // Kronecker products of the exact 1D matrices (as the Cartesian operator applies it):
+    // laplace: sum_t (prod_{e != t} h_e / h_t) M (x) .. L_t .. (x) M; mass: (prod h_e) M (x) .. (x) M.
+    const auto h = mesh.cell_size();
+    const fe::Matrix1D M = fe::exact_mass_matrix(basis), L = fe::exact_stiffness_matrix(basis);
+    const int nb = k + 1;
+    std::vector<double> element(static_cast<std::size_t>(n) * n, 0.0);
+    const int n_terms = laplace ? dim : 1;
+    for (int t = 0; t < n_terms; ++t) {
+      double scale = 1.0;
+      for (int e = 0; e < dim; ++e) scale *= (!laplace || e != t) ? h[e] : 1.0 / h[e];
+      for (int i = 0; i < n; ++i)
+        for (int j = 0; j < n; ++j) {
+          double v = scale;
+          for (int e = 0, ri = i, rj = j; e < dim; ++e, ri /= nb, rj /= nb)
+            v *= (!laplace || e != t) ? M(ri % nb, rj % nb) : L(ri % nb, rj % nb);
+          element[static_cast<std::size_t>(i) * n + j] += v;
+        }
+    }
+    double cell_vol = 1.0;
+    for (int e = 0; e < dim; ++e) cell_vol *= h[e];
+    for (std::size_t cell = 0; cell < mesh.n_owned_cells(); ++cell) {
+      const auto c = mesh.cell_index(cell);
+      volume[ghost_id(c)] = cell_vol;
+      dofs.cell_dof_indices(c, gidx.data());
+      for (int i = 0; i < n; ++i) {
+        if (constrained(gidx[i])) continue;
+        for (int j = 0; j < n; ++j) {
+          if (constrained(gidx[j])) continue;
+          csr.values[csr.find(gidx[i], gidx[j])] += element[static_cast<std::size_t>(i) * n + j];
+        }
+      }
+    }
+  }
+  Workspace ws;
+  if (!exact) ws.setup(n, laplace ? nq * dim : nq);
   double g[dim];
-  for (std::size_t cell = 0; cell < mesh.n_owned_cells(); ++cell) {
+  for (std::size_t cell = 0; cell < (exact ? 0 : mesh.n_owned_cells()); ++cell) {
     const auto c = mesh.cell_index(cell);
     geometry.cell_nodes(c, nodes.data());
     long double vol = 0.0L;
