@@ -20,6 +20,44 @@ DeviceCholeskyCoarseSolver<Number>::DeviceCholeskyCoarseSolver(const std::vector
 }
 
 template <typename Number>
+DeviceCholeskyCoarseSolver<Number>::DeviceCholeskyCoarseSolver(std::size_t n) : n_(n), factor_(n * n), work_(n) {
+  if (n > std::size_t(std::numeric_limits<int>::max() / 2)) throw InputError("coarse Cholesky factor too large");
+  TCFEM_CUDA_CHECK(cudaMemset(factor_.data(), 0, n * n * sizeof(double)));
+}
+
+namespace {
+/// dense[i + n * cols[p]] = values[p] for the entries p of row i (one warp per row).
+__global__ void csr_to_dense(std::int64_t n, const std::size_t* row_ptr, const std::uint32_t* cols,
+                             const double* values, double* dense) {
+  const std::int64_t warps = std::int64_t(gridDim.x) * (blockDim.x / 32);
+  for (std::int64_t i = (blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x) / 32; i < n; i += warps)
+    for (std::size_t p = row_ptr[i] + threadIdx.x % 32; p < row_ptr[i + 1]; p += 32)
+      dense[i + n * std::int64_t(cols[p])] = values[p];
+}
+}  // namespace
+
+template <typename Number>
+std::unique_ptr<DeviceCholeskyCoarseSolver<Number>> DeviceCholeskyCoarseSolver<Number>::factor_on_device(
+    const operators::SparseMatrix& a) {
+  TCFEM_ASSERT(a.n_rows() == a.n_cols(), "coarse matrix is square");
+  const std::size_t n = a.n_rows();
+  auto solver = std::make_unique<DeviceCholeskyCoarseSolver<Number>>(n);
+  if (n == 0) return solver;
+  const DeviceBuffer<std::size_t> row_ptr(a.row_ptr());
+  const DeviceBuffer<std::uint32_t> cols(a.cols());
+  const DeviceBuffer<double> values(a.values());
+  const int threads = 256;
+  const int blocks = int(std::min<std::size_t>((n * 32 + threads - 1) / threads, 65535));
+  csr_to_dense<<<blocks, threads>>>(std::int64_t(n), row_ptr.data(), cols.data(), values.data(),
+                                    solver->factor_.data());
+  TCFEM_CUDA_CHECK_LAUNCH();
+  direct::cuda_cholesky_factor_in_place(static_cast<std::int64_t>(n), solver->factor_.data(),
+                                        "the coarsest-level matrix");
+  TCFEM_CUDA_CHECK(cudaDeviceSynchronize());  // the CSR arrays go out of scope
+  return solver;
+}
+
+template <typename Number>
 std::unique_ptr<DeviceCholeskyCoarseSolver<Number>> DeviceCholeskyCoarseSolver<Number>::factor_on_device(
     const std::vector<double>& matrix, std::size_t n) {
   auto solver = std::make_unique<DeviceCholeskyCoarseSolver<Number>>(matrix, n);  // uploads the matrix
@@ -99,8 +137,7 @@ std::unique_ptr<CoarseSolver<DeviceVector<Number>>> make_device_coarse_solver(
     kind = dofs.n_local() <= max_dense_coarse_dofs ? CoarseSolverKind::cholesky : CoarseSolverKind::cg;
   chosen = kind;
   if (kind == CoarseSolverKind::cholesky) {
-    const auto matrix = dense_coarse_matrix<dim>(mesh, dofs, config);  // checks the size limit
-    return DeviceCholeskyCoarseSolver<Number>::factor_on_device(matrix, dofs.n_local());
+    return DeviceCholeskyCoarseSolver<Number>::factor_on_device(coarse_matrix<dim>(mesh, dofs, config));
   }
   return std::make_unique<DeviceCgCoarseSolver<Number>>(op, diagonal, cg_tolerance);
 }

@@ -16,6 +16,7 @@
 #include "multigrid/interfaces.h"
 #include "multigrid/multigrid_config.h"
 #include "operators/cpu/laplace_operator.h"
+#include "operators/cpu/sparse_matrix.h"
 
 namespace tcfem::multigrid {
 
@@ -24,9 +25,14 @@ class DeviceCholeskyCoarseSolver final : public CoarseSolver<DeviceVector<Number
  public:
   /// `factor`: n x n column-major, lower triangle = L with A = L L^T (the upper part is ignored).
   DeviceCholeskyCoarseSolver(const std::vector<double>& factor, std::size_t n);
+  /// An n x n factor to be filled (zeroed).
+  explicit DeviceCholeskyCoarseSolver(std::size_t n);
   /// Factors the SPD matrix `matrix` (n x n column-major, lower triangle read) on the device.
   static std::unique_ptr<DeviceCholeskyCoarseSolver> factor_on_device(const std::vector<double>& matrix,
                                                                       std::size_t n);
+  /// Factors the SPD sparse matrix `a` on the device: its CSR arrays are uploaded and scattered
+  /// into the dense matrix there (no n x n host array).
+  static std::unique_ptr<DeviceCholeskyCoarseSolver> factor_on_device(const operators::SparseMatrix& a);
   void solve(DeviceVector<Number>& x, const DeviceVector<Number>& b) const override;
 
  private:

@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <string>
 
 #include "core/error.h"
 #include "fe/quadrature.h"
@@ -171,10 +172,12 @@ DeviceMultigrid<dim, Number>::DeviceMultigrid(const LevelHierarchy<dim>& hierarc
       levels[l].transfer = transfers_[l].get();
     }
     if (progress) {
-      std::snprintf(text, sizeof text, "  mg setup        level %d of %d: %zu DoFs, %s (%.2f s)\n", l, n_levels - 1,
-                    dofs.n_dofs(), kernels_[l].c_str(),
+      // the kernel text has no length limit: only the numbers go through the fixed buffer
+      std::snprintf(text, sizeof text, "  mg setup        level %d of %d: %zu DoFs, ", l, n_levels - 1, dofs.n_dofs());
+      std::string line = text + kernels_[l];
+      std::snprintf(text, sizeof text, " (%.2f s)\n",
                     std::chrono::duration<double>(std::chrono::steady_clock::now() - tl).count());
-      progress(text);
+      progress(line + text);
     }
   }
   // one line per later setup stage, with the seconds since the previous one

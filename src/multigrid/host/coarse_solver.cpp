@@ -4,21 +4,27 @@
 #include <limits>
 
 #include "core/error.h"
-#include "operators/cpu/sparse_matrix.h"
 #include "solvers/blas_lapack.h"
 #include "solvers/cg.h"
 
 namespace tcfem::multigrid {
 
 template <int dim>
-std::vector<double> dense_coarse_matrix(const mesh::BoxMesh<dim>& mesh, const fe::DofLayout<dim>& dofs,
-                                        const operators::OperatorConfig& config) {
+operators::SparseMatrix coarse_matrix(const mesh::BoxMesh<dim>& mesh, const fe::DofLayout<dim>& dofs,
+                                      const operators::OperatorConfig& config) {
   const std::size_t n = dofs.n_local();
   if (n > max_cholesky_coarse_dofs)
     throw InputError("--coarse-solver cholesky: the coarsest level has " + std::to_string(n) +
                      " DoFs; a dense factor is allowed up to " + std::to_string(max_cholesky_coarse_dofs) +
                      " (use auto or cg)");
-  const auto a = operators::assemble_operator<dim>(mesh, dofs, config, operators::Form::laplace);
+  return operators::assemble_operator<dim>(mesh, dofs, config, operators::Form::laplace);
+}
+
+template <int dim>
+std::vector<double> dense_coarse_matrix(const mesh::BoxMesh<dim>& mesh, const fe::DofLayout<dim>& dofs,
+                                        const operators::OperatorConfig& config) {
+  const auto a = coarse_matrix<dim>(mesh, dofs, config);
+  const std::size_t n = a.n_rows();
   std::vector<double> dense(n * n, 0.0);
   for (std::size_t i = 0; i < n; ++i)
     for (std::size_t p = a.row_ptr()[i]; p < a.row_ptr()[i + 1]; ++p) dense[i + n * a.cols()[p]] = a.values()[p];
@@ -87,6 +93,10 @@ std::unique_ptr<CoarseSolver<Vector<Number>>> make_coarse_solver(CoarseSolverKin
   return std::make_unique<CgCoarseSolver<Number>>(op, diagonal, cg_tolerance);
 }
 
+template operators::SparseMatrix coarse_matrix<2>(const mesh::BoxMesh<2>&, const fe::DofLayout<2>&,
+                                                  const operators::OperatorConfig&);
+template operators::SparseMatrix coarse_matrix<3>(const mesh::BoxMesh<3>&, const fe::DofLayout<3>&,
+                                                  const operators::OperatorConfig&);
 template std::vector<double> dense_coarse_matrix<2>(const mesh::BoxMesh<2>&, const fe::DofLayout<2>&,
                                                     const operators::OperatorConfig&);
 template std::vector<double> dense_coarse_matrix<3>(const mesh::BoxMesh<3>&, const fe::DofLayout<3>&,

@@ -15,11 +15,17 @@
 #include "multigrid/interfaces.h"
 #include "multigrid/multigrid_config.h"
 #include "operators/cpu/laplace_operator.h"
+#include "operators/cpu/sparse_matrix.h"
 
 namespace tcfem::multigrid {
 
-/// The assembled matrix of the coarsest level, dense (n x n column-major, symmetric); InputError
-/// when n exceeds max_cholesky_coarse_dofs.
+/// The assembled matrix of the coarsest level (sparse); InputError when n exceeds
+/// max_cholesky_coarse_dofs.
+template <int dim>
+operators::SparseMatrix coarse_matrix(const mesh::BoxMesh<dim>& mesh, const fe::DofLayout<dim>& dofs,
+                                      const operators::OperatorConfig& config);
+
+/// The same, dense (n x n column-major, symmetric).
 template <int dim>
 std::vector<double> dense_coarse_matrix(const mesh::BoxMesh<dim>& mesh, const fe::DofLayout<dim>& dofs,
                                         const operators::OperatorConfig& config);
