@@ -215,6 +215,7 @@ Plan make_plan(const BenchOptions& o) {
     c.key.degree = degree;
     c.key.disc = o.disc == "cg" ? fe::Disc::cg : fe::Disc::dg;
     c.key.cartesian = o.geometry == "cartesian";
+    c.key.general_field = o.geometry == "map";
     c.key.quadrature = o.quadrature == "bp3" ? fe::QuadratureKind::gauss_k2 : fe::QuadratureKind::gll_k1;
     c.key.form = operators::Form::laplace;
     c.key.precision = precision;
@@ -584,8 +585,10 @@ std::function<int()> add_bench_command(CLI::App& app) {
   cmd->add_option("--disc", opts->disc, "Discretization: cg or dg (SIPG)")
       ->check(CLI::IsMember({"cg", "dg"}))
       ->capture_default_str();
-  cmd->add_option("--geometry", opts->geometry, "cartesian (Kronecker fast path) or deformed (general path)")
-      ->check(CLI::IsMember({"cartesian", "deformed"}))
+  cmd->add_option("--geometry", opts->geometry,
+                  "cartesian (Kronecker fast path), deformed (general path, the built-in separable map) or map "
+                  "(general path, the quarter annulus (1+x) cos(pi y/2), (1+x) sin(pi y/2): stored geometry)")
+      ->check(CLI::IsMember({"cartesian", "deformed", "map"}))
       ->capture_default_str();
   cmd->add_option("--quadrature", opts->quadrature, "General-geometry quadrature: bp3 (k+2 Gauss) or bp5 (k+1 Gauss-Lobatto)")
       ->check(CLI::IsMember({"bp3", "bp5"}))

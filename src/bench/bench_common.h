@@ -22,8 +22,32 @@ TCFEM_HD inline double random_value(std::uint64_t seed, std::uint64_t i) {
   return double(z >> 11) * 0x1.0p-52 - 1.0;
 }
 
+/// The mesh geometry of a key: Cartesian, the deformed box, or (key.general_field) the mapped box.
 inline mesh::GeometryKind geometry_of(const operators::DeviceKernelKey& key) {
-  return key.cartesian ? mesh::GeometryKind::cartesian : mesh::GeometryKind::deformed;
+  return key.cartesian       ? mesh::GeometryKind::cartesian
+         : key.general_field ? mesh::GeometryKind::mapped
+                             : mesh::GeometryKind::deformed;
+}
+
+/// The bench's mesh of a key: the unit box, its deformed image, or for key.general_field the
+/// quarter annulus x = (1 + X) cos(pi Y / 2), y = (1 + X) sin(pi Y / 2) (z = Z), a map without the
+/// deformed box's separable structure, with its CUDA form for the device setup.
+template <int dim>
+mesh::BoxMesh<dim> bench_mesh(const std::array<int, dim>& cells, const operators::DeviceKernelKey& key) {
+  if (!key.general_field) return mesh::BoxMesh<dim>(cells, geometry_of(key));
+  mesh::Point<dim> lo, hi;
+  lo.fill(0.0);
+  hi.fill(1.0);
+  auto domain = mesh::Domain<dim>::box(lo, hi, [](const mesh::Point<dim>& X) {
+    mesh::Point<dim> x = X;
+    x[0] = (1.0 + X[0]) * std::cos(0.5 * 3.141592653589793 * X[1]);
+    x[1] = (1.0 + X[0]) * std::sin(0.5 * 3.141592653589793 * X[1]);
+    return x;
+  });
+  domain.map_source[0].expression = "(1.0 + x[0]) * cos(0.5 * 3.141592653589793 * x[1])";
+  domain.map_source[1].expression = "(1.0 + x[0]) * sin(0.5 * 3.141592653589793 * x[1])";
+  if constexpr (dim == 3) domain.map_source[2].expression = "x[2]";
+  return mesh::BoxMesh<dim>(cells, domain);
 }
 
 inline operators::OperatorConfig operator_config(const operators::DeviceKernelKey& key) {

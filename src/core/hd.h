@@ -30,4 +30,15 @@ TCFEM_HD inline void atomic_add(Number* dst, Number v) {
 #endif
 }
 
+/// *p, read once: on the device a streaming load (evict-first in L1 and L2, for data that no other
+/// thread reads again, such as stored quadrature-point data); a plain load on the host.
+template <typename Number>
+TCFEM_HD inline Number load_streaming(const Number* p) {
+#if defined(__CUDA_ARCH__)
+  return __ldcs(p);
+#else
+  return *p;
+#endif
+}
+
 }  // namespace tcfem

@@ -16,7 +16,7 @@
 #include "core/jit.h"
 #include "core/parallel.h"
 #include "fe/lagrange.h"
-#include "operators/generic/device_points.h"
+#include "operators/device/device_points.h"
 
 namespace tcfem::problem {
 

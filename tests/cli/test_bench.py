@@ -103,6 +103,22 @@ def test_cpu_fp32_check_and_quiet(tmp):
             check(row["check_tolerance"] == 1e-5, "fp32 tolerance")
 
 
+def test_cpu_mapped_geometry(tmp):
+    path = os.path.join(tmp, "map.json")
+    r = run(["bench", "--backend", "cpu", "--dim", "3", "--degrees", "2", "--dofs", "2e3", "--precisions",
+             "fp64,fp32", "--geometry", "map", "--repetitions", "2", "--warmup", "0", "--quiet", "--json", path])
+    check(r.returncode == 0, f"map bench exit {r.returncode}: {r.stderr}")
+    if r.returncode != 0:
+        return
+    data = load(path)
+    rows = data["rows"]
+    check(len(rows) == 2, f"expected 2 rows (2 precisions), got {len(rows)}")
+    for row in rows:
+        check(row["geometry"] == "map" and row["path"] == "general", f"map geometry: {row['geometry']} {row['path']}")
+        if row["precision"] == "fp32":
+            check(row["check_passed"] is True and row["check_rel_diff"] < 1e-5, f"fp32 on the map: {row['check_rel_diff']}")
+
+
 def test_skipped_and_strict(tmp):
     path = os.path.join(tmp, "skip.json")
     r = run(["bench", "--backend", "cpu", "--degrees", "2", "--dofs", "1e3", "--repetitions", "1", "--variants",

@@ -137,13 +137,15 @@ TEST(CudaSolve, AgreesWithCpuSolve) {
 
 namespace {
 // A mapped box (a curved annulus sector, extruded in 3D), a variable coefficient and, for dg,
-// Neumann faces: the registry's operator (generic, general field) against the CPU operator. With
-// `compiled` the map and the coefficient also have their CUDA forms (the device geometry compiles
-// them); without, the device geometry evaluates the callables on the host threads. The relative
-// error of the diagonal against the CPU operator's goes to *diagonal_error when given.
+// Neumann faces: the registry's operator of `variant` (generic, or cuda-core with stored geometry;
+// general field) against the CPU operator. With `compiled` the map and the coefficient also have
+// their CUDA forms (the device geometry compiles them); without, the device geometry evaluates the
+// callables on the host threads. The relative error of the diagonal against the CPU operator's
+// goes to *diagonal_error when given.
 template <int dim>
 double mapped_device_vs_cpu(fe::Disc disc, int k, precision::Precision p, std::uint64_t seed, bool compiled = false,
-                            double* diagonal_error = nullptr) {
+                            double* diagonal_error = nullptr, operators::Variant variant = operators::Variant::generic,
+                            fe::QuadratureKind quadrature = fe::QuadratureKind::gauss_k2) {
   auto map = [](const mesh::Point<dim>& X) {
     mesh::Point<dim> x = X;
     x[0] = (1.0 + X[0]) * std::cos(0.5 * M_PI * X[1]);
@@ -170,6 +172,7 @@ double mapped_device_vs_cpu(fe::Disc disc, int k, precision::Precision p, std::u
   operators::OperatorConfig cfg;
   cfg.disc = disc;
   cfg.degree = k;
+  cfg.quadrature = quadrature;
   cfg.coefficient = [](const double* x) { return 1.0 + 0.5 * x[0] * x[1] + 0.25 * std::sin(3.0 * x[0]); };
   if (compiled) cfg.coefficient_source.expression = "1.0 + 0.5 * x[0] * x[1] + 0.25 * sin(3.0 * x[0])";
   operators::DeviceKernelKey key;
@@ -181,9 +184,18 @@ double mapped_device_vs_cpu(fe::Disc disc, int k, precision::Precision p, std::u
   key.variant = operators::Variant::cuda_core;
   operators::set_geometry(key, mesh, dofs, cfg);
   EXPECT_TRUE(key.general_field);
-  EXPECT_FALSE(operators::device_kernel_supported(key));  // the cuda-core family rebuilds only its own map
-  key.variant = operators::Variant::generic;
+  // the cuda-core family serves cg on any geometry with stored geometry, for BP3 and BP5 quadrature
+  EXPECT_EQ(operators::device_kernel_supported(key),
+            disc == fe::Disc::cg && quadrature != fe::QuadratureKind::gauss_k1);
+  key.variant = variant;
   const auto D = operators::make_device_operator<dim>(mesh, dofs, key, {}, cfg.coefficient, cfg.coefficient_source);
+  EXPECT_EQ(D->key().variant, variant);
+  if (variant == operators::Variant::cuda_core) {
+    const auto choices = D->choices();
+    bool stored = false;
+    for (const auto& [name, value] : choices) stored |= name == "geometry" && value == "stored";
+    EXPECT_TRUE(stored);
+  }
   operators::MatrixFreeOperator<dim, double> A(mesh, dofs, cfg, Form::laplace);
   if (diagonal_error) {
     Vector<double> d_ref;
@@ -273,6 +285,37 @@ TEST(CudaOperator, CompiledMapAndCoefficientMatchCpu) {
     }
 }
 
+TEST(CudaOperator, CudaCoreStoredGeometryMatchesCpu) {
+  // the cuda-core kernels with stored geometry (partial assembly): every degree, BP3 and BP5,
+  // 2D and 3D, fp64 and fp32, the compiled and the host-evaluated map and coefficient; operator
+  // and diagonal against the CPU operator
+  SKIP_WITHOUT_DEVICE();
+  std::random_device rd;
+  using P = precision::Precision;
+  using operators::Variant;
+  for (int k = 1; k <= 8; ++k)
+    for (auto quad : {fe::QuadratureKind::gauss_k2, fe::QuadratureKind::gll_k1}) {
+      const std::string what = "k=" + std::to_string(k) + " " + fe::to_string(quad);
+      const bool compiled = k % 2 == 0;
+      double diag = 0.0;
+      EXPECT_LT(mapped_device_vs_cpu<2>(fe::Disc::cg, k, P::fp64, rd(), compiled, &diag, Variant::cuda_core, quad),
+                1e-12)
+          << "2D " << what;
+      EXPECT_LT(diag, 1e-12) << "2D " << what;
+      EXPECT_LT(mapped_device_vs_cpu<2>(fe::Disc::cg, k, P::fp32, rd(), !compiled, &diag, Variant::cuda_core, quad),
+                1e-5)
+          << "2D fp32 " << what;
+      EXPECT_LT(diag, 1e-5) << "2D fp32 " << what;
+      EXPECT_LT(mapped_device_vs_cpu<3>(fe::Disc::cg, k, P::fp64, rd(), compiled, &diag, Variant::cuda_core, quad),
+                1e-12)
+          << "3D " << what;
+      EXPECT_LT(diag, 1e-12) << "3D " << what;
+      EXPECT_LT(mapped_device_vs_cpu<3>(fe::Disc::cg, k, P::fp32, rd(), true, &diag, Variant::cuda_core, quad), 1e-5)
+          << "3D fp32 " << what;
+      EXPECT_LT(diag, 1e-5) << "3D fp32 " << what;
+    }
+}
+
 TEST(CudaOperator, DeviceGeometryRefusesBadCoefficientAndInvertedMap) {
   SKIP_WITHOUT_DEVICE();
   mesh::Point<2> lo{0.0, 0.0}, hi{1.0, 1.0};
@@ -281,22 +324,26 @@ TEST(CudaOperator, DeviceGeometryRefusesBadCoefficientAndInvertedMap) {
   key.degree = 3;
   key.cartesian = false;
   key.general_field = true;
-  // a coefficient that is negative near x = 1 (compiled, and as a callable on the host)
-  for (bool compiled : {true, false}) {
-    mesh::BoxMesh<2> mesh({4, 3}, mesh::Domain<2>::box(lo, hi));
-    fe::DofLayout<2> dofs(mesh, fe::Disc::cg, 3);
-    jit::DeviceSource source;
-    if (compiled) source.expression = "0.9 - x[0]";
-    try {
-      operators::make_device_operator<2>(mesh, dofs, key, {}, [](const double* x) { return 0.9 - x[0]; }, source);
-      ADD_FAILURE() << "a negative coefficient was accepted";
-    } catch (const InputError& e) {
-      const std::string m = e.what();
-      EXPECT_NE(m.find("coefficient"), std::string::npos) << m;
-      EXPECT_NE(m.find("at the point ("), std::string::npos) << m;
-      EXPECT_NE(m.find("positive"), std::string::npos) << m;
+  // a coefficient that is negative near x = 1 (compiled, and as a callable on the host), for the
+  // generic and the cuda-core (stored geometry) kernels
+  for (bool compiled : {true, false})
+    for (auto variant : {operators::Variant::generic, operators::Variant::cuda_core}) {
+      key.variant = variant;
+      mesh::BoxMesh<2> mesh({4, 3}, mesh::Domain<2>::box(lo, hi));
+      fe::DofLayout<2> dofs(mesh, fe::Disc::cg, 3);
+      jit::DeviceSource source;
+      if (compiled) source.expression = "0.9 - x[0]";
+      try {
+        operators::make_device_operator<2>(mesh, dofs, key, {}, [](const double* x) { return 0.9 - x[0]; }, source);
+        ADD_FAILURE() << "a negative coefficient was accepted";
+      } catch (const InputError& e) {
+        const std::string m = e.what();
+        EXPECT_NE(m.find("coefficient"), std::string::npos) << m;
+        EXPECT_NE(m.find("at the point ("), std::string::npos) << m;
+        EXPECT_NE(m.find("positive"), std::string::npos) << m;
+      }
     }
-  }
+  key.variant = operators::Variant::generic;
   // a map folding the box over itself
   auto fold = [](const mesh::Point<2>& X) { return mesh::Point<2>{X[0] * (1.0 - 2.0 * X[0]), X[1]}; };
   mesh::BoxMesh<2> mesh({4, 3}, mesh::Domain<2>::box(lo, hi, fold));

@@ -97,6 +97,10 @@ struct GeomParams {
   int cell_stride = 3;
   const Number* s[3] = {};
   const Number* ds[3] = {};
+  /// Stored geometry (the programs' `stored` form): coef[cell][sym][point] = a w |det J| J^{-1}
+  /// J^{-T} (operators/geometry_data.h), points lexicographic; then inv_h = 1, Dc = D and the
+  /// tables above are unused.
+  const Number* coef = nullptr;
 };
 
 /// b_j = s_j' / h_j prod_{i != j} s_i of one point from its 1D table values (s, ds = s'/h).
@@ -135,11 +139,38 @@ TCFEM_HD inline void deformed_flux(const Number* eps, Number whp, const Number* 
 /// division counted as one).
 TCFEM_HD constexpr int deformed_flux_flops(int dim) { return dim == 3 ? 3 + 6 + 5 + 1 + 6 + 5 + 2 + 9 : 2 + 4 + 3 + 1 + 4 + 3 + 2 + 6; }
 
+/// The flux f = C u in place at point `pt` of a cell's stored data C ([sym][Q] with Q points per
+/// cell; the symmetric entries row-wise upper triangle, operators/geometry_data.h: sym_index).
+template <int dim, int Q, typename Number>
+TCFEM_HD inline void stored_flux(const Number* C, int pt, Number* u) {
+  if constexpr (dim == 3) {
+    const Number c00 = load_streaming(C + pt), c01 = load_streaming(C + Q + pt), c02 = load_streaming(C + 2 * Q + pt);
+    const Number c11 = load_streaming(C + 3 * Q + pt), c12 = load_streaming(C + 4 * Q + pt);
+    const Number c22 = load_streaming(C + 5 * Q + pt);
+    const Number f0 = c00 * u[0] + c01 * u[1] + c02 * u[2];
+    const Number f1 = c01 * u[0] + c11 * u[1] + c12 * u[2];
+    const Number f2 = c02 * u[0] + c12 * u[1] + c22 * u[2];
+    u[0] = f0;
+    u[1] = f1;
+    u[2] = f2;
+  } else {
+    const Number c00 = load_streaming(C + pt), c01 = load_streaming(C + Q + pt), c11 = load_streaming(C + 2 * Q + pt);
+    const Number f0 = c00 * u[0] + c01 * u[1];
+    const Number f1 = c01 * u[0] + c11 * u[1];
+    u[0] = f0;
+    u[1] = f1;
+  }
+}
+
+/// FLOPs per point of stored_flux.
+TCFEM_HD constexpr int stored_flux_flops(int dim) { return dim == 3 ? 15 : 6; }
+
 /// Per-thread state: the column of values in the last direction and its flux.
 template <int q, typename Number>
 struct GeomThread {
   int slot = 0, a = 0, b = 0;  ///< cell slot in the block, thread position within the cell's plane
   bool active = false;
+  std::int64_t cell = 0;  ///< linear cell index
   int c[3] = {0, 0, 0};  ///< cell multi-index
   Number r[q];
   Number f[q];
@@ -147,7 +178,9 @@ struct GeomThread {
 
 /// The block program: phases separated by barriers (see the kernel / the host emulation for the
 /// order). colloc: the quadrature points are the nodes (BP5), B is the identity and is skipped.
-template <int dim, int k, int q, bool colloc, typename Number>
+/// stored: the flux from the stored cell data p.coef (any geometry, partial assembly) instead of
+/// the deformed box's 1D tables.
+template <int dim, int k, int q, bool colloc, typename Number, bool stored = false>
 struct GeomProgram {
   static constexpr int n = k + 1;
   static constexpr GeomLayout L = geom_layout(dim, k, q);
@@ -182,7 +215,8 @@ struct GeomProgram {
     th.b = dim == 3 ? r / q : 0;
     const std::int64_t cell = block * p.cells + th.slot;
     th.active = cell < p.total_cells;
-    std::int64_t rest = th.active ? cell : 0;
+    th.cell = th.active ? cell : 0;
+    std::int64_t rest = th.cell;
     for (int d = 0; d < dim; ++d) {
       th.c[d] = int(rest % p.n_cells[d]);
       rest /= p.n_cells[d];
@@ -289,10 +323,15 @@ struct GeomProgram {
     const Number* A = buf(t, th, 0);
     Number* FX = buf(t, th, 1);
     Number* FY = buf(t, th, 2);
-    const Number s0 = p.s[0][th.c[0] * q + th.a], ds0 = p.ds[0][th.c[0] * q + th.a];
-    const Number s1 = p.s[1][th.c[1] * q + th.b], ds1 = p.ds[1][th.c[1] * q + th.b];
-    const Number s01 = s0 * s1, d0s1 = ds0 * s1, s0d1 = s0 * ds1;
-    const Number wab = p.hprod * p.w[th.a] * p.w[th.b];
+    Number s01 = 0, d0s1 = 0, s0d1 = 0, wab = 0;
+    if constexpr (!stored) {
+      const Number s0 = p.s[0][th.c[0] * q + th.a], ds0 = p.ds[0][th.c[0] * q + th.a];
+      const Number s1 = p.s[1][th.c[1] * q + th.b], ds1 = p.ds[1][th.c[1] * q + th.b];
+      s01 = s0 * s1;
+      d0s1 = ds0 * s1;
+      s0d1 = s0 * ds1;
+      wab = p.hprod * p.w[th.a] * p.w[th.b];
+    }
     for (int z = 0; z < q; ++z) {
       Number u[3] = {0, 0, 0};
       for (int c = 0; c < q; ++c) {
@@ -300,9 +339,13 @@ struct GeomProgram {
         u[1] += rb[c] * A[at(th.a, c, z)];
         u[2] += p.Dc[z][c] * th.r[c];
       }
-      const Number s2 = p.s[2][th.c[2] * q + z], ds2 = p.ds[2][th.c[2] * q + z];
-      const Number b[3] = {d0s1 * s2, s0d1 * s2, s01 * ds2};
-      deformed_flux<3>(p.eps, wab * p.w[z], b, u);
+      if constexpr (stored) {
+        stored_flux<3, L.Q>(p.coef + th.cell * (6 * L.Q), at(th.a, th.b, z), u);
+      } else {
+        const Number s2 = p.s[2][th.c[2] * q + z], ds2 = p.ds[2][th.c[2] * q + z];
+        const Number b[3] = {d0s1 * s2, s0d1 * s2, s01 * ds2};
+        deformed_flux<3>(p.eps, wab * p.w[z], b, u);
+      }
       FX[at(th.a, th.b, z)] = u[0];
       FY[at(th.a, th.b, z)] = u[1];
       th.f[z] = u[2];
@@ -398,17 +441,25 @@ struct GeomProgram {
     for (int c = 0; c < q; ++c) ra[c] = t.D[th.a * L.sD + c] * p.inv_h[0];
     const Number* U = buf(t, th, in);
     Number* FX = buf(t, th, out);
-    const Number s0 = p.s[0][th.c[0] * q + th.a], ds0 = p.ds[0][th.c[0] * q + th.a];
-    const Number wa = p.hprod * p.w[th.a];
+    Number s0 = 0, ds0 = 0, wa = 0;
+    if constexpr (!stored) {
+      s0 = p.s[0][th.c[0] * q + th.a];
+      ds0 = p.ds[0][th.c[0] * q + th.a];
+      wa = p.hprod * p.w[th.a];
+    }
     for (int y = 0; y < q; ++y) {
       Number u[2] = {0, 0};
       for (int c = 0; c < q; ++c) {
         u[0] += ra[c] * U[at(c, y, 0)];
         u[1] += p.Dc[y][c] * th.r[c];
       }
-      const Number s1 = p.s[1][th.c[1] * q + y], ds1 = p.ds[1][th.c[1] * q + y];
-      const Number b[2] = {ds0 * s1, s0 * ds1};
-      deformed_flux<2>(p.eps, wa * p.w[y], b, u);
+      if constexpr (stored) {
+        stored_flux<2, L.Q>(p.coef + th.cell * (3 * L.Q), at(th.a, y, 0), u);
+      } else {
+        const Number s1 = p.s[1][th.c[1] * q + y], ds1 = p.ds[1][th.c[1] * q + y];
+        const Number b[2] = {ds0 * s1, s0 * ds1};
+        deformed_flux<2>(p.eps, wa * p.w[y], b, u);
+      }
       FX[at(th.a, y, 0)] = u[0];
       th.f[y] = u[1];
     }

@@ -27,15 +27,16 @@
 #include "core/device_buffer.h"
 #include "operators/cuda_core/geometry_lines_setup.h"
 #include "operators/cuda_core/geometry_setup.h"
+#include "operators/device/device_geometry.h"
 #include "operators/device/variants.h"
 
 namespace tcfem::operators::cuda_core {
 
-template <int dim, int k, int q, bool colloc, typename Number, int min_blocks>
+template <int dim, int k, int q, bool colloc, typename Number, int min_blocks, bool stored>
 __global__ void __launch_bounds__(GeomProgram<dim, k, q, colloc, Number>::L.threads, min_blocks)
     geom_kernel(const __grid_constant__ GeomParams<dim, k, q, Number> p, const Number* __restrict__ src,
                 Number* __restrict__ dst) {
-  using Prog = GeomProgram<dim, k, q, colloc, Number>;
+  using Prog = GeomProgram<dim, k, q, colloc, Number, stored>;
   extern __shared__ __align__(16) unsigned char smem_raw[];
   const auto t = Prog::arrays(reinterpret_cast<Number*>(smem_raw), p);
   typename Prog::Thread th;
@@ -87,9 +88,10 @@ inline DeviceTuning checked_geometry_tuning(const DeviceTuning& t) {
   return t;
 }
 
-/// What the general-geometry operators (points and lines programs) share: the 1D geometry tables
-/// on the device, one kernel of `Params` launched after a memset of dst, the shared-memory
-/// attributes and occupancy check of that kernel, and the work model.
+/// What the general-geometry operators (points and lines programs) share: the geometry on the
+/// device (the deformed box's 1D tables, or the stored cell data of any geometry), one kernel of
+/// `Params` launched after a memset of dst, the shared-memory attributes and occupancy check of
+/// that kernel, the work model, and for stored geometry the diagonal.
 template <int dim, typename Params, typename Number>
 class GeometryOperatorBase : public DeviceOperatorBase {
  public:
@@ -105,14 +107,66 @@ class GeometryOperatorBase : public DeviceOperatorBase {
   std::size_t device_bytes() const override { return table_bytes_; }
   KernelChoices choices() const override {
     return {{"program", program_},
+            {"geometry", coef_ ? "stored" : "1D tables"},
             {"min_blocks_per_sm", std::to_string(min_blocks_)},
             {"cells_per_block", std::to_string(cells_per_block_)},
             {"threads", std::to_string(threads_)},
             {"shared_bytes", std::to_string(smem_)}};
   }
+  /// Stored geometry: the diagonal from the stored cell data (the generic operator's algorithm).
+  bool diagonal(void* diag) const override {
+    if (!coef_) return false;
+    device_general_diagonal<Number>(view_, grid_, Db_, static_cast<Number*>(diag));
+    return true;
+  }
 
  protected:
   GeometryOperatorBase(const DeviceKernelKey& key, std::size_t n_local) : DeviceOperatorBase(key, n_local) {}
+
+  /// Stored geometry: computes coef[cell][sym][point] = a w |det J| J^{-1} J^{-T} of every owned
+  /// cell on the device (operators/device/device_geometry.h: the mesh's map, compiled or on the host
+  /// threads, and the coefficient, checked positive at every point) and the tables of the
+  /// diagonal; returns the device array.
+  const Number* compute_stored(const mesh::BoxMesh<dim>& mesh, const fe::DofLayout<dim>& dofs,
+                               fe::QuadratureKind kind, const Coefficient& coefficient,
+                               const jit::DeviceSource& coefficient_source) {
+    const int k = dofs.degree();
+    const auto quad = fe::make_quadrature(kind, k);
+    const int nq = quad.size();
+    std::int64_t points = 1;
+    for (int d = 0; d < dim; ++d) points *= nq;
+    setup::PointFunctionSet functions(dim);
+    const auto map = setup::map_functions<dim>(mesh, functions);
+    std::array<setup::PointFunction, 3> map3;
+    for (int d = 0; d < dim; ++d) map3[d] = map[d];
+    setup::PointFunction a;
+    if (coefficient) a = functions.add(coefficient_source, coefficient, "coefficient");
+    functions.compile();
+    const std::size_t n_cells = mesh.n_owned_cells();
+    coef_ = std::make_unique<DeviceBuffer<Number>>(n_cells * n_sym<dim> * std::size_t(points));
+    device_cell_geometry<dim, Number>(mesh, dofs, quad, a, map3, coef_->data(), nullptr, nullptr);
+    table_bytes_ += coef_->size() * sizeof(Number);
+    // the diagonal's view: sizes, B on the device, the stored data
+    const auto basis = fe::LagrangeBasis1D::gauss_lobatto(k);
+    const auto B = fe::basis_values(basis, quad.points).data;
+    b_table_ = std::make_unique<DeviceBuffer<Number>>(std::vector<Number>(B.begin(), B.end()));
+    Db_ = fe::basis_derivatives(basis, quad.points).data;
+    grid_ = setup::make_grid(mesh, dofs, nq);
+    view_.dim = dim;
+    view_.nb = k + 1;
+    view_.nq = nq;
+    view_.dg = false;
+    view_.mass = false;
+    view_.cartesian = false;
+    for (int d = 0; d < dim; ++d) {
+      view_.n_cells[d] = mesh.n_cells()[d];
+      view_.lattice[d] = std::int64_t(mesh.n_cells()[d]) * k + 1;
+    }
+    view_.B = b_table_->data();
+    view_.cell_coef = coef_->data();
+    TCFEM_CUDA_CHECK(cudaDeviceSynchronize());  // the point functions go out of scope
+    return coef_->data();
+  }
 
   /// Copies the 1D tables s_d, ds_d of a setup to the device; their device pointers.
   template <class Setup>
@@ -144,10 +198,14 @@ class GeometryOperatorBase : public DeviceOperatorBase {
   }
 
   /// src read and dst written once, dst zeroed (memset); the gathers of shared nodes and the
-  /// atomics resolve in L2; the 1D tables are a few KB
+  /// atomics resolve in L2; the 1D tables (a few KB) or the stored cell data read once
   double dram_model() const { return 3.0 * double(n_local_) * sizeof(Number) + double(table_bytes_); }
 
   std::array<std::unique_ptr<DeviceBuffer<Number>>, dim> s_, ds_;
+  std::unique_ptr<DeviceBuffer<Number>> coef_, b_table_;  ///< stored geometry and the diagonal's B
+  std::vector<double> Db_;
+  setup::Grid grid_{};
+  OperatorView<Number> view_{};
   Params params_{};
   std::int64_t blocks_ = 0;
   Kernel kernel_ = nullptr;  ///< the launched instantiation (register cap of min_blocks_)
@@ -159,25 +217,28 @@ class GeometryOperatorBase : public DeviceOperatorBase {
   std::size_t table_bytes_ = 0;
 };
 
-/// cg Laplacian on general 2D geometry (deformed or Cartesian box) by the points program, geometry
-/// from 1D tables: memset of dst + one kernel.
-template <int dim, int k, int q, bool colloc, typename Number>
+/// cg Laplacian on general 2D geometry by the points program: memset of dst + one kernel. Geometry
+/// from the 1D tables of the deformed (or Cartesian) box, or with `stored` from the stored cell
+/// data of any geometry (a mapped box, a mesh's node field, a variable coefficient).
+template <int dim, int k, int q, bool colloc, typename Number, bool stored>
 class CgGeometryOperator final : public GeometryOperatorBase<dim, GeomParams<dim, k, q, Number>, Number> {
   using Base = GeometryOperatorBase<dim, GeomParams<dim, k, q, Number>, Number>;
 
  public:
-  using Prog = GeomProgram<dim, k, q, colloc, Number>;
+  using Prog = GeomProgram<dim, k, q, colloc, Number, stored>;
   static constexpr GeomLayout L = Prog::L;
   using Kernel = typename Base::Kernel;
 
   CgGeometryOperator(const mesh::BoxMesh<dim>& mesh, const fe::DofLayout<dim>& dofs, const DeviceKernelKey& key,
-                     const DeviceTuning& tuning)
+                     const DeviceTuning& tuning, const Coefficient& coefficient,
+                     const jit::DeviceSource& coefficient_source)
       : Base(key, dofs.n_local()) {
     (void)require_device("--variant cuda-core");
-    const auto setup = make_geom_setup<dim, k, q, Number>(mesh, key.quadrature);
+    const auto setup = make_geom_setup<dim, k, q, Number>(mesh, key.quadrature, stored);
     const auto [s, ds] = this->upload_tables(setup);
     auto& p = this->params_;
     p = setup.params(s, ds);
+    if constexpr (stored) p.coef = this->compute_stored(mesh, dofs, key.quadrature, coefficient, coefficient_source);
     const DeviceTuning t = checked_geometry_tuning(tuning);
     p.cells = t.geometry_cells_per_block > 0 ? std::min(t.geometry_cells_per_block, L.cells) : L.cells;
     p.cell_stride = geom_best_cell_stride(L, int(sizeof(Number)));
@@ -186,11 +247,11 @@ class CgGeometryOperator final : public GeometryOperatorBase<dim, GeomParams<dim
     this->blocks_ = geom_blocks<dim, k, q, colloc, Number>(p);
     this->smem_ = launch.smem_elements() * int(sizeof(Number));
     this->min_blocks_ = 1;
-    this->kernel_ = geom_kernel<dim, k, q, colloc, Number, 1>;
+    this->kernel_ = geom_kernel<dim, k, q, colloc, Number, 1, stored>;
     this->program_ = "points";
     this->cells_per_block_ = p.cells;
     this->prepare_launch("general-geometry kernel");
-    constexpr auto w = geom_cell_work<dim, k, q, colloc>();
+    constexpr auto w = geom_cell_work<dim, k, q, colloc, stored>();
     const double cells = double(p.total_cells);
     this->flops_ = w.flops * cells;
     this->shared_ = (w.shared_values * cells + double(this->blocks_) * L.table_elements() * 2.0) * sizeof(Number);
@@ -200,11 +261,11 @@ class CgGeometryOperator final : public GeometryOperatorBase<dim, GeomParams<dim
 
 /// The lines program (3D): the phases of GeomLinesProgram with a barrier between each two
 /// (operators/cuda_core/geometry_lines.h).
-template <int k, int q, bool colloc, typename Number, int min_blocks>
+template <int k, int q, bool colloc, typename Number, int min_blocks, bool stored>
 __global__ void __launch_bounds__(geom_lines_layout(q).threads, min_blocks)
     geom_lines_kernel(const __grid_constant__ GeomLinesParams<k, q, Number> p, const Number* __restrict__ src,
                       Number* __restrict__ dst) {
-  using Prog = GeomLinesProgram<k, q, colloc, Number>;
+  using Prog = GeomLinesProgram<k, q, colloc, Number, stored>;
   extern __shared__ __align__(16) unsigned char smem_raw[];
   Number* sm = reinterpret_cast<Number*>(smem_raw);
   typename Prog::Thread th;
@@ -237,14 +298,15 @@ __global__ void __launch_bounds__(geom_lines_layout(q).threads, min_blocks)
 }
 
 /// cg Laplacian on the general 3D geometry by the lines program: memset of dst + one kernel.
-template <int k, int q, bool colloc, typename Number>
+/// Geometry from the deformed box's 1D tables, or with `stored` from the stored cell data.
+template <int k, int q, bool colloc, typename Number, bool stored>
 class CgGeometryLinesOperator final : public GeometryOperatorBase<3, GeomLinesParams<k, q, Number>, Number> {
   using Base = GeometryOperatorBase<3, GeomLinesParams<k, q, Number>, Number>;
 
  public:
   using Kernel = typename Base::Kernel;
-  /// register-capped variants exist for BP5 and BP3
-  static constexpr bool capped_variants = colloc || q == k + 2;
+  /// register-capped variants exist for BP5 and BP3 with the 1D tables
+  static constexpr bool capped_variants = !stored && (colloc || q == k + 2);
   /// The register cap per (quadrature, degree) where it was measured faster on the H200 (3D fp64,
   /// 3e7 DoFs, docs/notebook/performance_history.md): BP5 four blocks per SM for k <= 6, BP3 four for k = 2, 3, 5 and
   /// three for k = 8; elsewhere (and for float) the compiler's choice.
@@ -257,14 +319,15 @@ class CgGeometryLinesOperator final : public GeometryOperatorBase<3, GeomLinesPa
   }
   static Kernel pick_kernel(int min_blocks) {
     if constexpr (capped_variants) {
-      if (min_blocks == 3) return geom_lines_kernel<k, q, colloc, Number, 3>;
-      if (min_blocks == 4) return geom_lines_kernel<k, q, colloc, Number, 4>;
+      if (min_blocks == 3) return geom_lines_kernel<k, q, colloc, Number, 3, stored>;
+      if (min_blocks == 4) return geom_lines_kernel<k, q, colloc, Number, 4, stored>;
     }
-    return geom_lines_kernel<k, q, colloc, Number, 1>;
+    return geom_lines_kernel<k, q, colloc, Number, 1, stored>;
   }
 
   CgGeometryLinesOperator(const mesh::BoxMesh<3>& mesh, const fe::DofLayout<3>& dofs, const DeviceKernelKey& key,
-                          const DeviceTuning& tuning)
+                          const DeviceTuning& tuning, const Coefficient& coefficient,
+                          const jit::DeviceSource& coefficient_source)
       : Base(key, dofs.n_local()) {
     (void)require_device("--variant cuda-core");
     const DeviceTuning t = checked_geometry_tuning(tuning);
@@ -278,10 +341,11 @@ class CgGeometryLinesOperator final : public GeometryOperatorBase<3, GeomLinesPa
     const int launch_threads = geom_lines_cells(q, requested_cells) * q * q;
     TCFEM_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&by_registers, this->kernel_, launch_threads, 0));
     const auto setup =
-        make_geom_lines_setup<k, q, Number>(mesh, key.quadrature, requested_cells, true, by_registers);
+        make_geom_lines_setup<k, q, Number>(mesh, key.quadrature, requested_cells, true, by_registers, stored);
     const auto [s, ds] = this->upload_tables(setup);
     auto& p = this->params_;
     p = setup.params(s, ds);
+    if constexpr (stored) p.coef = this->compute_stored(mesh, dofs, key.quadrature, coefficient, coefficient_source);
     const GeomLinesLayout& L = p.layout;
     this->threads_ = L.threads;
     this->blocks_ = (p.total_cells + L.cells - 1) / L.cells;
@@ -289,7 +353,7 @@ class CgGeometryLinesOperator final : public GeometryOperatorBase<3, GeomLinesPa
     this->program_ = "lines";
     this->cells_per_block_ = L.cells;
     this->prepare_launch("general-geometry lines kernel");
-    constexpr auto w = geom_lines_cell_work(k, q, colloc);
+    constexpr auto w = geom_lines_cell_work(k, q, colloc, stored);
     const double cells = double(p.total_cells);
     this->flops_ = w.flops * cells;
     this->shared_ = w.shared_values * cells * sizeof(Number);
@@ -299,43 +363,52 @@ class CgGeometryLinesOperator final : public GeometryOperatorBase<3, GeomLinesPa
 
 template <int dim>
 using GeomFactory = std::unique_ptr<DeviceOperator> (*)(const mesh::BoxMesh<dim>&, const fe::DofLayout<dim>&,
-                                                        const DeviceKernelKey&, const DeviceTuning&);
+                                                        const DeviceKernelKey&, const DeviceTuning&,
+                                                        const Coefficient&, const jit::DeviceSource&);
 
-template <int dim, int k, fe::QuadratureKind kind, typename Number>
+template <int dim, int k, fe::QuadratureKind kind, typename Number, bool stored>
 std::unique_ptr<DeviceOperator> build_geom(const mesh::BoxMesh<dim>& mesh, const fe::DofLayout<dim>& dofs,
-                                           const DeviceKernelKey& key, const DeviceTuning& tuning) {
+                                           const DeviceKernelKey& key, const DeviceTuning& tuning,
+                                           const Coefficient& coefficient, const jit::DeviceSource& source) {
   constexpr int q = geom_points(kind, k);
   constexpr bool colloc = kind == fe::QuadratureKind::gll_k1;
   if constexpr (dim == 3)
-    return std::make_unique<CgGeometryLinesOperator<k, q, colloc, Number>>(mesh, dofs, key, tuning);
+    return std::make_unique<CgGeometryLinesOperator<k, q, colloc, Number, stored>>(mesh, dofs, key, tuning,
+                                                                                  coefficient, source);
   else
-    return std::make_unique<CgGeometryOperator<dim, k, q, colloc, Number>>(mesh, dofs, key, tuning);
+    return std::make_unique<CgGeometryOperator<dim, k, q, colloc, Number, stored>>(mesh, dofs, key, tuning,
+                                                                                  coefficient, source);
 }
 
-/// table[quadrature kind][degree - 1]
+/// table[stored][quadrature kind][degree - 1]; stored geometry for BP3 (Gauss k+2) and BP5
+/// (Gauss-Lobatto k+1), the 1D tables for every kind
 template <int dim>
 struct GeomTable {
-  std::array<std::array<GeomFactory<dim>, 8>, 3> f{};
+  std::array<std::array<std::array<GeomFactory<dim>, 8>, 3>, 2> f{};
 };
 
 template <int dim, typename Number, int... K>
 GeomTable<dim> make_geom_table(std::integer_sequence<int, K...>) {
   using fe::QuadratureKind;
   GeomTable<dim> t;
-  ((t.f[int(QuadratureKind::gauss_k2)][K] = &build_geom<dim, K + 1, QuadratureKind::gauss_k2, Number>), ...);
-  ((t.f[int(QuadratureKind::gll_k1)][K] = &build_geom<dim, K + 1, QuadratureKind::gll_k1, Number>), ...);
-  ((t.f[int(QuadratureKind::gauss_k1)][K] = &build_geom<dim, K + 1, QuadratureKind::gauss_k1, Number>), ...);
+  ((t.f[0][int(QuadratureKind::gauss_k2)][K] = &build_geom<dim, K + 1, QuadratureKind::gauss_k2, Number, false>), ...);
+  ((t.f[0][int(QuadratureKind::gll_k1)][K] = &build_geom<dim, K + 1, QuadratureKind::gll_k1, Number, false>), ...);
+  ((t.f[0][int(QuadratureKind::gauss_k1)][K] = &build_geom<dim, K + 1, QuadratureKind::gauss_k1, Number, false>), ...);
+  ((t.f[1][int(QuadratureKind::gauss_k2)][K] = &build_geom<dim, K + 1, QuadratureKind::gauss_k2, Number, true>), ...);
+  ((t.f[1][int(QuadratureKind::gll_k1)][K] = &build_geom<dim, K + 1, QuadratureKind::gll_k1, Number, true>), ...);
   return t;
 }
 
-/// The operator for a supported key (see cuda_core_supports) of precision Number.
+/// The operator for a supported key (see cuda_core_supports) of precision Number: stored geometry
+/// for key.general_field, else the deformed box's 1D tables; nullptr where no kernel exists.
 template <int dim, typename Number>
 std::unique_ptr<DeviceOperator> make_geom_operator_typed(const mesh::BoxMesh<dim>& mesh,
                                                          const fe::DofLayout<dim>& dofs, const DeviceKernelKey& key,
-                                                         const DeviceTuning& tuning) {
+                                                         const DeviceTuning& tuning, const Coefficient& coefficient,
+                                                         const jit::DeviceSource& coefficient_source) {
   static const GeomTable<dim> table = make_geom_table<dim, Number>(std::make_integer_sequence<int, 8>{});
-  const auto f = table.f[int(key.quadrature)][key.degree - 1];
-  return f ? f(mesh, dofs, key, tuning) : nullptr;
+  const auto f = table.f[key.general_field ? 1 : 0][int(key.quadrature)][key.degree - 1];
+  return f ? f(mesh, dofs, key, tuning, coefficient, coefficient_source) : nullptr;
 }
 
 }  // namespace tcfem::operators::cuda_core

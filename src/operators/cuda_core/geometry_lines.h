@@ -193,12 +193,16 @@ struct GeomLinesParams {
   GeomLinesLayout layout{};
   const Number* s[3] = {};
   const Number* ds[3] = {};
+  /// Stored geometry (the program's `stored` form): coef[cell][sym][point] as GeomParams::coef;
+  /// then the derivative tables are unscaled (h = 1) and s, ds unused.
+  const Number* coef = nullptr;
 };
 
 template <int q, typename Number>
 struct GeomLinesThread {
   int slot = 0, a = 0, b = 0;
   bool active = false;
+  std::int64_t cell = 0;  ///< linear cell index
   int c[3] = {0, 0, 0};
   Number r[q];  ///< the column's values at the points, later the column's results
 };
@@ -206,7 +210,8 @@ struct GeomLinesThread {
 /// The block program. Collocated (BP5): load, lines(D), column_flux, lines(D^T), scatter. Otherwise
 /// (q points, n = k + 1 nodes): load, interp_x, interp_y, interp_z, lines(D), column_flux, lines(D^T),
 /// integrate_z, integrate_y, integrate_x (with the scatter). A barrier between each two phases.
-template <int k, int q, bool colloc, typename Number>
+/// stored: the flux from the stored cell data p.coef (any geometry, partial assembly).
+template <int k, int q, bool colloc, typename Number, bool stored = false>
 struct GeomLinesProgram {
   static constexpr int n = k + 1;
   static_assert(!colloc || q == n, "collocated quadrature has k+1 points");
@@ -221,7 +226,8 @@ struct GeomLinesProgram {
     th.b = r / q;
     const std::int64_t cell = block * L.cells + th.slot;
     th.active = cell < p.total_cells;
-    std::int64_t rest = th.active ? cell : 0;
+    th.cell = th.active ? cell : 0;
+    std::int64_t rest = th.cell;
     for (int d = 0; d < 3; ++d) {
       th.c[d] = int(rest % p.n_cells[d]);
       rest /= p.n_cells[d];
@@ -329,21 +335,34 @@ struct GeomLinesProgram {
     Number* C = cell(p, smem, th);
     Number uz[q];
     eo_apply<false>(p.Dz, th.r, uz);
-    const Number s0 = p.s[0][th.c[0] * q + th.a], ds0 = p.ds[0][th.c[0] * q + th.a];
-    const Number s1 = p.s[1][th.c[1] * q + th.b], ds1 = p.ds[1][th.c[1] * q + th.b];
-    const Number s01 = s0 * s1, d0s1 = ds0 * s1, s0d1 = s0 * ds1;
-    const Number wab = p.hprod * p.w[th.a] * p.w[th.b];
     const int base = th.b * L.sx + th.a;
-    unroll<q>([&](auto z) {
-      const int i = z * L.sp + base;
-      Number u[3] = {C[L.sb + i], C[2 * L.sb + i], uz[z]};
-      const Number s2 = p.s[2][th.c[2] * q + z], ds2 = p.ds[2][th.c[2] * q + z];
-      const Number bv[3] = {d0s1 * s2, s0d1 * s2, s01 * ds2};
-      deformed_flux<3>(p.eps, wab * p.w[z], bv, u);
-      C[L.sb + i] = u[0];
-      C[2 * L.sb + i] = u[1];
-      uz[z] = u[2];
-    });
+    if constexpr (stored) {
+      constexpr int Q = q * q * q;
+      const Number* cell_coef = p.coef + th.cell * (6 * Q) + th.b * q + th.a;
+      unroll<q>([&](auto z) {
+        const int i = z * L.sp + base;
+        Number u[3] = {C[L.sb + i], C[2 * L.sb + i], uz[z]};
+        stored_flux<3, Q>(cell_coef, z * q * q, u);
+        C[L.sb + i] = u[0];
+        C[2 * L.sb + i] = u[1];
+        uz[z] = u[2];
+      });
+    } else {
+      const Number s0 = p.s[0][th.c[0] * q + th.a], ds0 = p.ds[0][th.c[0] * q + th.a];
+      const Number s1 = p.s[1][th.c[1] * q + th.b], ds1 = p.ds[1][th.c[1] * q + th.b];
+      const Number s01 = s0 * s1, d0s1 = ds0 * s1, s0d1 = s0 * ds1;
+      const Number wab = p.hprod * p.w[th.a] * p.w[th.b];
+      unroll<q>([&](auto z) {
+        const int i = z * L.sp + base;
+        Number u[3] = {C[L.sb + i], C[2 * L.sb + i], uz[z]};
+        const Number s2 = p.s[2][th.c[2] * q + z], ds2 = p.ds[2][th.c[2] * q + z];
+        const Number bv[3] = {d0s1 * s2, s0d1 * s2, s01 * ds2};
+        deformed_flux<3>(p.eps, wab * p.w[z], bv, u);
+        C[L.sb + i] = u[0];
+        C[2 * L.sb + i] = u[1];
+        uz[z] = u[2];
+      });
+    }
     eo_apply<false>(p.DzT, uz, th.r);
   }
 

@@ -126,11 +126,12 @@ constexpr int geom_lines_cells(int q, int cells) {
 /// blocks per SM the registers allow (0: unknown; see geom_lines_search_layout).
 template <int k, int q, typename Number>
 GeomLinesSetup<k, q, Number> make_geom_lines_setup(const mesh::BoxMesh<3>& mesh, fe::QuadratureKind kind,
-                                                   int cells = 0, bool padded = true, int block_limit = 0) {
+                                                   int cells = 0, bool padded = true, int block_limit = 0,
+                                                   bool stored = false) {
   constexpr int n = k + 1;
   const auto quad = fe::make_quadrature(kind, k);
   TCFEM_ASSERT(quad.size() == q, "quadrature size of the general-geometry lines kernel");
-  const auto t = deformed_tables<3>(mesh, k, quad);
+  const auto t = stored ? stored_geometry_tables<3>() : deformed_tables<3>(mesh, k, quad);
   const auto basis = fe::LagrangeBasis1D::gauss_lobatto(k);
   tensor::Evaluator<3, double> ev(basis, quad);
   GeomLinesSetup<k, q, Number> g;
@@ -186,10 +187,11 @@ GeomLinesSetup<k, q, Number> make_geom_lines_setup(const mesh::BoxMesh<3>& mesh,
 }
 
 /// Work of one apply per cell as the kernel performs it.
-constexpr GeomWork geom_lines_cell_work(int k, int q, bool colloc) {
+constexpr GeomWork geom_lines_cell_work(int k, int q, bool colloc, bool stored = false) {
   const double n = k + 1, Q = double(q) * q * q, lines = double(q) * q;
   GeomWork w;
-  w.flops = 6 * lines * eo_apply_flops(q, q, -1) + Q * (deformed_flux_flops(3) + 1) + 2 * Q;
+  w.flops = 6 * lines * eo_apply_flops(q, q, -1) + Q * (stored ? stored_flux_flops(3) : deformed_flux_flops(3) + 1) +
+            2 * Q;
   w.shared_values = 15 * Q;  // points: gather (or interp z) 1, lines 4, column 4, lines 4, scatter (or integrate z) 2
   if (!colloc) {
     w.flops += (n * n + q * n + q * q) * (eo_apply_flops(q, k + 1, 1) + eo_apply_flops(k + 1, q, 1));
@@ -200,10 +202,10 @@ constexpr GeomWork geom_lines_cell_work(int k, int q, bool colloc) {
 
 /// dst = A src by the lines program on the host, thread by thread and phase by phase, with the
 /// kernel's zeroing of dst; `reverse` runs the threads of each phase in reverse order.
-template <int k, int q, bool colloc, typename Number>
+template <int k, int q, bool colloc, typename Number, bool stored = false>
 void emulate_geom_lines(const GeomLinesParams<k, q, Number>& p, const Number* src, Number* dst, std::size_t n_dofs,
                         bool reverse = false) {
-  using Prog = GeomLinesProgram<k, q, colloc, Number>;
+  using Prog = GeomLinesProgram<k, q, colloc, Number, stored>;
   const auto& L = p.layout;
   for (std::size_t i = 0; i < n_dofs; ++i) dst[i] = Number(0);
   std::vector<Number> smem(L.smem_elements(), Number(std::nan("")));

@@ -117,11 +117,23 @@ struct GeomSetup {
   }
 };
 
+/// The unit tables of stored geometry: h = 1, eps = 0, no 1D tables (the derivatives stay on the
+/// reference cell; GeomParams::coef carries the geometry).
+template <int dim>
+DeformedTables<dim> stored_geometry_tables() {
+  DeformedTables<dim> t;
+  for (int d = 0; d < dim; ++d) t.h[d] = 1.0;
+  return t;
+}
+
+/// The parameters of the deformed box (1D tables of the built-in map), or with `stored` of stored
+/// geometry (reference derivatives; the caller sets coef).
 template <int dim, int k, int q, typename Number>
-GeomSetup<dim, k, q, Number> make_geom_setup(const mesh::BoxMesh<dim>& mesh, fe::QuadratureKind kind) {
+GeomSetup<dim, k, q, Number> make_geom_setup(const mesh::BoxMesh<dim>& mesh, fe::QuadratureKind kind,
+                                             bool stored = false) {
   const auto quad = fe::make_quadrature(kind, k);
   TCFEM_ASSERT(quad.size() == q, "quadrature size of the general-geometry kernel");
-  const auto t = deformed_tables<dim>(mesh, k, quad);
+  const auto t = stored ? stored_geometry_tables<dim>() : deformed_tables<dim>(mesh, k, quad);
   const auto basis = fe::LagrangeBasis1D::gauss_lobatto(k);
   tensor::Evaluator<dim, double> ev(basis, quad);
   GeomSetup<dim, k, q, Number> g;
@@ -171,7 +183,7 @@ std::int64_t geom_blocks(const GeomParams<dim, k, q, Number>& p) {
 struct GeomWork {
   double flops = 0, shared_values = 0;
 };
-template <int dim, int k, int q, bool colloc>
+template <int dim, int k, int q, bool colloc, bool stored = false>
 constexpr GeomWork geom_cell_work() {
   constexpr int n = k + 1;
   GeomWork w;
@@ -181,7 +193,7 @@ constexpr GeomWork geom_cell_work() {
   };
   const double Q = dim == 3 ? double(q) * q * q : double(q) * q;
   const double cols = dim == 3 ? double(q) * q : double(q);
-  const double per_point_flux = deformed_flux_flops(dim) + 1;  // + the weight product
+  const double per_point_flux = stored ? stored_flux_flops(dim) : deformed_flux_flops(dim) + 1;  // + the weight product
   if constexpr (dim == 3) {
     if (!colloc) {
       contraction(double(q) * n * n, n, 1);       // interp x (from shared)
@@ -235,10 +247,10 @@ constexpr GeomWork geom_cell_work() {
 /// dst = A src by the block program on the host, thread by thread and phase by phase, with the
 /// kernel's zeroing of dst. `reverse` runs the threads of each phase in reverse order (a phase that
 /// read what another thread of the same phase writes would then give a different result).
-template <int dim, int k, int q, bool colloc, typename Number>
+template <int dim, int k, int q, bool colloc, typename Number, bool stored = false>
 void emulate_geom(const GeomParams<dim, k, q, Number>& p, const Number* src, Number* dst, std::size_t n_dofs,
                   bool reverse = false) {
-  using Prog = GeomProgram<dim, k, q, colloc, Number>;
+  using Prog = GeomProgram<dim, k, q, colloc, Number, stored>;
   const auto L = geom_tuned_layout(Prog::L, p.cells, p.cell_stride);
   for (std::size_t i = 0; i < n_dofs; ++i) dst[i] = Number(0);
   std::vector<Number> smem(L.smem_elements(), Number(std::nan("")));

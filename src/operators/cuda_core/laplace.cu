@@ -331,34 +331,43 @@ const Table<dim>& table() {
 
 bool cuda_core_supports(const DeviceKernelKey& key) {
   using precision::Precision;
-  // Cartesian: cg and dg; general geometry (geometry computed from 1D tables): cg
+  // Cartesian: cg and dg; general geometry: cg, from the deformed box's 1D tables (any quadrature)
+  // or, for general_field keys (any map or node field, variable coefficients), from stored cell
+  // data (BP3 and BP5 quadrature)
+  const bool general_ok = key.disc == fe::Disc::cg &&
+                          (!key.general_field || key.quadrature == fe::QuadratureKind::gauss_k2 ||
+                           key.quadrature == fe::QuadratureKind::gll_k1);
   return key.variant == Variant::cuda_core && (key.dim == 2 || key.dim == 3) && key.degree >= 1 &&
-         key.degree <= max_degree && (key.cartesian || (key.disc == fe::Disc::cg && !key.general_field)) &&
-         key.form == Form::laplace &&
+         key.degree <= max_degree && (key.cartesian || general_ok) && key.form == Form::laplace &&
          (key.precision == Precision::fp64 || key.precision == Precision::fp32);
 }
 
 std::string describe_cuda_core() {
-  return "cuda-core: dim 2-3, degree 1-8, cg/dg cartesian, cg general geometry (bp3/bp5/gauss k+1), laplace, "
-         "fp64/fp32";
+  return "cuda-core: dim 2-3, degree 1-8, cg/dg cartesian, cg general geometry (deformed box: bp3/bp5/gauss k+1; "
+         "any map, mesh or coefficient with stored geometry: bp3/bp5), laplace, fp64/fp32";
 }
 
 template <int dim>
 std::unique_ptr<DeviceOperator> make_cuda_core_operator(const mesh::BoxMesh<dim>& mesh, const fe::DofLayout<dim>& dofs,
-                                                        const DeviceKernelKey& key, const DeviceTuning& tuning) {
+                                                        const DeviceKernelKey& key, const DeviceTuning& tuning,
+                                                        const Coefficient& coefficient,
+                                                        const jit::DeviceSource& coefficient_source) {
   if (!cuda_core_supports(key) || key.dim != dim) return nullptr;
   if (dofs.degree() != key.degree || dofs.disc() != key.disc) return nullptr;
   if (!key.cartesian) {
-    // the geometry is rebuilt from 1D tables of the built-in map: Cartesian or deformed unit boxes only
-    if (key.general_field || mesh.geometry() == mesh::GeometryKind::mapped) return nullptr;
-    for (int d = 0; d < dim; ++d)
-      if (mesh.domain().lower[d] != 0.0 || mesh.domain().upper[d] != 1.0) return nullptr;
     // one process owning the whole box (the kernels index the global lattice)
     if (mesh.partition().owned.n_cells() != mesh.n_global_cells() ||
         mesh.partition().ghosted.n_cells() != mesh.n_global_cells())
       return nullptr;
-    if (key.precision == precision::Precision::fp64) return make_cuda_core_geometry_operator<dim, double>(mesh, dofs, key, tuning);
-    return make_cuda_core_geometry_operator<dim, float>(mesh, dofs, key, tuning);
+    if (!key.general_field) {
+      // the geometry is rebuilt from 1D tables of the built-in map: Cartesian or deformed unit boxes only
+      if (mesh.geometry() == mesh::GeometryKind::mapped || coefficient) return nullptr;
+      for (int d = 0; d < dim; ++d)
+        if (mesh.domain().lower[d] != 0.0 || mesh.domain().upper[d] != 1.0) return nullptr;
+    }
+    if (key.precision == precision::Precision::fp64)
+      return make_cuda_core_geometry_operator<dim, double>(mesh, dofs, key, tuning, coefficient, coefficient_source);
+    return make_cuda_core_geometry_operator<dim, float>(mesh, dofs, key, tuning, coefficient, coefficient_source);
   }
   if (mesh.geometry() != mesh::GeometryKind::cartesian) return nullptr;
   const int disc = key.disc == fe::Disc::dg ? 1 : 0;
@@ -368,8 +377,10 @@ std::unique_ptr<DeviceOperator> make_cuda_core_operator(const mesh::BoxMesh<dim>
 }
 
 template std::unique_ptr<DeviceOperator> make_cuda_core_operator<2>(const mesh::BoxMesh<2>&, const fe::DofLayout<2>&,
-                                                                    const DeviceKernelKey&, const DeviceTuning&);
+                                                                    const DeviceKernelKey&, const DeviceTuning&,
+                                                                    const Coefficient&, const jit::DeviceSource&);
 template std::unique_ptr<DeviceOperator> make_cuda_core_operator<3>(const mesh::BoxMesh<3>&, const fe::DofLayout<3>&,
-                                                                    const DeviceKernelKey&, const DeviceTuning&);
+                                                                    const DeviceKernelKey&, const DeviceTuning&,
+                                                                    const Coefficient&, const jit::DeviceSource&);
 
 }  // namespace tcfem::operators

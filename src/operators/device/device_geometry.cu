@@ -1,4 +1,4 @@
-#include "operators/generic/device_geometry.h"
+#include "operators/device/device_geometry.h"
 
 #include <cuda_runtime.h>
 
@@ -28,7 +28,8 @@ __device__ inline int sym(int dim, int i, int j) {
   return i * dim - i * (i - 1) / 2 + (j - i);
 }
 
-/// coef and jxw of cells first .. first + m - 1 from the points' jxw, J^{-1} and a (null: 1).
+/// coef and jxw (null: not written) of cells first .. first + m - 1 from the points' jxw, J^{-1} and a
+/// (null: 1).
 template <typename Number>
 __global__ void cell_coefficients(int dim, int nqc, std::int64_t first, std::int64_t m, const double* a,
                                   const double* jxw_in, const double* inv, std::int64_t qs, Number* coef,
@@ -39,7 +40,7 @@ __global__ void cell_coefficients(int dim, int nqc, std::int64_t first, std::int
     const std::int64_t cell = first + t / nqc;
     const int q = int(t % nqc);
     const double aq = a ? a[t] : 1.0, w = jxw_in[t];
-    jxw[cell * nqc + q] = static_cast<Number>(w);
+    if (jxw) jxw[cell * nqc + q] = static_cast<Number>(w);
     for (int i = 0; i < dim; ++i)
       for (int j = i; j < dim; ++j) {
         double s = 0.0;
@@ -392,8 +393,10 @@ void device_cell_geometry(const mesh::BoxMesh<dim>& mesh, const fe::DofLayout<di
     cell_coefficients<Number><<<grid_for(m * nqc, 256), 256>>>(dim, nqc, first, m, a.size() ? a.data() : nullptr,
                                                                points.jxw(), points.inv(), points.stride(), coef, jxw);
     TCFEM_CUDA_CHECK_LAUNCH();
-    cell_volumes<<<grid_for(m, 128), 128>>>(nqc, first, m, points.jxw(), volume);
-    TCFEM_CUDA_CHECK_LAUNCH();
+    if (volume) {
+      cell_volumes<<<grid_for(m, 128), 128>>>(nqc, first, m, points.jxw(), volume);
+      TCFEM_CUDA_CHECK_LAUNCH();
+    }
   }
 }
 

@@ -3,15 +3,16 @@
 // device: the map at the cells' Gauss-Lobatto nodes (compiled through NVRTC, or the host callable),
 // Jacobians, the coefficient at the points (compiled, or the host callable), checked as the host
 // does (det J > 0, a > 0 and finite), in chunks of cells and faces. And the diagonal of the
-// generic operator from its stored data (the CPU's MatrixFreeOperator::compute_diagonal).
+// general-geometry operators from their stored data (the CPU's MatrixFreeOperator::compute_diagonal).
 // Includes CUDA headers: for .cu files only.
-#include "operators/generic/device_points.h"
+#include "operators/device/device_points.h"
 #include "operators/generic/kernels.h"
 
 namespace tcfem::operators {
 
 /// The cell data of every owned cell into device arrays: coef[cell][sym][q] (a w |det J| J^{-1}
-/// J^{-T}), jxw[cell][q], and volume[cell] (double). `coefficient` empty: a = 1.
+/// J^{-T}), jxw[cell][q], and volume[cell] (double); jxw and volume may be null (not computed).
+/// `coefficient` empty: a = 1.
 template <int dim, typename Number>
 void device_cell_geometry(const mesh::BoxMesh<dim>& mesh, const fe::DofLayout<dim>& dofs,
                           const fe::Quadrature1D& quad, const setup::PointFunction& coefficient,

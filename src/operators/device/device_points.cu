@@ -1,4 +1,4 @@
-#include "operators/generic/device_points.h"
+#include "operators/device/device_points.h"
 
 #include <cuda_runtime.h>
 

@@ -31,7 +31,9 @@ std::unique_ptr<DeviceOperator> make_device_operator(const mesh::BoxMesh<dim>& m
   std::unique_ptr<DeviceOperator> op;
   switch (key.variant) {
     case Variant::generic: op = make_generic_device_operator<dim>(mesh, dofs, key, coefficient, coefficient_source); break;
-    case Variant::cuda_core: op = make_cuda_core_operator<dim>(mesh, dofs, key, tuning); break;
+    case Variant::cuda_core:
+      op = make_cuda_core_operator<dim>(mesh, dofs, key, tuning, coefficient, coefficient_source);
+      break;
     case Variant::tensor_core: op = make_tensor_core_operator<dim>(mesh, dofs, key); break;
   }
   if (!op) {

@@ -18,15 +18,20 @@ std::string describe_generic();
 
 template <int dim>
 std::unique_ptr<DeviceOperator> make_cuda_core_operator(const mesh::BoxMesh<dim>& mesh, const fe::DofLayout<dim>& dofs,
-                                                        const DeviceKernelKey& key, const DeviceTuning& tuning);
+                                                        const DeviceKernelKey& key, const DeviceTuning& tuning,
+                                                        const Coefficient& coefficient,
+                                                        const jit::DeviceSource& coefficient_source);
 bool cuda_core_supports(const DeviceKernelKey& key);
-/// The cuda-core cg Laplacian on general geometry (geometry from 1D tables of the box's map), in the
-/// storage type Number (operators/cuda_core/geometry_fp64.cu, operators/cuda_core/geometry_fp32.cu).
+/// The cuda-core cg Laplacian on general geometry, in the storage type Number
+/// (operators/cuda_core/geometry_fp64.cu, operators/cuda_core/geometry_fp32.cu): key.general_field
+/// with the stored cell data of any geometry and coefficient, else the 1D tables of the deformed box.
 template <int dim, typename Number>
 std::unique_ptr<DeviceOperator> make_cuda_core_geometry_operator(const mesh::BoxMesh<dim>& mesh,
                                                                  const fe::DofLayout<dim>& dofs,
                                                                  const DeviceKernelKey& key,
-                                                                 const DeviceTuning& tuning);
+                                                                 const DeviceTuning& tuning,
+                                                                 const Coefficient& coefficient,
+                                                                 const jit::DeviceSource& coefficient_source);
 std::string describe_cuda_core();
 
 template <int dim>

@@ -2,7 +2,7 @@
 
 #include "core/device.h"
 #include "operators/generic/cuda_operator.h"
-#include "operators/generic/device_geometry.h"
+#include "operators/device/device_geometry.h"
 #include "fe/lagrange.h"
 #include "fe/quadrature.h"
 

@@ -1,7 +1,7 @@
 #pragma once
 // Matrix-free operator on the GPU: the generic kernel bodies run one thread block per cell (and,
 // for SIPG on general geometry, per face), tables and geometry in device memory. The geometry
-// data of general meshes is computed on the device (operators/generic/device_geometry.h).
+// data of general meshes is computed on the device (operators/device/device_geometry.h).
 #include <memory>
 
 #include "core/device_buffer.h"
