@@ -30,6 +30,17 @@ TCFEM_HD inline void atomic_add(Number* dst, Number v) {
 #endif
 }
 
+/// *p for data that no thread changes during the launch: through the read-only data cache on the
+/// device, a plain load on the host.
+template <typename Number>
+TCFEM_HD inline Number load_read_only(const Number* p) {
+#if defined(__CUDA_ARCH__)
+  return __ldg(p);
+#else
+  return *p;
+#endif
+}
+
 /// *p, read once: on the device a streaming load (evict-first in L1 and L2, for data that no other
 /// thread reads again, such as stored quadrature-point data); a plain load on the host.
 template <typename Number>

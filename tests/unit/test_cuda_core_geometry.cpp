@@ -20,6 +20,7 @@
 #include "operators/cuda_core/layouts.h"
 #include "operators/geometry_data.h"
 #include "operators/cpu/laplace_operator.h"
+#include "emulation_check.h"
 
 namespace {
 using namespace tcfem;
@@ -128,21 +129,9 @@ double emulated_error(const std::array<int, dim>& nc, mesh::GeometryKind geo, st
     p.cells = std::max(1, L.cells > 2 ? (L.cells - 1) / 2 : 1);
     p.cell_stride = geom_best_cell_stride(L, int(sizeof(Number)));
   }
-  std::mt19937_64 rng(seed);
-  std::uniform_real_distribution<double> dist(-1.0, 1.0);
   const std::size_t n = dofs.n_local();
-  Vector<double> x(n), ref(n);
-  std::vector<Number> xs(n), out(n, std::numeric_limits<Number>::quiet_NaN());
-  for (std::size_t i = 0; i < n; ++i) x[i] = xs[i] = static_cast<Number>(dist(rng));
-  A.vmult(ref, x);
-  emulate_geom<dim, k, q, colloc, Number>(p, xs.data(), out.data(), n, reverse);
-  double diff = 0, norm = 0;
-  for (std::size_t i = 0; i < n; ++i) {
-    if (!std::isfinite(double(out[i]))) return std::numeric_limits<double>::infinity();
-    diff += (ref[i] - out[i]) * (ref[i] - out[i]);
-    norm += ref[i] * ref[i];
-  }
-  return std::sqrt(diff / norm);
+  return test_inputs::emulation_error<dim, Number>(
+      A, n, seed, [&](const Number* x, Number* y) { emulate_geom<dim, k, q, colloc, Number>(p, x, y, n, reverse); });
 }
 
 template <int k, QuadratureKind kind>
@@ -185,43 +174,18 @@ template <int dim, int k, QuadratureKind kind, typename Number>
 double stored_error(const std::array<int, dim>& nc, std::uint64_t seed, bool reverse) {
   constexpr int q = geom_points(kind, k);
   constexpr bool colloc = kind == QuadratureKind::gll_k1;
-  auto map = [](const mesh::Point<dim>& X) {
-    mesh::Point<dim> x = X;
-    x[0] = (1.0 + X[0]) * std::cos(0.5 * M_PI * X[1]);
-    x[1] = (1.0 + X[0]) * std::sin(0.5 * M_PI * X[1]) + 0.1 * X[0] * X[0];
-    return x;
-  };
-  mesh::Point<dim> lo, hi;
-  lo.fill(0.0);
-  hi.fill(1.0);
-  const mesh::BoxMesh<dim> mesh(nc, mesh::Domain<dim>::box(lo, hi, map));
+  const mesh::BoxMesh<dim> mesh(nc, test_inputs::curved_domain<dim>());
   fe::DofLayout<dim> dofs(mesh, fe::Disc::cg, k);
-  operators::OperatorConfig cfg;
-  cfg.disc = fe::Disc::cg;
-  cfg.degree = k;
-  cfg.quadrature = kind;
-  cfg.coefficient = [](const double* x) { return 1.0 + x[0] * x[0] + 0.5 * x[1]; };
+  const auto cfg = test_inputs::curved_config(k, kind);
   operators::MatrixFreeOperator<dim, double> A(mesh, dofs, cfg, operators::Form::laplace);
   const auto geometry = operators::compute_cell_geometry<dim, Number>(
       mesh, mesh::GeometryField<dim>(mesh, k), fe::make_quadrature(kind, k), cfg.coefficient);
   const auto setup = make_geom_setup<dim, k, q, Number>(mesh, kind, true);
   auto p = setup.host_params();
   p.coef = geometry.coef.data();
-  std::mt19937_64 rng(seed);
-  std::uniform_real_distribution<double> dist(-1.0, 1.0);
   const std::size_t n = dofs.n_local();
-  Vector<double> x(n), ref(n);
-  std::vector<Number> xs(n), out(n, std::numeric_limits<Number>::quiet_NaN());
-  for (std::size_t i = 0; i < n; ++i) x[i] = xs[i] = static_cast<Number>(dist(rng));
-  A.vmult(ref, x);
-  emulate_geom<dim, k, q, colloc, Number, true>(p, xs.data(), out.data(), n, reverse);
-  double diff = 0, norm = 0;
-  for (std::size_t i = 0; i < n; ++i) {
-    if (!std::isfinite(double(out[i]))) return std::numeric_limits<double>::infinity();
-    diff += (ref[i] - out[i]) * (ref[i] - out[i]);
-    norm += ref[i] * ref[i];
-  }
-  return std::sqrt(diff / norm);
+  return test_inputs::emulation_error<dim, Number>(
+      A, n, seed, [&](const Number* x, Number* y) { emulate_geom<dim, k, q, colloc, Number, true>(p, x, y, n, reverse); });
 }
 
 template <int k, QuadratureKind kind>

@@ -17,6 +17,7 @@
 #include "operators/cuda_core/geometry_lines_setup.h"
 #include "operators/cuda_core/layouts.h"
 #include "operators/cpu/laplace_operator.h"
+#include "emulation_check.h"
 #include "operators/geometry_data.h"
 #include "mesh/geometry_field.h"
 
@@ -90,21 +91,9 @@ double lines_error(const std::array<int, 3>& nc, mesh::GeometryKind geo, std::ui
   operators::MatrixFreeOperator<3, double> A(mesh, dofs, cfg, operators::Form::laplace);
   const auto setup = make_geom_lines_setup<k, q, Number>(mesh, kind, cells, padded, block_limit);
   const auto p = setup.host_params();
-  std::mt19937_64 rng(seed);
-  std::uniform_real_distribution<double> dist(-1.0, 1.0);
   const std::size_t n = dofs.n_local();
-  Vector<double> x(n), ref(n);
-  std::vector<Number> xs(n), out(n, std::numeric_limits<Number>::quiet_NaN());
-  for (std::size_t i = 0; i < n; ++i) x[i] = xs[i] = static_cast<Number>(dist(rng));
-  A.vmult(ref, x);
-  emulate_geom_lines<k, q, colloc, Number>(p, xs.data(), out.data(), n, reverse);
-  double diff = 0, norm = 0;
-  for (std::size_t i = 0; i < n; ++i) {
-    if (!std::isfinite(double(out[i]))) return std::numeric_limits<double>::infinity();
-    diff += (ref[i] - out[i]) * (ref[i] - out[i]);
-    norm += ref[i] * ref[i];
-  }
-  return std::sqrt(diff / norm);
+  return test_inputs::emulation_error<3, Number>(
+      A, n, seed, [&](const Number* x, Number* y) { emulate_geom_lines<k, q, colloc, Number>(p, x, y, n, reverse); });
 }
 
 template <int k, fe::QuadratureKind kind>
@@ -141,38 +130,18 @@ template <int k, fe::QuadratureKind kind, typename Number>
 double stored_lines_error(const std::array<int, 3>& nc, std::uint64_t seed, bool reverse, int cells) {
   constexpr int q = geom_points(kind, k);
   constexpr bool colloc = kind == fe::QuadratureKind::gll_k1;
-  auto map = [](const mesh::Point<3>& X) {
-    return mesh::Point<3>{(1.0 + X[0]) * std::cos(0.5 * M_PI * X[1]) + 0.05 * X[2] * X[2],
-                          (1.0 + X[0]) * std::sin(0.5 * M_PI * X[1]), X[2] + 0.1 * X[0] * X[1]};
-  };
-  const mesh::BoxMesh<3> mesh(nc, mesh::Domain<3>::box({0.0, 0.0, 0.0}, {1.0, 1.0, 1.0}, map));
+  const mesh::BoxMesh<3> mesh(nc, test_inputs::curved_domain<3>());
   fe::DofLayout<3> dofs(mesh, fe::Disc::cg, k);
-  operators::OperatorConfig cfg;
-  cfg.disc = fe::Disc::cg;
-  cfg.degree = k;
-  cfg.quadrature = kind;
-  cfg.coefficient = [](const double* x) { return 1.0 + x[0] * x[0] + 0.5 * x[1] * x[2]; };
+  const auto cfg = test_inputs::curved_config(k, kind);
   operators::MatrixFreeOperator<3, double> A(mesh, dofs, cfg, operators::Form::laplace);
   const auto geometry = operators::compute_cell_geometry<3, Number>(
       mesh, mesh::GeometryField<3>(mesh, k), fe::make_quadrature(kind, k), cfg.coefficient);
   const auto setup = make_geom_lines_setup<k, q, Number>(mesh, kind, cells, true, 0, true);
   auto p = setup.host_params();
   p.coef = geometry.coef.data();
-  std::mt19937_64 rng(seed);
-  std::uniform_real_distribution<double> dist(-1.0, 1.0);
   const std::size_t n = dofs.n_local();
-  Vector<double> x(n), ref(n);
-  std::vector<Number> xs(n), out(n, std::numeric_limits<Number>::quiet_NaN());
-  for (std::size_t i = 0; i < n; ++i) x[i] = xs[i] = static_cast<Number>(dist(rng));
-  A.vmult(ref, x);
-  emulate_geom_lines<k, q, colloc, Number, true>(p, xs.data(), out.data(), n, reverse);
-  double diff = 0, norm = 0;
-  for (std::size_t i = 0; i < n; ++i) {
-    if (!std::isfinite(double(out[i]))) return std::numeric_limits<double>::infinity();
-    diff += (ref[i] - out[i]) * (ref[i] - out[i]);
-    norm += ref[i] * ref[i];
-  }
-  return std::sqrt(diff / norm);
+  return test_inputs::emulation_error<3, Number>(
+      A, n, seed, [&](const Number* x, Number* y) { emulate_geom_lines<k, q, colloc, Number, true>(p, x, y, n, reverse); });
 }
 
 template <int k, fe::QuadratureKind kind>

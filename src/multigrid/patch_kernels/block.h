@@ -24,17 +24,6 @@
 #include "arch/mma_atoms.cuh"
 #endif
 
-/// A load of data that no thread changes during the launch (the inverse eigenvalue sums):
-/// through the read-only data cache on the device.
-template <typename Number>
-TCFEM_HD inline Number load_read_only(const Number* ptr) {
-#if defined(__CUDA_ARCH__)
-  return __ldg(ptr);
-#else
-  return *ptr;
-#endif
-}
-
 /// Full unrolling of the loops over the nodes of a line (compile-time trip counts) on the device.
 #if defined(__CUDACC__)
 #define TCFEM_PATCH_UNROLL _Pragma("unroll")

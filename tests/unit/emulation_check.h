@@ -1,0 +1,67 @@
+#pragma once
+// The check of a block program's host emulation against the CPU operator: a random input (uniform
+// in [-1, 1), rounded to the emulation's storage type), the CPU operator's result in double, and
+// the relative 2-norm difference of the emulated result (infinity where it is not finite).
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <random>
+#include <vector>
+
+#include "core/vector.h"
+#include "mesh/box_mesh.h"
+#include "operators/cpu/laplace_operator.h"
+
+namespace tcfem::test_inputs {
+
+/// ||y - A x|| / ||A x|| for y = emulate(x) (emulate(const Number* x, Number* y) over n entries,
+/// y poisoned with NaN before).
+template <int dim, typename Number, class Emulate>
+double emulation_error(const operators::MatrixFreeOperator<dim, double>& A, std::size_t n, std::uint64_t seed,
+                       Emulate&& emulate) {
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> dist(-1.0, 1.0);
+  Vector<double> x(n), ref(n);
+  std::vector<Number> xs(n), out(n, std::numeric_limits<Number>::quiet_NaN());
+  for (std::size_t i = 0; i < n; ++i) x[i] = xs[i] = static_cast<Number>(dist(rng));
+  A.vmult(ref, x);
+  emulate(xs.data(), out.data());
+  double diff = 0, norm = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    if (!std::isfinite(double(out[i]))) return std::numeric_limits<double>::infinity();
+    diff += (ref[i] - out[i]) * (ref[i] - out[i]);
+    norm += ref[i] * ref[i];
+  }
+  return std::sqrt(diff / norm);
+}
+
+/// A curved map of the unit box without separable structure (a quarter annulus, bent and sheared
+/// further in 3D).
+template <int dim>
+mesh::Domain<dim> curved_domain() {
+  mesh::Point<dim> lo, hi;
+  lo.fill(0.0);
+  hi.fill(1.0);
+  return mesh::Domain<dim>::box(lo, hi, [](const mesh::Point<dim>& X) {
+    mesh::Point<dim> x = X;
+    x[0] = (1.0 + X[0]) * std::cos(0.5 * M_PI * X[1]);
+    x[1] = (1.0 + X[0]) * std::sin(0.5 * M_PI * X[1]) + 0.1 * X[0] * X[0];
+    if constexpr (dim == 3) {
+      x[0] += 0.05 * X[2] * X[2];
+      x[2] = X[2] + 0.1 * X[0] * X[1];
+    }
+    return x;
+  });
+}
+
+/// The cg Laplacian's configuration with a variable coefficient (1..4 on the curved domain).
+inline operators::OperatorConfig curved_config(int k, fe::QuadratureKind kind) {
+  operators::OperatorConfig cfg;
+  cfg.disc = fe::Disc::cg;
+  cfg.degree = k;
+  cfg.quadrature = kind;
+  cfg.coefficient = [](const double* x) { return 1.0 + x[0] * x[0] + 0.5 * x[1]; };
+  return cfg;
+}
+
+}  // namespace tcfem::test_inputs
