@@ -43,11 +43,10 @@ bool needs_check(const BenchCase& c) {
   return !(c.key.variant == operators::Variant::generic && c.key.precision == precision::Precision::fp64);
 }
 
-operators::DeviceKernelKey check_reference_key(const BenchCase& c, double n_dofs) {
+operators::DeviceKernelKey check_reference_key(const BenchCase& c) {
   auto ref = c.key;
   ref.precision = precision::Precision::fp64;
-  const bool geometry_on_the_fly = c.key.variant == operators::Variant::cuda_core && !c.key.cartesian;
-  if (!(geometry_on_the_fly && n_dofs > 4e6)) ref.variant = operators::Variant::generic;
+  ref.variant = operators::Variant::generic;
   return ref;
 }
 
