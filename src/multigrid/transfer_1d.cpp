@@ -7,7 +7,7 @@
 
 namespace tcfem::multigrid {
 
-Ell1d prolongation_1d(fe::Disc disc, int degree, int coarse_cells) {
+Ell1d prolongation_1d(fe::Disc disc, int degree, int coarse_cells, bool lower_dirichlet, bool upper_dirichlet) {
   TCFEM_ASSERT(degree >= 1 && coarse_cells >= 1, "1D prolongation sizes");
   const auto p = prolongation_matrix_1d(degree);  // (2k+1) x (k+1)
   const int k = degree, nc = k + 1;
@@ -32,10 +32,12 @@ Ell1d prolongation_1d(fe::Disc disc, int degree, int coarse_cells) {
       c = fine_cell / 2;
       j = (fine_cell % 2) * k + l;
     }
-    const bool fine_boundary = disc == fe::Disc::cg && (r == 0 || r == m.rows - 1);
+    const bool fine_boundary =
+        disc == fe::Disc::cg && ((r == 0 && lower_dirichlet) || (r == m.rows - 1 && upper_dirichlet));
     for (int i = 0; i < nc; ++i) {
       const int col = disc == fe::Disc::cg ? c * k + i : c * nc + i;
-      const bool coarse_boundary = disc == fe::Disc::cg && (col == 0 || col == m.cols - 1);
+      const bool coarse_boundary =
+          disc == fe::Disc::cg && ((col == 0 && lower_dirichlet) || (col == m.cols - 1 && upper_dirichlet));
       m.col[std::size_t(r) * m.width + i] = col;
       m.weight[std::size_t(r) * m.width + i] = fine_boundary || coarse_boundary ? 0.0 : p[j * nc + i];
     }

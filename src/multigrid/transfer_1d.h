@@ -20,9 +20,11 @@ struct Ell1d {
 };
 
 /// The 1D prolongation factor between a level of `coarse_cells` cells along one direction and its
-/// refinement: cg with the Dirichlet masks of both levels folded in (zero rows at the two fine
-/// end nodes, zero weights of the two coarse end nodes), dg without masks.
-Ell1d prolongation_1d(fe::Disc disc, int degree, int coarse_cells);
+/// refinement: cg with the Dirichlet masks of both levels folded in (at a Dirichlet end, given by
+/// `lower_dirichlet` / `upper_dirichlet`: a zero row at the fine end node and zero weights of the
+/// coarse end node), dg without masks.
+Ell1d prolongation_1d(fe::Disc disc, int degree, int coarse_cells, bool lower_dirichlet = true,
+                      bool upper_dirichlet = true);
 /// The transpose, without stored zeros.
 Ell1d transpose(const Ell1d& m);
 

@@ -211,11 +211,12 @@ TEST(DeviceMultigrid, PrecisionConversion) {
 // ---- transfer ----------------------------------------------------------------------------------
 
 template <int dim, typename Number>
-void check_transfer(fe::Disc disc, mesh::GeometryKind g, int k, std::array<int, dim> coarse_cells) {
+void check_transfer(fe::Disc disc, mesh::GeometryKind g, int k, std::array<int, dim> coarse_cells,
+                    const fe::DirichletFaces<dim>& dirichlet = fe::all_dirichlet<dim>()) {
   std::array<int, dim> fine_cells;
   for (int d = 0; d < dim; ++d) fine_cells[d] = 2 * coarse_cells[d];
   mesh::BoxMesh<dim> cm(coarse_cells, g), fm(fine_cells, g);
-  fe::DofLayout<dim> cd(cm, disc, k), fd(fm, disc, k);
+  fe::DofLayout<dim> cd(cm, disc, k, dirichlet), fd(fm, disc, k, dirichlet);
   MatrixFreeTransfer<dim, Number> cpu(cm, cd, fm, fd);
   DeviceTransfer<dim, Number> gpu(cm, cd, fm, fd);
   const std::vector<Number> hc = random_vector<Number>(cd.n_local());
@@ -251,6 +252,16 @@ TEST(DeviceMultigrid, TransferMatchesCpu) {
       check_transfer<3, float>(disc, G::cartesian, k, {2, 3, 1});
       check_transfer<2, float>(disc, G::deformed, k, {4, 3});
     }
+  // cg with Neumann faces (free nodes there), and lattices of several thread blocks per plane
+  for (int k = 1; k <= 8; ++k) {
+    check_transfer<2, double>(fe::Disc::cg, G::cartesian, k, {3, 2}, {false, true, true, false});
+    check_transfer<3, double>(fe::Disc::cg, G::cartesian, k, {2, 1, 3}, {true, false, false, true, false, true});
+    check_transfer<3, float>(fe::Disc::cg, G::deformed, k, {2, 2, 1}, {false, false, true, false, false, false});
+  }
+  for (int k : {1, 2, 4}) {
+    check_transfer<3, double>(fe::Disc::cg, G::cartesian, k, {19, 7, 5});
+    check_transfer<2, float>(fe::Disc::cg, G::cartesian, k, {70, 33});
+  }
 }
 
 // ---- Chebyshev smoother ------------------------------------------------------------------------

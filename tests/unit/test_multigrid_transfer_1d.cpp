@@ -45,16 +45,17 @@ double rel_diff(const std::vector<double>& a, const Vector<double>& ref) {
 }
 
 template <int dim>
-void check(fe::Disc disc, int k, std::array<int, dim> coarse_cells, std::uint64_t seed) {
+void check(fe::Disc disc, int k, std::array<int, dim> coarse_cells, std::uint64_t seed,
+           const fe::DirichletFaces<dim>& dirichlet = fe::all_dirichlet<dim>()) {
   std::array<int, dim> fine_cells;
   for (int d = 0; d < dim; ++d) fine_cells[d] = 2 * coarse_cells[d];
   mesh::BoxMesh<dim> cm(coarse_cells, mesh::GeometryKind::cartesian), fm(fine_cells, mesh::GeometryKind::cartesian);
-  fe::DofLayout<dim> cd(cm, disc, k), fd(fm, disc, k);
+  fe::DofLayout<dim> cd(cm, disc, k, dirichlet), fd(fm, disc, k, dirichlet);
   MatrixFreeTransfer<dim, double> cpu(cm, cd, fm, fd);
   std::array<Ell1d, dim> p, r;
   std::array<std::int64_t, 3> ce{1, 1, 1}, fe_{1, 1, 1};
   for (int d = 0; d < dim; ++d) {
-    p[d] = prolongation_1d(disc, k, coarse_cells[d]);
+    p[d] = prolongation_1d(disc, k, coarse_cells[d], dirichlet[2 * d], dirichlet[2 * d + 1]);
     r[d] = transpose(p[d]);
     ce[d] = p[d].cols;
     fe_[d] = p[d].rows;
@@ -81,6 +82,17 @@ TEST(TransferKronecker, MatchesMatrixFreeTransfer) {
       check<2>(disc, k, {1, 1}, ++seed);
       check<3>(disc, k, {2, 1, 3}, ++seed);
     }
+}
+
+TEST(TransferKronecker, NeumannFacesMatchMatrixFreeTransfer) {
+  // cg nodes on Neumann faces are free: their rows and columns stay in the 1D factors
+  std::uint64_t seed = 70;
+  for (int k = 1; k <= 6; ++k) {
+    check<2>(fe::Disc::cg, k, {3, 2}, ++seed, {false, true, true, false});
+    check<2>(fe::Disc::cg, k, {1, 2}, ++seed, {false, false, false, true});
+    check<3>(fe::Disc::cg, k, {2, 1, 3}, ++seed, {true, false, false, true, false, true});
+    check<3>(fe::Disc::cg, k, {2, 2, 1}, ++seed, {false, false, true, false, false, false});
+  }
 }
 
 TEST(TransferKronecker, TransposeIsExact) {

@@ -9,8 +9,8 @@
 // matrix: fine lattice node p lies in coarse cell c = min(p / 2k, N_c - 1) at local fine index
 // j = p - 2k c and takes sum_i P(j, i) coarse[c k + i] (P the (2k+1) x (k+1) matrix of
 // prolongation_matrix_1d; a node on a cell end is taken once, from one cell, with its unit row).
-// The Dirichlet masks are products of 1D masks as well (a node is interior iff it is interior
-// in every direction), so the constrained transfer Z_f P Z_c has the 1D factors z_f P_d z_c and
+// The Dirichlet masks are products of 1D masks as well (a node is free iff it lies on no Dirichlet
+// end in every direction; a Neumann end is free), so the constrained transfer Z_f P Z_c has the 1D factors z_f P_d z_c and
 // the restriction is exactly its transpose, with the 1D factors transposed. dg: fine 1D index
 // m = (2c + s)(k+1) + l takes row s k + l of P on coarse cell c; the DoFs are stored cell by cell,
 // which the kernels' index map knows.
