@@ -109,8 +109,6 @@ bool variable_coefficient(const SolveOptions& o) {
 /// Why the options run on the CPU only (empty: they have a device path).
 std::string cpu_only_reason(const SolveOptions& o) {
   if (o.operator_path == "assembled") return "--operator-path assembled runs on the CPU";
-  if (has_neumann(o) && o.disc == "cg")
-    return "Neumann boundary parts with --disc cg run on the CPU (the device operators constrain every boundary node)";
   if (o.solver != "cg" && !uses_multigrid(o)) return "--solver " + o.solver + " with --precond jacobi runs on the CPU";
   return "";
 }

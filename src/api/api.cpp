@@ -205,20 +205,19 @@ Result<dim> solve(const Problem<dim>& pr, const SolverSettings& s) {
 
   Result<dim> r;
   // the backend
-  const bool cpu_only = (any_neumann && !dg) || (jacobi && s.solver != Solver::cg);
+  const bool cpu_only = jacobi && s.solver != Solver::cg;
   if (s.backend == Backend::cpu) {
     r.backend = "cpu";
     r.backend_reason = "requested";
   } else if (s.backend == Backend::cuda) {
     if (cpu_only)
-      throw InputError(std::string("SolverSettings::backend: cuda has no path for ") +
-                       (any_neumann && !dg ? "Neumann parts with cg" : "this solver with Jacobi"));
+      throw InputError("SolverSettings::backend: cuda has no path for this solver with Jacobi");
     require_device("SolverSettings::backend cuda");
     r.backend = "cuda";
     r.backend_reason = "requested";
   } else if (cpu_only) {
     r.backend = "cpu";
-    r.backend_reason = any_neumann && !dg ? "Neumann parts with cg run on the CPU" : "this solver with Jacobi runs on the CPU";
+    r.backend_reason = "this solver with Jacobi runs on the CPU";
   } else {
     const auto info = query_device(0);
     r.backend = info.available ? "cuda" : "cpu";

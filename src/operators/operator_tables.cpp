@@ -70,6 +70,7 @@ OperatorTables<dim, Number> make_operator_tables(const mesh::BoxMesh<dim>& mesh,
   v.dg = config.disc == fe::Disc::dg;
   v.mass = form == Form::mass;
   v.cartesian = uses_cartesian_path(mesh, dofs, config);
+  v.dirichlet = fe::dirichlet_bits(dofs.dirichlet_faces());
   const auto h = mesh.cell_size();
   for (int d = 0; d < dim; ++d) {
     v.n_cells[d] = mesh.n_cells()[d];

@@ -1,6 +1,6 @@
 // The public API on the GPU (label gpu): the same problems solved with Backend::cuda and
-// Backend::cpu agree (a curved domain, a variable coefficient, dg with Neumann parts, cg with
-// Dirichlet data). Prints "no CUDA device: GPU tests skip" and passes where no GPU is usable.
+// Backend::cpu agree (a curved domain, a variable coefficient, cg and dg with Neumann parts, cg
+// with Dirichlet data). Prints "no CUDA device: GPU tests skip" and passes where no GPU is usable.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -59,6 +59,33 @@ void compare(tcfem::Discretization disc, bool neumann) {
 
 TEST(ApiDevice, DgWithNeumannPartsAgreesWithCpu) { compare(tcfem::Discretization::dg, true); }
 TEST(ApiDevice, CgWithDirichletDataAgreesWithCpu) { compare(tcfem::Discretization::cg, false); }
+TEST(ApiDevice, CgWithNeumannPartsAgreesWithCpu) { compare(tcfem::Discretization::cg, true); }
+
+TEST(ApiDevice, CgWithNeumannPartsConvergesAtTheOptimalRates) {
+  // the curved annulus sector with a variable coefficient and Dirichlet and Neumann parts, solved on
+  // the GPU on three meshes: L2 rate k+1, H1-seminorm rate k
+  if (!have_device) GTEST_SKIP() << "no CUDA device";
+  tcfem::SolverSettings s;
+  s.degree = 2;
+  s.tolerance = 1e-12;
+  s.backend = tcfem::Backend::cuda;
+  double l2[3], h1[3];
+  for (int r = 0; r < 3; ++r) {
+    auto p = annulus(true);
+    p.geometry = p.geometry.refined(r);
+    const auto res = tcfem::solve(p, s);
+    ASSERT_TRUE(res.converged);
+    EXPECT_EQ(res.backend, "cuda");
+    l2[r] = *res.l2_error;
+    h1[r] = *res.h1_seminorm_error;
+  }
+  for (int r = 1; r < 3; ++r) {
+    const double rl2 = std::log2(l2[r - 1] / l2[r]), rh1 = std::log2(h1[r - 1] / h1[r]);
+    std::printf("  cg Neumann k=2 refinement %d: L2 %.3e (rate %.2f), H1 %.3e (rate %.2f)\n", r, l2[r], rl2, h1[r], rh1);
+    EXPECT_GT(rl2, 2.7);
+    EXPECT_GT(rh1, 1.8);
+  }
+}
 
 }  // namespace
 

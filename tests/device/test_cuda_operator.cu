@@ -136,8 +136,8 @@ TEST(CudaSolve, AgreesWithCpuSolve) {
 }  // namespace
 
 namespace {
-// A mapped box (a curved annulus sector, extruded in 3D), a variable coefficient and, for dg,
-// Neumann faces: the registry's operator of `variant` (generic, or cuda-core with stored geometry;
+// A mapped box (a curved annulus sector, extruded in 3D), a variable coefficient and, for dg and
+// with `neumann`, Neumann faces: the registry's operator of `variant` (generic, or cuda-core with stored geometry;
 // general field) against the CPU operator. With `compiled` the map and the coefficient also have
 // their CUDA forms (the device geometry compiles them); without, the device geometry evaluates the
 // callables on the host threads. The relative error of the diagonal against the CPU operator's
@@ -145,7 +145,7 @@ namespace {
 template <int dim>
 double mapped_device_vs_cpu(fe::Disc disc, int k, precision::Precision p, std::uint64_t seed, bool compiled = false,
                             double* diagonal_error = nullptr, operators::Variant variant = operators::Variant::generic,
-                            fe::QuadratureKind quadrature = fe::QuadratureKind::gauss_k2) {
+                            fe::QuadratureKind quadrature = fe::QuadratureKind::gauss_k2, bool neumann = false) {
   auto map = [](const mesh::Point<dim>& X) {
     mesh::Point<dim> x = X;
     x[0] = (1.0 + X[0]) * std::cos(0.5 * M_PI * X[1]);
@@ -167,7 +167,7 @@ double mapped_device_vs_cpu(fe::Disc disc, int k, precision::Precision p, std::u
   }
   mesh::BoxMesh<dim> mesh(nc, domain);
   auto dir = fe::all_dirichlet<dim>();
-  if (disc == fe::Disc::dg) dir[1] = dir[2] = false;
+  if (disc == fe::Disc::dg || neumann) dir[1] = dir[2] = false;
   fe::DofLayout<dim> dofs(mesh, disc, k, dir);
   operators::OperatorConfig cfg;
   cfg.disc = disc;
@@ -262,6 +262,21 @@ TEST(CudaOperator, MappedBoxWithCoefficientMatchesCpu) {
       EXPECT_LT(mapped_device_vs_cpu<2>(disc, k, P::fp32, rd()), 1e-5) << what;
       if (k <= 6) EXPECT_LT(mapped_device_vs_cpu<3>(disc, k, P::fp64, rd()), 1e-12) << what;
     }
+  // cg with Neumann faces: the nodes on them are free
+  for (int k = 1; k <= 8; ++k) {
+    const std::string what = "cg Neumann k=" + std::to_string(k);
+    double diag = 0.0;
+    EXPECT_LT(mapped_device_vs_cpu<2>(fe::Disc::cg, k, P::fp64, rd(), k % 2 == 0, &diag, operators::Variant::generic,
+                                      fe::QuadratureKind::gauss_k2, true),
+              1e-12)
+        << what;
+    EXPECT_LT(diag, 1e-12) << what;
+    if (k <= 6)
+      EXPECT_LT(mapped_device_vs_cpu<3>(fe::Disc::cg, k, P::fp32, rd(), false, nullptr, operators::Variant::generic,
+                                        fe::QuadratureKind::gauss_k2, true),
+                1e-5)
+          << what;
+  }
 }
 
 TEST(CudaOperator, CompiledMapAndCoefficientMatchCpu) {
@@ -313,6 +328,21 @@ TEST(CudaOperator, CudaCoreStoredGeometryMatchesCpu) {
       EXPECT_LT(mapped_device_vs_cpu<3>(fe::Disc::cg, k, P::fp32, rd(), true, &diag, Variant::cuda_core, quad), 1e-5)
           << "3D fp32 " << what;
       EXPECT_LT(diag, 1e-5) << "3D fp32 " << what;
+      // Neumann faces (free nodes on two faces)
+      EXPECT_LT(
+          mapped_device_vs_cpu<2>(fe::Disc::cg, k, P::fp64, rd(), compiled, &diag, Variant::cuda_core, quad, true),
+          1e-12)
+          << "2D Neumann " << what;
+      EXPECT_LT(diag, 1e-12) << "2D Neumann " << what;
+      EXPECT_LT(
+          mapped_device_vs_cpu<3>(fe::Disc::cg, k, P::fp64, rd(), !compiled, &diag, Variant::cuda_core, quad, true),
+          1e-12)
+          << "3D Neumann " << what;
+      EXPECT_LT(diag, 1e-12) << "3D Neumann " << what;
+      EXPECT_LT(mapped_device_vs_cpu<3>(fe::Disc::cg, k, P::fp32, rd(), true, &diag, Variant::cuda_core, quad, true),
+                1e-5)
+          << "3D fp32 Neumann " << what;
+      EXPECT_LT(diag, 1e-5) << "3D fp32 Neumann " << what;
     }
 }
 
@@ -358,13 +388,43 @@ TEST(CudaOperator, DeviceGeometryRefusesBadCoefficientAndInvertedMap) {
   }
 }
 
-TEST(CudaOperator, NeumannCgIsRefused) {
+TEST(CudaOperator, NeumannCgTakesGeneralKeys) {
+  // cg with Neumann faces on a Cartesian box: a Cartesian key (whose kernels constrain every
+  // boundary node) is refused; set_geometry gives the general-geometry key, which the CPU's
+  // Kronecker operator matches
   SKIP_WITHOUT_DEVICE();
-  mesh::BoxMesh<2> mesh({3, 3}, mesh::GeometryKind::cartesian);
+  mesh::BoxMesh<2> mesh({3, 4}, mesh::GeometryKind::cartesian);
   fe::DofLayout<2> dofs(mesh, fe::Disc::cg, 2, {true, false, true, true});
   operators::DeviceKernelKey key;
   key.dim = 2;
   key.degree = 2;
   EXPECT_THROW(operators::make_device_operator<2>(mesh, dofs, key), InputError);
+  operators::OperatorConfig cfg;
+  cfg.degree = 2;
+  operators::set_geometry(key, mesh, dofs, cfg);
+  EXPECT_FALSE(key.cartesian);
+  EXPECT_TRUE(key.general_field);
+  std::mt19937_64 rng(std::random_device{}());
+  std::uniform_real_distribution<double> dist(-1.0, 1.0);
+  operators::MatrixFreeOperator<2, double> A(mesh, dofs, cfg, Form::laplace);
+  for (auto variant : {operators::Variant::generic, operators::Variant::cuda_core}) {
+    key.variant = variant;
+    const auto D = operators::make_device_operator<2>(mesh, dofs, key);
+    const std::size_t n = dofs.n_local();
+    Vector<double> xv(n), ref(n);
+    for (std::size_t i = 0; i < n; ++i) xv[i] = dist(rng);
+    A.vmult(ref, xv);
+    DeviceBuffer<double> dx(std::vector<double>(xv.data(), xv.data() + n)),
+        dy(std::vector<double>(n, std::numeric_limits<double>::quiet_NaN()));
+    D->vmult(dy.data(), dx.data());
+    std::vector<double> y(n);
+    dy.copy_to_host(y.data(), n);
+    double diff = 0.0, norm = 0.0;
+    for (std::size_t i = 0; i < n; ++i) {
+      diff += (y[i] - ref[i]) * (y[i] - ref[i]);
+      norm += ref[i] * ref[i];
+    }
+    EXPECT_LT(std::sqrt(diff / norm), 1e-12) << operators::to_string(variant);
+  }
 }
 }  // namespace

@@ -168,14 +168,16 @@ TEST(CudaCoreGeometry, EmulatedKernelMatchesCpu) {
 }
 
 /// The points program with stored geometry (partial assembly), 2D and 3D, on a curved map with a
-/// variable coefficient: the host emulation against the CPU operator, the cell data from
-/// compute_cell_geometry in the storage type.
+/// variable coefficient (Dirichlet data on the faces of `dirichlet`, Neumann on the others): the
+/// host emulation against the CPU operator, the cell data from compute_cell_geometry in the
+/// storage type.
 template <int dim, int k, QuadratureKind kind, typename Number>
-double stored_error(const std::array<int, dim>& nc, std::uint64_t seed, bool reverse) {
+double stored_error(const std::array<int, dim>& nc, std::uint64_t seed, bool reverse,
+                    const fe::DirichletFaces<dim>& dirichlet = fe::all_dirichlet<dim>()) {
   constexpr int q = geom_points(kind, k);
   constexpr bool colloc = kind == QuadratureKind::gll_k1;
   const mesh::BoxMesh<dim> mesh(nc, test_inputs::curved_domain<dim>());
-  fe::DofLayout<dim> dofs(mesh, fe::Disc::cg, k);
+  fe::DofLayout<dim> dofs(mesh, fe::Disc::cg, k, dirichlet);
   const auto cfg = test_inputs::curved_config(k, kind);
   operators::MatrixFreeOperator<dim, double> A(mesh, dofs, cfg, operators::Form::laplace);
   const auto geometry = operators::compute_cell_geometry<dim, Number>(
@@ -183,6 +185,7 @@ double stored_error(const std::array<int, dim>& nc, std::uint64_t seed, bool rev
   const auto setup = make_geom_setup<dim, k, q, Number>(mesh, kind, true);
   auto p = setup.host_params();
   p.coef = geometry.coef.data();
+  p.dirichlet = fe::dirichlet_bits(dirichlet);
   const std::size_t n = dofs.n_local();
   return test_inputs::emulation_error<dim, Number>(
       A, n, seed, [&](const Number* x, Number* y) { emulate_geom<dim, k, q, colloc, Number, true>(p, x, y, n, reverse); });
@@ -197,6 +200,11 @@ void check_stored(std::mt19937_64& seeds) {
   EXPECT_LT((stored_error<2, k, kind, float>({7, 5}, seeds(), false)), 1e-5) << "2D fp32 " << what;
   const std::array<int, 3> m3 = k <= 2 ? std::array<int, 3>{4, 3, 3} : std::array<int, 3>{2, 2, 3};
   EXPECT_LT((stored_error<3, k, kind, double>(m3, seeds(), true)), 1e-12) << "3D rev " << what;
+  // Neumann faces: their nodes are free
+  EXPECT_LT((stored_error<2, k, kind, double>({7, 5}, seeds(), true, {false, true, true, false})), 1e-12)
+      << "2D Neumann " << what;
+  EXPECT_LT((stored_error<3, k, kind, double>(m3, seeds(), false, {true, false, false, true, false, false})), 1e-12)
+      << "3D Neumann " << what;
 }
 
 template <int... K>

@@ -124,14 +124,15 @@ TEST(CudaCoreGeometryLines, EmulatedKernelMatchesCpu) {
 }
 
 /// The lines program with stored geometry (partial assembly) on a curved map with a variable
-/// coefficient: the host emulation against the CPU operator, the cell data from
+/// coefficient (Neumann on the faces that `dirichlet` leaves out): the host emulation against the CPU operator, the cell data from
 /// compute_cell_geometry in the storage type.
 template <int k, fe::QuadratureKind kind, typename Number>
-double stored_lines_error(const std::array<int, 3>& nc, std::uint64_t seed, bool reverse, int cells) {
+double stored_lines_error(const std::array<int, 3>& nc, std::uint64_t seed, bool reverse, int cells,
+                          const fe::DirichletFaces<3>& dirichlet = fe::all_dirichlet<3>()) {
   constexpr int q = geom_points(kind, k);
   constexpr bool colloc = kind == fe::QuadratureKind::gll_k1;
   const mesh::BoxMesh<3> mesh(nc, test_inputs::curved_domain<3>());
-  fe::DofLayout<3> dofs(mesh, fe::Disc::cg, k);
+  fe::DofLayout<3> dofs(mesh, fe::Disc::cg, k, dirichlet);
   const auto cfg = test_inputs::curved_config(k, kind);
   operators::MatrixFreeOperator<3, double> A(mesh, dofs, cfg, operators::Form::laplace);
   const auto geometry = operators::compute_cell_geometry<3, Number>(
@@ -139,6 +140,7 @@ double stored_lines_error(const std::array<int, 3>& nc, std::uint64_t seed, bool
   const auto setup = make_geom_lines_setup<k, q, Number>(mesh, kind, cells, true, 0, true);
   auto p = setup.host_params();
   p.coef = geometry.coef.data();
+  p.dirichlet = fe::dirichlet_bits(dirichlet);
   const std::size_t n = dofs.n_local();
   return test_inputs::emulation_error<3, Number>(
       A, n, seed, [&](const Number* x, Number* y) { emulate_geom_lines<k, q, colloc, Number, true>(p, x, y, n, reverse); });
@@ -152,6 +154,9 @@ void check_stored_lines(std::mt19937_64& seeds) {
   EXPECT_LT((stored_lines_error<k, kind, double>(m3, seeds(), true, 2)), 1e-12) << "rev cells=2 " << what;
   EXPECT_LT((stored_lines_error<k, kind, double>({1, 2, 1}, seeds(), false, 0)), 1e-12) << what;
   EXPECT_LT((stored_lines_error<k, kind, float>(m3, seeds(), false, 0)), 1e-5) << "fp32 " << what;
+  EXPECT_LT((stored_lines_error<k, kind, double>(m3, seeds(), true, 0, {false, true, true, false, false, true})),
+            1e-12)
+      << "Neumann " << what;
 }
 
 template <int... K>

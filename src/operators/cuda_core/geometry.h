@@ -26,12 +26,13 @@
 // (Gauss-Lobatto points, collocated): gather, gradient + flux, transposed gradient + scatter (two
 // barriers). Otherwise the values are interpolated to the q = k+2 (or k+1 Gauss) points first and
 // integrated back after (collocation derivative on the quadrature points, six barriers). Shared
-// nodes of neighbouring cells are summed with atomicAdd into dst (zeroed first). Dirichlet rows:
-// the inputs read as 0, and every thread that gathers a boundary node writes dst_b = src_b (the
-// same value from every cell), never an atomic.
+// nodes of neighbouring cells are summed with atomicAdd into dst (zeroed first). Dirichlet rows
+// (nodes on the faces of Params::dirichlet): the inputs read as 0, and every thread that gathers
+// such a node writes dst_b = src_b (the same value from every cell), never an atomic.
 #include <cstdint>
 
 #include "core/hd.h"
+#include "fe/dirichlet_bits.h"
 
 namespace tcfem::operators::cuda_core {
 
@@ -85,6 +86,7 @@ struct GeomParams {
   static constexpr int n = k + 1;
   int n_cells[3] = {1, 1, 1};
   std::int64_t lattice[3] = {1, 1, 1};
+  unsigned dirichlet = fe::all_dirichlet_bits;  ///< the constrained faces (fe/dirichlet_bits.h)
   std::int64_t total_cells = 0;
   Number inv_h[3] = {1, 1, 1};
   Number eps[3] = {0, 0, 0};
@@ -240,11 +242,12 @@ struct GeomProgram {
   /// Lattice index of node (x, y, z) of the thread's cell; sets `boundary`.
   TCFEM_HD static std::int64_t node(const Params& p, const Thread& th, int x, int y, int z, bool& boundary) {
     const std::int64_t px = std::int64_t(th.c[0]) * k + x, py = std::int64_t(th.c[1]) * k + y;
-    boundary = px == 0 || px == p.lattice[0] - 1 || py == 0 || py == p.lattice[1] - 1;
+    boundary = fe::on_dirichlet_face(px, p.lattice[0], 0, p.dirichlet) ||
+               fe::on_dirichlet_face(py, p.lattice[1], 1, p.dirichlet);
     std::int64_t idx = py * p.lattice[0] + px;
     if constexpr (dim == 3) {
       const std::int64_t pz = std::int64_t(th.c[2]) * k + z;
-      boundary = boundary || pz == 0 || pz == p.lattice[2] - 1;
+      boundary = boundary || fe::on_dirichlet_face(pz, p.lattice[2], 2, p.dirichlet);
       idx += pz * p.lattice[0] * p.lattice[1];
     }
     return idx;

@@ -162,6 +162,7 @@ class GeometryOperatorBase : public DeviceOperatorBase {
       view_.n_cells[d] = mesh.n_cells()[d];
       view_.lattice[d] = std::int64_t(mesh.n_cells()[d]) * k + 1;
     }
+    view_.dirichlet = fe::dirichlet_bits(dofs.dirichlet_faces());
     view_.B = b_table_->data();
     view_.cell_coef = coef_->data();
     TCFEM_CUDA_CHECK(cudaDeviceSynchronize());  // the point functions go out of scope
@@ -238,6 +239,7 @@ class CgGeometryOperator final : public GeometryOperatorBase<dim, GeomParams<dim
     const auto [s, ds] = this->upload_tables(setup);
     auto& p = this->params_;
     p = setup.params(s, ds);
+    p.dirichlet = fe::dirichlet_bits(dofs.dirichlet_faces());
     if constexpr (stored) p.coef = this->compute_stored(mesh, dofs, key.quadrature, coefficient, coefficient_source);
     const DeviceTuning t = checked_geometry_tuning(tuning);
     p.cells = t.geometry_cells_per_block > 0 ? std::min(t.geometry_cells_per_block, L.cells) : L.cells;
@@ -345,6 +347,7 @@ class CgGeometryLinesOperator final : public GeometryOperatorBase<3, GeomLinesPa
     const auto [s, ds] = this->upload_tables(setup);
     auto& p = this->params_;
     p = setup.params(s, ds);
+    p.dirichlet = fe::dirichlet_bits(dofs.dirichlet_faces());
     if constexpr (stored) p.coef = this->compute_stored(mesh, dofs, key.quadrature, coefficient, coefficient_source);
     const GeomLinesLayout& L = p.layout;
     this->threads_ = L.threads;

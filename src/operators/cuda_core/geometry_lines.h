@@ -183,6 +183,7 @@ struct GeomLinesParams {
   using Eo = EoMatrix<q, q, -1, Number>;
   int n_cells[3] = {1, 1, 1};
   std::int64_t lattice[3] = {1, 1, 1};
+  unsigned dirichlet = fe::all_dirichlet_bits;  ///< the constrained faces (fe/dirichlet_bits.h)
   std::int64_t total_cells = 0;
   Number eps[3] = {0, 0, 0};
   Number hprod = 1;
@@ -242,8 +243,9 @@ struct GeomLinesProgram {
   TCFEM_HD static std::int64_t node(const Params& p, const Thread& th, int x, int y, int z, bool& boundary) {
     const std::int64_t px = std::int64_t(th.c[0]) * k + x, py = std::int64_t(th.c[1]) * k + y,
                        pz = std::int64_t(th.c[2]) * k + z;
-    boundary = px == 0 || px == p.lattice[0] - 1 || py == 0 || py == p.lattice[1] - 1 || pz == 0 ||
-               pz == p.lattice[2] - 1;
+    boundary = fe::on_dirichlet_face(px, p.lattice[0], 0, p.dirichlet) ||
+               fe::on_dirichlet_face(py, p.lattice[1], 1, p.dirichlet) ||
+               fe::on_dirichlet_face(pz, p.lattice[2], 2, p.dirichlet);
     return (pz * p.lattice[1] + py) * p.lattice[0] + px;
   }
 

@@ -32,8 +32,8 @@ struct DeviceKernelKey {
   int degree = 1;
   fe::Disc disc = fe::Disc::cg;
   bool cartesian = true;  ///< Kronecker fast path (else general geometry with config.quadrature)
-  /// General geometry from an arbitrary node field or with a variable coefficient (or dg with
-  /// Neumann faces): only the families that read stored quadrature-point data apply. False: the
+  /// General geometry from an arbitrary node field or with a variable coefficient (or Neumann
+  /// faces): only the families that read stored quadrature-point data apply. False: the
   /// geometry is Cartesian or the built-in deformation, which the cuda-core family rebuilds from
   /// 1D tables.
   bool general_field = false;
@@ -92,12 +92,13 @@ class DeviceOperatorBase : public DeviceOperator {
 };
 
 /// The geometry fields of a key for a mesh, DoF layout and configuration: the Kronecker fast
-/// path where uses_cartesian_path allows it; general_field for mapped meshes, variable
-/// coefficients and dg with Neumann faces.
+/// path where uses_cartesian_path allows it and every face is Dirichlet (the Cartesian kernels
+/// constrain every boundary node); general_field for mapped meshes, variable coefficients and
+/// Neumann faces (whose constraints the general-geometry kernels take from the DoF layout).
 template <int dim>
 void set_geometry(DeviceKernelKey& key, const mesh::BoxMesh<dim>& mesh, const fe::DofLayout<dim>& dofs,
                   const OperatorConfig& config) {
-  key.cartesian = uses_cartesian_path(mesh, dofs, config);
+  key.cartesian = uses_cartesian_path(mesh, dofs, config) && dofs.all_faces_dirichlet();
   key.general_field = !key.cartesian && (mesh.geometry() == mesh::GeometryKind::mapped || bool(config.coefficient) ||
                                          !dofs.all_faces_dirichlet());
 }
@@ -105,7 +106,7 @@ void set_geometry(DeviceKernelKey& key, const mesh::BoxMesh<dim>& mesh, const fe
 /// Builds the operator for `key` (key.dim must equal dim) with the kernel choices of `tuning` and
 /// the coefficient a(x) (empty: 1; general geometry only; `coefficient_source` its device form,
 /// compiled where given); throws InputError naming what is supported when no kernel matches, and
-/// for cg DoF layouts with Neumann faces (the device kernels constrain every boundary node).
+/// for Cartesian keys on cg DoF layouts with Neumann faces (set_geometry gives those general keys).
 template <int dim>
 std::unique_ptr<DeviceOperator> make_device_operator(const mesh::BoxMesh<dim>& mesh, const fe::DofLayout<dim>& dofs,
                                                      const DeviceKernelKey& key, const DeviceTuning& tuning = {},

@@ -23,9 +23,9 @@ std::unique_ptr<DeviceOperator> make_device_operator(const mesh::BoxMesh<dim>& m
                                                      const Coefficient& coefficient,
                                                      const jit::DeviceSource& coefficient_source) {
   TCFEM_ASSERT(key.dim == dim, "kernel key dimension does not match the mesh");
-  if (dofs.disc() == fe::Disc::cg && !dofs.all_faces_dirichlet())
-    throw InputError("Neumann boundary parts with --disc cg: the device operators constrain every boundary node; "
-                     "run this problem with --backend cpu");
+  if (dofs.disc() == fe::Disc::cg && !dofs.all_faces_dirichlet() && !key.general_field)
+    throw InputError("Neumann boundary parts with --disc cg: the kernel " + key.to_string() +
+                     " constrains every boundary node; the general-geometry keys (set_geometry) serve these layouts");
   if (coefficient && key.cartesian)
     throw InputError("a variable coefficient needs the general-geometry kernels (" + key.to_string() + ")");
   std::unique_ptr<DeviceOperator> op;

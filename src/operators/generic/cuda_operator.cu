@@ -28,7 +28,7 @@ __global__ void face_kernel(OperatorView<Number> v, int d, std::int64_t n_faces,
   for (std::int64_t f = blockIdx.x; f < n_faces; f += gridDim.x) generic::face_apply(g, v, d, f, src, dst, smem);
 }
 
-/// cg: dst_b = src_b on the boundary of the lattice.
+/// cg: dst_b = src_b on the constrained nodes (the Dirichlet faces of the lattice).
 template <typename Number>
 __global__ void boundary_copy_kernel(OperatorView<Number> v, std::int64_t n, const Number* src, Number* dst) {
   for (std::int64_t i = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; i < n;
@@ -38,7 +38,7 @@ __global__ void boundary_copy_kernel(OperatorView<Number> v, std::int64_t n, con
     for (int d = 0; d < v.dim; ++d) {
       const std::int64_t p = r % v.lattice[d];
       r /= v.lattice[d];
-      boundary |= (p == 0 || p == v.lattice[d] - 1);
+      boundary |= fe::on_dirichlet_face(p, v.lattice[d], d, v.dirichlet);
     }
     if (boundary) dst[i] = src[i];
   }

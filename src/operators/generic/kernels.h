@@ -6,6 +6,7 @@
 #include <cstdint>
 
 #include "core/hd.h"
+#include "fe/dirichlet_bits.h"
 
 namespace tcfem::operators {
 
@@ -17,6 +18,7 @@ struct OperatorView {
   bool dg = false, mass = false, cartesian = true;
   int n_cells[3] = {1, 1, 1};
   std::int64_t lattice[3] = {1, 1, 1};  // cg nodes per direction
+  unsigned dirichlet = fe::all_dirichlet_bits;  // cg: the constrained faces (fe/dirichlet_bits.h)
   Number h[3] = {1, 1, 1};
   // cartesian path
   const Number* mass_1d = nullptr;   // nb x nb
@@ -73,7 +75,7 @@ TCFEM_HD inline void cell_coords(const OperatorView<Number>& v, std::int64_t cel
   }
 }
 
-/// Global index of local DoF i of cell c; sets `boundary` for constrained cg DoFs.
+/// Global index of local DoF i of cell c; sets `boundary` for constrained cg DoFs (on a Dirichlet face).
 template <typename Number>
 TCFEM_HD inline std::int64_t dof_index(const OperatorView<Number>& v, const int* c, int i, bool& boundary) {
   boundary = false;
@@ -87,7 +89,7 @@ TCFEM_HD inline std::int64_t dof_index(const OperatorView<Number>& v, const int*
   for (int d = 0; d < v.dim; ++d) {
     const std::int64_t p = std::int64_t(c[d]) * k + i % v.nb;
     i /= v.nb;
-    if (p == 0 || p == v.lattice[d] - 1) boundary = true;
+    if (fe::on_dirichlet_face(p, v.lattice[d], d, v.dirichlet)) boundary = true;
     idx += p * stride;
     stride *= v.lattice[d];
   }
