@@ -146,11 +146,12 @@ void resolve_defaults(SolveOptions& o) {
     o.cell_counts.assign(o.dim, 1 << o.refine);
   }
   if (o.smoother == "auto") {
-    // the patch smoothers' local solvers are those of the parameter box's cells: on a user's map they
-    // can be far from the curved cells' (the quarter annulus stretches cells 1.6-3.1x), too far for
-    // the multiplicative Schwarz iteration to converge
+    // cg: the vertex patches, on curved cells and with a variable coefficient with their separable
+    // surrogates (multigrid/host/patch_smoother.h); the dg patches have the local solvers of the
+    // parameter box's cells and a constant coefficient, too far from curved cells (the quarter
+    // annulus stretches cells 1.6-3.1x) for the multiplicative Schwarz iteration to converge
     const bool mapped = o.problem && o.problem->curved();
-    const bool patch_ok = !has_neumann(o) && !mapped && !(variable_coefficient(o) && o.disc == "dg");
+    const bool patch_ok = !has_neumann(o) && !(o.disc == "dg" && (mapped || variable_coefficient(o)));
     o.smoother = patch_ok ? "patch" : "chebyshev";
   }
   if (o.solver == "auto") o.solver = o.precond_given && o.precond == "jacobi" ? "cg" : "fgmres";
@@ -159,11 +160,6 @@ void resolve_defaults(SolveOptions& o) {
   o.backend = choice.backend;
   o.backend_reason = choice.reason;
   if (o.mg_precision == "auto") o.mg_precision = o.backend == "cuda" && o.solver != "gmres" ? "fp32" : "fp64";
-  // the device patch smoothers have constant-coefficient local solvers
-  if (o.backend == "cuda" && variable_coefficient(o) && o.smoother == "patch" &&
-      std::find(o.multigrid_options_given.begin(), o.multigrid_options_given.end(), "--smoother") ==
-          o.multigrid_options_given.end())
-    o.smoother = "chebyshev";
   if (o.mg_start == "auto") o.mg_start = o.solver == "gmres" ? "zero" : "fmg";
   if (!o.tuning_file.empty()) o.tuning = read_tuning_file(o.tuning_file);
 }
@@ -780,9 +776,9 @@ std::function<int()> add_solve_command(CLI::App& app) {
   std::vector<CLI::Option*> mg_options;
   mg_options.push_back(
       cmd->add_option("--smoother", opts->smoother,
-                      "Multigrid smoother: auto (patch; chebyshev for mapped geometry, Neumann parts and, on the GPU "
-                      "or with dg, variable coefficients), patch (multiplicative vertex patch), patch-additive, chebyshev "
-                      "(point Jacobi)")
+                      "Multigrid smoother: auto (patch; chebyshev with Neumann parts, and for dg on mapped geometry or "
+                      "with a variable coefficient), patch (multiplicative vertex patch; separable surrogates of curved "
+                      "cells and variable coefficients for cg), patch-additive, chebyshev (point Jacobi)")
           ->check(CLI::IsMember({"auto", "patch", "patch-additive", "chebyshev"}))
           ->capture_default_str());
   mg_options.push_back(cmd->add_option("--patch-variant", opts->patch_variant,

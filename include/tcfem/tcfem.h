@@ -102,8 +102,9 @@ struct SolverSettings {
   Backend backend = Backend::automatic;
   Solver solver = Solver::fgmres;
   Preconditioner preconditioner = Preconditioner::multigrid;
-  /// automatic: the vertex-patch smoother on boxes, Chebyshev on curved geometry, Neumann parts
-  /// and (on the GPU or with dg) variable coefficients.
+  /// automatic: the vertex-patch smoother (for cg on curved cells and with a variable coefficient
+  /// with separable surrogates as local solvers), Chebyshev with Neumann parts and for dg on curved
+  /// geometry or with a variable coefficient.
   Smoother smoother = Smoother::automatic;
   /// of the V-cycle; automatic: fp32 on the GPU, fp64 on the CPU.
   Precision multigrid_precision = Precision::automatic;

@@ -259,7 +259,9 @@ Result<dim> solve(const Problem<dim>& pr, const SolverSettings& s) {
     const bool fp32 = s.multigrid_precision == Precision::fp32 ||
                       (s.multigrid_precision == Precision::automatic && cuda && s.solver != Solver::gmres);
     mgs.precision = fp32 ? precision::Precision::fp32 : precision::Precision::fp64;
-    bool patch = !curved && !any_neumann && !(def->coefficient && (dg || cuda));
+    // cg: the vertex patches (separable surrogates on curved cells and with a coefficient); dg: on
+    // boxes with a constant coefficient
+    bool patch = !any_neumann && !(dg && (curved || def->coefficient));
     if (s.smoother == Smoother::patch) patch = true;
     if (s.smoother == Smoother::chebyshev) patch = false;
     mgs.multigrid.smoother.kind = patch ? multigrid::SmootherKind::patch : multigrid::SmootherKind::chebyshev;

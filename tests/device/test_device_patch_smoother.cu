@@ -3,7 +3,9 @@
 // every contraction of the kernels (dense, even-odd and tensor-core products, the tuning's
 // patch_smoother.contraction),
 // dim 2 and 3, degrees 1..8, double and float, on anisotropic Cartesian meshes (cell sizes differ
-// per direction; several blocks per color) and on deformed meshes (global and additive). The
+// per direction; several blocks per color), on deformed meshes (global and additive) and with the
+// separable surrogates on a curved mesh (the quarter annulus) with a variable coefficient; and the
+// cell metric of the device operators' stored data against the CPU operator's. The
 // level operator handed to the device smoother is the CPU operator through host copies, so the
 // test checks the device smoother alone. The internal work vectors are NaN-poisoned at
 // construction.
@@ -31,6 +33,7 @@
 #include "multigrid/host/multigrid.h"
 #include "patch_smoother_cases.h"
 #include "multigrid/host/patch_smoother.h"
+#include "operators/device/device_operator.h"
 
 namespace {
 using namespace tcfem;
@@ -45,16 +48,36 @@ using patch_smoother_tests::rel_diff;
 using patch_smoother_tests::settings_of;
 using patch_smoother_tests::to_string;
 
+/// The quarter annulus 1 <= r <= 2 (extruded along z in 3D).
+template <int dim>
+mesh::Domain<dim> annulus() {
+  mesh::Point<dim> lo{}, hi;
+  hi.fill(1.0);
+  return mesh::Domain<dim>::box(lo, hi, [](const mesh::Point<dim>& X) {
+    const double r = 1.0 + X[0], t = 1.5707963267948966 * X[1];
+    mesh::Point<dim> x = X;
+    x[0] = r * std::cos(t);
+    x[1] = r * std::sin(t);
+    return x;
+  });
+}
+
+/// `g` mapped: the quarter annulus with the coefficient 1 + 3 (r^2 - 1) (1..10) and the separable
+/// patch surrogates of its cell metric.
 template <int dim>
 struct Problem {
   Problem(const std::array<int, dim>& nc, mesh::GeometryKind g, int k)
-      : mesh(nc, g), dofs(mesh, fe::Disc::cg, k), config(make_config(k)) {}
-  static operators::OperatorConfig make_config(int k) {
+      : mesh(g == mesh::GeometryKind::mapped ? mesh::BoxMesh<dim>(nc, annulus<dim>()) : mesh::BoxMesh<dim>(nc, g)),
+        dofs(mesh, fe::Disc::cg, k),
+        config(make_config(k, g == mesh::GeometryKind::mapped)) {}
+  static operators::OperatorConfig make_config(int k, bool coefficient) {
     operators::OperatorConfig c;
     c.disc = fe::Disc::cg;
     c.degree = k;
+    if (coefficient) c.coefficient = [](const double* x) { return 1.0 + 3.0 * (x[0] * x[0] + x[1] * x[1] - 1.0); };
     return c;
   }
+  bool surrogate() const { return mesh.geometry() == mesh::GeometryKind::mapped; }
   mesh::BoxMesh<dim> mesh;
   fe::DofLayout<dim> dofs;
   operators::OperatorConfig config;
@@ -71,7 +94,9 @@ std::vector<double> cpu_steps(const Problem<dim>& P, Case c, const std::vector<d
   const auto quadrature = op.matrix_free().path() == operators::Path::cartesian
                               ? fe::gauss(P.config.degree + 1)
                               : fe::make_quadrature(P.config.quadrature, P.config.degree);
-  multigrid::VertexPatchSmoother<dim, Number> smoother(P.mesh, P.dofs, quadrature, additive, s.patch_variant, omega, op);
+  multigrid::VertexPatchSmoother<dim, Number> smoother(P.mesh, P.dofs, quadrature, additive, s.patch_variant, omega, op,
+                                                       P.surrogate() ? op.matrix_free().cell_metric()
+                                                                     : std::vector<double>{});
   Vector<Number> x(x0.size()), b(b0.size());
   for (std::size_t i = 0; i < x0.size(); ++i) {
     x[i] = static_cast<Number>(x0[i]);
@@ -107,7 +132,10 @@ std::vector<double> device_steps(const Problem<dim>& P, Case c, const char* cont
   };
   auto settings = settings_of(c);
   settings.kernels.contraction = contraction_of(contraction);
-  multigrid::DevicePatchSmoother<dim, Number> smoother(P.mesh, P.dofs, quadrature, settings, vmult);
+  multigrid::DevicePatchSmoother<dim, Number> smoother(
+      P.mesh, P.dofs, quadrature, settings, vmult,
+      P.surrogate() ? op.matrix_free().cell_metric() : std::vector<double>{});
+  EXPECT_EQ(smoother.description().find("separable surrogates") != std::string::npos, P.surrogate());
   // the patch matrices (Cartesian cell sizes, also for deformed meshes) have the even-odd symmetry
   EXPECT_EQ(smoother.even_odd(), std::string(contraction) == "even-odd") << smoother.description();
   EXPECT_EQ(smoother.contraction(), std::string(contraction)) << smoother.description();
@@ -216,7 +244,63 @@ TEST_P(DevicePatchSmootherTest, Deformed) {
   }
 }
 
+TEST_P(DevicePatchSmootherTest, CurvedWithCoefficientSurrogates) {
+  if (!have_device()) GTEST_SKIP() << "no CUDA device";
+  const int k = GetParam();
+  std::mt19937_64 seeds(4000 + k);
+  const int n = k <= 2 ? 5 : k <= 4 ? 4 : 3;
+  // fused is requested: the surrogates always take the global residual
+  for (Case c : {Case::fused, Case::additive}) {
+    check<3>({n + 1, n, n}, mesh::GeometryKind::mapped, k, c, seeds);
+    check<2>({n + 2, n + 1}, mesh::GeometryKind::mapped, k, c, seeds);
+  }
+  if (k <= 3) check<3>({9, 8, 7}, mesh::GeometryKind::mapped, k, Case::fused, seeds);
+}
+
 INSTANTIATE_TEST_SUITE_P(Degrees, DevicePatchSmootherTest, ::testing::Range(1, 9));
+
+/// The device operators' cell metric (their stored quadrature data, computed on the device)
+/// against the CPU operator's, generic and cuda-core, BP3 and BP5, fp64 and fp32.
+template <int dim>
+void check_cell_metric(int k) {
+  std::array<int, dim> cells;
+  for (int d = 0; d < dim; ++d) cells[d] = 4 + d;
+  Problem<dim> P(cells, mesh::GeometryKind::mapped, k);
+  for (auto quadrature : {fe::QuadratureKind::gauss_k2, fe::QuadratureKind::gll_k1}) {
+    auto config = P.config;
+    config.quadrature = quadrature;
+    const operators::LaplaceOperator<dim, double> cpu(P.mesh, P.dofs, config, operators::Form::laplace);
+    const auto ref = cpu.cell_metric();
+    ASSERT_EQ(ref.size(), P.mesh.n_owned_cells() * dim);
+    for (auto variant : {operators::Variant::generic, operators::Variant::cuda_core})
+      for (auto precision : {precision::Precision::fp64, precision::Precision::fp32}) {
+        operators::DeviceKernelKey key;
+        key.dim = dim;
+        key.degree = k;
+        key.quadrature = quadrature;
+        key.precision = precision;
+        key.variant = variant;
+        operators::set_geometry(key, P.mesh, P.dofs, config);
+        ASSERT_TRUE(key.general_field);
+        if (!operators::device_kernel_supported(key)) continue;
+        const auto op = operators::make_device_operator<dim>(P.mesh, P.dofs, key, {}, config.coefficient);
+        const auto metric = op->cell_metric();
+        ASSERT_EQ(metric.size(), ref.size()) << key.to_string();
+        std::vector<double> a(metric.begin(), metric.end());
+        const double tol = precision == precision::Precision::fp64 ? 1e-13 : 1e-6;
+        EXPECT_LT(rel_diff(a, ref), tol) << key.to_string();
+        for (double g : metric) EXPECT_GT(g, 0.0) << key.to_string();
+      }
+  }
+}
+
+TEST(DevicePatchSmoother, CellMetricOfTheDeviceOperatorsMatchesCpu) {
+  if (!have_device()) GTEST_SKIP() << "no CUDA device";
+  for (int k : {1, 2, 4, 7}) {
+    check_cell_metric<2>(k);
+    check_cell_metric<3>(k);
+  }
+}
 
 TEST(DevicePatchSmoother, RejectsBadInput) {
   if (!have_device()) GTEST_SKIP() << "no CUDA device";

@@ -103,7 +103,7 @@ void check_patch_solve(int k) {
   std::vector<double> rhs(r.data(), r.data() + r.size());
   const auto expected = dense_solve(dense_block(a, idx), rhs);
   Vector<double> y = r;
-  smoother.local_solve(y.data());
+  smoother.local_solve(patch, y.data());
   Vector<double> e(expected.size());
   for (std::size_t i = 0; i < e.size(); ++i) e[i] = expected[i];
   EXPECT_LT(rel_diff(y, e), 1e-12) << "k=" << k;
@@ -264,7 +264,7 @@ TEST(VertexPatch, GaussLobattoQuadratureGivesThePatchMatricesOfTheOperator) {
     const auto r = random_vector<double>(idx.size(), 81);
     const auto expected = dense_solve(dense_block(a, idx), std::vector<double>(r.data(), r.data() + r.size()));
     Vector<double> y = r, e(expected.size());
-    smoother.local_solve(y.data());
+    smoother.local_solve(smoother.colors()[0].front(), y.data());
     for (std::size_t i = 0; i < e.size(); ++i) e[i] = expected[i];
     EXPECT_LT(rel_diff(y, e), 1e-12) << "k=" << k;
     const auto x0 = random_vector<double>(dofs.n_local(), 82);
@@ -273,6 +273,113 @@ TEST(VertexPatch, GaussLobattoQuadratureGivesThePatchMatricesOfTheOperator) {
     smoother.smooth(x, b, SweepOrder::forward);
     const auto ref = sequential_sweep<3>(smoother, a, dofs, x0, b, SweepOrder::forward, 1.0);
     EXPECT_LT(rel_diff(x, ref), 1e-12) << "k=" << k;
+  }
+}
+
+TEST(VertexPatch, SeparableSurrogateIsTheExactPatchOnCartesianCells) {
+  // a constant coefficient on an anisotropic Cartesian box, the general path (quadrature data):
+  // the surrogate of the cell metric is the patch matrix itself
+  for (int k : {1, 2, 3}) {
+    const auto domain = mesh::Domain<3>::box({0.0, -1.0, 0.5}, {2.0, 0.5, 1.0});
+    mesh::BoxMesh<3> mesh({4, 3, 3}, domain);
+    fe::DofLayout<3> dofs(mesh, fe::Disc::cg, k);
+    operators::OperatorConfig config;
+    config.degree = k;
+    config.quadrature = fe::QuadratureKind::gauss_k2;
+    config.coefficient = [](const double*) { return 2.5; };
+    MatrixFreeLevelOperator<3, double> op(mesh, dofs, config);
+    ASSERT_EQ(op.matrix_free().path(), operators::Path::general);
+    const auto metric = op.matrix_free().cell_metric();
+    ASSERT_EQ(metric.size(), mesh.n_owned_cells() * 3);
+    const auto h = mesh.cell_size();
+    EXPECT_NEAR(metric[3 * 5 + 1], 2.5 * h[0] * h[2] / h[1], 1e-12);
+    const auto a = operators::assemble_operator<3>(mesh, dofs, config, operators::Form::laplace);
+    VertexPatchSmoother<3, double> smoother(mesh, dofs, fe::make_quadrature(config.quadrature, k), false,
+                                            PatchVariant::global, 1.0, op, metric);
+    ASSERT_TRUE(smoother.surrogate());
+    for (const auto& patch : {smoother.colors()[0].front(), smoother.colors()[3].back()}) {
+      std::vector<index_t> idx;
+      smoother.inner_dof_indices(patch, idx);
+      const auto r = random_vector<double>(idx.size(), 91);
+      const auto expected = dense_solve(dense_block(a, idx), std::vector<double>(r.data(), r.data() + r.size()));
+      Vector<double> y = r, e(expected.size());
+      smoother.local_solve(patch, y.data());
+      for (std::size_t i = 0; i < e.size(); ++i) e[i] = expected[i];
+      EXPECT_LT(rel_diff(y, e), 1e-11) << "k=" << k;
+    }
+  }
+}
+
+TEST(VertexPatch, SeparableSurrogateOnACurvedMeshWithAVariableCoefficient) {
+  // the quarter annulus with a coefficient varying 10x: the surrogate's weights are the patch
+  // means of the cell metric, the sweep is the sequential reference with the surrogate's local
+  // solves, and the smoother contracts the error of A x = 0
+  const int k = 2;
+  const auto domain = mesh::Domain<2>::box({0.0, 0.0}, {1.0, 1.0}, [](const mesh::Point<2>& X) {
+    const double r = 1.0 + X[0], t = 1.5707963267948966 * X[1];
+    return mesh::Point<2>{r * std::cos(t), r * std::sin(t)};
+  });
+  mesh::BoxMesh<2> mesh({6, 6}, domain);
+  fe::DofLayout<2> dofs(mesh, fe::Disc::cg, k);
+  operators::OperatorConfig config;
+  config.degree = k;
+  config.coefficient = [](const double* x) { return 1.0 + 3.0 * (x[0] * x[0] + x[1] * x[1] - 1.0); };
+  MatrixFreeLevelOperator<2, double> op(mesh, dofs, config);
+  const auto metric = op.matrix_free().cell_metric();
+  VertexPatchSmoother<2, double> smoother(mesh, dofs, fe::make_quadrature(config.quadrature, k), false,
+                                          PatchVariant::fused, 1.0, op, metric);
+  EXPECT_EQ(smoother.variant(), PatchVariant::global);
+  // the weights of one patch are the mean of its four cells
+  const std::array<int, 2> v{2, 3};
+  const auto g = smoother.patch_metric(v);
+  for (int d = 0; d < 2; ++d) {
+    double mean = 0.0;
+    for (int cy : {2, 3})
+      for (int cx : {1, 2}) mean += 0.25 * metric[mesh.cell_number({cx, cy}) * 2 + d];
+    EXPECT_NEAR(g[d], mean, 1e-13 * mean);
+    EXPECT_GT(g[d], 0.0);
+  }
+  // in the angular direction the cells are longer (h_theta = pi r / 2 / 6 > h_r = 1 / 6): g_0 > g_1
+  EXPECT_GT(g[0], g[1]);
+  const auto a = operators::assemble_operator<2>(mesh, dofs, config, operators::Form::laplace);
+  // the sweep against a sequential reference whose local solves are the surrogate's
+  const auto x0 = random_vector<double>(dofs.n_local(), 95);
+  const auto b = random_vector<double>(dofs.n_local(), 96);
+  Vector<double> x = x0;
+  smoother.smooth(x, b, SweepOrder::forward);
+  Vector<double> ref = x0, ax(x0.size());
+  std::vector<index_t> idx;
+  for (const auto& color : smoother.colors())
+    for (const auto& p : color) {
+      for (std::size_t i = 0; i < ref.size(); ++i)
+        if (dofs.boundary_mask()[i]) ref[i] = 0.0;
+      a.vmult(ax, ref);
+      smoother.inner_dof_indices(p, idx);
+      std::vector<double> r(idx.size());
+      for (std::size_t i = 0; i < idx.size(); ++i) r[i] = b[idx[i]] - ax[idx[i]];
+      smoother.local_solve(p, r.data());
+      for (std::size_t i = 0; i < idx.size(); ++i) ref[idx[i]] += r[i];
+    }
+  for (std::size_t i = 0; i < ref.size(); ++i)
+    if (dofs.boundary_mask()[i]) ref[i] = b[i];
+  EXPECT_LT(rel_diff(x, ref), 1e-12);
+  // smoothing A e = 0 from a random start: the energy norm decreases in every step
+  Vector<double> e = random_vector<double>(dofs.n_local(), 97), zero(dofs.n_local()), ae(dofs.n_local());
+  zero.fill(0.0);
+  auto energy = [&](Vector<double>& v) {
+    for (std::size_t i = 0; i < v.size(); ++i)
+      if (dofs.boundary_mask()[i]) v[i] = 0.0;
+    a.vmult(ae, v);
+    double s = 0.0;
+    for (std::size_t i = 0; i < v.size(); ++i) s += v[i] * ae[i];
+    return s;
+  };
+  double last = energy(e);
+  for (int step = 0; step < 4; ++step) {
+    smoother.smooth(e, zero, step % 2 ? SweepOrder::backward : SweepOrder::forward);
+    const double now = energy(e);
+    EXPECT_LT(now, 0.9 * last) << "step " << step;
+    last = now;
   }
 }
 

@@ -2,7 +2,8 @@
 // launch sequence of DevicePatchSmoother::smooth (colors in order, each color's blocks one after
 // the other, one host thread per block, shared memory a NaN-poisoned host array) with the same
 // setup (multigrid/patch_kernels/setup.h), against VertexPatchSmoother: fused, separate, global and additive,
-// forward then backward, dim 2 and 3, degrees 1..8, anisotropic Cartesian meshes and a deformed one.
+// forward then backward, dim 2 and 3, degrees 1..8, anisotropic Cartesian meshes, a deformed one,
+// and the separable surrogates of a curved (annulus) mesh with a variable coefficient.
 // This checks the index maps, the rotating layouts, the buffers and the phase order of the kernels
 // without a GPU; the device tests check the same on the device.
 #include <gtest/gtest.h>
@@ -54,26 +55,46 @@ void run_kind(KernelKind kind, const PatchKernelParams<Number>& p, const std::ve
 
 // fused: x_I += A_II^{-1} r_I; fused_replace: x_I = A_II^{-1} (b_I - A_IB x_B)
 // (PatchKernelParams::replace_inner, the device default with relaxation 1)
-enum class Case { fused, fused_replace, separate, global, additive };
+// surrogate(_additive): the quarter annulus with a variable coefficient, the separable surrogates
+// of the cell metric (patch weights), multiplicative with the global residual (additive)
+enum class Case { fused, fused_replace, separate, global, additive, surrogate, surrogate_additive };
+
+/// The quarter annulus 1 <= r <= 2 (extruded along z in 3D).
+template <int dim>
+mesh::Domain<dim> annulus() {
+  mesh::Point<dim> lo{}, hi;
+  hi.fill(1.0);
+  return mesh::Domain<dim>::box(lo, hi, [](const mesh::Point<dim>& X) {
+    const double r = 1.0 + X[0], t = 1.5707963267948966 * X[1];
+    mesh::Point<dim> x = X;
+    x[0] = r * std::cos(t);
+    x[1] = r * std::sin(t);
+    return x;
+  });
+}
 
 template <int dim, int k, typename Number = double, Contraction con = Contraction::dense>
 double emulation_error(const std::array<int, dim>& nc, mesh::GeometryKind g, Case c, unsigned seed) {
-  mesh::BoxMesh<dim> mesh(nc, g);
+  const bool surrogate = c == Case::surrogate || c == Case::surrogate_additive;
+  mesh::BoxMesh<dim> mesh = surrogate ? mesh::BoxMesh<dim>(nc, annulus<dim>()) : mesh::BoxMesh<dim>(nc, g);
   fe::DofLayout<dim> dofs(mesh, fe::Disc::cg, k);
   operators::OperatorConfig config;
   config.disc = fe::Disc::cg;
   config.degree = k;
+  if (surrogate) config.coefficient = [](const double* x) { return 1.0 + 3.0 * (x[0] * x[0] + x[1] * x[1] - 1.0); };
   multigrid::MatrixFreeLevelOperator<dim, Number> op(mesh, dofs, config);
   const auto quadrature = op.matrix_free().path() == operators::Path::cartesian
                               ? fe::gauss(k + 1)
                               : fe::make_quadrature(config.quadrature, k);
-  const bool additive = c == Case::additive;
+  const bool additive = c == Case::additive || c == Case::surrogate_additive;
   const double omega = additive ? multigrid::additive_default_relaxation(dim) : 1.0;
   PatchVariant variant = c == Case::separate ? PatchVariant::separate
                          : c == Case::global ? PatchVariant::global
                                              : PatchVariant::fused;
-  multigrid::VertexPatchSmoother<dim, Number> ref(mesh, dofs, quadrature, additive, variant, omega, op);
-  if (g != mesh::GeometryKind::cartesian) variant = PatchVariant::global;
+  const auto metric = surrogate ? op.matrix_free().cell_metric() : std::vector<double>{};
+  multigrid::VertexPatchSmoother<dim, Number> ref(mesh, dofs, quadrature, additive, variant, omega, op, metric);
+  EXPECT_EQ(ref.surrogate(), surrogate);
+  if (mesh.geometry() != mesh::GeometryKind::cartesian || surrogate) variant = PatchVariant::global;
 
   const std::size_t n = dofs.n_local();
   std::mt19937 gen(seed);
@@ -85,10 +106,19 @@ double emulation_error(const std::array<int, dim>& nc, mesh::GeometryKind g, Cas
   }
   Vector<Number> y = x;
 
-  std::vector<Number> inverse_diagonal;
-  auto mats = patch_kernel_matrices<dim, Number>(mesh, k, quadrature, inverse_diagonal);
-  if constexpr (con == Contraction::even_odd) mats = patch_even_odd_matrices<dim, Number>(k, mats, inverse_diagonal);
+  std::vector<Number> inverse_diagonal, eigenvalues;
+  auto mats = patch_kernel_matrices<dim, Number>(mesh, k, quadrature, inverse_diagonal,
+                                                 surrogate ? &eigenvalues : nullptr);
+  if constexpr (con == Contraction::even_odd)
+    mats = patch_even_odd_matrices<dim, Number>(k, mats, inverse_diagonal, surrogate ? &eigenvalues : nullptr);
   auto colors = patch_kernel_colors<dim, Number>(mesh, dofs);
+  std::vector<std::vector<Number>> weights(colors.size());
+  if (surrogate)
+    for (std::size_t col = 0; col < colors.size(); ++col) {
+      weights[col] = patch_kernel_weights<dim, Number>(mesh, colors[col], metric);
+      colors[col].patch_weights = weights[col].data();
+      colors[col].eigenvalues = eigenvalues.data();
+    }
   std::size_t n_patches = 0, largest = 0;
   for (const auto& p : colors) {
     n_patches += p.n_patches;
@@ -174,6 +204,15 @@ void check_contraction() {
   }
   // deformed: global residual of the level operator, Cartesian patch inverse
   EXPECT_LT((emulation_error<2, k, double, con>({4, 5}, mesh::GeometryKind::deformed, Case::fused, ++seed)), 1e-12) << k;
+  // the separable surrogates on a curved mesh with a variable coefficient
+  EXPECT_LT((emulation_error<2, k, double, con>({5, 4}, mesh::GeometryKind::mapped, Case::surrogate, ++seed)), 1e-12) << k;
+  if (k <= 4) {
+    EXPECT_LT((emulation_error<3, k, double, con>({3, 4, 3}, mesh::GeometryKind::mapped, Case::surrogate, ++seed)), 1e-12)
+        << k;
+  }
+  EXPECT_LT((emulation_error<2, k, double, con>({4, 5}, mesh::GeometryKind::mapped, Case::surrogate_additive, ++seed)),
+            1e-12)
+      << k;
 }
 
 template <int k>
@@ -202,6 +241,10 @@ TEST(PatchBlockEmulation, Float) {
   EXPECT_LT((emulation_error<3, 8, float>({3, 3, 4}, mesh::GeometryKind::cartesian, Case::additive, 14)), 1e-4);
   EXPECT_LT((emulation_error<2, 2, float>({21, 6}, mesh::GeometryKind::cartesian, Case::fused, 15)), 1e-4);
   EXPECT_LT((emulation_error<2, 7, float>({5, 6}, mesh::GeometryKind::cartesian, Case::global, 16)), 1e-4);
+  EXPECT_LT((emulation_error<3, 4, float>({3, 4, 3}, mesh::GeometryKind::mapped, Case::surrogate, 18)), 1e-4);
+  EXPECT_LT((emulation_error<3, 4, float, Contraction::even_odd>({3, 4, 3}, mesh::GeometryKind::mapped,
+                                                                  Case::surrogate, 19)),
+            1e-4);
 }
 
 TEST(PatchBlockEmulation, Deformed3D) {

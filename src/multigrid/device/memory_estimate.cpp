@@ -33,12 +33,16 @@ DeviceMemoryEstimate estimate_device_multigrid_memory(int dim, double fine_dofs,
   switch (settings.multigrid.smoother.kind) {
     case SmootherKind::chebyshev: smoother_vectors = 4.0; break;
     case SmootherKind::patch_additive: smoother_vectors = 1.0; break;
-    case SmootherKind::patch:
-      if (!cartesian || settings.multigrid.smoother.patch_variant == PatchVariant::global)
+    case SmootherKind::patch: {
+      const bool surrogate = geometry == mesh::GeometryKind::mapped || bool(config.coefficient);
+      if (surrogate)  // the global residual and the surrogates' dim weights per patch
+        smoother_vectors = 1.0 + dim / std::pow(double(config.degree), dim);
+      else if (!cartesian || settings.multigrid.smoother.patch_variant == PatchVariant::global)
         smoother_vectors = 1.0;  // the global residual
       else if (settings.multigrid.smoother.patch_variant == PatchVariant::separate)
         smoother_vectors = std::pow((2.0 * config.degree - 1.0) / (2.0 * config.degree), dim);  // one color's patches
       break;
+    }
   }
   e.levels = s * n * (level_sum * (3.0 + 1.0 + smoother_vectors) - 2.0);
   // the finest level's fp64 post-smoothing: its smoother's work vectors (its operator is the outer one)

@@ -94,10 +94,9 @@ std::unique_ptr<Smoother<DeviceVector<Number>>> make_device_smoother(const Smoot
     }
     case SmootherKind::patch:
     case SmootherKind::patch_additive: {
-      if (config.coefficient)
-        throw InputError("--smoother patch on --backend cuda: the device patch smoothers have constant-coefficient "
-                         "local solvers; use --smoother chebyshev, or --backend cpu (whose patch smoother scales "
-                         "its local solvers by the coefficient)");
+      if (dofs.disc() == fe::Disc::dg && config.coefficient)
+        throw InputError("--smoother patch with --disc dg: the dg patch smoother has constant-coefficient local "
+                         "solvers; use --smoother chebyshev for a variable coefficient");
       if (!dofs.all_faces_dirichlet())
         throw InputError("--smoother patch: the vertex patches cover Dirichlet problems only; with Neumann parts "
                          "use --smoother chebyshev");
@@ -114,9 +113,19 @@ std::unique_ptr<Smoother<DeviceVector<Number>>> make_device_smoother(const Smoot
         device_bytes += dg->device_bytes();
         return dg;
       }
+      // the separable surrogates on mapped meshes and with a variable coefficient (the cell metric
+      // of the level operator's stored data), as the CPU smoother
+      std::vector<double> metric;
+      if (mesh.geometry() == mesh::GeometryKind::mapped || config.coefficient) {
+        metric = op.device_operator().cell_metric();
+        if (metric.empty())
+          throw InputError("--smoother patch on --backend cuda: the level operator (" +
+                           op.device_operator().key().to_string() +
+                           ") stores no quadrature data for the separable patch surrogates; use --smoother chebyshev");
+      }
       auto patch = std::make_unique<DevicePatchSmoother<dim, Number>>(
           mesh, dofs, quadrature, s,
-          [level_op](Number* dst, const Number* src) { level_op->device_operator().vmult(dst, src); });
+          [level_op](Number* dst, const Number* src) { level_op->device_operator().vmult(dst, src); }, metric);
       info.smoother = patch->description();
       return std::make_unique<DevicePatchSmootherAdapter<dim, Number>>(std::move(patch));
     }

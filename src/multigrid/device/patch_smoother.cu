@@ -102,6 +102,9 @@ struct DevicePatchSmoother<dim, Number>::Impl {
   int carveout = 100;
   std::vector<Number> matrices;  // host copy (in the form of the contraction); a kernel parameter of every launch
   DeviceBuffer<Number> inverse_diagonal;
+  bool surrogate = false;                          // the separable surrogates of a cell metric
+  DeviceBuffer<Number> eigenvalues;                // surrogate: lambda_d of the unit cells
+  std::vector<DeviceBuffer<Number>> patch_weights;  // surrogate: per color, dim weights per patch
   mutable DeviceBuffer<Number> residual, color_buffer;  // work vectors of a step
   DeviceBuffer<long long> constrained;
   std::vector<PatchKernelParams<Number>> colors;  // per color; pointers to vectors set per step
@@ -123,7 +126,8 @@ template <int dim, typename Number>
 DevicePatchSmoother<dim, Number>::DevicePatchSmoother(const mesh::BoxMesh<dim>& mesh, const fe::DofLayout<dim>& dofs,
                                                       const fe::Quadrature1D& quadrature,
                                                       const SmootherSettings& settings,
-                                                      std::function<void(Number* dst, const Number* src)> level_vmult)
+                                                      std::function<void(Number* dst, const Number* src)> level_vmult,
+                                                      const std::vector<double>& cell_metric)
     : impl_(std::make_unique<Impl>()) {
   auto& I = *impl_;
   if (settings.kind != SmootherKind::patch && settings.kind != SmootherKind::patch_additive)
@@ -139,7 +143,9 @@ DevicePatchSmoother<dim, Number>::DevicePatchSmoother(const mesh::BoxMesh<dim>& 
   if (!query_device(0).available)
     throw InputError("--backend cuda: no CUDA device available for the patch smoother");
   I.additive = settings.kind == SmootherKind::patch_additive;
-  I.variant = mesh.geometry() == mesh::GeometryKind::cartesian ? settings.patch_variant : PatchVariant::global;
+  I.surrogate = !cell_metric.empty();
+  I.variant = mesh.geometry() == mesh::GeometryKind::cartesian && !I.surrogate ? settings.patch_variant
+                                                                               : PatchVariant::global;
   I.omega = settings.relaxation.value_or(I.additive ? additive_default_relaxation(dim) : 1.0);
   I.k = dofs.degree();
   I.n = dofs.n_local();
@@ -147,8 +153,9 @@ DevicePatchSmoother<dim, Number>::DevicePatchSmoother(const mesh::BoxMesh<dim>& 
   if ((I.additive || I.variant == PatchVariant::global) && !I.level_vmult)
     throw InputError("--patch-variant global / --smoother patch-additive: the level operator is missing");
 
-  std::vector<Number> inverse_diagonal;
-  I.matrices = patch_kernels::patch_kernel_matrices<dim, Number>(mesh, I.k, quadrature, inverse_diagonal);
+  std::vector<Number> inverse_diagonal, eigenvalues;
+  auto* lambda = I.surrogate ? &eigenvalues : nullptr;
+  I.matrices = patch_kernels::patch_kernel_matrices<dim, Number>(mesh, I.k, quadrature, inverse_diagonal, lambda);
   I.contraction = requested_contraction(settings.kernels.contraction);
   I.carveout = settings.kernels.carveout;
   if (I.carveout < -1 || I.carveout > 100)
@@ -157,8 +164,11 @@ DevicePatchSmoother<dim, Number>::DevicePatchSmoother(const mesh::BoxMesh<dim>& 
   if (I.contraction == patch_kernels::Contraction::even_odd) {
     try {
       auto diagonal = inverse_diagonal;
-      I.matrices = patch_kernels::patch_even_odd_matrices<dim, Number>(I.k, I.matrices, diagonal);
+      auto values = eigenvalues;
+      I.matrices = patch_kernels::patch_even_odd_matrices<dim, Number>(I.k, I.matrices, diagonal,
+                                                                      lambda ? &values : nullptr);
       inverse_diagonal = std::move(diagonal);
+      eigenvalues = std::move(values);
     } catch (const Error&) {
       if (settings.kernels.contraction == PatchContraction::even_odd)
         throw InputError("tuning patch_smoother.contraction even-odd: the patch matrices of this level lack the "
@@ -168,6 +178,17 @@ DevicePatchSmoother<dim, Number>::DevicePatchSmoother(const mesh::BoxMesh<dim>& 
   }
   I.inverse_diagonal = DeviceBuffer<Number>(inverse_diagonal);
   I.colors = patch_kernels::patch_kernel_colors<dim, Number>(mesh, dofs);
+  if (I.surrogate) {
+    I.eigenvalues = DeviceBuffer<Number>(eigenvalues);
+    I.patch_weights.resize(I.colors.size());
+    for (std::size_t c = 0; c < I.colors.size(); ++c) {
+      if (I.colors[c].n_patches == 0) continue;
+      I.patch_weights[c] = DeviceBuffer<Number>(patch_kernels::patch_kernel_weights<dim, Number>(mesh, I.colors[c],
+                                                                                                  cell_metric));
+      I.colors[c].patch_weights = I.patch_weights[c].data();
+      I.colors[c].eigenvalues = I.eigenvalues.data();
+    }
+  }
   // the fast diagonalization is the exact inverse of A_II on the Cartesian patches the fused kernel
   // serves, so with relaxation 1 the new x_I does not depend on the old one
   I.replace_inner = !I.additive && I.variant == PatchVariant::fused && I.omega == 1.0;
@@ -247,9 +268,10 @@ template <int dim, typename Number>
 std::string DevicePatchSmoother<dim, Number>::description() const {
   const auto& I = *impl_;
   char text[240];
-  std::snprintf(text, sizeof text, "%s (%s%s, %zu patches, %d colors, relaxation %g, %s products, carveout %d, device)",
+  std::snprintf(text, sizeof text, "%s (%s%s%s, %zu patches, %d colors, relaxation %g, %s products, carveout %d, device)",
                 I.additive ? "additive vertex patch" : "multiplicative vertex patch",
                 I.additive ? "global residual" : to_string(I.variant), I.replace_inner ? ", x_I replaced" : "",
+                I.surrogate ? ", separable surrogates" : "",
                 I.n_patches, 1 << dim, I.omega, contraction_name(I.contraction), I.carveout);
   return text;
 }

@@ -3,7 +3,8 @@
 // multiplicative smoother with the fused kernel (gather, localized residual, fast-diagonalization
 // solve and update per patch in one kernel), the separate variant (residuals of a color into a
 // buffer, then the solves), the global variant (the residual of the level operator per color, then
-// the solves; always used on deformed meshes), and the additive smoother. Same results as
+// the solves; always used on deformed meshes and with the separable surrogates of curved cells and
+// variable coefficients), and the additive smoother. Same results as
 // VertexPatchSmoother<dim, Number> for the same settings. Kernels: multigrid/patch_kernels/kernels.cuh,
 // layouts and work counts: multigrid/patch_kernels/layouts.h, documentation: docs/patch_smoother_kernels.md.
 // No CUDA headers here; builds without CUDA throw InputError from the constructor.
@@ -11,6 +12,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "fe/dof_layout.h"
 #include "fe/quadrature.h"
@@ -23,10 +25,13 @@ template <int dim, typename Number>
 class DevicePatchSmoother {
  public:
   /// level_vmult(dst, src): dst = A src on device vectors of this level (used by the global and the
-  /// additive variants); settings.kind is patch or patch_additive. Throws InputError if unsupported.
+  /// additive variants); settings.kind is patch or patch_additive. `cell_metric` ([cell * dim + d],
+  /// the level operator's cell metric): the separable surrogates of VertexPatchSmoother with the
+  /// global residual; empty: the exact patches of the parameter grid. Throws InputError if unsupported.
   DevicePatchSmoother(const mesh::BoxMesh<dim>& mesh, const fe::DofLayout<dim>& dofs,
                       const fe::Quadrature1D& quadrature, const SmootherSettings& settings,
-                      std::function<void(Number* dst, const Number* src)> level_vmult);
+                      std::function<void(Number* dst, const Number* src)> level_vmult,
+                      const std::vector<double>& cell_metric = {});
   ~DevicePatchSmoother();
   /// One smoothing step x <- S(x, b) on device vectors (default stream, asynchronous).
   void smooth(Number* x, const Number* b, SweepOrder order) const;

@@ -10,7 +10,8 @@ struct DevicePatchSmoother<dim, Number>::Impl {};
 template <int dim, typename Number>
 DevicePatchSmoother<dim, Number>::DevicePatchSmoother(const mesh::BoxMesh<dim>&, const fe::DofLayout<dim>&,
                                                       const fe::Quadrature1D&, const SmootherSettings&,
-                                                      std::function<void(Number*, const Number*)>) {
+                                                      std::function<void(Number*, const Number*)>,
+                                                      const std::vector<double>&) {
   throw InputError("--backend cuda: this build of tcfem has no CUDA backend (nvcc was not found at configure time)");
 }
 template <int dim, typename Number>

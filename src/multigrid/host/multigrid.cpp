@@ -98,12 +98,17 @@ std::unique_ptr<Smoother<Vector<Number>>> make_smoother(const SmootherSettings& 
         info.smoother = text;
         return s;
       }
-      auto s = std::make_unique<VertexPatchSmoother<dim, Number>>(mesh, dofs, quadrature, additive,
-                                                                 settings.patch_variant, omega, op, config.coefficient);
+      // the separable surrogates on mapped meshes and with a variable coefficient; the built-in
+      // deformed box keeps the patches of its parameter grid
+      const bool surrogate = mesh.geometry() == mesh::GeometryKind::mapped || bool(config.coefficient);
+      auto s = std::make_unique<VertexPatchSmoother<dim, Number>>(
+          mesh, dofs, quadrature, additive, settings.patch_variant, omega, op,
+          surrogate ? op.matrix_free().cell_metric() : std::vector<double>{});
       info.n_patches = s->n_patches();
-      std::snprintf(text, sizeof text, "%s (%s, %zu patches, %d colors, relaxation %g)",
+      std::snprintf(text, sizeof text, "%s (%s%s, %zu patches, %d colors, relaxation %g)",
                     additive ? "additive vertex patch" : "multiplicative vertex patch",
-                    additive ? "global residual" : to_string(s->variant()), s->n_patches(),
+                    additive ? "global residual" : to_string(s->variant()),
+                    s->surrogate() ? ", separable surrogates" : "", s->n_patches(),
                     additive ? 1 : (1 << dim), omega);
       info.smoother = text;
       return s;

@@ -150,6 +150,34 @@ void PatchFastDiagonalization<dim, Number>::apply_inverse(Number* x, Number* tmp
   if (in != x) std::copy(in, in + total, x);
 }
 
+template <int dim, typename Number>
+void PatchFastDiagonalization<dim, Number>::apply_inverse_weighted(Number* x, Number* tmp,
+                                                                   const std::array<double, dim>& g) const {
+  using tensor::apply_1d;
+  const int n = n_, total = ipow(n, dim);
+  const auto sizes = tensor::cube_sizes<dim>(n);
+  Number* in = x;
+  Number* out = tmp;
+  for (int d = 0; d < dim; ++d) {  // V^T
+    apply_1d<true, false>(vectors_[d][0].data(), n, n, d, sizes, in, out);
+    std::swap(in, out);
+  }
+  for (int i = 0; i < total; ++i) {
+    int r = i;
+    double s = 0.0;
+    for (int d = 0; d < dim; ++d) {
+      s += g[d] * lambda_[d][0][r % n];
+      r /= n;
+    }
+    in[i] = static_cast<Number>(in[i] / s);
+  }
+  for (int d = 0; d < dim; ++d) {  // V
+    apply_1d<false, false>(vectors_[d][0].data(), n, n, d, sizes, in, out);
+    std::swap(in, out);
+  }
+  if (in != x) std::copy(in, in + total, x);
+}
+
 // ---- the smoother ---------------------------------------------------------------------------
 
 namespace {
@@ -160,6 +188,15 @@ std::array<double, dim> parameter_cell_size(const mesh::BoxMesh<dim>& mesh) {
   for (int d = 0; d < dim; ++d) h[d] = hs[d];
   return h;
 }
+/// The 1D cell size of the local solvers: the parameter grid's, or unit cells for the surrogate
+/// (whose cell metric carries the sizes).
+template <int dim>
+std::array<double, dim> local_cell_size(const mesh::BoxMesh<dim>& mesh, bool surrogate) {
+  if (!surrogate) return parameter_cell_size(mesh);
+  std::array<double, dim> h;
+  h.fill(1.0);
+  return h;
+}
 }  // namespace
 
 template <int dim, typename Number>
@@ -167,22 +204,25 @@ VertexPatchSmoother<dim, Number>::VertexPatchSmoother(const mesh::BoxMesh<dim>& 
                                                       const fe::Quadrature1D& quadrature, bool additive,
                                                       PatchVariant variant, double relaxation,
                                                       const LevelOperator<Vector<Number>>& op,
-                                                      const operators::Coefficient& coefficient)
+                                                      std::vector<double> cell_metric)
     : mesh_(&mesh),
       dofs_(&dofs),
       op_(&op),
-      coefficient_(coefficient),
+      cell_metric_(std::move(cell_metric)),
       additive_(additive),
       variant_(variant),
       relaxation_(relaxation),
       k_(dofs.degree()),
       n_full_(2 * dofs.degree() + 1),
       n_inner_(2 * dofs.degree() - 1),
-      solver_(dofs.degree(), parameter_cell_size(mesh), quadrature) {
+      solver_(dofs.degree(), local_cell_size(mesh, !cell_metric_.empty()), quadrature) {
   if (dofs.disc() != fe::Disc::cg)
     throw InputError("--smoother patch: VertexPatchSmoother is the smoother of --disc cg; dg layouts take "
                      "DgVertexPatchSmoother (multigrid/host/dg_patch_smoother.h)");
-  if (mesh.geometry() != mesh::GeometryKind::cartesian || coefficient_) variant_ = PatchVariant::global;
+  if (!cell_metric_.empty() && cell_metric_.size() != mesh.n_owned_cells() * dim)
+    throw Error("VertexPatchSmoother: the cell metric has " + std::to_string(cell_metric_.size()) +
+                " entries, the mesh " + std::to_string(mesh.n_owned_cells()) + " cells");
+  if (mesh.geometry() != mesh::GeometryKind::cartesian || !cell_metric_.empty()) variant_ = PatchVariant::global;
   if (!dofs.all_faces_dirichlet())
     throw InputError("--smoother patch: the vertex patches cover Dirichlet problems only; with Neumann parts use "
                      "--smoother chebyshev");
@@ -377,21 +417,25 @@ void VertexPatchSmoother<dim, Number>::local_residual(const Patch& v, const Vect
 }
 
 template <int dim, typename Number>
-void VertexPatchSmoother<dim, Number>::local_solve(Number* r) const {
-  solver_.apply_inverse(r, t0_.data());
+void VertexPatchSmoother<dim, Number>::local_solve(const Patch& v, Number* r) const {
+  if (cell_metric_.empty())
+    solver_.apply_inverse(r, t0_.data());
+  else
+    solver_.apply_inverse_weighted(r, t0_.data(), patch_metric(v));
 }
 
 template <int dim, typename Number>
-double VertexPatchSmoother<dim, Number>::local_scale(const Patch& v) const {
-  if (!coefficient_) return 1.0;
-  double sum = 0.0;
+std::array<double, dim> VertexPatchSmoother<dim, Number>::patch_metric(const Patch& v) const {
+  std::array<double, dim> g{};
+  if (cell_metric_.empty()) return g;
   for (int corner = 0; corner < (1 << dim); ++corner) {
-    mesh::Point<dim> c;
-    for (int d = 0; d < dim; ++d) c[d] = v[d] + (((corner >> d) & 1) ? 0.5 : -0.5);
-    const auto x = mesh_->map(mesh_->parameter_point(c));
-    sum += coefficient_(x.data());
+    std::array<int, dim> c;
+    for (int d = 0; d < dim; ++d) c[d] = v[d] - 1 + ((corner >> d) & 1);
+    const double* m = cell_metric_.data() + mesh_->cell_number(c) * dim;
+    for (int d = 0; d < dim; ++d) g[d] += m[d];
   }
-  return double(1 << dim) / sum;
+  for (int d = 0; d < dim; ++d) g[d] /= double(1 << dim);
+  return g;
 }
 
 template <int dim, typename Number>
@@ -406,13 +450,7 @@ auto VertexPatchSmoother<dim, Number>::sweep_ops() const {
     void residual(const Patch& v, const Vector<Number>& x, const Vector<Number>& b, Number* r) const {
       s->local_residual(v, x, b, r);
     }
-    void solve(const Patch& v, Number* r) const {
-      s->local_solve(r);
-      if (s->coefficient_) {
-        const auto scale = static_cast<Number>(s->local_scale(v));
-        for (int i = 0, n = ipow(s->n_inner_, dim); i < n; ++i) r[i] *= scale;
-      }
-    }
+    void solve(const Patch& v, Number* r) const { s->local_solve(v, r); }
     void gather(const Patch& v, const Vector<Number>& u, Number* r) const { s->gather_inner(v, u, r); }
     void add(const Patch& v, Number a, const Number* r, Vector<Number>& u) const { s->add_inner(v, a, r, u); }
   };

@@ -22,9 +22,17 @@
 // backward in post-smoothing: the V-cycle is then symmetric). No damping (relaxation 1).
 // Additive smoother: x += omega sum_j R_j^T A_j^{-1} R_j (b - A x).
 //
-// Curved (deformed) meshes: the local solver is the inverse of the closest Cartesian patch, the
-// patch of the undeformed parameter grid with the same cells (h = 1 / n_cells per direction) and
-// the same quadrature, and the residual is that of the true level operator (PatchVariant::global).
+// Curved meshes and variable coefficients (the separable surrogate): the patch matrix of the level
+// operator is A_j = int_patch grad phi^T G grad phi with G = a |det J| J^{-1} J^{-T} in the unit
+// reference coordinates of each cell. The local solver inverts the axis-aligned, cell-averaged
+// approximation: G replaced by diag(g_0, .., g_{dim-1}), g_d the mean over the patch's 2^dim cells
+// of the cell integrals of G_dd (the cell metric, from the level operator's quadrature data), i.e.
+//   A_j ~ sum_d g_d M_{dim-1} (x) .. (x) L_d (x) .. (x) M_0
+// with the unit-cell 1D mass and stiffness: fast diagonalization with one set of eigenvectors and a
+// per-patch eigenvalue sum. On a Cartesian mesh with a constant coefficient g_d = a prod_e h_e / h_d^2
+// and the surrogate is the exact patch matrix. The residual is that of the true level operator
+// (PatchVariant::global). Without a cell metric (the built-in deformed box) the local solver is the
+// patch of the undeformed parameter grid (h = 1 / n_cells per direction).
 // Dirichlet constraints: constrained nodes enter local residuals as zeros (their columns are zero
 // in the constrained operator); after a step they hold b (their rows are the identity).
 #include <array>
@@ -34,7 +42,6 @@
 #include "fe/dof_layout.h"
 #include "fe/quadrature.h"
 #include "mesh/box_mesh.h"
-#include "operators/coefficient.h"
 #include "multigrid/interfaces.h"
 #include "multigrid/multigrid_config.h"
 
@@ -78,6 +85,10 @@ class PatchFastDiagonalization {
   void apply_inverse(Number* x, Number* tmp) const { apply_inverse(x, tmp, Variants{}); }
   /// x = A^{-1} x in place with variant[d] along direction d.
   void apply_inverse(Number* x, Number* tmp, const Variants& variant) const;
+  /// x = (sum_d g_d M_{dim-1} (x) .. (x) L_d (x) .. (x) M_0)^{-1} x in place (variant 0 of every
+  /// direction): the inverse of the Kronecker sum with direction d weighted by g_d > 0, from the
+  /// same eigenvectors (the inverse diagonal 1 / sum_d g_d lambda_d computed on the fly).
+  void apply_inverse_weighted(Number* x, Number* tmp, const std::array<double, dim>& g) const;
   /// Size n of the 1D matrices (2k-1 for the cg patch).
   int n_inner() const { return n_; }
   int n_variants(int d) const { return static_cast<int>(lambda_[d].size()); }
@@ -108,13 +119,13 @@ class VertexPatchSmoother final : public Smoother<Vector<Number>> {
   /// Kronecker path; k+2 Gauss or k+1 Gauss-Lobatto for the general path), with which the 1D
   /// patch matrices are integrated. `op` is the level operator (used by PatchVariant::global and
   /// the additive smoother). Throws InputError for dg layouts (their smoother is
-  /// DgVertexPatchSmoother, multigrid/host/dg_patch_smoother.h). With a variable `coefficient`
-  /// the local solvers are the constant-coefficient ones divided by the mean of a over the centres
-  /// of the patch's cells (a patch-wise constant surrogate), and the residual is the operator's
-  /// (PatchVariant::global).
+  /// DgVertexPatchSmoother, multigrid/host/dg_patch_smoother.h). `cell_metric` (owned cells,
+  /// [cell * dim + d], the level operator's MatrixFreeOperator::cell_metric): the local solvers
+  /// are the separable surrogates of the patches (see above) and the residual is the operator's
+  /// (PatchVariant::global); empty: the exact Cartesian patches of the parameter grid.
   VertexPatchSmoother(const mesh::BoxMesh<dim>& mesh, const fe::DofLayout<dim>& dofs,
                       const fe::Quadrature1D& quadrature, bool additive, PatchVariant variant, double relaxation,
-                      const LevelOperator<Vector<Number>>& op, const operators::Coefficient& coefficient = {});
+                      const LevelOperator<Vector<Number>>& op, std::vector<double> cell_metric = {});
 
   void smooth(Vector<Number>& x, const Vector<Number>& b, SweepOrder order) const override;
 
@@ -127,10 +138,13 @@ class VertexPatchSmoother final : public Smoother<Vector<Number>> {
   /// Local indices of the (2k-1)^dim inner nodes / all (2k+1)^dim nodes of a patch, lexicographic.
   void inner_dof_indices(const Patch& v, std::vector<index_t>& idx) const;
   void patch_dof_indices(const Patch& v, std::vector<index_t>& idx) const;
-  /// r = A_j^{-1} r for a patch vector of (2k-1)^dim entries.
-  void local_solve(Number* r) const;
-  /// 1 / (mean of the coefficient over the patch's cell centres); 1 without a coefficient.
-  double local_scale(const Patch& v) const;
+  /// r = A_j^{-1} r for a patch vector of (2k-1)^dim entries (the surrogate's inverse with a
+  /// cell metric).
+  void local_solve(const Patch& v, Number* r) const;
+  /// Whether the local solvers are the separable surrogates of a cell metric.
+  bool surrogate() const { return !cell_metric_.empty(); }
+  /// The weights g_d of the patch's surrogate: the mean cell metric of its 2^dim cells.
+  std::array<double, dim> patch_metric(const Patch& v) const;
   /// r_I = b_I - A_{I,F} u_F of one patch from the global vectors (constrained u entries as 0).
   void local_residual(const Patch& v, const Vector<Number>& u, const Vector<Number>& b, Number* r) const;
 
@@ -145,7 +159,7 @@ class VertexPatchSmoother final : public Smoother<Vector<Number>> {
   const mesh::BoxMesh<dim>* mesh_;
   const fe::DofLayout<dim>* dofs_;
   const LevelOperator<Vector<Number>>* op_;
-  operators::Coefficient coefficient_;
+  std::vector<double> cell_metric_;
   bool additive_;
   PatchVariant variant_;
   double relaxation_;

@@ -47,6 +47,12 @@ TCFEM_HD inline Number fmadd(Number a, Number b, Number c) {
 template <typename Number>
 struct PatchKernelParams {
   const Number* inverse_diagonal = nullptr;  ///< ni^dim: 1 / (lambda_x + lambda_y (+ lambda_z)), lexicographic
+  /// The separable surrogates (curved cells, variable coefficients; multigrid/host/patch_smoother.h):
+  /// dim weights g_d per patch of the color (patch m0 + count[0] (m1 + count[1] m2)) and the unit
+  /// cells' eigenvalues lambda_d (dim x ni, in the order of the eigenvectors); the inverse
+  /// eigenvalue sum of inner node n is then 1 / sum_d g_d lambda_d[n_d]. Null: inverse_diagonal.
+  const Number* patch_weights = nullptr;
+  const Number* eigenvalues = nullptr;
   Number* x = nullptr;
   const Number* b = nullptr;
   const Number* r_in = nullptr;  ///< solve kernels: residual buffer of the color, or global residual vector
@@ -104,6 +110,23 @@ TCFEM_PATCH_UNROLL
     if (c + 2 * k == p.extent[d] - 1) r.boundary |= 2 << (2 * d);
   }
   return r;
+}
+
+/// The inverse eigenvalue sum of inner node n (lexicographic) of patch m0 of the block at (by, bz):
+/// the level's stored tensor, or 1 / sum_d g_d lambda_d[n_d] of the patch's surrogate.
+template <int dim, int ni, typename Number>
+TCFEM_HD inline Number inverse_eigenvalue_sum(const PatchKernelParams<Number>& p, int m0, int by, int bz, int n) {
+  if (p.patch_weights == nullptr) return load_read_only(p.inverse_diagonal + n);
+  const long long patch = m0 + static_cast<long long>(p.count[0]) * (by + static_cast<long long>(p.count[1]) * bz);
+  const Number* g = p.patch_weights + patch * dim;
+  Number s = Number(0);
+  int r = n;
+TCFEM_PATCH_UNROLL
+  for (int d = 0; d < dim; ++d) {
+    s = fmadd(load_read_only(g + d), load_read_only(p.eigenvalues + d * ni + r % ni), s);
+    r /= ni;
+  }
+  return Number(1) / s;
 }
 
 /// The patch j places further along x than `first` in the same block (patches of a color along
@@ -904,7 +927,7 @@ TCFEM_PATCH_UNROLL
       } else if (s == dim - 1) {  // then the inverse eigenvalue sums (lexicographic again)
         tensor_core_phase<Number, lines, ni, 1, ni>(g, L, ok, in, vt, [&](int patch, int l, int c, Number y) {
           const int n = line_out_address(lines, c, l);
-          smem[out_offset(patch) + n] = y * load_read_only(p.inverse_diagonal + n);
+          smem[out_offset(patch) + n] = y * inverse_eigenvalue_sum<dim, ni>(p, first_m0 + patch, by, bz, n);
         });
       } else if (s < 2 * dim - 1) {
         tensor_core_phase<Number, lines, ni, 1, ni>(g, L, ok, in, vn, [&](int patch, int l, int c, Number y) {
@@ -960,7 +983,7 @@ TCFEM_PATCH_UNROLL
         } else if (s == dim - 1) {  // V_d^T, then the inverse eigenvalue sums (lexicographic again)
           apply_eigenvectors<ni, true, con>(V, v, [&](int i, Number y) {
             const int n = line_out_address(lines, i, it.index);
-            smem[o_out + n * es] = y * load_read_only(p.inverse_diagonal + n);
+            smem[o_out + n * es] = y * inverse_eigenvalue_sum<dim, ni>(p, first_m0 + it.patch, by, bz, n);
           });
         } else if (s < 2 * dim - 1) {  // V_d
           apply_eigenvectors<ni, false, con>(V, v, [&](int i, Number y) { smem[o_out + line_out_address(lines, i, it.index) * es] = y; });

@@ -20,14 +20,21 @@ namespace tcfem::multigrid::patch_kernels {
 
 /// Per direction d at d (2 ni nf + ni ni): M_d, L_d (inner rows, all columns; ni x nf) and the
 /// eigenvectors V_d (ni x ni) of the patch of the level's cell sizes; `inverse_diagonal` gets
-/// 1 / (lambda_0 + ...), lexicographic.
+/// 1 / (lambda_0 + ...), lexicographic. With `eigenvalues` (the separable surrogates): the patch of
+/// unit cells, and `eigenvalues` gets lambda_d (dim x ni, the order of the eigenvectors).
 template <int dim, typename Number>
 std::vector<Number> patch_kernel_matrices(const mesh::BoxMesh<dim>& mesh, int k, const fe::Quadrature1D& quadrature,
-                                          std::vector<Number>& inverse_diagonal) {
+                                          std::vector<Number>& inverse_diagonal,
+                                          std::vector<Number>* eigenvalues = nullptr) {
   const int nf = 2 * k + 1, ni = 2 * k - 1, ms = 2 * ni * nf + ni * ni;
   std::array<double, dim> h;
-  for (int d = 0; d < dim; ++d) h[d] = mesh.cell_size()[d];
+  for (int d = 0; d < dim; ++d) h[d] = eigenvalues ? 1.0 : mesh.cell_size()[d];
   const PatchFastDiagonalization<dim, Number> fd(k, h, quadrature);
+  if (eigenvalues) {
+    eigenvalues->resize(dim * ni);
+    for (int d = 0; d < dim; ++d)
+      for (int i = 0; i < ni; ++i) (*eigenvalues)[d * ni + i] = static_cast<Number>(fd.eigenvalues(d)[i]);
+  }
   std::vector<Number> mats(dim * ms);
   for (int d = 0; d < dim; ++d) {
     const auto p = patch_matrices_1d(k, h[d], quadrature);
@@ -48,11 +55,13 @@ std::vector<Number> patch_kernel_matrices(const mesh::BoxMesh<dim>& mesh, int k,
 /// per direction M_d, L_d as P (P_ij = (A_ij + A_i,nf-1-j) / 2, j < k; column k: A_ik; rows 0 .. k-1)
 /// followed by Q ((A_ij - A_i,nf-1-j) / 2, rows 0 .. k-2, columns 0 .. k-1), and V_d with its
 /// symmetric eigenvectors first, then the antisymmetric ones, rows 0 .. k-1 only; the inverse
-/// eigenvalue sums permuted alike. Throws Error when a matrix is not centrosymmetric or an
-/// eigenvector neither symmetric nor antisymmetric (to 1000 eps(Number), relative).
+/// eigenvalue sums (and the eigenvalues, where given) permuted alike. Throws Error when a matrix is
+/// not centrosymmetric or an eigenvector neither symmetric nor antisymmetric (to 1000 eps(Number),
+/// relative).
 template <int dim, typename Number>
 std::vector<Number> patch_even_odd_matrices(int k, const std::vector<Number>& dense,
-                                            std::vector<Number>& inverse_diagonal) {
+                                            std::vector<Number>& inverse_diagonal,
+                                            std::vector<Number>* eigenvalues = nullptr) {
   const int nf = 2 * k + 1, ni = 2 * k - 1, ms = 2 * ni * nf + ni * ni;
   const int ho = ni / 2, hi = nf / 2, h = ni / 2;
   const double tol = 1000.0 * double(std::numeric_limits<Number>::epsilon());
@@ -115,6 +124,11 @@ std::vector<Number> patch_even_odd_matrices(int k, const std::vector<Number>& de
     }
     inverse_diagonal[n] = old[src];
   }
+  if (eigenvalues) {
+    const std::vector<Number> lambda = *eigenvalues;
+    for (int d = 0; d < dim; ++d)
+      for (int i = 0; i < ni; ++i) (*eigenvalues)[d * ni + i] = lambda[d * ni + perm[d][i]];
+  }
   return out;
 }
 
@@ -145,6 +159,38 @@ std::vector<PatchKernelParams<Number>> patch_kernel_colors(const mesh::BoxMesh<d
       throw InputError("--cells: the device patch smoother needs (2k + 1) lattice planes of the box to hold fewer than 2^31 nodes");
   }
   return colors;
+}
+
+/// The weights of the separable surrogates of one color's patches (PatchKernelParams::patch_weights):
+/// for patch m0 + count[0] (m1 + count[1] m2), dim values g_d, the mean of `cell_metric` ([cell *
+/// dim + d], MatrixFreeOperator::cell_metric) over the patch's 2^dim cells, as
+/// VertexPatchSmoother::patch_metric computes them.
+template <int dim, typename Number>
+std::vector<Number> patch_kernel_weights(const mesh::BoxMesh<dim>& mesh, const PatchKernelParams<Number>& color,
+                                         const std::vector<double>& cell_metric) {
+  if (cell_metric.size() != mesh.n_owned_cells() * dim)
+    throw Error("patch_kernel_weights: the cell metric does not match the mesh");
+  std::vector<Number> w(std::size_t(color.n_patches) * dim);
+  std::array<int, 3> m{0, 0, 0};
+  for (std::size_t j = 0; j < std::size_t(color.n_patches); ++j) {
+    std::size_t r = j;
+    for (int d = 0; d < dim; ++d) {
+      m[d] = static_cast<int>(r % color.count[d]);
+      r /= color.count[d];
+    }
+    std::array<double, dim> g{};
+    for (int corner = 0; corner < (1 << dim); ++corner) {
+      std::array<int, dim> c;
+      for (int d = 0; d < dim; ++d) {
+        const int v = color.parity[d] ? 1 + 2 * m[d] : 2 + 2 * m[d];  // the vertex, as patch_nodes
+        c[d] = v - 1 + ((corner >> d) & 1);
+      }
+      const double* cm = cell_metric.data() + mesh.cell_number(c) * dim;
+      for (int d = 0; d < dim; ++d) g[d] += cm[d];
+    }
+    for (int d = 0; d < dim; ++d) w[j * dim + d] = static_cast<Number>(g[d] / double(1 << dim));
+  }
+  return w;
 }
 
 }  // namespace tcfem::multigrid::patch_kernels

@@ -452,6 +452,30 @@ void MatrixFreeOperator<dim, Number>::diagonal_faces_general(Vector<Number>& dia
 }
 
 template <int dim, typename Number>
+std::vector<double> MatrixFreeOperator<dim, Number>::cell_metric() const {
+  if (form_ != Form::laplace) throw Error("cell_metric: the operator is not the Laplace form");
+  const std::size_t n_cells = mesh_->n_owned_cells();
+  std::vector<double> g(n_cells * dim);
+  if (path_ == Path::cartesian) {
+    const auto h = mesh_->cell_size();
+    double volume = 1.0;
+    for (int d = 0; d < dim; ++d) volume *= h[d];
+    for (std::size_t cell = 0; cell < n_cells; ++cell)
+      for (int d = 0; d < dim; ++d) g[cell * dim + d] = volume / (h[d] * h[d]);
+    return g;
+  }
+  const int nq = eval_->points_per_cell();
+  for (std::size_t cell = 0; cell < n_cells; ++cell)
+    for (int d = 0; d < dim; ++d) {
+      const Number* c = cell_geo_.coef.data() + (cell * n_sym<dim> + sym_index<dim>(d, d)) * nq;
+      double sum = 0.0;
+      for (int q = 0; q < nq; ++q) sum += static_cast<double>(c[q]);
+      g[cell * dim + d] = sum;
+    }
+  return g;
+}
+
+template <int dim, typename Number>
 void MatrixFreeOperator<dim, Number>::compute_diagonal(Vector<Number>& diag) const {
   diag.resize(dofs_->n_local());
   const int n = dofs_->dofs_per_cell();

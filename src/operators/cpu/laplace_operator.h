@@ -68,6 +68,11 @@ class MatrixFreeOperator {
   void vmult(Vector<Number>& dst, const Vector<Number>& src) const;
   /// The diagonal of A (1 on constrained cg DoFs).
   void compute_diagonal(Vector<Number>& diag) const;
+  /// The cell metric of the Laplace form: for every owned cell and direction d, the integral over
+  /// the unit reference cell of the d-th diagonal entry of a |det J| J^{-1} J^{-T} (the sum over
+  /// the quadrature points of the stored C_dd; a prod_e h_e / h_d^2 on the Cartesian path), as
+  /// [cell * dim + d]: the weights of the separable patch surrogates (multigrid/host/patch_smoother.h).
+  std::vector<double> cell_metric() const;
 
   Path path() const { return path_; }
   Form form() const { return form_; }

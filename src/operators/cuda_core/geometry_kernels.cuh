@@ -119,6 +119,10 @@ class GeometryOperatorBase : public DeviceOperatorBase {
     device_general_diagonal<Number>(view_, grid_, Db_, static_cast<Number*>(diag));
     return true;
   }
+  std::vector<double> cell_metric() const override {
+    if (!coef_) return {};
+    return device_cell_metric<Number>(view_);
+  }
 
  protected:
   GeometryOperatorBase(const DeviceKernelKey& key, std::size_t n_local) : DeviceOperatorBase(key, n_local) {}

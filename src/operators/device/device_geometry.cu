@@ -373,6 +373,25 @@ __global__ void face_diagonal(OperatorView<Number> v, const Number* T, int d, st
   }
 }
 
+/// metric[cell * dim + d] = sum over the points of coef[cell][sym(d, d)][q]: one warp per (cell, d).
+template <typename Number>
+__global__ void cell_metric_kernel(int dim, int nqc, std::int64_t n_cells, const Number* __restrict__ coef,
+                                   double* __restrict__ metric) {
+  const int n_sym = dim * (dim + 1) / 2;
+  const int lane = threadIdx.x & 31;
+  const std::int64_t warps = std::int64_t(gridDim.x) * (blockDim.x / 32);
+  for (std::int64_t w = (std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x) / 32; w < n_cells * dim; w += warps) {
+    const std::int64_t cell = w / dim;
+    const int d = static_cast<int>(w - cell * dim);
+    const int sym = d * dim - d * (d - 1) / 2;  // (d, d) in the row-wise upper triangle
+    const Number* c = coef + (cell * n_sym + sym) * nqc;
+    double s = 0.0;
+    for (int q = lane; q < nqc; q += 32) s += static_cast<double>(c[q]);
+    for (int o = 16; o > 0; o /= 2) s += __shfl_xor_sync(0xffffffffu, s, o);
+    if (lane == 0) metric[w] = s;
+  }
+}
+
 }  // namespace
 
 template <int dim, typename Number>
@@ -515,9 +534,25 @@ TCFEM_FACE_GEOMETRY(3, double)
 TCFEM_FACE_GEOMETRY(2, float)
 TCFEM_FACE_GEOMETRY(3, float)
 #undef TCFEM_FACE_GEOMETRY
+template <typename Number>
+std::vector<double> device_cell_metric(const OperatorView<Number>& v) {
+  if (v.cartesian || v.mass || !v.cell_coef) throw Error("device_cell_metric: the stored data of the general Laplacian only");
+  std::int64_t n_cells = 1;
+  for (int d = 0; d < v.dim; ++d) n_cells *= v.n_cells[d];
+  DeviceBuffer<double> metric(static_cast<std::size_t>(n_cells * v.dim));
+  cell_metric_kernel<Number><<<grid_for(n_cells * v.dim * 32, 256), 256>>>(v.dim, ipow(v.nq, v.dim), n_cells,
+                                                                         v.cell_coef, metric.data());
+  TCFEM_CUDA_CHECK_LAUNCH();
+  std::vector<double> host(metric.size());
+  TCFEM_CUDA_CHECK(cudaMemcpy(host.data(), metric.data(), host.size() * sizeof(double), cudaMemcpyDeviceToHost));
+  return host;
+}
+
 template void device_general_diagonal<double>(const OperatorView<double>&, const Grid&, const std::vector<double>&,
                                               double*);
 template void device_general_diagonal<float>(const OperatorView<float>&, const Grid&, const std::vector<double>&,
                                              float*);
+template std::vector<double> device_cell_metric<double>(const OperatorView<double>&);
+template std::vector<double> device_cell_metric<float>(const OperatorView<float>&);
 
 }  // namespace tcfem::operators

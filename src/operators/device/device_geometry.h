@@ -32,4 +32,10 @@ template <typename Number>
 void device_general_diagonal(const OperatorView<Number>& view, const setup::Grid& grid, const std::vector<double>& Db,
                              Number* diag);
 
+/// The cell metric of the stored cell data of `view` (MatrixFreeOperator::cell_metric): for every
+/// cell and direction d the sum over the points of coef[cell][sym(d, d)][q], as [cell * dim + d],
+/// copied to the host (the weights of the separable patch surrogates).
+template <typename Number>
+std::vector<double> device_cell_metric(const OperatorView<Number>& view);
+
 }  // namespace tcfem::operators

@@ -72,6 +72,10 @@ class DeviceOperator {
     (void)diag;
     return false;
   }
+  /// The cell metric of the Laplace form from the stored quadrature data
+  /// (MatrixFreeOperator::cell_metric: [cell * dim + d], on the host) where the family stores
+  /// them; empty otherwise.
+  virtual std::vector<double> cell_metric() const { return {}; }
 };
 
 /// What every device operator keeps alike: its key, its local size and the work model of one

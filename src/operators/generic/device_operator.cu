@@ -2,6 +2,7 @@
 #include <cmath>
 
 #include "operators/generic/cuda_operator.h"
+#include "operators/device/device_geometry.h"
 #include "operators/device/variants.h"
 
 namespace tcfem::operators {
@@ -77,6 +78,11 @@ class GenericDeviceOperator final : public DeviceOperatorBase {
     if (!op_.has_diagonal()) return false;
     op_.compute_diagonal(static_cast<Number*>(diag));
     return true;
+  }
+  std::vector<double> cell_metric() const override {
+    const auto& v = op_.device_view();
+    if (v.cartesian || v.mass || !v.cell_coef) return {};
+    return device_cell_metric<Number>(v);
   }
 
  private:
