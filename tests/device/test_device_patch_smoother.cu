@@ -34,6 +34,7 @@
 #include "patch_smoother_cases.h"
 #include "multigrid/host/patch_smoother.h"
 #include "operators/device/device_operator.h"
+#include "../support/curved_domains.h"
 
 namespace {
 using namespace tcfem;
@@ -48,33 +49,20 @@ using patch_smoother_tests::rel_diff;
 using patch_smoother_tests::settings_of;
 using patch_smoother_tests::to_string;
 
-/// The quarter annulus 1 <= r <= 2 (extruded along z in 3D).
-template <int dim>
-mesh::Domain<dim> annulus() {
-  mesh::Point<dim> lo{}, hi;
-  hi.fill(1.0);
-  return mesh::Domain<dim>::box(lo, hi, [](const mesh::Point<dim>& X) {
-    const double r = 1.0 + X[0], t = 1.5707963267948966 * X[1];
-    mesh::Point<dim> x = X;
-    x[0] = r * std::cos(t);
-    x[1] = r * std::sin(t);
-    return x;
-  });
-}
-
 /// `g` mapped: the quarter annulus with the coefficient 1 + 3 (r^2 - 1) (1..10) and the separable
 /// patch surrogates of its cell metric.
 template <int dim>
 struct Problem {
   Problem(const std::array<int, dim>& nc, mesh::GeometryKind g, int k)
-      : mesh(g == mesh::GeometryKind::mapped ? mesh::BoxMesh<dim>(nc, annulus<dim>()) : mesh::BoxMesh<dim>(nc, g)),
+      : mesh(g == mesh::GeometryKind::mapped ? mesh::BoxMesh<dim>(nc, test_domains::quarter_annulus<dim>())
+                                              : mesh::BoxMesh<dim>(nc, g)),
         dofs(mesh, fe::Disc::cg, k),
         config(make_config(k, g == mesh::GeometryKind::mapped)) {}
   static operators::OperatorConfig make_config(int k, bool coefficient) {
     operators::OperatorConfig c;
     c.disc = fe::Disc::cg;
     c.degree = k;
-    if (coefficient) c.coefficient = [](const double* x) { return 1.0 + 3.0 * (x[0] * x[0] + x[1] * x[1] - 1.0); };
+    if (coefficient) c.coefficient = test_domains::annulus_coefficient;
     return c;
   }
   bool surrogate() const { return mesh.geometry() == mesh::GeometryKind::mapped; }

@@ -17,6 +17,7 @@
 #include "multigrid/host/patch_smoother.h"
 #include "operators/cpu/sparse_matrix.h"
 #include "random_inputs.h"
+#include "../support/curved_domains.h"
 
 namespace {
 using namespace tcfem;
@@ -315,15 +316,11 @@ TEST(VertexPatch, SeparableSurrogateOnACurvedMeshWithAVariableCoefficient) {
   // means of the cell metric, the sweep is the sequential reference with the surrogate's local
   // solves, and the smoother contracts the error of A x = 0
   const int k = 2;
-  const auto domain = mesh::Domain<2>::box({0.0, 0.0}, {1.0, 1.0}, [](const mesh::Point<2>& X) {
-    const double r = 1.0 + X[0], t = 1.5707963267948966 * X[1];
-    return mesh::Point<2>{r * std::cos(t), r * std::sin(t)};
-  });
-  mesh::BoxMesh<2> mesh({6, 6}, domain);
+  mesh::BoxMesh<2> mesh({6, 6}, test_domains::quarter_annulus<2>());
   fe::DofLayout<2> dofs(mesh, fe::Disc::cg, k);
   operators::OperatorConfig config;
   config.degree = k;
-  config.coefficient = [](const double* x) { return 1.0 + 3.0 * (x[0] * x[0] + x[1] * x[1] - 1.0); };
+  config.coefficient = test_domains::annulus_coefficient;
   MatrixFreeLevelOperator<2, double> op(mesh, dofs, config);
   const auto metric = op.matrix_free().cell_metric();
   VertexPatchSmoother<2, double> smoother(mesh, dofs, fe::make_quadrature(config.quadrature, k), false,

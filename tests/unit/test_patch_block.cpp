@@ -19,6 +19,7 @@
 #include "multigrid/patch_kernels/block.h"
 #include "multigrid/patch_kernels/setup.h"
 #include "multigrid/host/patch_smoother.h"
+#include "../support/curved_domains.h"
 
 namespace {
 using namespace tcfem;
@@ -59,29 +60,16 @@ void run_kind(KernelKind kind, const PatchKernelParams<Number>& p, const std::ve
 // of the cell metric (patch weights), multiplicative with the global residual (additive)
 enum class Case { fused, fused_replace, separate, global, additive, surrogate, surrogate_additive };
 
-/// The quarter annulus 1 <= r <= 2 (extruded along z in 3D).
-template <int dim>
-mesh::Domain<dim> annulus() {
-  mesh::Point<dim> lo{}, hi;
-  hi.fill(1.0);
-  return mesh::Domain<dim>::box(lo, hi, [](const mesh::Point<dim>& X) {
-    const double r = 1.0 + X[0], t = 1.5707963267948966 * X[1];
-    mesh::Point<dim> x = X;
-    x[0] = r * std::cos(t);
-    x[1] = r * std::sin(t);
-    return x;
-  });
-}
-
 template <int dim, int k, typename Number = double, Contraction con = Contraction::dense>
 double emulation_error(const std::array<int, dim>& nc, mesh::GeometryKind g, Case c, unsigned seed) {
   const bool surrogate = c == Case::surrogate || c == Case::surrogate_additive;
-  mesh::BoxMesh<dim> mesh = surrogate ? mesh::BoxMesh<dim>(nc, annulus<dim>()) : mesh::BoxMesh<dim>(nc, g);
+  mesh::BoxMesh<dim> mesh =
+      surrogate ? mesh::BoxMesh<dim>(nc, test_domains::quarter_annulus<dim>()) : mesh::BoxMesh<dim>(nc, g);
   fe::DofLayout<dim> dofs(mesh, fe::Disc::cg, k);
   operators::OperatorConfig config;
   config.disc = fe::Disc::cg;
   config.degree = k;
-  if (surrogate) config.coefficient = [](const double* x) { return 1.0 + 3.0 * (x[0] * x[0] + x[1] * x[1] - 1.0); };
+  if (surrogate) config.coefficient = test_domains::annulus_coefficient;
   multigrid::MatrixFreeLevelOperator<dim, Number> op(mesh, dofs, config);
   const auto quadrature = op.matrix_free().path() == operators::Path::cartesian
                               ? fe::gauss(k + 1)
