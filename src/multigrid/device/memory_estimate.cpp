@@ -5,6 +5,7 @@
 
 #include "core/memory.h"
 #include "multigrid/device/multigrid_solve.h"
+#include "multigrid/host/patch_smoother.h"
 
 namespace tcfem::multigrid {
 
@@ -34,8 +35,7 @@ DeviceMemoryEstimate estimate_device_multigrid_memory(int dim, double fine_dofs,
     case SmootherKind::chebyshev: smoother_vectors = 4.0; break;
     case SmootherKind::patch_additive: smoother_vectors = 1.0; break;
     case SmootherKind::patch: {
-      const bool surrogate = geometry == mesh::GeometryKind::mapped || bool(config.coefficient);
-      if (surrogate)  // the global residual and the surrogates' dim weights per patch
+      if (uses_patch_surrogates(geometry, bool(config.coefficient)))  // the global residual and the surrogates' dim weights per patch
         smoother_vectors = 1.0 + dim / std::pow(double(config.degree), dim);
       else if (!cartesian || settings.multigrid.smoother.patch_variant == PatchVariant::global)
         smoother_vectors = 1.0;  // the global residual

@@ -11,6 +11,7 @@
 #include "multigrid/device/dg_patch_smoother.h"
 #include "multigrid/device/patch_smoother_adapter.h"
 #include "multigrid/device/transfer.h"
+#include "multigrid/host/patch_smoother.h"
 #include "operators/cpu/laplace_operator.h"
 
 namespace tcfem::multigrid {
@@ -116,7 +117,7 @@ std::unique_ptr<Smoother<DeviceVector<Number>>> make_device_smoother(const Smoot
       // the separable surrogates on mapped meshes and with a variable coefficient (the cell metric
       // of the level operator's stored data), as the CPU smoother
       std::vector<double> metric;
-      if (mesh.geometry() == mesh::GeometryKind::mapped || config.coefficient) {
+      if (uses_patch_surrogates(mesh.geometry(), bool(config.coefficient))) {
         metric = op.device_operator().cell_metric();
         if (metric.empty())
           throw InputError("--smoother patch on --backend cuda: the level operator (" +

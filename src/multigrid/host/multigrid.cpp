@@ -98,9 +98,7 @@ std::unique_ptr<Smoother<Vector<Number>>> make_smoother(const SmootherSettings& 
         info.smoother = text;
         return s;
       }
-      // the separable surrogates on mapped meshes and with a variable coefficient; the built-in
-      // deformed box keeps the patches of its parameter grid
-      const bool surrogate = mesh.geometry() == mesh::GeometryKind::mapped || bool(config.coefficient);
+      const bool surrogate = uses_patch_surrogates(mesh.geometry(), bool(config.coefficient));
       auto s = std::make_unique<VertexPatchSmoother<dim, Number>>(
           mesh, dofs, quadrature, additive, settings.patch_variant, omega, op,
           surrogate ? op.matrix_free().cell_metric() : std::vector<double>{});

@@ -426,16 +426,8 @@ void VertexPatchSmoother<dim, Number>::local_solve(const Patch& v, Number* r) co
 
 template <int dim, typename Number>
 std::array<double, dim> VertexPatchSmoother<dim, Number>::patch_metric(const Patch& v) const {
-  std::array<double, dim> g{};
-  if (cell_metric_.empty()) return g;
-  for (int corner = 0; corner < (1 << dim); ++corner) {
-    std::array<int, dim> c;
-    for (int d = 0; d < dim; ++d) c[d] = v[d] - 1 + ((corner >> d) & 1);
-    const double* m = cell_metric_.data() + mesh_->cell_number(c) * dim;
-    for (int d = 0; d < dim; ++d) g[d] += m[d];
-  }
-  for (int d = 0; d < dim; ++d) g[d] /= double(1 << dim);
-  return g;
+  if (cell_metric_.empty()) return {};
+  return patch_mean_metric<dim>(*mesh_, cell_metric_, v);
 }
 
 template <int dim, typename Number>

@@ -110,6 +110,29 @@ class PatchFastDiagonalization {
   std::vector<std::vector<Number>> inverse_diagonal_;          // [combination], tensor of n^dim
 };
 
+/// Whether the cg vertex-patch smoothers of a level take the separable surrogates (above): on
+/// mapped meshes and with a variable coefficient; the built-in deformed box keeps the patches of
+/// its parameter grid.
+inline bool uses_patch_surrogates(mesh::GeometryKind geometry, bool variable_coefficient) {
+  return geometry == mesh::GeometryKind::mapped || variable_coefficient;
+}
+
+/// The weights g_d of the separable surrogate of the patch around interior vertex v: the mean of
+/// `cell_metric` ([cell * dim + d], MatrixFreeOperator::cell_metric) over the patch's 2^dim cells.
+template <int dim>
+std::array<double, dim> patch_mean_metric(const mesh::BoxMesh<dim>& mesh, const std::vector<double>& cell_metric,
+                                          const std::array<int, dim>& v) {
+  std::array<double, dim> g{};
+  for (int corner = 0; corner < (1 << dim); ++corner) {
+    std::array<int, dim> c;
+    for (int d = 0; d < dim; ++d) c[d] = v[d] - 1 + ((corner >> d) & 1);
+    const double* m = cell_metric.data() + mesh.cell_number(c) * dim;
+    for (int d = 0; d < dim; ++d) g[d] += m[d];
+  }
+  for (int d = 0; d < dim; ++d) g[d] /= double(1 << dim);
+  return g;
+}
+
 template <int dim, typename Number>
 class VertexPatchSmoother final : public Smoother<Vector<Number>> {
  public:

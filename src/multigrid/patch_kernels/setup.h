@@ -178,17 +178,10 @@ std::vector<Number> patch_kernel_weights(const mesh::BoxMesh<dim>& mesh, const P
       m[d] = static_cast<int>(r % color.count[d]);
       r /= color.count[d];
     }
-    std::array<double, dim> g{};
-    for (int corner = 0; corner < (1 << dim); ++corner) {
-      std::array<int, dim> c;
-      for (int d = 0; d < dim; ++d) {
-        const int v = color.parity[d] ? 1 + 2 * m[d] : 2 + 2 * m[d];  // the vertex, as patch_nodes
-        c[d] = v - 1 + ((corner >> d) & 1);
-      }
-      const double* cm = cell_metric.data() + mesh.cell_number(c) * dim;
-      for (int d = 0; d < dim; ++d) g[d] += cm[d];
-    }
-    for (int d = 0; d < dim; ++d) w[j * dim + d] = static_cast<Number>(g[d] / double(1 << dim));
+    std::array<int, dim> v;
+    for (int d = 0; d < dim; ++d) v[d] = color.parity[d] ? 1 + 2 * m[d] : 2 + 2 * m[d];  // as patch_nodes
+    const auto g = patch_mean_metric<dim>(mesh, cell_metric, v);
+    for (int d = 0; d < dim; ++d) w[j * dim + d] = static_cast<Number>(g[d]);
   }
   return w;
 }
