@@ -378,8 +378,10 @@ int run_solve(const SolveOptions& o) {
                   device_problem->compile_seconds());
     stage(text);
     if (prob) {
-      boundary_terms = problem::assemble_boundary_terms<dim>(mesh, dofs, cfg, *prob);
-      stage("boundary terms");
+      // cg: the Dirichlet lift on the device (set_rhs_lift), the Neumann faces' terms here
+      boundary_terms = problem::assemble_boundary_terms<dim>(mesh, dofs, cfg, *prob, false);
+      std::snprintf(text, sizeof text, "boundary terms (%zu cells on the host)", boundary_terms.cells.size());
+      stage(text);
     }
   } else if (prob) {
     auto sys = problem::assemble_system<dim>(mesh, dofs, cfg, *prob);
@@ -436,14 +438,15 @@ int run_solve(const SolveOptions& o) {
       options.component_timing = o.mg_timing;
       options.progress = [&](const std::string& s) { say(s); };
       const fe::Quadrature1D rhs_rule = prob ? problem::data_rule<dim>(mesh, dofs, cfg) : fe::gauss(k + 2);
-      options.device_rhs = [&](double* d_b) {
+      options.device_rhs = [&](double* d_b, const operators::DeviceOperator& A) {
+        device_problem->set_rhs_lift(d_b, A, cfg);  // first: it overwrites b
         device_problem->add_rhs_volume(d_b, rhs_rule);
         problem::add_cell_vectors<dim>(mesh, dofs, boundary_terms.cells, boundary_terms.rhs, d_b);
         problem::zero_constrained<dim>(mesh, dofs, d_b);
       };
       options.device_solution = [&](double* d_x) {
         // cg: u = w + g_h, w zero on the constrained nodes
-        problem::set_cell_values<dim>(mesh, dofs, boundary_terms.cells, boundary_terms.lift, d_x);
+        device_problem->set_lift(d_x);
         if (device_problem->has_exact()) {
           const auto t = clock_type::now();
           errors = device_problem->errors(d_x);

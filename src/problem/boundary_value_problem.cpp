@@ -153,11 +153,12 @@ namespace {
 /// The cell vectors of the listed cells (all cells when `cells` is null): with `volume` the term
 /// (f / c, phi_i), and on boundary cells the data terms. `sys` gets their sum (with the lift, cg)
 /// unless `locals` is given, which then gets the cell vectors (locals[j * nb + i]) and, cg, the
-/// local lift values (lifts[j * nb + i], NaN at unconstrained nodes).
+/// local lift values (lifts[j * nb + i], NaN at unconstrained nodes). Without `lift_terms` the cg
+/// lift and its term - a(g_h, phi_i) are left out (computed elsewhere).
 template <int dim>
 void assemble_cells(const mesh::BoxMesh<dim>& mesh, const fe::DofLayout<dim>& dofs,
                     const operators::OperatorConfig& config, const ProblemDefinition<dim>& problem, bool volume_terms,
-                    const std::vector<std::size_t>* cells, DiscreteSystem<dim>& sys, std::vector<double>* locals,
+                    bool lift_terms, const std::vector<std::size_t>* cells, DiscreteSystem<dim>& sys, std::vector<double>* locals,
                     std::vector<double>* lifts) {
   if (dofs.dirichlet_faces() != problem.dirichlet_faces)
     throw Error("assemble_system: the DoF layout's Dirichlet faces differ from the problem's");
@@ -195,7 +196,7 @@ void assemble_cells(const mesh::BoxMesh<dim>& mesh, const fe::DofLayout<dim>& do
     for (int f = 0; f < 2 * dim; ++f) boundary_cell |= on_face<dim>(mesh, c, f);
     if (!boundary_cell) return;
     // cg: - a(g_h, phi_i)
-    if (cg) {
+    if (cg && lift_terms) {
       bool any = false;
       local_lift<dim>(mesh, dofs, problem, c, s.nodes.data(), s.lifted.data());
       for (int i = 0; i < nb; ++i) {
@@ -283,13 +284,13 @@ void assemble_cells(const mesh::BoxMesh<dim>& mesh, const fe::DofLayout<dim>& do
   auto cell_at = [&](std::size_t j) { return mesh.cell_index(cells ? (*cells)[j] : j); };
   if (locals) {
     locals->assign(n_cells * nb, 0.0);
-    if (lifts) lifts->assign(cg ? n_cells * nb : 0, std::numeric_limits<double>::quiet_NaN());
+    if (lifts) lifts->assign(cg && lift_terms ? n_cells * nb : 0, std::numeric_limits<double>::quiet_NaN());
     parallel_chunks(0, n_cells, [&](std::size_t b, std::size_t e, int t) {
       auto& st = *states[t];
       for (std::size_t j = b; j < e; ++j) {
         const auto c = cell_at(j);
         cell_vector(st, c, locals->data() + j * nb);
-        if (cg && lifts && touches_dirichlet<dim>(mesh, problem, c))
+        if (cg && lift_terms && lifts && touches_dirichlet<dim>(mesh, problem, c))
           local_lift<dim>(mesh, dofs, problem, c, st.nodes.data(), lifts->data() + j * nb);
       }
     }, threads);
@@ -336,22 +337,27 @@ template <int dim>
 DiscreteSystem<dim> assemble_system(const mesh::BoxMesh<dim>& mesh, const fe::DofLayout<dim>& dofs,
                                     const operators::OperatorConfig& config, const ProblemDefinition<dim>& problem) {
   DiscreteSystem<dim> sys;
-  assemble_cells<dim>(mesh, dofs, config, problem, true, nullptr, sys, nullptr, nullptr);
+  assemble_cells<dim>(mesh, dofs, config, problem, true, true, nullptr, sys, nullptr, nullptr);
   return sys;
 }
 
 template <int dim>
 BoundaryTerms assemble_boundary_terms(const mesh::BoxMesh<dim>& mesh, const fe::DofLayout<dim>& dofs,
-                                      const operators::OperatorConfig& config, const ProblemDefinition<dim>& problem) {
+                                      const operators::OperatorConfig& config, const ProblemDefinition<dim>& problem,
+                                      bool cg_lift) {
   BoundaryTerms terms;
+  // the cells with a term: every boundary cell, or without the cg lift those on Neumann faces
+  const bool faces_only = dofs.disc() == fe::Disc::cg && !cg_lift;
   for (std::size_t cell = 0; cell < mesh.n_owned_cells(); ++cell) {
     const auto c = mesh.cell_index(cell);
     bool boundary = false;
-    for (int f = 0; f < 2 * dim; ++f) boundary |= on_face<dim>(mesh, c, f);
+    for (int f = 0; f < 2 * dim; ++f)
+      boundary |= on_face<dim>(mesh, c, f) && !(faces_only && problem.dirichlet_faces[f]);
     if (boundary) terms.cells.push_back(cell);
   }
   DiscreteSystem<dim> unused;
-  assemble_cells<dim>(mesh, dofs, config, problem, false, &terms.cells, unused, &terms.rhs, &terms.lift);
+  assemble_cells<dim>(mesh, dofs, config, problem, false, !faces_only, &terms.cells, unused, &terms.rhs,
+                      &terms.lift);
   return terms;
 }
 
@@ -408,9 +414,9 @@ Errors compute_errors(const mesh::BoxMesh<dim>& mesh, const fe::DofLayout<dim>& 
 }
 
 template BoundaryTerms assemble_boundary_terms<2>(const mesh::BoxMesh<2>&, const fe::DofLayout<2>&,
-                                                 const operators::OperatorConfig&, const ProblemDefinition<2>&);
+                                                 const operators::OperatorConfig&, const ProblemDefinition<2>&, bool);
 template BoundaryTerms assemble_boundary_terms<3>(const mesh::BoxMesh<3>&, const fe::DofLayout<3>&,
-                                                 const operators::OperatorConfig&, const ProblemDefinition<3>&);
+                                                 const operators::OperatorConfig&, const ProblemDefinition<3>&, bool);
 template DiscreteSystem<2> assemble_system<2>(const mesh::BoxMesh<2>&, const fe::DofLayout<2>&,
                                               const operators::OperatorConfig&, const ProblemDefinition<2>&);
 template DiscreteSystem<3> assemble_system<3>(const mesh::BoxMesh<3>&, const fe::DofLayout<3>&,

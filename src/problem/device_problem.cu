@@ -16,6 +16,7 @@
 #include "core/jit.h"
 #include "core/parallel.h"
 #include "fe/lagrange.h"
+#include "operators/device/device_operator.h"
 #include "operators/device/device_points.h"
 
 namespace tcfem::problem {
@@ -29,7 +30,6 @@ using operators::setup::cell_of;
 using operators::setup::dof_of;
 using operators::setup::Grid;
 using operators::setup::grid_for;
-using operators::setup::interpolate;
 using operators::setup::make_grid;
 using DeviceFunction = operators::setup::PointFunction;
 
@@ -92,22 +92,20 @@ __global__ void error_cells(Grid g, const double* tables, std::int64_t first, st
   const int nbc = ipow(nb, dim), nqc = ipow(nq, dim);
   double* B = smem;
   double* D = B + nq * nb;
-  double* in = D + nq * nb + nq;
-  double* t0 = in + nbc;
-  double* t1 = t0 + nqc;
-  double* val = t1 + nqc;       // nqc
-  double* grad = val + nqc;     // dim * nqc
-  double* red = grad + 3 * nqc;  // 2 * blockDim.x
-  const ThreadGroup group{int(threadIdx.x), int(blockDim.x)};
+  double* red = D + nq * nb + nq;   // 2 * blockDim.x
+  double* buf_a = red + 2 * blockDim.x;
+  double* buf_b = buf_a + operators::setup::interpolate_all_scratch(dim, nb, nq, 1).a;
   for (int i = threadIdx.x; i < 2 * nq * nb + nq; i += blockDim.x) B[i] = tables[i];
   __syncthreads();
   double e0 = 0.0, e1 = 0.0;
   for (std::int64_t slot = blockIdx.x; slot < m; slot += gridDim.x) {
     int c[3];
     cell_of(g, first + slot, c);
-    for (int i = threadIdx.x; i < nbc; i += blockDim.x) in[i] = u[dof_of(g, c, i)];
+    for (int i = threadIdx.x; i < nbc; i += blockDim.x) buf_a[i] = u[dof_of(g, c, i)];
     __syncthreads();
-    for (int e = -1; e < dim; ++e) interpolate(group, B, D, nq, nb, dim, e, in, t0, t1, e < 0 ? val : grad + e * nqc);
+    // the value at [0] and the derivative along b at [(1 + b) * nqc]
+    const double* val = operators::setup::interpolate_all(B, D, nq, nb, dim, 1, buf_a, buf_b);
+    const double* grad = val + nqc;
     for (int q = threadIdx.x; q < nqc; q += blockDim.x) {
       const std::int64_t at = slot * nqc + q;
       const double wq = jxw[at];
@@ -138,8 +136,7 @@ __global__ void error_cells(Grid g, const double* tables, std::int64_t first, st
   }
 }
 
-__global__ void scatter_local(Grid g, const std::int64_t* cells, std::int64_t n, const double* local, double* b,
-                              bool set_constrained) {
+__global__ void scatter_local(Grid g, const std::int64_t* cells, std::int64_t n, const double* local, double* b) {
   const int nbc = ipow(g.nb, g.dim);
   for (std::int64_t t = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; t < n * nbc;
        t += std::int64_t(gridDim.x) * blockDim.x) {
@@ -147,9 +144,7 @@ __global__ void scatter_local(Grid g, const std::int64_t* cells, std::int64_t n,
     cell_of(g, cells[t / nbc], c);
     const int i = int(t % nbc);
     const std::int64_t idx = dof_of(g, c, i);
-    if (set_constrained) {
-      if (local[t] == local[t]) b[idx] = local[t];  // NaN marks "not constrained"
-    } else if (g.dg) {
+    if (g.dg) {
       b[idx] += local[t];
     } else {
       atomicAdd(b + idx, local[t]);
@@ -157,6 +152,47 @@ __global__ void scatter_local(Grid g, const std::int64_t* cells, std::int64_t n,
   }
 }
 
+
+/// The nodes of Dirichlet face `face` of the cg lattice, j = 0 .. n-1 over the face's lattice (the
+/// other directions, lexicographic): their parameter points X[e * stride + j] and their lattice
+/// (DoF) numbers, -1 for nodes that lie on an earlier Dirichlet face, which gives their value (the
+/// rule of the host's local_lift).
+__global__ void dirichlet_face_nodes(Grid g, const double* gll, int face, std::int64_t n, double* X,
+                                     std::int64_t stride, std::int64_t* index) {
+  const int d = face / 2;
+  for (std::int64_t j = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; j < n;
+       j += std::int64_t(gridDim.x) * blockDim.x) {
+    std::int64_t p[3] = {0, 0, 0}, r = j;
+    for (int e = 0; e < g.dim; ++e) {
+      if (e == d) {
+        p[e] = face % 2 ? g.lattice[e] - 1 : 0;
+      } else {
+        p[e] = r % g.lattice[e];
+        r /= g.lattice[e];
+      }
+    }
+    bool earlier = false;
+    for (int f = 0; f < face; ++f)
+      earlier |= g.dirichlet[f] && p[f / 2] == (f % 2 ? g.lattice[f / 2] - 1 : 0);
+    std::int64_t t = 0;
+    for (int e = g.dim - 1; e >= 0; --e) t = t * g.lattice[e] + p[e];
+    index[j] = earlier ? -1 : t;
+    for (int e = 0; e < g.dim; ++e) X[e * stride + j] = node_coordinate(g, gll, e, int(p[e] / g.k), int(p[e] % g.k));
+  }
+}
+
+/// x[index[j]] = value[j] where index[j] >= 0.
+__global__ void set_indexed(std::int64_t n, const std::int64_t* index, const double* value, double* x) {
+  for (std::int64_t j = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; j < n;
+       j += std::int64_t(gridDim.x) * blockDim.x)
+    if (index[j] >= 0) x[index[j]] = value[j];
+}
+
+__global__ void negate(std::int64_t n, double* x) {
+  for (std::int64_t i = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; i < n;
+       i += std::int64_t(gridDim.x) * blockDim.x)
+    x[i] = -x[i];
+}
 
 }  // namespace
 
@@ -172,6 +208,11 @@ struct DeviceProblem<dim>::Impl {
   bool have_exact = false;
   double scale = 1.0;  // 1 / c for a constant coefficient
   std::function<mesh::Point<dim>(const mesh::Point<dim>&)> host_gradient;
+  /// cg: g of each Dirichlet face (empty functions elsewhere), and after set_rhs_lift the
+  /// lift's values at the nodes of each Dirichlet face with their DoF numbers (-1: skipped)
+  std::array<DeviceFunction, 2 * dim> dirichlet;
+  std::vector<DeviceBuffer<std::int64_t>> lift_index;
+  std::vector<DeviceBuffer<double>> lift_value;
 
   DeviceFunction function(std::shared_ptr<const Expression> e, std::function<double(const double*)> host,
                          const std::string& name) {
@@ -275,6 +316,12 @@ DeviceProblem<dim>::DeviceProblem(const mesh::BoxMesh<dim>& mesh, const fe::DofL
       }
     }
   }
+  if (problem && dofs.disc() == fe::Disc::cg)
+    for (int f = 0; f < 2 * dim; ++f)
+      if (problem->dirichlet_faces[f]) {
+        const std::string key = "dirichlet." + problem->face_parts[f];
+        m.dirichlet[f] = m.function(expression(key), callable(problem->boundary[f]), key);
+      }
   m.functions.compile();
 }
 
@@ -371,6 +418,74 @@ void DeviceProblem<dim>::add_rhs_volume(double* b, const fe::Quadrature1D& quad)
 }
 
 template <int dim>
+bool DeviceProblem<dim>::has_lift() const {
+  for (const auto& g : impl_->dirichlet)
+    if (!g.empty()) return true;
+  return false;
+}
+
+template <int dim>
+void DeviceProblem<dim>::set_rhs_lift(double* b, const operators::DeviceOperator& A,
+                                      const operators::OperatorConfig& config) {
+  auto& m = *impl_;
+  if (!has_lift()) return;
+  const std::int64_t n = std::int64_t(m.dofs->n_local());
+  if (A.n_local() != std::size_t(n)) throw Error("DeviceProblem::set_rhs_lift: the operator's size differs");
+  const Grid g = make_grid(*m.mesh, *m.dofs, m.dofs->degree() + 1);
+  const DeviceBuffer<double> gll(fe::gauss_lobatto(g.k + 1).points);
+  m.lift_index.clear();
+  m.lift_value.clear();
+  DeviceBuffer<double> lift(n);
+  TCFEM_CUDA_CHECK(cudaMemset(lift.data(), 0, n * sizeof(double)));
+  for (int f = 0; f < 2 * dim; ++f) {
+    if (m.dirichlet[f].empty()) continue;
+    std::int64_t nodes = 1;
+    for (int e = 0; e < dim; ++e)
+      if (e != f / 2) nodes *= g.lattice[e];
+    DeviceBuffer<double> X(dim * nodes), x(m.map[0].empty() ? 0 : dim * nodes);
+    DeviceBuffer<std::int64_t> index(nodes);
+    DeviceBuffer<double> value(nodes);
+    dirichlet_face_nodes<<<grid_for(nodes, 256), 256>>>(g, gll.data(), f, nodes, X.data(), nodes, index.data());
+    TCFEM_CUDA_CHECK_LAUNCH();
+    const double* points = X.data();
+    if (!m.map[0].empty()) {
+      for (int d = 0; d < dim; ++d) m.map[d].evaluate(dim, X.data(), nodes, nodes, x.data() + d * nodes);
+      points = x.data();
+    }
+    m.dirichlet[f].evaluate(dim, points, nodes, nodes, value.data());
+    set_indexed<<<grid_for(nodes, 256), 256>>>(nodes, index.data(), value.data(), lift.data());
+    TCFEM_CUDA_CHECK_LAUNCH();
+    TCFEM_CUDA_CHECK(cudaDeviceSynchronize());  // X and x go out of scope
+    m.lift_index.push_back(std::move(index));
+    m.lift_value.push_back(std::move(value));
+  }
+  // b = -A_u g_h: the constrained rows are zeroed by the caller (zero_constrained)
+  std::unique_ptr<operators::DeviceOperator> twin;
+  if (A.value_size() != sizeof(double) || !A.vmult_unconstrained(b, lift.data())) {
+    operators::DeviceKernelKey key = A.key();
+    key.variant = operators::Variant::generic;
+    key.precision = precision::Precision::fp64;
+    twin = operators::make_device_operator<dim>(*m.mesh, *m.dofs, key, {}, config.coefficient,
+                                                config.coefficient_source);
+    if (!twin->vmult_unconstrained(b, lift.data()))
+      throw Error("DeviceProblem::set_rhs_lift: the generic operator has no unconstrained apply");
+  }
+  negate<<<grid_for(n, 256), 256>>>(n, b);
+  TCFEM_CUDA_CHECK_LAUNCH();
+  TCFEM_CUDA_CHECK(cudaDeviceSynchronize());  // lift goes out of scope
+}
+
+template <int dim>
+void DeviceProblem<dim>::set_lift(double* x) const {
+  const auto& m = *impl_;
+  for (std::size_t i = 0; i < m.lift_index.size(); ++i) {
+    const std::int64_t nodes = std::int64_t(m.lift_index[i].size());
+    set_indexed<<<grid_for(nodes, 256), 256>>>(nodes, m.lift_index[i].data(), m.lift_value[i].data(), x);
+    TCFEM_CUDA_CHECK_LAUNCH();
+  }
+}
+
+template <int dim>
 Errors DeviceProblem<dim>::errors(const double* u) const {
   const auto& m = *impl_;
   if (!m.have_exact) throw Error("DeviceProblem::errors without an exact solution");
@@ -384,7 +499,8 @@ Errors DeviceProblem<dim>::errors(const double* u) const {
   DeviceBuffer<double> ue(qs), ge(dim * qs), sums(2);
   TCFEM_CUDA_CHECK(cudaMemset(sums.data(), 0, 2 * sizeof(double)));
   const unsigned threads = 128;
-  const int smem = int(sizeof(double)) * (2 * g.nq * g.nb + g.nq + nbc + 2 * nqc + nqc + 3 * nqc + 2 * threads);
+  const int smem = int(sizeof(double)) * (2 * g.nq * g.nb + g.nq + 2 * threads +
+                                          operators::setup::interpolate_all_scratch(dim, g.nb, g.nq, 1).total());
   allow_shared(error_cells, smem);
   for (std::int64_t first = 0; first < n_cells; first += cap) {
     const std::int64_t count = std::min(cap, n_cells - first);
@@ -400,36 +516,20 @@ Errors DeviceProblem<dim>::errors(const double* u) const {
   return {std::sqrt(std::max(0.0, s[0])), std::sqrt(std::max(0.0, s[1]))};
 }
 
-namespace {
 template <int dim>
-void scatter_cells(const mesh::BoxMesh<dim>& mesh, const fe::DofLayout<dim>& dofs,
-                   const std::vector<std::size_t>& cells, const std::vector<double>& local, double* x,
-                   bool set_constrained) {
-  if (cells.empty() || local.empty()) return;  // nothing to add (dg: no lift)
+void add_cell_vectors(const mesh::BoxMesh<dim>& mesh, const fe::DofLayout<dim>& dofs,
+                      const std::vector<std::size_t>& cells, const std::vector<double>& local, double* b) {
+  if (cells.empty() || local.empty()) return;  // nothing to add
   if (local.size() != cells.size() * dofs.dofs_per_cell())
-    throw Error("device scatter of cell vectors: the local values do not match the cells");
+    throw Error("add_cell_vectors: the local values do not match the cells");
   const Grid g = make_grid(mesh, dofs, dofs.degree() + 1);
   std::vector<std::int64_t> ids(cells.begin(), cells.end());
   const DeviceBuffer<std::int64_t> d_cells(ids);
   const DeviceBuffer<double> d_local(local);
   const std::int64_t n = std::int64_t(cells.size());
-  scatter_local<<<grid_for(n * dofs.dofs_per_cell(), 256), 256>>>(g, d_cells.data(), n, d_local.data(), x,
-                                                                  set_constrained);
+  scatter_local<<<grid_for(n * dofs.dofs_per_cell(), 256), 256>>>(g, d_cells.data(), n, d_local.data(), b);
   TCFEM_CUDA_CHECK_LAUNCH();
   TCFEM_CUDA_CHECK(cudaDeviceSynchronize());  // the buffers go out of scope
-}
-}  // namespace
-
-template <int dim>
-void add_cell_vectors(const mesh::BoxMesh<dim>& mesh, const fe::DofLayout<dim>& dofs,
-                      const std::vector<std::size_t>& cells, const std::vector<double>& local, double* b) {
-  scatter_cells<dim>(mesh, dofs, cells, local, b, false);
-}
-
-template <int dim>
-void set_cell_values(const mesh::BoxMesh<dim>& mesh, const fe::DofLayout<dim>& dofs,
-                     const std::vector<std::size_t>& cells, const std::vector<double>& local, double* x) {
-  scatter_cells<dim>(mesh, dofs, cells, local, x, true);
 }
 
 template <int dim>
@@ -445,10 +545,6 @@ template void add_cell_vectors<2>(const mesh::BoxMesh<2>&, const fe::DofLayout<2
                                   const std::vector<double>&, double*);
 template void add_cell_vectors<3>(const mesh::BoxMesh<3>&, const fe::DofLayout<3>&, const std::vector<std::size_t>&,
                                   const std::vector<double>&, double*);
-template void set_cell_values<2>(const mesh::BoxMesh<2>&, const fe::DofLayout<2>&, const std::vector<std::size_t>&,
-                                 const std::vector<double>&, double*);
-template void set_cell_values<3>(const mesh::BoxMesh<3>&, const fe::DofLayout<3>&, const std::vector<std::size_t>&,
-                                 const std::vector<double>&, double*);
 template void zero_constrained<2>(const mesh::BoxMesh<2>&, const fe::DofLayout<2>&, double*);
 template void zero_constrained<3>(const mesh::BoxMesh<3>&, const fe::DofLayout<3>&, double*);
 

@@ -5,16 +5,22 @@
 // run time (core/jit.h); functions given as C++ callables are evaluated on the host threads at
 // points copied from the device. The geometry is the isoparametric one of the CPU code (the map at
 // the Gauss-Lobatto nodes of each cell, its Q_k interpolant at the quadrature points).
-// The terms on boundary cells (Dirichlet lift, Neumann data, Nitsche terms) stay on the host
-// (problem::assemble_boundary_terms): they touch O(N^((dim-1)/dim)) cells.
+// The cg Dirichlet lift too: g at the constrained nodes compiled, its image under the operator
+// without constraints (set_rhs_lift). The terms of boundary faces (Neumann data, the Nitsche terms
+// of dg) stay on the host (problem::assemble_boundary_terms): they touch O(N^((dim-1)/dim)) cells.
 // Declared without CUDA headers; builds without CUDA throw InputError.
 #include <memory>
 
 #include "fe/dof_layout.h"
 #include "fe/quadrature.h"
 #include "mesh/box_mesh.h"
+#include "operators/cpu/laplace_operator.h"
 #include "problem/poisson.h"
 #include "problem/problem_file.h"
+
+namespace tcfem::operators {
+class DeviceOperator;
+}
 
 namespace tcfem::problem {
 
@@ -31,6 +37,19 @@ class DeviceProblem {
   /// b += (f / c, phi_i) over all owned cells with the tensor rule of `quad` (b: n_local doubles
   /// on the device). InputError for an inverted cell or a non-finite f, naming cell or point.
   void add_rhs_volume(double* b, const fe::Quadrature1D& quad) const;
+  /// Whether the problem has a cg Dirichlet lift (a problem's Dirichlet data with cg; the
+  /// built-in problem's g is zero).
+  bool has_lift() const;
+  /// cg with a lift: b = -A_u g_h, overwriting b (n_local doubles on the device; call it before
+  /// the other terms are added), with g_h the nodal interpolant of the Dirichlet data at the
+  /// constrained nodes (zero elsewhere; a node on several Dirichlet faces takes the first face's
+  /// g, as assemble_system does) and A_u the operator `A` without constraints
+  /// (DeviceOperator::vmult_unconstrained; a generic fp64 twin of A's key with `config`'s
+  /// coefficient where A's family has none). b's constrained rows are then to be zeroed
+  /// (zero_constrained). Keeps g_h's values for set_lift. No-op without a lift.
+  void set_rhs_lift(double* b, const operators::DeviceOperator& A, const operators::OperatorConfig& config);
+  /// x = g_h on the constrained nodes (the values of the last set_rhs_lift).
+  void set_lift(double* x) const;
   /// Whether the problem has an exact solution (errors() needs one).
   bool has_exact() const;
   /// The errors of u (n_local doubles on the device) by Gauss quadrature with k+2 points, as
@@ -51,11 +70,6 @@ class DeviceProblem {
 template <int dim>
 void add_cell_vectors(const mesh::BoxMesh<dim>& mesh, const fe::DofLayout<dim>& dofs,
                       const std::vector<std::size_t>& cells, const std::vector<double>& local, double* b);
-/// x[idx] = value for the constrained cg DoFs of the listed cells whose local value is given
-/// (local[j * nb + i]; the same value from every cell of a node), on a device vector.
-template <int dim>
-void set_cell_values(const mesh::BoxMesh<dim>& mesh, const fe::DofLayout<dim>& dofs,
-                     const std::vector<std::size_t>& cells, const std::vector<double>& local, double* x);
 /// b[i] = 0 on the constrained cg DoFs (the Dirichlet faces' lattice nodes) of a device vector.
 template <int dim>
 void zero_constrained(const mesh::BoxMesh<dim>& mesh, const fe::DofLayout<dim>& dofs, double* b);

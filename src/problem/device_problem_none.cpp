@@ -16,6 +16,14 @@ DeviceProblem<dim>::~DeviceProblem() = default;
 template <int dim>
 void DeviceProblem<dim>::add_rhs_volume(double*, const fe::Quadrature1D&) const {}
 template <int dim>
+bool DeviceProblem<dim>::has_lift() const {
+  return false;
+}
+template <int dim>
+void DeviceProblem<dim>::set_rhs_lift(double*, const operators::DeviceOperator&, const operators::OperatorConfig&) {}
+template <int dim>
+void DeviceProblem<dim>::set_lift(double*) const {}
+template <int dim>
 bool DeviceProblem<dim>::has_exact() const {
   return false;
 }
@@ -37,11 +45,6 @@ void add_cell_vectors(const mesh::BoxMesh<dim>&, const fe::DofLayout<dim>&, cons
   throw InputError("--backend cuda: this tcfem was built without the CUDA backend");
 }
 template <int dim>
-void set_cell_values(const mesh::BoxMesh<dim>&, const fe::DofLayout<dim>&, const std::vector<std::size_t>&,
-                     const std::vector<double>&, double*) {
-  throw InputError("--backend cuda: this tcfem was built without the CUDA backend");
-}
-template <int dim>
 void zero_constrained(const mesh::BoxMesh<dim>&, const fe::DofLayout<dim>&, double*) {
   throw InputError("--backend cuda: this tcfem was built without the CUDA backend");
 }
@@ -52,10 +55,6 @@ template void add_cell_vectors<2>(const mesh::BoxMesh<2>&, const fe::DofLayout<2
                                   const std::vector<double>&, double*);
 template void add_cell_vectors<3>(const mesh::BoxMesh<3>&, const fe::DofLayout<3>&, const std::vector<std::size_t>&,
                                   const std::vector<double>&, double*);
-template void set_cell_values<2>(const mesh::BoxMesh<2>&, const fe::DofLayout<2>&, const std::vector<std::size_t>&,
-                                 const std::vector<double>&, double*);
-template void set_cell_values<3>(const mesh::BoxMesh<3>&, const fe::DofLayout<3>&, const std::vector<std::size_t>&,
-                                 const std::vector<double>&, double*);
 template void zero_constrained<2>(const mesh::BoxMesh<2>&, const fe::DofLayout<2>&, double*);
 template void zero_constrained<3>(const mesh::BoxMesh<3>&, const fe::DofLayout<3>&, double*);
 

@@ -72,7 +72,7 @@ MultigridSolveReport run(const mesh::BoxMesh<dim>& mesh, const fe::DofLayout<dim
   solvers::DeviceVectorD d_b(n), d_x(n);
   if (options.device_rhs) {
     device::set_zero(d_b);
-    options.device_rhs(d_b.data());
+    options.device_rhs(d_b.data(), *outer);
     device::synchronize();
     progress("right-hand side on the device");
   } else {

@@ -13,6 +13,7 @@
 #include "mesh/box_mesh.h"
 #include "multigrid/host/multigrid_solve.h"
 #include "operators/cpu/laplace_operator.h"
+#include "operators/device/device_operator.h"
 #include "solvers/cg.h"
 
 namespace tcfem::multigrid {
@@ -24,8 +25,9 @@ struct DeviceMultigridOptions {
   /// Receives setup progress lines (may be empty).
   std::function<void(const std::string&)> progress;
   /// When set, b is built on the device: the callback receives the zeroed device vector (n_local
-  /// doubles) during the setup, and the host b is not read (it may be empty).
-  std::function<void(double* b)> device_rhs;
+  /// doubles) and the outer solver's fp64 operator (for the Dirichlet lift: DeviceProblem::
+  /// set_rhs_lift) during the setup, and the host b is not read (it may be empty).
+  std::function<void(double* b, const operators::DeviceOperator& A)> device_rhs;
   /// When set, receives the solution on the device after the solve (before it is copied back).
   std::function<void(double* x)> device_solution;
   /// Whether the solution is copied back into x (off: x is left as it was; it may be empty, the

@@ -97,11 +97,12 @@ class GeometryOperatorBase : public DeviceOperatorBase {
  public:
   using Kernel = void (*)(Params, const Number*, Number*);
 
-  void vmult(void* dst, const void* src) const override {
-    auto* d = static_cast<Number*>(dst);
-    TCFEM_CUDA_CHECK(cudaMemsetAsync(d, 0, n_local_ * sizeof(Number)));
-    kernel_<<<static_cast<unsigned>(blocks_), threads_, smem_>>>(params_, static_cast<const Number*>(src), d);
-    TCFEM_CUDA_CHECK_LAUNCH();
+  void vmult(void* dst, const void* src) const override { launch(params_, dst, src); }
+  bool vmult_unconstrained(void* dst, const void* src) const override {
+    Params p = params_;
+    p.dirichlet = 0;
+    launch(p, dst, src);
+    return true;
   }
   std::size_t value_size() const override { return sizeof(Number); }
   std::size_t device_bytes() const override { return table_bytes_; }
@@ -126,6 +127,13 @@ class GeometryOperatorBase : public DeviceOperatorBase {
 
  protected:
   GeometryOperatorBase(const DeviceKernelKey& key, std::size_t n_local) : DeviceOperatorBase(key, n_local) {}
+
+  void launch(const Params& p, void* dst, const void* src) const {
+    auto* d = static_cast<Number*>(dst);
+    TCFEM_CUDA_CHECK(cudaMemsetAsync(d, 0, n_local_ * sizeof(Number)));
+    kernel_<<<static_cast<unsigned>(blocks_), threads_, smem_>>>(p, static_cast<const Number*>(src), d);
+    TCFEM_CUDA_CHECK_LAUNCH();
+  }
 
   /// Stored geometry: computes coef[cell][sym][point] = a w |det J| J^{-1} J^{-T} of every owned
   /// cell on the device (operators/device/device_geometry.h: the mesh's map, compiled or on the host

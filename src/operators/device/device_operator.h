@@ -76,6 +76,15 @@ class DeviceOperator {
   /// (MatrixFreeOperator::cell_metric: [cell * dim + d], on the host) where the family stores
   /// them; empty otherwise.
   virtual std::vector<double> cell_metric() const { return {}; }
+  /// dst = A_u src with A_u the operator without its cg constraints (every lattice node a degree
+  /// of freedom: the rows and columns of the Dirichlet nodes included; dg: the operator itself),
+  /// and returns true, where the family can; false otherwise (the Kronecker kernels, which
+  /// constrain every boundary node). The Dirichlet lift of a problem is b -= A_u g_h.
+  virtual bool vmult_unconstrained(void* dst, const void* src) const {
+    (void)dst;
+    (void)src;
+    return false;
+  }
 };
 
 /// What every device operator keeps alike: its key, its local size and the work model of one

@@ -41,9 +41,10 @@ __global__ void constrained_values(Grid g, std::int64_t n, Number value, Number*
     if (constrained_node(g, t)) x[t] = value;
 }
 
-/// Per cell (one block each): the node coordinates X (X[d * xs + slot * nbc + i]) give the
-/// quadrature points xq[d * qs + slot * nqc + q], jxw and J^{-1} (inv[(a * dim + b) * qs + ...]);
-/// det J <= 0 records the cell in bad.
+/// Quadrature data of a chunk of cells from the map's values at their Gauss-Lobatto nodes (X,
+/// per component X[comp * xs + slot * nbc + i]): points xq, J^{-1} inv and jxw (det J times the
+/// tensor weight), det J <= 0 reported in `bad` (the smallest such cell). The values and
+/// derivatives of all components are interpolated together (interpolate_all: dim barriers a cell).
 __global__ void cell_points(Grid g, const double* tables, std::int64_t first, std::int64_t m, const double* X,
                             std::int64_t xs, double* xq, double* jxw, double* inv, std::int64_t qs,
                             unsigned long long* bad) {
@@ -53,35 +54,28 @@ __global__ void cell_points(Grid g, const double* tables, std::int64_t first, st
   double* B = smem;         // nq x nb
   double* D = B + nq * nb;  // nq x nb
   double* w = D + nq * nb;  // nq
-  double* in = w + nq;      // nbc
-  double* t0 = in + nbc;    // nqc
-  double* t1 = t0 + nqc;    // nqc
-  double* t2 = t1 + nqc;    // nqc
-  const ThreadGroup group{int(threadIdx.x), int(blockDim.x)};
+  double* buf_a = w + nq;
+  double* buf_b = buf_a + interpolate_all_scratch(dim, nb, nq, dim).a;
   for (int i = threadIdx.x; i < 2 * nq * nb + nq; i += blockDim.x) B[i] = tables[i];
   __syncthreads();
   for (std::int64_t slot = blockIdx.x; slot < m; slot += gridDim.x) {
-    for (int comp = 0; comp < dim; ++comp) {
-      for (int i = threadIdx.x; i < nbc; i += blockDim.x) in[i] = X[comp * xs + slot * nbc + i];
-      __syncthreads();
-      // value (e = -1) and the derivative along e
-      for (int e = -1; e < dim; ++e) {
-        interpolate(group, B, D, nq, nb, dim, e, in, t0, t1, t2);
-        double* out = e < 0 ? xq + comp * qs : inv + (comp * dim + e) * qs;
-        for (int q = threadIdx.x; q < nqc; q += blockDim.x) out[slot * nqc + q] = t2[q];
-        __syncthreads();
-      }
+    for (int i = threadIdx.x; i < dim * nbc; i += blockDim.x) {
+      const int comp = i / nbc;
+      buf_a[i] = X[comp * xs + slot * nbc + (i - comp * nbc)];
     }
     __syncthreads();
+    const double* r = interpolate_all(B, D, nq, nb, dim, dim, buf_a, buf_b);
     for (int q = threadIdx.x; q < nqc; q += blockDim.x) {
       const std::int64_t at = slot * nqc + q;
       double J[3][3] = {{1, 0, 0}, {0, 1, 0}, {0, 0, 1}}, R[3][3];
-      for (int a = 0; a < dim; ++a)
-        for (int b = 0; b < dim; ++b) J[a][b] = inv[(a * dim + b) * qs + at];
+      for (int a = 0; a < dim; ++a) {
+        xq[a * qs + at] = r[(dim + 1) * a * nqc + q];
+        for (int b = 0; b < dim; ++b) J[a][b] = r[((dim + 1) * a + 1 + b) * nqc + q];
+      }
       const double det = invert(dim, J, R);
       if (!(det > 0.0)) atomicMin(bad, (unsigned long long)(first + slot));
       double weight = 1.0;
-      for (int d = 0, r = q; d < dim; ++d, r /= nq) weight *= w[r % nq];
+      for (int d = 0, rq = q; d < dim; ++d, rq /= nq) weight *= w[rq % nq];
       jxw[at] = det * weight;
       for (int a = 0; a < dim; ++a)
         for (int b = 0; b < dim; ++b) inv[(a * dim + b) * qs + at] = R[a][b];
@@ -304,9 +298,9 @@ void CellPoints::compute(const mesh::BoxMesh<dim>& mesh, std::int64_t first, std
   for (int d = 0; d < dim; ++d) map_[d].evaluate(dim, P_.data(), xs, m * nbc, X_.data() + d * xs);
   const unsigned long long none = std::numeric_limits<unsigned long long>::max();
   bad_.copy_from_host(&none, 1);
-  const int smem = int(sizeof(double)) * (2 * g_.nq * g_.nb + g_.nq + nbc + 3 * nqc);
+  const int smem = int(sizeof(double)) * (2 * g_.nq * g_.nb + g_.nq + interpolate_all_scratch(dim, g_.nb, g_.nq, dim).total());
   allow_shared(cell_points, smem);
-  cell_points<<<grid_for(m, 1), 128, smem>>>(g_, tables_.data(), first, m, X_.data(), xs, xq_.data(), jxw_.data(),
+  cell_points<<<grid_for(m, 1), 256, smem>>>(g_, tables_.data(), first, m, X_.data(), xs, xq_.data(), jxw_.data(),
                                               inv_.data(), stride_, bad_.data());
   TCFEM_CUDA_CHECK_LAUNCH();
   unsigned long long cell = none;

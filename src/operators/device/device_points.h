@@ -81,21 +81,73 @@ __device__ inline bool constrained_node(const Grid& g, std::int64_t t) {
 template <typename Number>
 void set_constrained(const Grid& g, std::int64_t n, Number value, Number* x);
 
-/// The tensor-product interpolation of the cell values `in` (nb per direction) to the quadrature
-/// points (nq per direction), differentiated along direction e (e < 0: values): B in every
-/// direction, D along e. The last direction writes `out`; t0 and t1 hold the intermediate steps.
-__device__ inline void interpolate(const ThreadGroup& group, const double* B, const double* D, int nq, int nb, int dim,
-                                   int e, const double* in, double* t0, double* t1, double* out) {
-  int sizes[3] = {1, 1, 1};
-  for (int d = 0; d < dim; ++d) sizes[d] = nb;
-  const double* src = in;
-  double* bufs[2] = {t0, t1};
-  for (int d = 0; d < dim; ++d) {
-    double* dst = d + 1 == dim ? out : bufs[d % 2];
-    generic::apply_1d<false, false>(group, d == e ? D : B, nq, nb, d, sizes, src, dst);
-    sizes[d] = nq;
-    src = dst;
+/// Shared-memory doubles of interpolate_all's two buffers for n_comp components.
+struct InterpolateAllScratch {
+  int a = 0, b = 0;
+  __host__ __device__ int total() const { return a + b; }
+};
+__host__ __device__ inline InterpolateAllScratch interpolate_all_scratch(int dim, int nb, int nq, int n_comp) {
+  int nbc = 1, p0 = 2 * n_comp * nq;
+  for (int d = 0; d < dim; ++d) nbc *= nb;
+  for (int d = 1; d < dim; ++d) p0 *= nb;
+  const int in = n_comp * nbc;
+  const int p1 = dim == 3 ? 3 * n_comp * nq * nq * nb : 3 * n_comp * nq * nq;
+  const int p2 = dim == 3 ? 4 * n_comp * nq * nq * nq : 0;
+  return {in > p1 ? in : p1, p0 > p2 ? p0 : p2};
+}
+
+/// One pass of interpolate_all along direction `pass`: pass 0 makes B and D of each component,
+/// pass 1 (from B_0: B and D, from D_0: B) BB, DB, BD, pass 2 (3D) BBB, DBB, BDB and BBD; `sizes` are
+/// the input tensors' extents, `in_size` their length. Parallel over all entries of all outputs;
+/// syncs at the end.
+__device__ inline void interpolate_pass(const double* B, const double* D, int nq, int nb, int pass, int n_comp,
+                                        const int* sizes, const double* in, int in_size, double* out) {
+  int pre = 1, post = 1;
+  for (int e = 0; e < pass; ++e) pre *= sizes[e];
+  for (int e = pass + 1; e < 3; ++e) post *= sizes[e];
+  const int per = pass + 2, out_size = pre * nq * post, total = n_comp * per * out_size;
+  for (int idx = threadIdx.x; idx < total; idx += blockDim.x) {
+    const int t = idx / out_size, r = idx - t * out_size;
+    const int c = t / per, j = t - c * per;
+    int src, derivative;
+    if (pass == 0) {
+      src = c;
+      derivative = j;
+    } else if (pass == 1) {
+      src = 2 * c + (j == 1);
+      derivative = j == 2;
+    } else {
+      src = 3 * c + (j == 3 ? 0 : j);
+      derivative = j == 3;
+    }
+    const int a = r % pre, row = (r / pre) % nq, rest = r / (pre * nq);
+    const double* S = (derivative ? D : B) + row * nb;
+    const double* x = in + src * in_size + a + pre * nb * rest;
+    double sum = 0.0;
+    for (int i = 0; i < nb; ++i) sum += S[i] * x[pre * i];
+    out[idx] = sum;
   }
+  __syncthreads();
+}
+
+/// The values and the dim first derivatives at the quadrature points (B, D: nq x nb) of n_comp
+/// fields whose nodal values are in buf_a (field c at buf_a[c * nb^dim], lexicographic), all
+/// together, one direction per pass (dim barriers). Returns where field c's value is at
+/// [(dim + 1) c * nq^dim] and its derivative along e at [((dim + 1) c + 1 + e) * nq^dim]: buf_a in
+/// 2D, buf_b in 3D (buffers of interpolate_all_scratch's sizes a and b; the values in buf_a are
+/// overwritten).
+__device__ inline const double* interpolate_all(const double* B, const double* D, int nq, int nb, int dim,
+                                                int n_comp, double* buf_a, double* buf_b) {
+  int sizes[3] = {nb, nb, dim == 3 ? nb : 1};
+  int nbc = 1;
+  for (int d = 0; d < dim; ++d) nbc *= nb;
+  interpolate_pass(B, D, nq, nb, 0, n_comp, sizes, buf_a, nbc, buf_b);
+  sizes[0] = nq;
+  interpolate_pass(B, D, nq, nb, 1, n_comp, sizes, buf_b, nbc / nb * nq, buf_a);
+  if (dim == 2) return buf_a;
+  sizes[1] = nq;
+  interpolate_pass(B, D, nq, nb, 2, n_comp, sizes, buf_a, nq * nq * nb, buf_b);
+  return buf_b;
 }
 
 /// Inverse and determinant of the dim x dim matrix J (row-major 3 x 3 storage).

@@ -128,20 +128,32 @@ CudaOperator<dim, Number>::CudaOperator(const mesh::BoxMesh<dim>& mesh, const fe
 
 template <int dim, typename Number>
 void CudaOperator<dim, Number>::vmult(Number* dst, const Number* src) const {
-  const bool dg_cartesian = view_.dg && view_.cartesian && !view_.mass;
+  launch(view_, dst, src);
+}
+
+template <int dim, typename Number>
+void CudaOperator<dim, Number>::vmult_unconstrained(Number* dst, const Number* src) const {
+  OperatorView<Number> v = view_;
+  v.dirichlet = 0;
+  launch(v, dst, src);
+}
+
+template <int dim, typename Number>
+void CudaOperator<dim, Number>::launch(const OperatorView<Number>& view, Number* dst, const Number* src) const {
+  const bool dg_cartesian = view.dg && view.cartesian && !view.mass;
   if (!dg_cartesian) TCFEM_CUDA_CHECK(cudaMemsetAsync(dst, 0, n_local_ * sizeof(Number)));
   const int grid = static_cast<int>(std::min<std::int64_t>(grid_, std::max<std::int64_t>(1, n_cells_)));
-  cell_kernel<Number><<<grid, block_size, smem_bytes_>>>(view_, n_cells_, src, dst);
+  cell_kernel<Number><<<grid, block_size, smem_bytes_>>>(view, n_cells_, src, dst);
   TCFEM_CUDA_CHECK_LAUNCH();
-  if (view_.dg && !view_.cartesian && !view_.mass)
+  if (view.dg && !view.cartesian && !view.mass)
     for (int d = 0; d < dim; ++d) {
       const int fgrid = static_cast<int>(std::min<std::int64_t>(grid_, std::max<std::int64_t>(1, n_faces_[d])));
-      face_kernel<Number><<<fgrid, block_size, smem_bytes_>>>(view_, d, n_faces_[d], src, dst);
+      face_kernel<Number><<<fgrid, block_size, smem_bytes_>>>(view, d, n_faces_[d], src, dst);
       TCFEM_CUDA_CHECK_LAUNCH();
     }
-  if (!view_.dg && !view_.mass) {
+  if (!view.dg && !view.mass && view.dirichlet != 0) {
     const int bgrid = static_cast<int>(std::min<std::size_t>((n_local_ + 255) / 256, 65535));
-    boundary_copy_kernel<Number><<<bgrid, 256>>>(view_, static_cast<std::int64_t>(n_local_), src, dst);
+    boundary_copy_kernel<Number><<<bgrid, 256>>>(view, static_cast<std::int64_t>(n_local_), src, dst);
     TCFEM_CUDA_CHECK_LAUNCH();
   }
 }

@@ -16,6 +16,8 @@ class CudaOperator {
                Form form);
   /// dst = A src on device vectors of dofs.n_local() entries (asynchronous on the default stream).
   void vmult(Number* dst, const Number* src) const;
+  /// dst = A_u src: the operator without constraints (DeviceOperator::vmult_unconstrained).
+  void vmult_unconstrained(Number* dst, const Number* src) const;
   /// Whether compute_diagonal() exists for this operator (the Laplacian on general geometry).
   bool has_diagonal() const { return !view_.cartesian && !view_.mass; }
   /// diag = the operator's diagonal (device, n_local() entries; cg: 1 on constrained rows), as
@@ -28,6 +30,7 @@ class CudaOperator {
  private:
   std::vector<DeviceBuffer<Number>> buffers_;
   std::vector<double> Db_;  // basis derivatives at the quadrature points (the diagonal's tables)
+  void launch(const OperatorView<Number>& view, Number* dst, const Number* src) const;
   int grid_dirichlet_ = 0;  // bit f: face f is Dirichlet
   OperatorView<Number> view_;
   std::size_t n_local_ = 0, bytes_ = 0;

@@ -79,6 +79,10 @@ class GenericDeviceOperator final : public DeviceOperatorBase {
     op_.compute_diagonal(static_cast<Number*>(diag));
     return true;
   }
+  bool vmult_unconstrained(void* dst, const void* src) const override {
+    op_.vmult_unconstrained(static_cast<Number*>(dst), static_cast<const Number*>(src));
+    return true;
+  }
   std::vector<double> cell_metric() const override {
     const auto& v = op_.device_view();
     if (v.cartesian || v.mass || !v.cell_coef) return {};
