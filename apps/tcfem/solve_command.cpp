@@ -378,8 +378,8 @@ int run_solve(const SolveOptions& o) {
                   device_problem->compile_seconds());
     stage(text);
     if (prob) {
-      // cg: the Dirichlet lift on the device (set_rhs_lift), the Neumann faces' terms here
-      boundary_terms = problem::assemble_boundary_terms<dim>(mesh, dofs, cfg, *prob, false);
+      // the cg Dirichlet lift and the Neumann terms on the device; dg's Nitsche terms here
+      boundary_terms = problem::assemble_boundary_terms<dim>(mesh, dofs, cfg, *prob, true);
       std::snprintf(text, sizeof text, "boundary terms (%zu cells on the host)", boundary_terms.cells.size());
       stage(text);
     }
@@ -441,6 +441,7 @@ int run_solve(const SolveOptions& o) {
       options.device_rhs = [&](double* d_b, const operators::DeviceOperator& A) {
         device_problem->set_rhs_lift(d_b, A, cfg);  // first: it overwrites b
         device_problem->add_rhs_volume(d_b, rhs_rule);
+        device_problem->add_rhs_neumann(d_b, rhs_rule);
         problem::add_cell_vectors<dim>(mesh, dofs, boundary_terms.cells, boundary_terms.rhs, d_b);
         problem::zero_constrained<dim>(mesh, dofs, d_b);
       };

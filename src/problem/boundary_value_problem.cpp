@@ -153,12 +153,12 @@ namespace {
 /// The cell vectors of the listed cells (all cells when `cells` is null): with `volume` the term
 /// (f / c, phi_i), and on boundary cells the data terms. `sys` gets their sum (with the lift, cg)
 /// unless `locals` is given, which then gets the cell vectors (locals[j * nb + i]) and, cg, the
-/// local lift values (lifts[j * nb + i], NaN at unconstrained nodes). Without `lift_terms` the cg
-/// lift and its term - a(g_h, phi_i) are left out (computed elsewhere).
+/// local lift values (lifts[j * nb + i], NaN at unconstrained nodes). With `device_terms` the cg
+/// lift, its term - a(g_h, phi_i) and the Neumann faces are left out (computed on the device).
 template <int dim>
 void assemble_cells(const mesh::BoxMesh<dim>& mesh, const fe::DofLayout<dim>& dofs,
                     const operators::OperatorConfig& config, const ProblemDefinition<dim>& problem, bool volume_terms,
-                    bool lift_terms, const std::vector<std::size_t>* cells, DiscreteSystem<dim>& sys, std::vector<double>* locals,
+                    bool device_terms, const std::vector<std::size_t>* cells, DiscreteSystem<dim>& sys, std::vector<double>* locals,
                     std::vector<double>* lifts) {
   if (dofs.dirichlet_faces() != problem.dirichlet_faces)
     throw Error("assemble_system: the DoF layout's Dirichlet faces differ from the problem's");
@@ -196,7 +196,7 @@ void assemble_cells(const mesh::BoxMesh<dim>& mesh, const fe::DofLayout<dim>& do
     for (int f = 0; f < 2 * dim; ++f) boundary_cell |= on_face<dim>(mesh, c, f);
     if (!boundary_cell) return;
     // cg: - a(g_h, phi_i)
-    if (cg && lift_terms) {
+    if (cg && !device_terms) {
       bool any = false;
       local_lift<dim>(mesh, dofs, problem, c, s.nodes.data(), s.lifted.data());
       for (int i = 0; i < nb; ++i) {
@@ -234,7 +234,7 @@ void assemble_cells(const mesh::BoxMesh<dim>& mesh, const fe::DofLayout<dim>& do
     for (int f = 0; f < 2 * dim; ++f) {
       if (!on_face<dim>(mesh, c, f)) continue;
       const bool dirichlet = problem.dirichlet_faces[f];
-      if (cg && dirichlet) continue;
+      if ((cg && dirichlet) || (device_terms && !dirichlet)) continue;
       const int d = f / 2, side = f % 2;
       s.reinit_face(d, side);
       double area = 0.0, a_max = 0.0;
@@ -284,13 +284,13 @@ void assemble_cells(const mesh::BoxMesh<dim>& mesh, const fe::DofLayout<dim>& do
   auto cell_at = [&](std::size_t j) { return mesh.cell_index(cells ? (*cells)[j] : j); };
   if (locals) {
     locals->assign(n_cells * nb, 0.0);
-    if (lifts) lifts->assign(cg && lift_terms ? n_cells * nb : 0, std::numeric_limits<double>::quiet_NaN());
+    if (lifts) lifts->assign(cg && !device_terms ? n_cells * nb : 0, std::numeric_limits<double>::quiet_NaN());
     parallel_chunks(0, n_cells, [&](std::size_t b, std::size_t e, int t) {
       auto& st = *states[t];
       for (std::size_t j = b; j < e; ++j) {
         const auto c = cell_at(j);
         cell_vector(st, c, locals->data() + j * nb);
-        if (cg && lift_terms && lifts && touches_dirichlet<dim>(mesh, problem, c))
+        if (cg && !device_terms && lifts && touches_dirichlet<dim>(mesh, problem, c))
           local_lift<dim>(mesh, dofs, problem, c, st.nodes.data(), lifts->data() + j * nb);
       }
     }, threads);
@@ -337,26 +337,27 @@ template <int dim>
 DiscreteSystem<dim> assemble_system(const mesh::BoxMesh<dim>& mesh, const fe::DofLayout<dim>& dofs,
                                     const operators::OperatorConfig& config, const ProblemDefinition<dim>& problem) {
   DiscreteSystem<dim> sys;
-  assemble_cells<dim>(mesh, dofs, config, problem, true, true, nullptr, sys, nullptr, nullptr);
+  assemble_cells<dim>(mesh, dofs, config, problem, true, false, nullptr, sys, nullptr, nullptr);
   return sys;
 }
 
 template <int dim>
 BoundaryTerms assemble_boundary_terms(const mesh::BoxMesh<dim>& mesh, const fe::DofLayout<dim>& dofs,
                                       const operators::OperatorConfig& config, const ProblemDefinition<dim>& problem,
-                                      bool cg_lift) {
+                                      bool device_terms) {
   BoundaryTerms terms;
-  // the cells with a term: every boundary cell, or without the cg lift those on Neumann faces
-  const bool faces_only = dofs.disc() == fe::Disc::cg && !cg_lift;
+  // the cells with a term: every boundary cell, or with the device's terms the dg cells on
+  // Dirichlet faces (Nitsche terms; cg: none)
+  const bool cg = dofs.disc() == fe::Disc::cg;
   for (std::size_t cell = 0; cell < mesh.n_owned_cells(); ++cell) {
     const auto c = mesh.cell_index(cell);
     bool boundary = false;
     for (int f = 0; f < 2 * dim; ++f)
-      boundary |= on_face<dim>(mesh, c, f) && !(faces_only && problem.dirichlet_faces[f]);
+      boundary |= on_face<dim>(mesh, c, f) && !(device_terms && (cg || !problem.dirichlet_faces[f]));
     if (boundary) terms.cells.push_back(cell);
   }
   DiscreteSystem<dim> unused;
-  assemble_cells<dim>(mesh, dofs, config, problem, false, !faces_only, &terms.cells, unused, &terms.rhs,
+  assemble_cells<dim>(mesh, dofs, config, problem, false, device_terms, &terms.cells, unused, &terms.rhs,
                       &terms.lift);
   return terms;
 }

@@ -38,9 +38,10 @@ DiscreteSystem<dim> assemble_system(const mesh::BoxMesh<dim>& mesh, const fe::Do
 /// The terms of b on the cells touching the boundary, without the volume term (f / c, phi_i):
 /// Neumann data, the Nitsche terms (dg) and - a(g_h, phi_i) (cg), as cell vectors, and the cg
 /// lift g_h as local values (NaN at unconstrained nodes). With the volume term of all cells
-/// (problem/device_problem.h) and the constrained rows zeroed, b is assemble_system's. Without
-/// `cg_lift` (the device computes the cg lift: DeviceProblem::set_rhs_lift) a cg problem gets the
-/// cells on Neumann faces only, their Neumann terms, and no lift.
+/// (problem/device_problem.h) and the constrained rows zeroed, b is assemble_system's. With
+/// `device_terms` (the device computes the cg lift and the Neumann terms: DeviceProblem::
+/// set_rhs_lift, add_rhs_neumann) only the Nitsche terms of dg Dirichlet faces remain: the dg cells
+/// on Dirichlet faces, none for cg, and no lift.
 struct BoundaryTerms {
   std::vector<std::size_t> cells;  ///< owned cell numbers
   std::vector<double> rhs;         ///< [j * dofs_per_cell + i]
@@ -49,7 +50,7 @@ struct BoundaryTerms {
 template <int dim>
 BoundaryTerms assemble_boundary_terms(const mesh::BoxMesh<dim>& mesh, const fe::DofLayout<dim>& dofs,
                                       const operators::OperatorConfig& config, const ProblemDefinition<dim>& problem,
-                                      bool cg_lift = true);
+                                      bool device_terms = false);
 
 /// L2 and H1-seminorm errors against an exact solution and its gradient.
 template <int dim>

@@ -181,6 +181,131 @@ __global__ void dirichlet_face_nodes(Grid g, const double* gll, int face, std::i
   }
 }
 
+/// Parameter points of the Gauss-Lobatto nodes of the n cells on box face `face` (cells j
+/// lexicographic in the other directions, their face nodes i likewise): P[e * stride + j * nbf + i].
+__global__ void boundary_face_nodes(Grid g, const double* gll, int face, std::int64_t n, double* P,
+                                    std::int64_t stride) {
+  const int d = face / 2, side = face % 2, nbf = ipow(g.nb, g.dim - 1);
+  for (std::int64_t t = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; t < n * nbf;
+       t += std::int64_t(gridDim.x) * blockDim.x) {
+    std::int64_t r = t / nbf;
+    int ri = int(t % nbf);
+    for (int e = 0; e < g.dim; ++e) {
+      int c, i;
+      if (e == d) {
+        c = side ? g.n_cells[e] - 1 : 0;
+        i = side ? g.k : 0;
+      } else {
+        c = int(r % g.n_cells[e]);
+        r /= g.n_cells[e];
+        i = ri % g.nb;
+        ri /= g.nb;
+      }
+      P[e * stride + t] = node_coordinate(g, gll, e, c, i);
+    }
+  }
+}
+
+/// Per boundary cell face (one block): the face points xf[c * fs + j * nf + q] and the surface
+/// element times the weight, jw[j * nf + q] = |dx/ds_0 x dx/ds_1| w (2D: |dx/ds_0| w), from the
+/// map's values X at the face nodes (X[c * xs + j * nbf + i]). tables: B, D (nq x nb), w (nq).
+__global__ void boundary_face_points(Grid g, const double* tables, std::int64_t n, const double* X, std::int64_t xs,
+                                     double* xf, double* jw, std::int64_t fs) {
+  extern __shared__ double smem[];
+  const int dim = g.dim, nb = g.nb, nq = g.nq, fd = dim - 1;
+  const int nbf = ipow(nb, fd), nf = ipow(nq, fd);
+  double* B = smem;
+  double* D = B + nq * nb;
+  double* w = D + nq * nb;
+  double* buf_a = w + nq;
+  double* buf_b = buf_a + operators::setup::interpolate_all_scratch(fd, nb, nq, dim).a;
+  for (int i = threadIdx.x; i < 2 * nq * nb + nq; i += blockDim.x) B[i] = tables[i];
+  __syncthreads();
+  for (std::int64_t j = blockIdx.x; j < n; j += gridDim.x) {
+    for (int i = threadIdx.x; i < dim * nbf; i += blockDim.x) {
+      const int c = i / nbf;
+      buf_a[i] = X[c * xs + j * nbf + (i - c * nbf)];
+    }
+    __syncthreads();
+    // field c's value at [dim c], its derivative along face direction a at [dim c + 1 + a]
+    const double* r = operators::setup::interpolate_all(B, D, nq, nb, fd, dim, buf_a, buf_b);
+    for (int q = threadIdx.x; q < nf; q += blockDim.x) {
+      double t[2][3] = {{0, 0, 0}, {0, 0, 0}};
+      for (int c = 0; c < dim; ++c) {
+        xf[c * fs + j * nf + q] = r[dim * c * nf + q];
+        for (int a = 0; a < fd; ++a) t[a][c] = r[(dim * c + 1 + a) * nf + q];
+      }
+      double area;
+      if (dim == 2) {
+        area = sqrt(t[0][0] * t[0][0] + t[0][1] * t[0][1]);
+      } else {
+        const double n0 = t[0][1] * t[1][2] - t[0][2] * t[1][1], n1 = t[0][2] * t[1][0] - t[0][0] * t[1][2],
+                     n2 = t[0][0] * t[1][1] - t[0][1] * t[1][0];
+        area = sqrt(n0 * n0 + n1 * n1 + n2 * n2);
+      }
+      double weight = 1.0;
+      for (int a = 0, rq = q; a < fd; ++a, rq /= nq) weight *= w[rq % nq];
+      jw[j * nf + q] = area * weight;
+    }
+    __syncthreads();
+  }
+}
+
+/// Per boundary cell face (one block): b[idx(i)] += sum_q phi_i(q) h(q) jw(q) scale over the face
+/// nodes i of the cell (B^T along the face directions), atomically (shared cg nodes).
+__global__ void boundary_face_integrate(Grid g, const double* tables, int face, std::int64_t n, const double* h,
+                                        const double* jw, double scale, double* b) {
+  extern __shared__ double smem[];
+  const int dim = g.dim, nb = g.nb, nq = g.nq, fd = dim - 1, d = face / 2, side = face % 2;
+  const int nbf = ipow(nb, fd), nf = ipow(nq, fd), n_max = nq > nb ? nq : nb;
+  double* B = smem;
+  double* t0 = B + nq * nb;
+  double* t1 = t0 + ipow(n_max, fd);
+  const ThreadGroup group{int(threadIdx.x), int(blockDim.x)};
+  for (int i = threadIdx.x; i < nq * nb; i += blockDim.x) B[i] = tables[i];
+  __syncthreads();
+  for (std::int64_t j = blockIdx.x; j < n; j += gridDim.x) {
+    for (int q = threadIdx.x; q < nf; q += blockDim.x) t0[q] = h[j * nf + q] * jw[j * nf + q] * scale;
+    __syncthreads();
+    int sizes[3] = {nq, fd == 2 ? nq : 1, 1};
+    double* in = t0;
+    double* out = t1;
+    for (int a = 0; a < fd; ++a) {
+      apply_1d<true, false>(group, B, nq, nb, a, sizes, in, out);
+      sizes[a] = nb;
+      double* tmp = in;
+      in = out;
+      out = tmp;
+    }
+    // the cell and the cell-local index of face node i
+    int c[3] = {0, 0, 0};
+    std::int64_t r = j;
+    for (int e = 0; e < dim; ++e) {
+      if (e == d) {
+        c[e] = side ? g.n_cells[e] - 1 : 0;
+      } else {
+        c[e] = int(r % g.n_cells[e]);
+        r /= g.n_cells[e];
+      }
+    }
+    for (int i = threadIdx.x; i < nbf; i += blockDim.x) {
+      int local = 0, stride = 1, ri = i;
+      for (int e = 0; e < dim; ++e, stride *= nb) {
+        int li;
+        if (e == d) {
+          li = side ? nb - 1 : 0;
+        } else {
+          li = ri % nb;
+          ri /= nb;
+        }
+        local += li * stride;
+      }
+      atomicAdd(b + dof_of(g, c, local), in[i]);
+    }
+    __syncthreads();
+  }
+}
+
 /// x[index[j]] = value[j] where index[j] >= 0.
 __global__ void set_indexed(std::int64_t n, const std::int64_t* index, const double* value, double* x) {
   for (std::int64_t j = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; j < n;
@@ -211,6 +336,7 @@ struct DeviceProblem<dim>::Impl {
   /// cg: g of each Dirichlet face (empty functions elsewhere), and after set_rhs_lift the
   /// lift's values at the nodes of each Dirichlet face with their DoF numbers (-1: skipped)
   std::array<DeviceFunction, 2 * dim> dirichlet;
+  std::array<DeviceFunction, 2 * dim> neumann;  ///< h of each Neumann face (empty elsewhere)
   std::vector<DeviceBuffer<std::int64_t>> lift_index;
   std::vector<DeviceBuffer<double>> lift_value;
 
@@ -316,12 +442,16 @@ DeviceProblem<dim>::DeviceProblem(const mesh::BoxMesh<dim>& mesh, const fe::DofL
       }
     }
   }
-  if (problem && dofs.disc() == fe::Disc::cg)
-    for (int f = 0; f < 2 * dim; ++f)
-      if (problem->dirichlet_faces[f]) {
+  if (problem)
+    for (int f = 0; f < 2 * dim; ++f) {
+      if (!problem->dirichlet_faces[f]) {
+        const std::string key = "neumann." + problem->face_parts[f];
+        m.neumann[f] = m.function(expression(key), callable(problem->boundary[f]), key);
+      } else if (dofs.disc() == fe::Disc::cg) {
         const std::string key = "dirichlet." + problem->face_parts[f];
         m.dirichlet[f] = m.function(expression(key), callable(problem->boundary[f]), key);
       }
+    }
   m.functions.compile();
 }
 
@@ -482,6 +612,43 @@ void DeviceProblem<dim>::set_lift(double* x) const {
     const std::int64_t nodes = std::int64_t(m.lift_index[i].size());
     set_indexed<<<grid_for(nodes, 256), 256>>>(nodes, m.lift_index[i].data(), m.lift_value[i].data(), x);
     TCFEM_CUDA_CHECK_LAUNCH();
+  }
+}
+
+template <int dim>
+void DeviceProblem<dim>::add_rhs_neumann(double* b, const fe::Quadrature1D& quad) const {
+  const auto& m = *impl_;
+  const Grid g = make_grid(*m.mesh, *m.dofs, quad.size());
+  const DeviceBuffer<double> gll(fe::gauss_lobatto(g.k + 1).points);
+  const auto tables = make_tables(g.k, quad);  // B, D, w
+  const int nbf = ipow(g.nb, dim - 1), nf = ipow(g.nq, dim - 1), n_max = std::max(g.nq, g.nb);
+  const int smem_points =
+      int(sizeof(double)) * (2 * g.nq * g.nb + g.nq + operators::setup::interpolate_all_scratch(dim - 1, g.nb, g.nq, dim).total());
+  const int smem_integrate = int(sizeof(double)) * (g.nq * g.nb + 2 * ipow(n_max, dim - 1));
+  allow_shared(boundary_face_points, smem_points);
+  allow_shared(boundary_face_integrate, smem_integrate);
+  for (int f = 0; f < 2 * dim; ++f) {
+    if (m.neumann[f].empty()) continue;
+    std::int64_t n = 1;
+    for (int e = 0; e < dim; ++e)
+      if (e != f / 2) n *= g.n_cells[e];
+    const std::int64_t xs = n * nbf, fs = n * nf;
+    DeviceBuffer<double> P(dim * xs), X(m.map[0].empty() ? 0 : dim * xs), xf(dim * fs), jw(fs), h(fs);
+    boundary_face_nodes<<<grid_for(xs, 256), 256>>>(g, gll.data(), f, n, P.data(), xs);
+    TCFEM_CUDA_CHECK_LAUNCH();
+    const double* nodes = P.data();
+    if (!m.map[0].empty()) {
+      for (int d = 0; d < dim; ++d) m.map[d].evaluate(dim, P.data(), xs, xs, X.data() + d * xs);
+      nodes = X.data();
+    }
+    boundary_face_points<<<grid_for(n, 1), 128, smem_points>>>(g, tables.data(), n, nodes, xs, xf.data(),
+                                                                jw.data(), fs);
+    TCFEM_CUDA_CHECK_LAUNCH();
+    m.neumann[f].evaluate(dim, xf.data(), fs, fs, h.data());
+    boundary_face_integrate<<<grid_for(n, 1), 128, smem_integrate>>>(g, tables.data(), f, n, h.data(), jw.data(),
+                                                                      m.scale, b);
+    TCFEM_CUDA_CHECK_LAUNCH();
+    TCFEM_CUDA_CHECK(cudaDeviceSynchronize());  // the face buffers go out of scope
   }
 }
 

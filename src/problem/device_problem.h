@@ -5,9 +5,10 @@
 // run time (core/jit.h); functions given as C++ callables are evaluated on the host threads at
 // points copied from the device. The geometry is the isoparametric one of the CPU code (the map at
 // the Gauss-Lobatto nodes of each cell, its Q_k interpolant at the quadrature points).
-// The cg Dirichlet lift too: g at the constrained nodes compiled, its image under the operator
-// without constraints (set_rhs_lift). The terms of boundary faces (Neumann data, the Nitsche terms
-// of dg) stay on the host (problem::assemble_boundary_terms): they touch O(N^((dim-1)/dim)) cells.
+// The boundary data too: the cg Dirichlet lift (g at the constrained nodes compiled, its image
+// under the operator without constraints: set_rhs_lift) and the Neumann data's face integrals
+// (add_rhs_neumann). The Nitsche terms of dg Dirichlet faces stay on the host
+// (problem::assemble_boundary_terms): they touch O(N^((dim-1)/dim)) cells.
 // Declared without CUDA headers; builds without CUDA throw InputError.
 #include <memory>
 
@@ -37,6 +38,10 @@ class DeviceProblem {
   /// b += (f / c, phi_i) over all owned cells with the tensor rule of `quad` (b: n_local doubles
   /// on the device). InputError for an inverted cell or a non-finite f, naming cell or point.
   void add_rhs_volume(double* b, const fe::Quadrature1D& quad) const;
+  /// b += (h / c, phi_i)_F over the Neumann faces F of the problem (cg and dg) with the tensor
+  /// rule of `quad` on each face (b: n_local doubles on the device); InputError for a non-finite
+  /// h naming the point. No-op without Neumann parts.
+  void add_rhs_neumann(double* b, const fe::Quadrature1D& quad) const;
   /// Whether the problem has a cg Dirichlet lift (a problem's Dirichlet data with cg; the
   /// built-in problem's g is zero).
   bool has_lift() const;

@@ -16,6 +16,8 @@ DeviceProblem<dim>::~DeviceProblem() = default;
 template <int dim>
 void DeviceProblem<dim>::add_rhs_volume(double*, const fe::Quadrature1D&) const {}
 template <int dim>
+void DeviceProblem<dim>::add_rhs_neumann(double*, const fe::Quadrature1D&) const {}
+template <int dim>
 bool DeviceProblem<dim>::has_lift() const {
   return false;
 }

@@ -91,7 +91,7 @@ __host__ __device__ inline InterpolateAllScratch interpolate_all_scratch(int dim
   for (int d = 0; d < dim; ++d) nbc *= nb;
   for (int d = 1; d < dim; ++d) p0 *= nb;
   const int in = n_comp * nbc;
-  const int p1 = dim == 3 ? 3 * n_comp * nq * nq * nb : 3 * n_comp * nq * nq;
+  const int p1 = dim == 3 ? 3 * n_comp * nq * nq * nb : dim == 2 ? 3 * n_comp * nq * nq : 0;
   const int p2 = dim == 3 ? 4 * n_comp * nq * nq * nq : 0;
   return {in > p1 ? in : p1, p0 > p2 ? p0 : p2};
 }
@@ -132,16 +132,17 @@ __device__ inline void interpolate_pass(const double* B, const double* D, int nq
 
 /// The values and the dim first derivatives at the quadrature points (B, D: nq x nb) of n_comp
 /// fields whose nodal values are in buf_a (field c at buf_a[c * nb^dim], lexicographic), all
-/// together, one direction per pass (dim barriers). Returns where field c's value is at
-/// [(dim + 1) c * nq^dim] and its derivative along e at [((dim + 1) c + 1 + e) * nq^dim]: buf_a in
-/// 2D, buf_b in 3D (buffers of interpolate_all_scratch's sizes a and b; the values in buf_a are
+/// together, one direction per pass (dim barriers; dim = 1, 2, 3). Returns where field c's value
+/// is at [(dim + 1) c * nq^dim] and its derivative along e at [((dim + 1) c + 1 + e) * nq^dim]: buf_a
+/// in 2D, buf_b in 1D and 3D (buffers of interpolate_all_scratch's sizes a and b; the values in buf_a are
 /// overwritten).
 __device__ inline const double* interpolate_all(const double* B, const double* D, int nq, int nb, int dim,
                                                 int n_comp, double* buf_a, double* buf_b) {
-  int sizes[3] = {nb, nb, dim == 3 ? nb : 1};
+  int sizes[3] = {nb, dim >= 2 ? nb : 1, dim == 3 ? nb : 1};
   int nbc = 1;
   for (int d = 0; d < dim; ++d) nbc *= nb;
   interpolate_pass(B, D, nq, nb, 0, n_comp, sizes, buf_a, nbc, buf_b);
+  if (dim == 1) return buf_b;
   sizes[0] = nq;
   interpolate_pass(B, D, nq, nb, 1, n_comp, sizes, buf_b, nbc / nb * nq, buf_a);
   if (dim == 2) return buf_a;
