@@ -212,23 +212,12 @@ __global__ void boundary_face_nodes(Grid g, const double* gll, int face, std::in
 __global__ void boundary_face_points(Grid g, const double* tables, std::int64_t n, const double* X, std::int64_t xs,
                                      double* xf, double* jw, std::int64_t fs) {
   extern __shared__ double smem[];
-  const int dim = g.dim, nb = g.nb, nq = g.nq, fd = dim - 1;
-  const int nbf = ipow(nb, fd), nf = ipow(nq, fd);
-  double* B = smem;
-  double* D = B + nq * nb;
-  double* w = D + nq * nb;
-  double* buf_a = w + nq;
-  double* buf_b = buf_a + operators::setup::interpolate_all_scratch(fd, nb, nq, dim).a;
-  for (int i = threadIdx.x; i < 2 * nq * nb + nq; i += blockDim.x) B[i] = tables[i];
-  __syncthreads();
+  const int dim = g.dim, nq = g.nq, fd = dim - 1, nf = ipow(nq, fd);
+  const operators::setup::NodeInterpolation nodes(smem, tables, fd, g.nb, nq, dim);
+  const double* w = nodes.w;
   for (std::int64_t j = blockIdx.x; j < n; j += gridDim.x) {
-    for (int i = threadIdx.x; i < dim * nbf; i += blockDim.x) {
-      const int c = i / nbf;
-      buf_a[i] = X[c * xs + j * nbf + (i - c * nbf)];
-    }
-    __syncthreads();
     // field c's value at [dim c], its derivative along face direction a at [dim c + 1 + a]
-    const double* r = operators::setup::interpolate_all(B, D, nq, nb, fd, dim, buf_a, buf_b);
+    const double* r = nodes(X, xs, j);
     for (int q = threadIdx.x; q < nf; q += blockDim.x) {
       double t[2][3] = {{0, 0, 0}, {0, 0, 0}};
       for (int c = 0; c < dim; ++c) {
@@ -623,7 +612,7 @@ void DeviceProblem<dim>::add_rhs_neumann(double* b, const fe::Quadrature1D& quad
   const auto tables = make_tables(g.k, quad);  // B, D, w
   const int nbf = ipow(g.nb, dim - 1), nf = ipow(g.nq, dim - 1), n_max = std::max(g.nq, g.nb);
   const int smem_points =
-      int(sizeof(double)) * (2 * g.nq * g.nb + g.nq + operators::setup::interpolate_all_scratch(dim - 1, g.nb, g.nq, dim).total());
+      int(sizeof(double)) * operators::setup::NodeInterpolation::smem_doubles(dim - 1, g.nb, g.nq, dim);
   const int smem_integrate = int(sizeof(double)) * (g.nq * g.nb + 2 * ipow(n_max, dim - 1));
   allow_shared(boundary_face_points, smem_points);
   allow_shared(boundary_face_integrate, smem_integrate);

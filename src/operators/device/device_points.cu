@@ -49,22 +49,11 @@ __global__ void cell_points(Grid g, const double* tables, std::int64_t first, st
                             std::int64_t xs, double* xq, double* jxw, double* inv, std::int64_t qs,
                             unsigned long long* bad) {
   extern __shared__ double smem[];
-  const int dim = g.dim, nb = g.nb, nq = g.nq;
-  const int nbc = ipow(nb, dim), nqc = ipow(nq, dim);
-  double* B = smem;         // nq x nb
-  double* D = B + nq * nb;  // nq x nb
-  double* w = D + nq * nb;  // nq
-  double* buf_a = w + nq;
-  double* buf_b = buf_a + interpolate_all_scratch(dim, nb, nq, dim).a;
-  for (int i = threadIdx.x; i < 2 * nq * nb + nq; i += blockDim.x) B[i] = tables[i];
-  __syncthreads();
+  const int dim = g.dim, nq = g.nq, nqc = ipow(nq, dim);
+  const NodeInterpolation nodes(smem, tables, dim, g.nb, nq, dim);
+  const double* w = nodes.w;
   for (std::int64_t slot = blockIdx.x; slot < m; slot += gridDim.x) {
-    for (int i = threadIdx.x; i < dim * nbc; i += blockDim.x) {
-      const int comp = i / nbc;
-      buf_a[i] = X[comp * xs + slot * nbc + (i - comp * nbc)];
-    }
-    __syncthreads();
-    const double* r = interpolate_all(B, D, nq, nb, dim, dim, buf_a, buf_b);
+    const double* r = nodes(X, xs, slot);
     for (int q = threadIdx.x; q < nqc; q += blockDim.x) {
       const std::int64_t at = slot * nqc + q;
       double J[3][3] = {{1, 0, 0}, {0, 1, 0}, {0, 0, 1}}, R[3][3];
@@ -298,7 +287,7 @@ void CellPoints::compute(const mesh::BoxMesh<dim>& mesh, std::int64_t first, std
   for (int d = 0; d < dim; ++d) map_[d].evaluate(dim, P_.data(), xs, m * nbc, X_.data() + d * xs);
   const unsigned long long none = std::numeric_limits<unsigned long long>::max();
   bad_.copy_from_host(&none, 1);
-  const int smem = int(sizeof(double)) * (2 * g_.nq * g_.nb + g_.nq + interpolate_all_scratch(dim, g_.nb, g_.nq, dim).total());
+  const int smem = int(sizeof(double)) * NodeInterpolation::smem_doubles(dim, g_.nb, g_.nq, dim);
   allow_shared(cell_points, smem);
   cell_points<<<grid_for(m, 1), 256, smem>>>(g_, tables_.data(), first, m, X_.data(), xs, xq_.data(), jxw_.data(),
                                               inv_.data(), stride_, bad_.data());

@@ -151,6 +151,40 @@ __device__ inline const double* interpolate_all(const double* B, const double* D
   return buf_b;
 }
 
+/// The shared memory of a kernel that interpolates node fields with interpolate_all: the tables B,
+/// D (nq x nb) and w (nq), then its two buffers.
+struct NodeInterpolation {
+  double *B, *D, *w, *buf_a, *buf_b;
+  int dim, nb, nq, n_comp;
+  /// Doubles of shared memory for these sizes.
+  static __host__ __device__ int smem_doubles(int dim, int nb, int nq, int n_comp) {
+    return 2 * nq * nb + nq + interpolate_all_scratch(dim, nb, nq, n_comp).total();
+  }
+  /// Lays the memory out at `smem` and loads the tables (B, D, w; then syncs).
+  __device__ NodeInterpolation(double* smem, const double* tables, int dim_, int nb_, int nq_, int n_comp_)
+      : dim(dim_), nb(nb_), nq(nq_), n_comp(n_comp_) {
+    B = smem;
+    D = B + nq * nb;
+    w = D + nq * nb;
+    buf_a = w + nq;
+    buf_b = buf_a + interpolate_all_scratch(dim, nb, nq, n_comp).a;
+    for (int i = threadIdx.x; i < 2 * nq * nb + nq; i += blockDim.x) B[i] = tables[i];
+    __syncthreads();
+  }
+  /// Loads the node values of entity j (field c at X[c * xs + j * nb^dim + i]) and interpolates
+  /// them: interpolate_all's result.
+  __device__ const double* operator()(const double* X, std::int64_t xs, std::int64_t j) const {
+    int n = 1;
+    for (int d = 0; d < dim; ++d) n *= nb;
+    for (int i = threadIdx.x; i < n_comp * n; i += blockDim.x) {
+      const int c = i / n;
+      buf_a[i] = X[c * xs + j * n + (i - c * n)];
+    }
+    __syncthreads();
+    return interpolate_all(B, D, nq, nb, dim, n_comp, buf_a, buf_b);
+  }
+};
+
 /// Inverse and determinant of the dim x dim matrix J (row-major 3 x 3 storage).
 __device__ inline double invert(int dim, const double (&J)[3][3], double (&R)[3][3]) {
   double det;
