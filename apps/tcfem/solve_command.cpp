@@ -26,6 +26,7 @@
 #include "io/json_report.h"
 #include "io/vtu_writer.h"
 #include "multigrid/device/multigrid_solve.h"
+#include "operators/device/device_operator.h"
 #include "multigrid/host/multigrid_solve.h"
 #include "operators/cpu/laplace_operator.h"
 #include "operators/cpu/sparse_matrix.h"
@@ -352,8 +353,15 @@ int run_solve(const SolveOptions& o) {
     host_operator = std::make_unique<operators::LaplaceOperator<dim, double>>(mesh, dofs, cfg, operators::Form::laplace);
     stage("host operator");
   }
-  const operators::Path path =
-      operators::uses_cartesian_path(mesh, dofs, cfg) ? operators::Path::cartesian : operators::Path::general;
+  // the device kernels take the Kronecker path only where they may constrain every boundary node
+  // (operators::set_geometry): a box with Neumann parts runs the general-geometry kernels there
+  bool cartesian = operators::uses_cartesian_path(mesh, dofs, cfg);
+  if (device_multigrid) {
+    operators::DeviceKernelKey key;
+    operators::set_geometry(key, mesh, dofs, cfg);
+    cartesian = key.cartesian;
+  }
+  const operators::Path path = cartesian ? operators::Path::cartesian : operators::Path::general;
   Vector<double> diag;
   std::unique_ptr<operators::SparseMatrix> assembled;
   if (o.operator_path == "assembled") {
