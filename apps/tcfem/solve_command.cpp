@@ -387,7 +387,7 @@ int run_solve(const SolveOptions& o) {
     stage(text);
     if (prob) {
       // the cg Dirichlet lift and the Neumann terms on the device; dg's Nitsche terms here
-      boundary_terms = problem::assemble_boundary_terms<dim>(mesh, dofs, cfg, *prob, true);
+      boundary_terms = problem::assemble_boundary_terms<dim>(mesh, dofs, cfg, *prob);
       std::snprintf(text, sizeof text, "boundary terms (%zu cells on the host)", boundary_terms.cells.size());
       stage(text);
     }

@@ -152,14 +152,14 @@ Vector<double> dirichlet_lift(const mesh::BoxMesh<dim>& mesh, const fe::DofLayou
 namespace {
 /// The cell vectors of the listed cells (all cells when `cells` is null): with `volume` the term
 /// (f / c, phi_i), and on boundary cells the data terms. `sys` gets their sum (with the lift, cg)
-/// unless `locals` is given, which then gets the cell vectors (locals[j * nb + i]) and, cg, the
-/// local lift values (lifts[j * nb + i], NaN at unconstrained nodes). With `device_terms` the cg
-/// lift, its term - a(g_h, phi_i) and the Neumann faces are left out (computed on the device).
+/// unless `locals` is given, which then gets the cell vectors (locals[j * nb + i]). With
+/// `device_terms` the cg lift, its term - a(g_h, phi_i) and the Neumann faces are left out
+/// (computed on the device).
 template <int dim>
 void assemble_cells(const mesh::BoxMesh<dim>& mesh, const fe::DofLayout<dim>& dofs,
                     const operators::OperatorConfig& config, const ProblemDefinition<dim>& problem, bool volume_terms,
-                    bool device_terms, const std::vector<std::size_t>* cells, DiscreteSystem<dim>& sys, std::vector<double>* locals,
-                    std::vector<double>* lifts) {
+                    bool device_terms, const std::vector<std::size_t>* cells, DiscreteSystem<dim>& sys,
+                    std::vector<double>* locals) {
   if (dofs.dirichlet_faces() != problem.dirichlet_faces)
     throw Error("assemble_system: the DoF layout's Dirichlet faces differ from the problem's");
   const bool cg = dofs.disc() == fe::Disc::cg;
@@ -284,15 +284,9 @@ void assemble_cells(const mesh::BoxMesh<dim>& mesh, const fe::DofLayout<dim>& do
   auto cell_at = [&](std::size_t j) { return mesh.cell_index(cells ? (*cells)[j] : j); };
   if (locals) {
     locals->assign(n_cells * nb, 0.0);
-    if (lifts) lifts->assign(cg && !device_terms ? n_cells * nb : 0, std::numeric_limits<double>::quiet_NaN());
     parallel_chunks(0, n_cells, [&](std::size_t b, std::size_t e, int t) {
       auto& st = *states[t];
-      for (std::size_t j = b; j < e; ++j) {
-        const auto c = cell_at(j);
-        cell_vector(st, c, locals->data() + j * nb);
-        if (cg && !device_terms && lifts && touches_dirichlet<dim>(mesh, problem, c))
-          local_lift<dim>(mesh, dofs, problem, c, st.nodes.data(), lifts->data() + j * nb);
-      }
+      for (std::size_t j = b; j < e; ++j) cell_vector(st, cell_at(j), locals->data() + j * nb);
     }, threads);
     return;
   }
@@ -337,28 +331,23 @@ template <int dim>
 DiscreteSystem<dim> assemble_system(const mesh::BoxMesh<dim>& mesh, const fe::DofLayout<dim>& dofs,
                                     const operators::OperatorConfig& config, const ProblemDefinition<dim>& problem) {
   DiscreteSystem<dim> sys;
-  assemble_cells<dim>(mesh, dofs, config, problem, true, false, nullptr, sys, nullptr, nullptr);
+  assemble_cells<dim>(mesh, dofs, config, problem, true, false, nullptr, sys, nullptr);
   return sys;
 }
 
 template <int dim>
 BoundaryTerms assemble_boundary_terms(const mesh::BoxMesh<dim>& mesh, const fe::DofLayout<dim>& dofs,
-                                      const operators::OperatorConfig& config, const ProblemDefinition<dim>& problem,
-                                      bool device_terms) {
+                                      const operators::OperatorConfig& config, const ProblemDefinition<dim>& problem) {
   BoundaryTerms terms;
-  // the cells with a term: every boundary cell, or with the device's terms the dg cells on
-  // Dirichlet faces (Nitsche terms; cg: none)
-  const bool cg = dofs.disc() == fe::Disc::cg;
+  if (dofs.disc() == fe::Disc::cg) return terms;  // no Nitsche terms
   for (std::size_t cell = 0; cell < mesh.n_owned_cells(); ++cell) {
     const auto c = mesh.cell_index(cell);
-    bool boundary = false;
-    for (int f = 0; f < 2 * dim; ++f)
-      boundary |= on_face<dim>(mesh, c, f) && !(device_terms && (cg || !problem.dirichlet_faces[f]));
-    if (boundary) terms.cells.push_back(cell);
+    bool dirichlet = false;
+    for (int f = 0; f < 2 * dim; ++f) dirichlet |= on_face<dim>(mesh, c, f) && problem.dirichlet_faces[f];
+    if (dirichlet) terms.cells.push_back(cell);
   }
   DiscreteSystem<dim> unused;
-  assemble_cells<dim>(mesh, dofs, config, problem, false, device_terms, &terms.cells, unused, &terms.rhs,
-                      &terms.lift);
+  assemble_cells<dim>(mesh, dofs, config, problem, false, true, &terms.cells, unused, &terms.rhs);
   return terms;
 }
 
@@ -415,9 +404,9 @@ Errors compute_errors(const mesh::BoxMesh<dim>& mesh, const fe::DofLayout<dim>& 
 }
 
 template BoundaryTerms assemble_boundary_terms<2>(const mesh::BoxMesh<2>&, const fe::DofLayout<2>&,
-                                                 const operators::OperatorConfig&, const ProblemDefinition<2>&, bool);
+                                                 const operators::OperatorConfig&, const ProblemDefinition<2>&);
 template BoundaryTerms assemble_boundary_terms<3>(const mesh::BoxMesh<3>&, const fe::DofLayout<3>&,
-                                                 const operators::OperatorConfig&, const ProblemDefinition<3>&, bool);
+                                                 const operators::OperatorConfig&, const ProblemDefinition<3>&);
 template DiscreteSystem<2> assemble_system<2>(const mesh::BoxMesh<2>&, const fe::DofLayout<2>&,
                                               const operators::OperatorConfig&, const ProblemDefinition<2>&);
 template DiscreteSystem<3> assemble_system<3>(const mesh::BoxMesh<3>&, const fe::DofLayout<3>&,

@@ -35,22 +35,17 @@ template <int dim>
 DiscreteSystem<dim> assemble_system(const mesh::BoxMesh<dim>& mesh, const fe::DofLayout<dim>& dofs,
                                     const operators::OperatorConfig& config, const ProblemDefinition<dim>& problem);
 
-/// The terms of b on the cells touching the boundary, without the volume term (f / c, phi_i):
-/// Neumann data, the Nitsche terms (dg) and - a(g_h, phi_i) (cg), as cell vectors, and the cg
-/// lift g_h as local values (NaN at unconstrained nodes). With the volume term of all cells
-/// (problem/device_problem.h) and the constrained rows zeroed, b is assemble_system's. With
-/// `device_terms` (the device computes the cg lift and the Neumann terms: DeviceProblem::
-/// set_rhs_lift, add_rhs_neumann) only the Nitsche terms of dg Dirichlet faces remain: the dg cells
-/// on Dirichlet faces, none for cg, and no lift.
+/// The terms of b the device does not compute (problem/device_problem.h computes the volume term,
+/// the cg lift and the Neumann terms): the Nitsche terms of dg Dirichlet faces, as cell vectors of
+/// the dg cells on Dirichlet faces (none for cg). With those on the device and the constrained rows
+/// zeroed, b is assemble_system's.
 struct BoundaryTerms {
   std::vector<std::size_t> cells;  ///< owned cell numbers
   std::vector<double> rhs;         ///< [j * dofs_per_cell + i]
-  std::vector<double> lift;        ///< cg: [j * dofs_per_cell + i]; dg: empty
 };
 template <int dim>
 BoundaryTerms assemble_boundary_terms(const mesh::BoxMesh<dim>& mesh, const fe::DofLayout<dim>& dofs,
-                                      const operators::OperatorConfig& config, const ProblemDefinition<dim>& problem,
-                                      bool device_terms = false);
+                                      const operators::OperatorConfig& config, const ProblemDefinition<dim>& problem);
 
 /// L2 and H1-seminorm errors against an exact solution and its gradient.
 template <int dim>

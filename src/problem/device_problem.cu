@@ -329,6 +329,15 @@ struct DeviceProblem<dim>::Impl {
   std::vector<DeviceBuffer<std::int64_t>> lift_index;
   std::vector<DeviceBuffer<double>> lift_value;
 
+  /// The physical points of n parameter points P (P[e * stride + i]): P itself on Cartesian
+  /// meshes, else the map's values, computed into X.
+  const double* physical(const double* P, std::int64_t stride, std::int64_t n, DeviceBuffer<double>& X) const {
+    if (map[0].empty()) return P;
+    X.allocate(dim * stride);
+    for (int d = 0; d < dim; ++d) map[d].evaluate(dim, P, stride, n, X.data() + d * stride);
+    return X.data();
+  }
+
   DeviceFunction function(std::shared_ptr<const Expression> e, std::function<double(const double*)> host,
                          const std::string& name) {
     if (e) return functions.add({e->source(ExpressionDialect::cuda), Expression::device_prelude()}, {}, e->key());
@@ -561,17 +570,12 @@ void DeviceProblem<dim>::set_rhs_lift(double* b, const operators::DeviceOperator
     std::int64_t nodes = 1;
     for (int e = 0; e < dim; ++e)
       if (e != f / 2) nodes *= g.lattice[e];
-    DeviceBuffer<double> X(dim * nodes), x(m.map[0].empty() ? 0 : dim * nodes);
+    DeviceBuffer<double> X(dim * nodes), x;
     DeviceBuffer<std::int64_t> index(nodes);
     DeviceBuffer<double> value(nodes);
     dirichlet_face_nodes<<<grid_for(nodes, 256), 256>>>(g, gll.data(), f, nodes, X.data(), nodes, index.data());
     TCFEM_CUDA_CHECK_LAUNCH();
-    const double* points = X.data();
-    if (!m.map[0].empty()) {
-      for (int d = 0; d < dim; ++d) m.map[d].evaluate(dim, X.data(), nodes, nodes, x.data() + d * nodes);
-      points = x.data();
-    }
-    m.dirichlet[f].evaluate(dim, points, nodes, nodes, value.data());
+    m.dirichlet[f].evaluate(dim, m.physical(X.data(), nodes, nodes, x), nodes, nodes, value.data());
     set_indexed<<<grid_for(nodes, 256), 256>>>(nodes, index.data(), value.data(), lift.data());
     TCFEM_CUDA_CHECK_LAUNCH();
     TCFEM_CUDA_CHECK(cudaDeviceSynchronize());  // X and x go out of scope
@@ -622,14 +626,10 @@ void DeviceProblem<dim>::add_rhs_neumann(double* b, const fe::Quadrature1D& quad
     for (int e = 0; e < dim; ++e)
       if (e != f / 2) n *= g.n_cells[e];
     const std::int64_t xs = n * nbf, fs = n * nf;
-    DeviceBuffer<double> P(dim * xs), X(m.map[0].empty() ? 0 : dim * xs), xf(dim * fs), jw(fs), h(fs);
+    DeviceBuffer<double> P(dim * xs), X, xf(dim * fs), jw(fs), h(fs);
     boundary_face_nodes<<<grid_for(xs, 256), 256>>>(g, gll.data(), f, n, P.data(), xs);
     TCFEM_CUDA_CHECK_LAUNCH();
-    const double* nodes = P.data();
-    if (!m.map[0].empty()) {
-      for (int d = 0; d < dim; ++d) m.map[d].evaluate(dim, P.data(), xs, xs, X.data() + d * xs);
-      nodes = X.data();
-    }
+    const double* nodes = m.physical(P.data(), xs, xs, X);
     boundary_face_points<<<grid_for(n, 1), 128, smem_points>>>(g, tables.data(), n, nodes, xs, xf.data(),
                                                                 jw.data(), fs);
     TCFEM_CUDA_CHECK_LAUNCH();
