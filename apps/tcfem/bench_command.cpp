@@ -45,6 +45,7 @@ struct BenchOptions {
   std::string disc = "cg";
   std::string geometry = "cartesian";
   std::string quadrature = "bp3";
+  std::string geometry_form = "pa";
   std::string precisions = "fp64";
   std::string variants = "generic,cuda-core,tensor-core";
   std::string dofs;  // empty: the backend's default
@@ -217,6 +218,8 @@ Plan make_plan(const BenchOptions& o) {
     c.key.cartesian = o.geometry == "cartesian";
     c.key.general_field = o.geometry == "map";
     c.key.quadrature = o.quadrature == "bp3" ? fe::QuadratureKind::gauss_k2 : fe::QuadratureKind::gll_k1;
+    c.key.geometry_form =
+        c.key.general_field && o.geometry_form == "mf" ? operators::GeometryForm::mf : operators::GeometryForm::pa;
     c.key.form = operators::Form::laplace;
     c.key.precision = precision;
     c.key.variant = variant;
@@ -367,6 +370,7 @@ nlohmann::json row_json(const Context& ctx, const bench::BenchCase& c, const ben
   j["disc"] = o.disc;
   j["geometry"] = o.geometry;
   j["quadrature"] = o.quadrature;
+  j["geometry_form"] = std::string(operators::to_string(c.key.geometry_form));
   j["path"] = c.key.cartesian ? "cartesian" : "general";
   j["precision"] = std::string(precision::to_string(c.key.precision));
   j["variant"] = std::string(operators::to_string(c.key.variant));
@@ -465,7 +469,9 @@ int run_bench(const BenchOptions& o) {
       std::printf("tcfem bench: backend cpu (%s), %s\n", o.backend_reason.c_str(), ctx.device_name.c_str());
     std::printf("  %dD %s, %s geometry%s, degrees %s, %zu measurements, %d repetitions after %d warm-up applies\n",
                 o.dim, o.disc.c_str(), o.geometry.c_str(),
-                o.geometry == "cartesian" ? "" : (", quadrature " + o.quadrature).c_str(),
+                o.geometry == "cartesian" ? ""
+                : o.geometry == "map"     ? (", quadrature " + o.quadrature + ", geometry form " + o.geometry_form).c_str()
+                                          : (", quadrature " + o.quadrature).c_str(),
                 degree_list(plan.degrees).c_str(), plan.cases.size(), o.repetitions, o.warmup);
     print_skipped(plan.skipped);
     std::fflush(stdout);
@@ -592,6 +598,11 @@ std::function<int()> add_bench_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--quadrature", opts->quadrature, "General-geometry quadrature: bp3 (k+2 Gauss) or bp5 (k+1 Gauss-Lobatto)")
       ->check(CLI::IsMember({"bp3", "bp5"}))
+      ->capture_default_str();
+  cmd->add_option("--geometry-form", opts->geometry_form,
+                  "With --geometry map: pa (stored quadrature-point data) or mf (the geometry recomputed from the "
+                  "nodes in every apply; cuda-core, 3D, bp5)")
+      ->check(CLI::IsMember({"pa", "mf"}))
       ->capture_default_str();
   auto* precisions = cmd->add_option("--precisions", opts->precisions,
                                      "Precisions, a list of " + precision::allowed_precision_names())

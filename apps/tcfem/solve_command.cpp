@@ -63,6 +63,7 @@ struct SolveOptions {
   std::string disc = "cg";
   std::string geometry = "cartesian";
   std::string quadrature = "bp3";
+  std::string geometry_form = "pa";
   std::string operator_path = "auto";
   double tol = 1e-10;
   int max_iter = 20000;
@@ -272,6 +273,7 @@ int run_solve(const SolveOptions& o) {
   cfg.quadrature = o.quadrature == "bp3" ? fe::QuadratureKind::gauss_k2 : fe::QuadratureKind::gll_k1;
   cfg.cartesian_fast_path = o.operator_path == "auto";
   cfg.device_tuning = o.tuning.device;
+  cfg.geometry_form = o.geometry_form == "mf" ? operators::GeometryForm::mf : operators::GeometryForm::pa;
   if (prob) {
     cfg.coefficient = prob->coefficient;
     cfg.coefficient_source = prob->coefficient_source;
@@ -612,6 +614,7 @@ int run_solve(const SolveOptions& o) {
                    {"disc", o.disc},
                    {"geometry", prob ? std::string(mesh::to_string(geometry)) : o.geometry},
                    {"quadrature", o.quadrature},
+                   {"geometry_form", o.geometry_form},
                    {"operator_path", assembled ? "assembled" : operators::to_string(path)},
                    {"solver", o.solver},
                    {"preconditioner", uses_multigrid(o) ? "mg" : "jacobi"},
@@ -763,6 +766,11 @@ std::function<int()> add_solve_command(CLI::App& app) {
   cmd->add_option("--quadrature", opts->quadrature,
                   "Quadrature of the general-geometry path: bp3 (k+2 Gauss) or bp5 (k+1 Gauss-Lobatto)")
       ->check(CLI::IsMember({"bp3", "bp5"}))
+      ->capture_default_str();
+  cmd->add_option("--geometry-form", opts->geometry_form,
+                  "General geometry on the GPU: pa (stored quadrature-point data) or mf (the geometry recomputed "
+                  "from the nodes in every apply; 3D cg bp5, the multigrid levels without such a kernel use pa)")
+      ->check(CLI::IsMember({"pa", "mf"}))
       ->capture_default_str();
   cmd->add_option("--operator-path", opts->operator_path,
                   "auto (Kronecker fast path on Cartesian meshes), general (quadrature-point data) or "

@@ -47,6 +47,7 @@ operators::DeviceKernelKey check_reference_key(const BenchCase& c) {
   auto ref = c.key;
   ref.precision = precision::Precision::fp64;
   ref.variant = operators::Variant::generic;
+  ref.geometry_form = operators::GeometryForm::pa;
   return ref;
 }
 

@@ -91,6 +91,74 @@ double checked_coefficient(const Coefficient& coefficient, const double* x, cons
   return a;
 }
 
+template <typename Number>
+NodeGeometry<Number> compute_node_geometry(const mesh::BoxMesh<3>& mesh, const mesh::GeometryField<3>& geometry,
+                                           const Coefficient& coefficient) {
+  if (mesh.partition().owned.n_cells() != mesh.n_global_cells())
+    throw InputError("geometry from nodes: the mesh must be owned by one process");
+  const int k = geometry.degree();
+  const auto gll = fe::LagrangeBasis1D::gauss_lobatto(k).nodes();
+  const auto nc = mesh.n_cells();
+  std::array<std::int64_t, 3> lat{}, vl{};
+  for (int d = 0; d < 3; ++d) {
+    lat[d] = std::int64_t(nc[d]) * k + 1;
+    vl[d] = nc[d] + 1;
+  }
+  NodeGeometry<Number> g;
+  g.n_nodes = lat[0] * lat[1] * lat[2];
+  g.n_vertices = vl[0] * vl[1] * vl[2];
+  g.vertices.assign(3 * g.n_vertices, 0.0);
+  std::vector<double> disp(3 * g.n_nodes, 0.0);
+  if (coefficient) g.a_nodes.assign(g.n_nodes, Number(0));
+  const int n = k + 1, nb = n * n * n;
+  const std::size_t n_cells = mesh.n_owned_cells();
+  std::vector<double> worst(std::max(1, host_threads()), 0.0);
+  double extent = 0;
+  parallel_chunks(0, n_cells, [&](std::size_t first, std::size_t last, int thread) {
+    std::vector<double> nodes(3 * nb);
+    for (std::size_t cell = first; cell < last; ++cell) {
+      const auto c = mesh.cell_index(cell);
+      geometry.cell_nodes(c, nodes.data());
+      auto at = [&](int comp, int x, int y, int z) { return nodes[comp * nb + (z * n + y) * n + x]; };
+      for (int iz = 0; iz < n; ++iz)
+        for (int iy = 0; iy < n; ++iy)
+          for (int ix = 0; ix < n; ++ix) {
+            const int i[3] = {ix, iy, iz};
+            bool owner = true;  // the node's owning cell: the lowest along each direction
+            for (int d = 0; d < 3; ++d) owner = owner && !(i[d] == 0 && c[d] > 0);
+            if (!owner) continue;
+            std::int64_t node = 0;
+            for (int d = 2; d >= 0; --d) node = node * lat[d] + std::int64_t(c[d]) * k + i[d];
+            double x[3];
+            for (int comp = 0; comp < 3; ++comp) {
+              double lin = 0;
+              for (int v = 0; v < 8; ++v) {
+                double phi = 1;
+                for (int d = 0; d < 3; ++d) phi *= (v >> d & 1) ? gll[i[d]] : 1 - gll[i[d]];
+                lin += phi * at(comp, (v & 1) * k, (v >> 1 & 1) * k, (v >> 2 & 1) * k);
+              }
+              x[comp] = at(comp, ix, iy, iz);
+              disp[comp * g.n_nodes + node] = x[comp] - lin;
+              worst[thread] = std::max(worst[thread], std::abs(x[comp] - lin));
+            }
+            if (ix % k == 0 && iy % k == 0 && iz % k == 0) {
+              const std::int64_t v = ((std::int64_t(c[2]) + iz / k) * vl[1] + c[1] + iy / k) * vl[0] + c[0] + ix / k;
+              for (int comp = 0; comp < 3; ++comp) g.vertices[comp * g.n_vertices + v] = x[comp];
+            }
+            if (coefficient) g.a_nodes[node] = Number(checked_coefficient<3>(coefficient, x, c, nc));
+          }
+    }
+  }, host_threads(), 256);
+  for (double w : worst) g.max_disp = std::max(g.max_disp, w);
+  for (int comp = 0; comp < 3; ++comp) {
+    const auto [lo, hi] = std::minmax_element(g.vertices.begin() + comp * g.n_vertices,
+                                              g.vertices.begin() + (comp + 1) * g.n_vertices);
+    extent = std::max(extent, *hi - *lo);
+  }
+  if (g.max_disp > 1e-13 * extent) g.disp.assign(disp.begin(), disp.end());
+  return g;
+}
+
 template <int dim, typename Number>
 CellGeometry<dim, Number> compute_cell_geometry(const mesh::BoxMesh<dim>& mesh,
                                                 const mesh::GeometryField<dim>& geometry,
@@ -257,6 +325,10 @@ template double checked_coefficient<2>(const Coefficient&, const double*, const 
                                        const std::array<int, 2>&);
 template double checked_coefficient<3>(const Coefficient&, const double*, const std::array<int, 3>&,
                                        const std::array<int, 3>&);
+template NodeGeometry<double> compute_node_geometry<double>(const mesh::BoxMesh<3>&, const mesh::GeometryField<3>&,
+                                                            const Coefficient&);
+template NodeGeometry<float> compute_node_geometry<float>(const mesh::BoxMesh<3>&, const mesh::GeometryField<3>&,
+                                                          const Coefficient&);
 template void cell_jacobians<2>(const tensor::Evaluator<2, double>&, const double*, double*, double*);
 template void cell_jacobians<3>(const tensor::Evaluator<3, double>&, const double*, double*, double*);
 template double invert<2>(const std::array<std::array<double, 2>, 2>&, std::array<std::array<double, 2>, 2>&);

@@ -7,6 +7,7 @@
 //          (times the largest a on the face). Neumann faces of the box get a^- = 0 and penalty 0:
 //          no face terms.
 #include <array>
+#include <cstdint>
 #include <vector>
 
 #include "fe/dof_layout.h"
@@ -76,6 +77,27 @@ struct FaceGeometry {
     return b * sizeof(Number);
   }
 };
+
+/// The node field of a 3D mesh in the form of the matrix-free (geometry from nodes) kernels,
+/// x = I_1 x + d: the vertices' coordinates (double, [c * n_vertices + v], v lexicographic on the
+/// (n_cells + 1)-lattice), the displacement d from the cell's trilinear interpolant at every node
+/// of the Q_k node lattice ([c * n_nodes + node]; empty when every |d| is below 1e-13 times the
+/// mesh's extent: trilinear cells), and the coefficient at the nodes (empty without one). Every
+/// node takes its values from the cell that owns it (the lowest index along each direction).
+template <typename Number>
+struct NodeGeometry {
+  std::vector<double> vertices;
+  std::vector<Number> disp;
+  std::vector<Number> a_nodes;
+  std::int64_t n_vertices = 0, n_nodes = 0;
+  double max_disp = 0;  ///< the largest |d|
+};
+
+/// NodeGeometry of a mesh owned by one process (InputError otherwise) from its Q_k field, the
+/// coefficient checked as compute_cell_geometry checks it.
+template <typename Number>
+NodeGeometry<Number> compute_node_geometry(const mesh::BoxMesh<3>& mesh, const mesh::GeometryField<3>& geometry,
+                                           const Coefficient& coefficient = {});
 
 /// Cell data for all owned cells. Throws InputError if a cell is inverted (det J <= 0 somewhere)
 /// or the coefficient is not positive and finite at a point, naming the cell and the point.

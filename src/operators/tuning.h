@@ -10,6 +10,14 @@
 
 namespace tcfem::operators {
 
+/// How the general-geometry (general_field) kernels get the geometry at the quadrature points.
+enum class GeometryForm {
+  pa,  ///< partial assembly: a w |det J| J^{-1} J^{-T} stored per point (computed at setup)
+  mf,  ///< matrix-free: J recomputed per apply from the node field (the cells' vertices and the
+       ///< displacement from the trilinear cells, none for trilinear cells), a at the nodes
+};
+inline const char* to_string(GeometryForm f) { return f == GeometryForm::mf ? "mf" : "pa"; }
+
 struct DeviceTuning {
   /// cuda-core Cartesian kernels: work items per resident worker of the queue (0: 8) and the
   /// number of waves of resident blocks launched (0: 1).

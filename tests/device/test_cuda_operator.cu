@@ -145,9 +145,20 @@ namespace {
 template <int dim>
 double mapped_device_vs_cpu(fe::Disc disc, int k, precision::Precision p, std::uint64_t seed, bool compiled = false,
                             double* diagonal_error = nullptr, operators::Variant variant = operators::Variant::generic,
-                            fe::QuadratureKind quadrature = fe::QuadratureKind::gauss_k2, bool neumann = false) {
-  auto map = [](const mesh::Point<dim>& X) {
+                            fe::QuadratureKind quadrature = fe::QuadratureKind::gauss_k2, bool neumann = false,
+                            operators::GeometryForm form = operators::GeometryForm::pa, bool affine = false) {
+  // the curved map, or an affine one (trilinear cells)
+  auto map = [affine](const mesh::Point<dim>& X) {
     mesh::Point<dim> x = X;
+    if (affine) {
+      x[0] = 2.0 * X[0] + 0.3 * X[1];
+      x[1] = 0.5 * X[1] + 1.0;
+      if constexpr (dim == 3) {
+        x[1] -= 0.2 * X[2];
+        x[2] = 0.8 * X[2] + 0.1 * X[0];
+      }
+      return x;
+    }
     x[0] = (1.0 + X[0]) * std::cos(0.5 * M_PI * X[1]);
     x[1] = (1.0 + X[0]) * std::sin(0.5 * M_PI * X[1]) + 0.1 * X[0] * X[0];
     return x;
@@ -159,7 +170,11 @@ double mapped_device_vs_cpu(fe::Disc disc, int k, precision::Precision p, std::u
   nc.fill(3);
   nc[0] = 4;
   auto domain = mesh::Domain<dim>::box(lo, hi, map);
-  if (compiled) {
+  if (compiled && affine) {
+    domain.map_source[0].expression = "2.0 * x[0] + 0.3 * x[1]";
+    domain.map_source[1].expression = dim == 3 ? "0.5 * x[1] + 1.0 - 0.2 * x[2]" : "0.5 * x[1] + 1.0";
+    if (dim == 3) domain.map_source[dim - 1].expression = "0.8 * x[2] + 0.1 * x[0]";
+  } else if (compiled) {
     const std::string pi = "3.141592653589793";  // M_PI to the last digit
     domain.map_source[0].expression = "(1.0 + x[0]) * cos(0.5 * " + pi + " * x[1])";
     domain.map_source[1].expression = "(1.0 + x[0]) * sin(0.5 * " + pi + " * x[1]) + 0.1 * x[0] * x[0]";
@@ -173,6 +188,7 @@ double mapped_device_vs_cpu(fe::Disc disc, int k, precision::Precision p, std::u
   cfg.disc = disc;
   cfg.degree = k;
   cfg.quadrature = quadrature;
+  cfg.geometry_form = form;
   cfg.coefficient = [](const double* x) { return 1.0 + 0.5 * x[0] * x[1] + 0.25 * std::sin(3.0 * x[0]); };
   if (compiled) cfg.coefficient_source.expression = "1.0 + 0.5 * x[0] * x[1] + 0.25 * sin(3.0 * x[0])";
   operators::DeviceKernelKey key;
@@ -192,9 +208,13 @@ double mapped_device_vs_cpu(fe::Disc disc, int k, precision::Precision p, std::u
   EXPECT_EQ(D->key().variant, variant);
   if (variant == operators::Variant::cuda_core) {
     const auto choices = D->choices();
-    bool stored = false;
-    for (const auto& [name, value] : choices) stored |= name == "geometry" && value == "stored";
-    EXPECT_TRUE(stored);
+    // Q1 node fields (k = 1) are trilinear whatever the map
+    const std::string expected = form == operators::GeometryForm::pa ? "stored"
+                                 : affine || k == 1                  ? "trilinear vertices"
+                                                                     : "nodes";
+    bool found = false;
+    for (const auto& [name, value] : choices) found |= name == "geometry" && value == expected;
+    EXPECT_TRUE(found) << "geometry " << expected << ": " << operators::describe(choices);
   }
   operators::MatrixFreeOperator<dim, double> A(mesh, dofs, cfg, Form::laplace);
   if (diagonal_error) {
@@ -344,6 +364,60 @@ TEST(CudaOperator, CudaCoreStoredGeometryMatchesCpu) {
           << "3D fp32 Neumann " << what;
       EXPECT_LT(diag, 1e-5) << "3D fp32 Neumann " << what;
     }
+}
+
+TEST(CudaOperator, CudaCoreNodeGeometryMatchesCpu) {
+  // the cuda-core lines program with the geometry recomputed from the nodes (matrix-free, 3D BP5):
+  // every degree, fp64 and fp32, compiled and host-evaluated map and coefficient, Neumann faces,
+  // and an affine map (trilinear cells: the vertices only); operator and diagonal against the CPU
+  SKIP_WITHOUT_DEVICE();
+  std::random_device rd;
+  using P = precision::Precision;
+  using operators::Variant;
+  const auto bp5 = fe::QuadratureKind::gll_k1;
+  const auto mf = operators::GeometryForm::mf;
+  for (int k = 1; k <= 8; ++k) {
+    const std::string what = "k=" + std::to_string(k);
+    const bool compiled = k % 2 == 0;
+    double diag = 0.0;
+    EXPECT_LT(mapped_device_vs_cpu<3>(fe::Disc::cg, k, P::fp64, rd(), compiled, &diag, Variant::cuda_core, bp5, false, mf),
+              1e-12)
+        << what;
+    EXPECT_LT(diag, 1e-12) << what;
+    EXPECT_LT(mapped_device_vs_cpu<3>(fe::Disc::cg, k, P::fp32, rd(), !compiled, &diag, Variant::cuda_core, bp5, false, mf),
+              1e-5)
+        << "fp32 " << what;
+    EXPECT_LT(diag, 1e-5) << "fp32 " << what;
+    EXPECT_LT(mapped_device_vs_cpu<3>(fe::Disc::cg, k, P::fp64, rd(), compiled, &diag, Variant::cuda_core, bp5, true, mf),
+              1e-12)
+        << "Neumann " << what;
+    EXPECT_LT(diag, 1e-12) << "Neumann " << what;
+    EXPECT_LT(mapped_device_vs_cpu<3>(fe::Disc::cg, k, P::fp64, rd(), !compiled, nullptr, Variant::cuda_core, bp5, false,
+                                      mf, true),
+              1e-12)
+        << "affine " << what;
+    EXPECT_LT(mapped_device_vs_cpu<3>(fe::Disc::cg, k, P::fp32, rd(), compiled, nullptr, Variant::cuda_core, bp5, true,
+                                      mf, true),
+              1e-5)
+        << "affine fp32 Neumann " << what;
+  }
+  // no matrix-free kernel for BP3 or 2D: the key is refused, naming what exists
+  operators::DeviceKernelKey key;
+  key.dim = 3;
+  key.degree = 3;
+  key.cartesian = false;
+  key.general_field = true;
+  key.variant = Variant::cuda_core;
+  key.geometry_form = mf;
+  key.quadrature = fe::QuadratureKind::gauss_k2;
+  EXPECT_FALSE(operators::device_kernel_supported(key));
+  key.quadrature = bp5;
+  EXPECT_TRUE(operators::device_kernel_supported(key));
+  key.dim = 2;
+  EXPECT_FALSE(operators::device_kernel_supported(key));
+  key.dim = 3;
+  key.variant = Variant::generic;
+  EXPECT_FALSE(operators::device_kernel_supported(key));
 }
 
 TEST(CudaOperator, DeviceGeometryRefusesBadCoefficientAndInvertedMap) {

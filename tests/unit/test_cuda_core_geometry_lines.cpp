@@ -170,6 +170,87 @@ TEST(CudaCoreGeometryLines, StoredGeometryEmulationMatchesCpu) {
   check_stored_lines_degrees(std::make_integer_sequence<int, 8>{}, seeds);
 }
 
+/// The lines program with the geometry recomputed from the node field (matrix-free, BP5): the host
+/// emulation against the CPU operator on a curved map (the displacement from the trilinear cells
+/// stored) or on an affine image of the box (trilinear cells: no displacement), with or without a
+/// variable coefficient.
+template <int k, typename Number>
+double node_lines_error(const std::array<int, 3>& nc, const mesh::Domain<3>& domain, bool coefficient,
+                        std::uint64_t seed, bool reverse, int cells, bool expect_disp,
+                        const fe::DirichletFaces<3>& dirichlet = fe::all_dirichlet<3>()) {
+  constexpr auto kind = fe::QuadratureKind::gll_k1;
+  constexpr int q = k + 1;
+  const mesh::BoxMesh<3> mesh(nc, domain);
+  fe::DofLayout<3> dofs(mesh, fe::Disc::cg, k, dirichlet);
+  auto cfg = test_inputs::curved_config(k, kind);
+  if (!coefficient) cfg.coefficient = {};
+  operators::MatrixFreeOperator<3, double> A(mesh, dofs, cfg, operators::Form::laplace);
+  const auto nodes =
+      operators::compute_node_geometry<Number>(mesh, mesh::GeometryField<3>(mesh, k), cfg.coefficient);
+  // Q1 node fields (k = 1) are trilinear whatever the map
+  EXPECT_EQ(!nodes.disp.empty(), expect_disp && k > 1) << "largest displacement " << nodes.max_disp;
+  const auto setup = make_geom_lines_setup<k, q, Number>(mesh, kind, cells, true, 0, false, true);
+  auto p = setup.host_params();
+  p.vertices = nodes.vertices.data();
+  p.n_vertices = nodes.n_vertices;
+  p.disp = nodes.disp.empty() ? nullptr : nodes.disp.data();
+  p.n_nodes = nodes.n_nodes;
+  p.a_nodes = nodes.a_nodes.empty() ? nullptr : nodes.a_nodes.data();
+  p.dirichlet = fe::dirichlet_bits(dirichlet);
+  const std::size_t n = dofs.n_local();
+  return test_inputs::emulation_error<3, Number>(A, n, seed, [&](const Number* x, Number* y) {
+    emulate_geom_lines<k, q, true, Number, false, true>(p, x, y, n, reverse);
+  });
+}
+
+/// An affine image of the unit box (trilinear cells).
+mesh::Domain<3> affine_domain() {
+  mesh::Point<3> lo{0.0, 0.0, 0.0}, hi{1.0, 1.0, 1.0};
+  return mesh::Domain<3>::box(lo, hi, [](const mesh::Point<3>& X) {
+    return mesh::Point<3>{2.0 * X[0] + 0.3 * X[1], 0.5 * X[1] - 0.2 * X[2] + 1.0, 0.8 * X[2] + 0.1 * X[0]};
+  });
+}
+
+template <int k>
+void check_node_lines(std::mt19937_64& seeds) {
+  const std::string what = "k=" + std::to_string(k);
+  const std::array<int, 3> m3 = k <= 2 ? std::array<int, 3>{4, 3, 3} : std::array<int, 3>{3, 2, 2};
+  const auto curved = test_inputs::curved_domain<3>();
+  EXPECT_LT((node_lines_error<k, double>(m3, curved, true, seeds(), false, 0, true)), 1e-12) << what;
+  EXPECT_LT((node_lines_error<k, double>(m3, curved, true, seeds(), true, 2, true)), 1e-12) << "rev cells=2 " << what;
+  EXPECT_LT((node_lines_error<k, double>({1, 2, 1}, curved, false, seeds(), false, 0, true)), 1e-12) << what;
+  EXPECT_LT((node_lines_error<k, float>(m3, curved, true, seeds(), false, 0, true)), 1e-5) << "fp32 " << what;
+  EXPECT_LT((node_lines_error<k, double>(m3, curved, true, seeds(), true, 0, true,
+                                         {false, true, true, false, false, true})),
+            1e-12)
+      << "Neumann " << what;
+  EXPECT_LT((node_lines_error<k, double>(m3, affine_domain(), true, seeds(), false, 0, false)), 1e-12)
+      << "trilinear " << what;
+  EXPECT_LT((node_lines_error<k, float>(m3, affine_domain(), false, seeds(), false, 0, false)), 1e-5)
+      << "trilinear fp32 " << what;
+}
+
+template <int... K>
+void check_node_lines_degrees(std::integer_sequence<int, K...>, std::mt19937_64& seeds) {
+  (check_node_lines<K + 1>(seeds), ...);
+}
+
+TEST(CudaCoreGeometryLines, NodeGeometryEmulationMatchesCpu) {
+  std::mt19937_64 seeds(20261125);
+  check_node_lines_degrees(std::make_integer_sequence<int, 8>{}, seeds);
+}
+
+TEST(CudaCoreGeometryLines, NodeGeometrySizes) {
+  // a curved map: every vertex and node, the displacement kept, no coefficient values
+  const mesh::BoxMesh<3> mesh({2, 2, 2}, test_inputs::curved_domain<3>());
+  const auto g = operators::compute_node_geometry<double>(mesh, mesh::GeometryField<3>(mesh, 2));
+  EXPECT_EQ(g.n_nodes, 125);
+  EXPECT_EQ(g.n_vertices, 27);
+  EXPECT_EQ(g.disp.size(), 3u * 125u);
+  EXPECT_GT(g.max_disp, 1e-4);
+  EXPECT_TRUE(g.a_nodes.empty());
+}
+
 /// Worst conflict degree of all accesses of a layout.
 int lines_conflicts(const GeomLinesLayout& L, int n, int bytes) {
   int worst = 1;

@@ -54,6 +54,34 @@ TEST(DeviceMemoryEstimate, PartsPerDof) {
   EXPECT_GT(g.operators, 0.0);
 }
 
+// The matrix-free geometry form (3D cg BP5): the displacement and the coefficient at the nodes
+// instead of the stored quadrature data; elsewhere the stored data are counted.
+TEST(DeviceMemoryEstimate, MatrixFreeGeometry) {
+  const double n = 1e8, ls = 8.0 / 7.0;
+  auto c = cg_config(4);
+  c.quadrature = fe::QuadratureKind::gll_k1;
+  c.coefficient = [](const double*) { return 1.0; };
+  const auto mapped = mesh::GeometryKind::mapped;
+  const auto s = settings(OuterSolver::cg, precision::Precision::fp64);
+  const auto pa = estimate_device_multigrid_memory(3, n, c, mapped, s);
+  c.geometry_form = operators::GeometryForm::mf;
+  const auto mf = estimate_device_multigrid_memory(3, n, c, mapped, s);
+  EXPECT_NEAR(mf.operators, ls * n * (4.0 * 8.0 + 24.0 / 64.0), 1.0);
+  EXPECT_LT(mf.operators, pa.operators / 2.0);
+  EXPECT_DOUBLE_EQ(mf.outer, pa.outer);
+  // no matrix-free kernel for BP3 or 2D: the stored data
+  c.quadrature = fe::QuadratureKind::gauss_k2;
+  auto bp3_pa = c;
+  bp3_pa.geometry_form = operators::GeometryForm::pa;
+  EXPECT_DOUBLE_EQ(estimate_device_multigrid_memory(3, n, c, mapped, s).operators,
+                   estimate_device_multigrid_memory(3, n, bp3_pa, mapped, s).operators);
+  c.quadrature = fe::QuadratureKind::gll_k1;
+  auto pa2 = c;
+  pa2.geometry_form = operators::GeometryForm::pa;
+  EXPECT_DOUBLE_EQ(estimate_device_multigrid_memory(2, n, c, mapped, s).operators,
+                   estimate_device_multigrid_memory(2, n, pa2, mapped, s).operators);
+}
+
 // A full-multigrid start below fp64 (MixedFullMultigrid): fp64 x, b below the finest level and r on
 // every level, a residual and a correction in float on every level; with an fp64 V-cycle nothing.
 TEST(DeviceMemoryEstimate, FullMultigridStart) {

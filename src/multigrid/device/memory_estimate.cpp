@@ -47,8 +47,16 @@ DeviceMemoryEstimate estimate_device_multigrid_memory(int dim, double fine_dofs,
   e.levels = s * n * (level_sum * (3.0 + 1.0 + smoother_vectors) - 2.0);
   // the finest level's fp64 post-smoothing: its smoother's work vectors (its operator is the outer one)
   if (!in_double && settings.multigrid.finest_post_fp64) e.levels += 8.0 * n * smoother_vectors;
-  const double op_bytes_per_dof = dim == 3 ? operators::MatrixFreeOperator<3, double>::estimated_bytes_per_dof(config, geometry)
+  const double pa_bytes_per_dof = dim == 3 ? operators::MatrixFreeOperator<3, double>::estimated_bytes_per_dof(config, geometry)
                                            : operators::MatrixFreeOperator<2, double>::estimated_bytes_per_dof(config, geometry);
+  // the matrix-free form (3D cg BP5 on general geometry): the displacement (3 values per node), the
+  // coefficient at the nodes, the vertices (3 doubles per k^3 nodes); its diagonal, where the
+  // smoother asks for one, forms the stored data of a level for the time of the call
+  const bool mf = config.geometry_form == operators::GeometryForm::mf && dim == 3 && config.disc == fe::Disc::cg &&
+                  config.quadrature == fe::QuadratureKind::gll_k1 &&
+                  (geometry != mesh::GeometryKind::cartesian || bool(config.coefficient));
+  const double op_bytes_per_dof =
+      mf ? (3.0 + (config.coefficient ? 1.0 : 0.0)) * 8.0 + 24.0 / std::pow(double(config.degree), 3) : pa_bytes_per_dof;
   e.operators = level_sum * n * op_bytes_per_dof * s / 8.0 + (in_double ? 0.0 : op_bytes_per_dof * n);
   if (!in_double && starts_with_fmg(settings)) {
     // MixedFullMultigrid: fp64 operators of the coarser levels (the finest one is the outer
@@ -58,6 +66,7 @@ DeviceMemoryEstimate estimate_device_multigrid_memory(int dim, double fine_dofs,
     e.levels += 8.0 * n * (2.0 * (level_sum - 1.0) + level_sum) + s * n * 2.0 * level_sum;
   }
   e.fixed = 320e6;  // dense coarse factor, tables, cuBLAS/cuSOLVER workspaces and the CUDA runtime
+  if (mf && settings.multigrid.smoother.kind == SmootherKind::chebyshev) e.fixed += n * pa_bytes_per_dof;
   return e;
 }
 

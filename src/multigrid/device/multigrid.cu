@@ -32,16 +32,20 @@ operators::DeviceKernelKey device_level_key(int dim, const operators::OperatorCo
   key.disc = config.disc;
   key.cartesian = geometry.cartesian;
   key.general_field = geometry.general_field;
+  key.geometry_form = geometry.geometry_form;
   key.quadrature = config.quadrature;
   key.form = operators::Form::laplace;
   key.precision = precision;
   if (coarsest && precision != Precision::fp64) key.precision = Precision::fp32;
   if (key.precision == Precision::fp64 || key.precision == Precision::fp32) {
     key.variant = Variant::cuda_core;
+    // the matrix-free form where its kernels exist (3D BP5), stored data elsewhere
+    if (!operators::device_kernel_supported(key)) key.geometry_form = operators::GeometryForm::pa;
     if (!operators::device_kernel_supported(key)) key.variant = Variant::generic;
     return key;
   }
   key.variant = Variant::tensor_core;
+  key.geometry_form = operators::GeometryForm::pa;
   if (!operators::device_kernel_supported(key))
     throw InputError(std::string("--mg-precision ") + std::string(precision::to_string(precision)) +
                      ": the device V-cycle in this precision uses the tensor-core operators, which exist for --disc cg and dg "

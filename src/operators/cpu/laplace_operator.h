@@ -38,6 +38,9 @@ struct OperatorConfig {
   bool cartesian_fast_path = true;
   /// Kernel choices of the device operators built for this configuration (operators/tuning.h).
   DeviceTuning device_tuning;
+  /// The geometry form of the device's general-geometry kernels (pa: stored quadrature data; mf:
+  /// recomputed from the nodes where a kernel exists, multigrid levels fall back to pa elsewhere).
+  GeometryForm geometry_form = GeometryForm::pa;
   /// The coefficient a(x) of -div(a grad u); empty: a = 1. Every multigrid level evaluates it at
   /// its own quadrature points.
   Coefficient coefficient;

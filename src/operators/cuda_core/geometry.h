@@ -164,6 +164,30 @@ TCFEM_HD inline void stored_flux(const Number* C, int pt, Number* u) {
   }
 }
 
+/// The flux at a point from the Jacobian J[c][j] = d x_c / d xi_j (3D): u = weight det J J^{-1}
+/// J^{-T} u, as (weight / det J) adj(J) (adj(J)^T u) with adj(J) = det J J^{-1}.
+template <typename Number>
+TCFEM_HD inline void node_flux(const Number (&J)[3][3], Number weight, Number* u) {
+  Number A[3][3];
+  A[0][0] = J[1][1] * J[2][2] - J[1][2] * J[2][1];
+  A[0][1] = J[0][2] * J[2][1] - J[0][1] * J[2][2];
+  A[0][2] = J[0][1] * J[1][2] - J[0][2] * J[1][1];
+  A[1][0] = J[1][2] * J[2][0] - J[1][0] * J[2][2];
+  A[1][1] = J[0][0] * J[2][2] - J[0][2] * J[2][0];
+  A[1][2] = J[0][2] * J[1][0] - J[0][0] * J[1][2];
+  A[2][0] = J[1][0] * J[2][1] - J[1][1] * J[2][0];
+  A[2][1] = J[0][1] * J[2][0] - J[0][0] * J[2][1];
+  A[2][2] = J[0][0] * J[1][1] - J[0][1] * J[1][0];
+  const Number det = J[0][0] * A[0][0] + J[0][1] * A[1][0] + J[0][2] * A[2][0];
+  const Number s = weight / det;
+  Number t[3];
+  for (int j = 0; j < 3; ++j) t[j] = A[0][j] * u[0] + A[1][j] * u[1] + A[2][j] * u[2];
+  for (int i = 0; i < 3; ++i) u[i] = s * (A[i][0] * t[0] + A[i][1] * t[1] + A[i][2] * t[2]);
+}
+
+/// FLOPs per point of node_flux.
+TCFEM_HD constexpr int node_flux_flops() { return 27 + 5 + 1 + 15 + 18; }
+
 /// FLOPs per point of stored_flux.
 TCFEM_HD constexpr int stored_flux_flops(int dim) { return dim == 3 ? 15 : 6; }
 

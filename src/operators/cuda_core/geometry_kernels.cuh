@@ -108,7 +108,7 @@ class GeometryOperatorBase : public DeviceOperatorBase {
   std::size_t device_bytes() const override { return table_bytes_; }
   KernelChoices choices() const override {
     return {{"program", program_},
-            {"geometry", coef_ ? "stored" : "1D tables"},
+            {"geometry", geometry_name_ ? geometry_name_ : coef_ ? "stored" : "1D tables"},
             {"min_blocks_per_sm", std::to_string(min_blocks_)},
             {"cells_per_block", std::to_string(cells_per_block_)},
             {"threads", std::to_string(threads_)},
@@ -121,6 +121,7 @@ class GeometryOperatorBase : public DeviceOperatorBase {
     return true;
   }
   std::vector<double> cell_metric() const override {
+    if (!metric_.empty()) return metric_;
     if (!coef_) return {};
     return device_cell_metric<Number>(view_);
   }
@@ -181,6 +182,36 @@ class GeometryOperatorBase : public DeviceOperatorBase {
     return coef_->data();
   }
 
+  /// Frees the stored cell data of compute_stored (the diagonal's tables stay).
+  void release_stored() {
+    if (!coef_) return;
+    table_bytes_ -= coef_->size() * sizeof(Number);
+    coef_.reset();
+    view_.cell_coef = nullptr;
+  }
+
+  /// Geometry from nodes (3D): the node field and the coefficient at the nodes on the device
+  /// (device_node_geometry: the mesh's map and the coefficient, compiled or on the host threads).
+  /// Also computes metric_ (device_cell_metric_of: the checks of the map and the coefficient at
+  /// every point of `kind`, without storing the cell data).
+  DeviceNodeGeometry<Number> compute_nodes(const mesh::BoxMesh<dim>& mesh, const fe::DofLayout<dim>& dofs,
+                                           fe::QuadratureKind kind, const Coefficient& coefficient,
+                                           const jit::DeviceSource& coefficient_source) {
+    static_assert(dim == 3, "geometry from nodes: 3D");
+    setup::PointFunctionSet functions(dim);
+    const auto map = setup::map_functions<dim>(mesh, functions);
+    std::array<setup::PointFunction, 3> map3;
+    for (int d = 0; d < dim; ++d) map3[d] = map[d];
+    setup::PointFunction a;
+    if (coefficient) a = functions.add(coefficient_source, coefficient, "coefficient");
+    functions.compile();
+    metric_ = device_cell_metric_of<dim>(mesh, dofs, fe::make_quadrature(kind, dofs.degree()), a, map3);
+    auto g = device_node_geometry<Number>(mesh, dofs, a, map3);
+    table_bytes_ += g.bytes();
+    TCFEM_CUDA_CHECK(cudaDeviceSynchronize());  // the point functions go out of scope
+    return g;
+  }
+
   /// Copies the 1D tables s_d, ds_d of a setup to the device; their device pointers.
   template <class Setup>
   std::pair<std::array<const Number*, dim>, std::array<const Number*, dim>> upload_tables(const Setup& setup) {
@@ -217,6 +248,8 @@ class GeometryOperatorBase : public DeviceOperatorBase {
   std::array<std::unique_ptr<DeviceBuffer<Number>>, dim> s_, ds_;
   std::unique_ptr<DeviceBuffer<Number>> coef_, b_table_;  ///< stored geometry and the diagonal's B
   std::vector<double> Db_;
+  std::vector<double> metric_;           ///< the cell metric, where computed at setup
+  const char* geometry_name_ = nullptr;  ///< the "geometry" choice, where not stored or 1D tables
   setup::Grid grid_{};
   OperatorView<Number> view_{};
   Params params_{};
@@ -275,16 +308,17 @@ class CgGeometryOperator final : public GeometryOperatorBase<dim, GeomParams<dim
 
 /// The lines program (3D): the phases of GeomLinesProgram with a barrier between each two
 /// (operators/cuda_core/geometry_lines.h).
-template <int k, int q, bool colloc, typename Number, int min_blocks, bool stored>
+template <int k, int q, bool colloc, typename Number, int min_blocks, bool stored, bool nodes = false>
 __global__ void __launch_bounds__(geom_lines_layout(q).threads, min_blocks)
     geom_lines_kernel(const __grid_constant__ GeomLinesParams<k, q, Number> p, const Number* __restrict__ src,
                       Number* __restrict__ dst) {
-  using Prog = GeomLinesProgram<k, q, colloc, Number, stored>;
+  using Prog = GeomLinesProgram<k, q, colloc, Number, stored, nodes>;
   extern __shared__ __align__(16) unsigned char smem_raw[];
   Number* sm = reinterpret_cast<Number*>(smem_raw);
   typename Prog::Thread th;
   Prog::init(p, blockIdx.x, threadIdx.x, th);
   Prog::load(p, sm, th, src, dst);
+  if constexpr (nodes) Prog::load_nodes(p, sm, th);
   __syncthreads();
   if constexpr (!colloc) {
     Prog::interp_x(p, sm, th);
@@ -295,6 +329,11 @@ __global__ void __launch_bounds__(geom_lines_layout(q).threads, min_blocks)
     __syncthreads();
   }
   Prog::lines(p, sm, th, p.Dx, p.Dy, 0, 1, 0, 2);
+  if constexpr (nodes) {
+    Prog::node_lines(p, sm, th);
+    __syncthreads();
+    Prog::node_y_lines(p, sm, th);
+  }
   __syncthreads();
   Prog::column_flux(p, sm, th);
   __syncthreads();
@@ -312,20 +351,23 @@ __global__ void __launch_bounds__(geom_lines_layout(q).threads, min_blocks)
 }
 
 /// cg Laplacian on the general 3D geometry by the lines program: memset of dst + one kernel.
-/// Geometry from the deformed box's 1D tables, or with `stored` from the stored cell data.
-template <int k, int q, bool colloc, typename Number, bool stored>
+/// Geometry from the deformed box's 1D tables, with `stored` from the stored cell data, or with
+/// `nodes` (BP5) recomputed from the node field (matrix-free). The matrix-free operator checks
+/// the geometry and the coefficient and computes the cell metric at setup without storing cell
+/// data; its diagonal forms the stored data for the time of the call (from a copy of the mesh).
+template <int k, int q, bool colloc, typename Number, bool stored, bool nodes = false>
 class CgGeometryLinesOperator final : public GeometryOperatorBase<3, GeomLinesParams<k, q, Number>, Number> {
   using Base = GeometryOperatorBase<3, GeomLinesParams<k, q, Number>, Number>;
 
  public:
   using Kernel = typename Base::Kernel;
-  /// register-capped variants exist for BP5 and BP3 with the 1D tables
+  /// register-capped variants exist for BP5 and BP3 with the 1D tables, and for geometry from nodes
   static constexpr bool capped_variants = !stored && (colloc || q == k + 2);
   /// The register cap per (quadrature, degree) where it was measured faster on the H200 (3D fp64,
   /// 3e7 DoFs, docs/notebook/performance_history.md): BP5 four blocks per SM for k <= 6, BP3 four for k = 2, 3, 5 and
   /// three for k = 8; elsewhere (and for float) the compiler's choice.
   static constexpr int default_min_blocks() {
-    if constexpr (!capped_variants || !std::is_same_v<Number, double>) return 1;
+    if constexpr (!capped_variants || nodes || !std::is_same_v<Number, double>) return 1;
     if constexpr (colloc) return k <= 6 ? 4 : 1;
     if constexpr (k == 2 || k == 3 || k == 5) return 4;
     if constexpr (k == 8) return 3;
@@ -333,10 +375,24 @@ class CgGeometryLinesOperator final : public GeometryOperatorBase<3, GeomLinesPa
   }
   static Kernel pick_kernel(int min_blocks) {
     if constexpr (capped_variants) {
-      if (min_blocks == 3) return geom_lines_kernel<k, q, colloc, Number, 3, stored>;
-      if (min_blocks == 4) return geom_lines_kernel<k, q, colloc, Number, 4, stored>;
+      if (min_blocks == 3) return geom_lines_kernel<k, q, colloc, Number, 3, stored, nodes>;
+      if (min_blocks == 4) return geom_lines_kernel<k, q, colloc, Number, 4, stored, nodes>;
     }
-    return geom_lines_kernel<k, q, colloc, Number, 1, stored>;
+    return geom_lines_kernel<k, q, colloc, Number, 1, stored, nodes>;
+  }
+
+  bool diagonal(void* diag) const override {
+    if constexpr (!nodes) {
+      return Base::diagonal(diag);
+    } else {
+      auto* self = const_cast<CgGeometryLinesOperator*>(this);
+      const fe::DofLayout<3> dofs(*mesh_, fe::Disc::cg, k, dirichlet_);
+      self->compute_stored(*mesh_, dofs, this->key_.quadrature, coefficient_, coefficient_source_);
+      device_general_diagonal<Number>(this->view_, this->grid_, this->Db_, static_cast<Number*>(diag));
+      TCFEM_CUDA_CHECK(cudaDeviceSynchronize());
+      self->release_stored();
+      return true;
+    }
   }
 
   CgGeometryLinesOperator(const mesh::BoxMesh<3>& mesh, const fe::DofLayout<3>& dofs, const DeviceKernelKey& key,
@@ -354,13 +410,26 @@ class CgGeometryLinesOperator final : public GeometryOperatorBase<3, GeomLinesPa
     int by_registers = 0;
     const int launch_threads = geom_lines_cells(q, requested_cells) * q * q;
     TCFEM_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&by_registers, this->kernel_, launch_threads, 0));
-    const auto setup =
-        make_geom_lines_setup<k, q, Number>(mesh, key.quadrature, requested_cells, true, by_registers, stored);
+    const auto setup = make_geom_lines_setup<k, q, Number>(mesh, key.quadrature, requested_cells, true, by_registers,
+                                                           stored, nodes);
     const auto [s, ds] = this->upload_tables(setup);
     auto& p = this->params_;
     p = setup.params(s, ds);
     p.dirichlet = fe::dirichlet_bits(dofs.dirichlet_faces());
     if constexpr (stored) p.coef = this->compute_stored(mesh, dofs, key.quadrature, coefficient, coefficient_source);
+    if constexpr (nodes) {
+      node_ = this->compute_nodes(mesh, dofs, key.quadrature, coefficient, coefficient_source);
+      p.vertices = node_.vertices->data();
+      p.n_vertices = node_.n_vertices;
+      p.disp = node_.disp ? node_.disp->data() : nullptr;
+      p.n_nodes = node_.n_nodes;
+      p.a_nodes = node_.a_nodes ? node_.a_nodes->data() : nullptr;
+      this->geometry_name_ = p.disp ? "nodes" : "trilinear vertices";
+      mesh_ = std::make_unique<mesh::BoxMesh<3>>(mesh);
+      dirichlet_ = dofs.dirichlet_faces();
+      coefficient_ = coefficient;
+      coefficient_source_ = coefficient_source;
+    }
     const GeomLinesLayout& L = p.layout;
     this->threads_ = L.threads;
     this->blocks_ = (p.total_cells + L.cells - 1) / L.cells;
@@ -368,12 +437,19 @@ class CgGeometryLinesOperator final : public GeometryOperatorBase<3, GeomLinesPa
     this->program_ = "lines";
     this->cells_per_block_ = L.cells;
     this->prepare_launch("general-geometry lines kernel");
-    constexpr auto w = geom_lines_cell_work(k, q, colloc, stored);
+    constexpr auto w = geom_lines_cell_work(k, q, colloc, stored, nodes);
     const double cells = double(p.total_cells);
     this->flops_ = w.flops * cells;
     this->shared_ = w.shared_values * cells * sizeof(Number);
     this->dram_ = this->dram_model();
   }
+
+ private:
+  DeviceNodeGeometry<Number> node_;
+  std::unique_ptr<mesh::BoxMesh<3>> mesh_;  ///< nodes: for the diagonal
+  fe::DirichletFaces<3> dirichlet_{};
+  Coefficient coefficient_;
+  jit::DeviceSource coefficient_source_;
 };
 
 template <int dim>
@@ -381,25 +457,25 @@ using GeomFactory = std::unique_ptr<DeviceOperator> (*)(const mesh::BoxMesh<dim>
                                                         const DeviceKernelKey&, const DeviceTuning&,
                                                         const Coefficient&, const jit::DeviceSource&);
 
-template <int dim, int k, fe::QuadratureKind kind, typename Number, bool stored>
+template <int dim, int k, fe::QuadratureKind kind, typename Number, bool stored, bool nodes = false>
 std::unique_ptr<DeviceOperator> build_geom(const mesh::BoxMesh<dim>& mesh, const fe::DofLayout<dim>& dofs,
                                            const DeviceKernelKey& key, const DeviceTuning& tuning,
                                            const Coefficient& coefficient, const jit::DeviceSource& source) {
   constexpr int q = geom_points(kind, k);
   constexpr bool colloc = kind == fe::QuadratureKind::gll_k1;
   if constexpr (dim == 3)
-    return std::make_unique<CgGeometryLinesOperator<k, q, colloc, Number, stored>>(mesh, dofs, key, tuning,
-                                                                                  coefficient, source);
+    return std::make_unique<CgGeometryLinesOperator<k, q, colloc, Number, stored, nodes>>(mesh, dofs, key, tuning,
+                                                                                         coefficient, source);
   else
     return std::make_unique<CgGeometryOperator<dim, k, q, colloc, Number, stored>>(mesh, dofs, key, tuning,
                                                                                   coefficient, source);
 }
 
-/// table[stored][quadrature kind][degree - 1]; stored geometry for BP3 (Gauss k+2) and BP5
-/// (Gauss-Lobatto k+1), the 1D tables for every kind
+/// table[form][quadrature kind][degree - 1], form 0 the 1D tables (every kind), 1 stored geometry
+/// (BP3: Gauss k+2, BP5: Gauss-Lobatto k+1), 2 geometry from nodes (3D BP5)
 template <int dim>
 struct GeomTable {
-  std::array<std::array<std::array<GeomFactory<dim>, 8>, 3>, 2> f{};
+  std::array<std::array<std::array<GeomFactory<dim>, 8>, 3>, 3> f{};
 };
 
 template <int dim, typename Number, int... K>
@@ -411,6 +487,9 @@ GeomTable<dim> make_geom_table(std::integer_sequence<int, K...>) {
   ((t.f[0][int(QuadratureKind::gauss_k1)][K] = &build_geom<dim, K + 1, QuadratureKind::gauss_k1, Number, false>), ...);
   ((t.f[1][int(QuadratureKind::gauss_k2)][K] = &build_geom<dim, K + 1, QuadratureKind::gauss_k2, Number, true>), ...);
   ((t.f[1][int(QuadratureKind::gll_k1)][K] = &build_geom<dim, K + 1, QuadratureKind::gll_k1, Number, true>), ...);
+  if constexpr (dim == 3)
+    ((t.f[2][int(QuadratureKind::gll_k1)][K] = &build_geom<dim, K + 1, QuadratureKind::gll_k1, Number, false, true>),
+     ...);
   return t;
 }
 
@@ -422,7 +501,8 @@ std::unique_ptr<DeviceOperator> make_geom_operator_typed(const mesh::BoxMesh<dim
                                                          const DeviceTuning& tuning, const Coefficient& coefficient,
                                                          const jit::DeviceSource& coefficient_source) {
   static const GeomTable<dim> table = make_geom_table<dim, Number>(std::make_integer_sequence<int, 8>{});
-  const auto f = table.f[key.general_field ? 1 : 0][int(key.quadrature)][key.degree - 1];
+  const int form = !key.general_field ? 0 : key.geometry_form == GeometryForm::mf ? 2 : 1;
+  const auto f = table.f[form][int(key.quadrature)][key.degree - 1];
   return f ? f(mesh, dofs, key, tuning, coefficient, coefficient_source) : nullptr;
 }
 

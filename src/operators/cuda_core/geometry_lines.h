@@ -134,7 +134,10 @@ struct GeomLinesLayout {
   int cell_threads = 4;  ///< q^2
   int threads = 4;
   int sx = 2, sp = 4, sb = 8;
+  int buffers = 4;  ///< buffers of q sp values per cell (10 for geometry from nodes)
+  int extra = 0;    ///< values after the buffers (36 for geometry from nodes: the cell's edge vectors)
   int cell_stride = 32;
+  TCFEM_HD constexpr int min_cell_stride() const { return buffers * sb + extra; }
   TCFEM_HD constexpr int smem_elements() const { return cells * cell_stride; }
 };
 
@@ -146,17 +149,20 @@ constexpr int geom_lines_blocks_per_sm(const GeomLinesLayout& L, int value_bytes
   return by_smem < by_threads ? by_smem : by_threads;
 }
 
-/// The unpadded layout with about 256 threads per block.
-TCFEM_HD constexpr GeomLinesLayout geom_lines_layout(int q) {
+/// The unpadded layout with about 256 threads per block; `nodes`: the buffers of the program with
+/// geometry from nodes.
+TCFEM_HD constexpr GeomLinesLayout geom_lines_layout(int q, bool nodes = false) {
   GeomLinesLayout L;
   L.q = q;
+  L.buffers = nodes ? 10 : 4;
+  L.extra = nodes ? 36 : 0;
   L.cell_threads = q * q;
   L.cells = 256 / L.cell_threads > 0 ? 256 / L.cell_threads : 1;
   L.threads = L.cells * L.cell_threads;
   L.sx = q;
   L.sp = q * q;
   L.sb = q * q * q;
-  L.cell_stride = 4 * L.sb;
+  L.cell_stride = L.min_cell_stride();
   return L;
 }
 
@@ -197,6 +203,17 @@ struct GeomLinesParams {
   /// Stored geometry (the program's `stored` form): coef[cell][sym][point] as GeomParams::coef;
   /// then the derivative tables are unscaled (h = 1) and s, ds unused.
   const Number* coef = nullptr;
+  /// Geometry from nodes (the program's `nodes` form, collocated quadrature; unscaled tables as
+  /// `stored`): the node field x = I_1 x + d, with I_1 x the trilinear interpolant of the cell's
+  /// vertices vertices[c * n_vertices + v] (v lexicographic on the (n_cells + 1)-lattice, double)
+  /// and d the displacement disp[c * n_nodes + node] on the node lattice (null: d = 0, trilinear
+  /// cells); the coefficient at the nodes a_nodes[node] (null: 1); xi the points on [0, 1].
+  const double* vertices = nullptr;
+  std::int64_t n_vertices = 0;
+  const Number* disp = nullptr;
+  std::int64_t n_nodes = 0;
+  const Number* a_nodes = nullptr;
+  Number xi[q] = {};
 };
 
 template <int q, typename Number>
@@ -206,16 +223,23 @@ struct GeomLinesThread {
   std::int64_t cell = 0;  ///< linear cell index
   int c[3] = {0, 0, 0};
   Number r[q];  ///< the column's values at the points, later the column's results
+  Number jz[3][q];  ///< geometry from nodes: d/dz of the displacement's components on the column
 };
 
 /// The block program. Collocated (BP5): load, lines(D), column_flux, lines(D^T), scatter. Otherwise
 /// (q points, n = k + 1 nodes): load, interp_x, interp_y, interp_z, lines(D), column_flux, lines(D^T),
 /// integrate_z, integrate_y, integrate_x (with the scatter). A barrier between each two phases.
 /// stored: the flux from the stored cell data p.coef (any geometry, partial assembly).
-template <int k, int q, bool colloc, typename Number, bool stored = false>
+/// nodes (collocated only): the geometry recomputed from the node field (matrix-free): load also
+/// gathers the displacement's columns to buffers 4..6 and the cell's edge vectors; lines also
+/// takes the x lines of the displacement (times D to buffers 7..9) and its column's z derivative;
+/// then node_y_lines (y lines of buffers 4..6, in place) before column_flux, which forms J from
+/// the trilinear part and these derivatives at each point.
+template <int k, int q, bool colloc, typename Number, bool stored = false, bool nodes = false>
 struct GeomLinesProgram {
   static constexpr int n = k + 1;
   static_assert(!colloc || q == n, "collocated quadrature has k+1 points");
+  static_assert(!nodes || (colloc && !stored), "geometry from nodes: collocated quadrature, not stored");
   using Params = GeomLinesParams<k, q, Number>;
   using Thread = GeomLinesThread<q, Number>;
 
@@ -263,6 +287,75 @@ struct GeomLinesProgram {
       const Number u = bd ? Number(0) : v;
       U[z * L.sp + th.b * L.sx + th.a] = u;
       if constexpr (colloc) th.r[z] = u;
+    });
+  }
+
+  /// Geometry from nodes: the column (a, b) of the displacement's components to buffers 4..6 (when
+  /// p.disp), and the cell's 12 edge vectors E[(j * 4 + s) * 3 + c] = x_c at the vertex with
+  /// coordinate j = 1 minus x_c at coordinate j = 0, the other two coordinates (in increasing
+  /// direction order) s = o1 + 2 o2, in double and then rounded (threads 0..11 of the cell).
+  TCFEM_HD static void load_nodes(const Params& p, Number* smem, const Thread& th) {
+    if (!th.active) return;
+    const auto& L = p.layout;
+    Number* C = cell(p, smem, th);
+    if (p.disp) {
+      unroll<q>([&](auto z) {
+        bool bd;
+        const std::int64_t g = node(p, th, th.a, th.b, z, bd);
+        unroll<3>([&](auto c) { C[(4 + c) * L.sb + z * L.sp + th.b * L.sx + th.a] = p.disp[c * p.n_nodes + g]; });
+      });
+    }
+    for (int r = th.b * q + th.a; r < 12; r += q * q) {
+      const int j = r / 4, s = r % 4;
+      const int o1 = j == 0 ? 1 : 0, o2 = j == 2 ? 1 : 2;
+      int v0[3], v1[3];
+      v0[j] = 0;
+      v1[j] = 1;
+      v0[o1] = v1[o1] = s % 2;
+      v0[o2] = v1[o2] = s / 2;
+      const std::int64_t nx = p.n_cells[0] + 1, ny = p.n_cells[1] + 1;
+      const std::int64_t i0 = (std::int64_t(th.c[2] + v0[2]) * ny + th.c[1] + v0[1]) * nx + th.c[0] + v0[0];
+      const std::int64_t i1 = (std::int64_t(th.c[2] + v1[2]) * ny + th.c[1] + v1[1]) * nx + th.c[0] + v1[0];
+      Number* E = C + L.buffers * L.sb;
+      for (int c = 0; c < 3; ++c)
+        E[r * 3 + c] = Number(p.vertices[c * p.n_vertices + i1] - p.vertices[c * p.n_vertices + i0]);
+    }
+  }
+
+  /// Geometry from nodes, with lines(D): the x line (y = a, z = b) of buffers 4..6 times Dx to
+  /// buffers 7..9, and the z derivative of the column (a, b) of buffers 4..6 to th.jz.
+  TCFEM_HD static void node_lines(const Params& p, Number* smem, Thread& th) {
+    if (!th.active || !p.disp) return;
+    const auto& L = p.layout;
+    Number* C = cell(p, smem, th);
+    unroll<3>([&](auto c) {
+      {
+        const int base = th.b * L.sp + th.a * L.sx;
+        Number u[q], v[q];
+        unroll<q>([&](auto i) { u[i] = C[(4 + c) * L.sb + base + i]; });
+        eo_apply<false>(p.Dx, u, v);
+        unroll<q>([&](auto i) { C[(7 + c) * L.sb + base + i] = v[i]; });
+      }
+      {
+        const int base = th.b * L.sx + th.a;
+        Number u[q];
+        unroll<q>([&](auto z) { u[z] = C[(4 + c) * L.sb + z * L.sp + base]; });
+        eo_apply<false>(p.Dz, u, th.jz[c]);
+      }
+    });
+  }
+
+  /// Geometry from nodes: the y line (x = a, z = b) of buffers 4..6 times Dy, in place.
+  TCFEM_HD static void node_y_lines(const Params& p, Number* smem, const Thread& th) {
+    if (!th.active || !p.disp) return;
+    const auto& L = p.layout;
+    Number* C = cell(p, smem, th);
+    const int base = th.b * L.sp + th.a;
+    unroll<3>([&](auto c) {
+      Number u[q], v[q];
+      unroll<q>([&](auto i) { u[i] = C[(4 + c) * L.sb + base + i * L.sx]; });
+      eo_apply<false>(p.Dy, u, v);
+      unroll<q>([&](auto i) { C[(4 + c) * L.sb + base + i * L.sx] = v[i]; });
     });
   }
 
@@ -338,7 +431,48 @@ struct GeomLinesProgram {
     Number uz[q];
     eo_apply<false>(p.Dz, th.r, uz);
     const int base = th.b * L.sx + th.a;
-    if constexpr (stored) {
+    if constexpr (nodes) {
+      // the trilinear part of J on the column: d/dx and d/dy linear in z, d/dz constant
+      const Number* E = C + L.buffers * L.sb;
+      const Number xa = p.xi[th.a], xb = p.xi[th.b];
+      Number lo0[3], hi0[3], lo1[3], hi1[3], j2[3];
+      for (int c = 0; c < 3; ++c) {
+        lo0[c] = (1 - xb) * E[0 * 3 + c] + xb * E[1 * 3 + c];
+        hi0[c] = (1 - xb) * E[2 * 3 + c] + xb * E[3 * 3 + c];
+        lo1[c] = (1 - xa) * E[4 * 3 + c] + xa * E[5 * 3 + c];
+        hi1[c] = (1 - xa) * E[6 * 3 + c] + xa * E[7 * 3 + c];
+        j2[c] = (1 - xb) * ((1 - xa) * E[8 * 3 + c] + xa * E[9 * 3 + c]) +
+                xb * ((1 - xa) * E[10 * 3 + c] + xa * E[11 * 3 + c]);
+      }
+      const Number wab = p.w[th.a] * p.w[th.b];
+      unroll<q>([&](auto z) {
+        const int i = z * L.sp + base;
+        const Number xz = p.xi[z];
+        Number J[3][3];  // J[c][j] = d x_c / d xi_j
+        for (int c = 0; c < 3; ++c) {
+          J[c][0] = (1 - xz) * lo0[c] + xz * hi0[c];
+          J[c][1] = (1 - xz) * lo1[c] + xz * hi1[c];
+          J[c][2] = j2[c];
+        }
+        if (p.disp) {
+          unroll<3>([&](auto c) {
+            J[c][0] += C[(7 + c) * L.sb + i];
+            J[c][1] += C[(4 + c) * L.sb + i];
+            J[c][2] += th.jz[c][z];
+          });
+        }
+        Number weight = wab * p.w[z];
+        if (p.a_nodes) {
+          bool bd;
+          weight *= load_streaming(p.a_nodes + node(p, th, th.a, th.b, z, bd));
+        }
+        Number u[3] = {C[L.sb + i], C[2 * L.sb + i], uz[z]};
+        node_flux(J, weight, u);
+        C[L.sb + i] = u[0];
+        C[2 * L.sb + i] = u[1];
+        uz[z] = u[2];
+      });
+    } else if constexpr (stored) {
       constexpr int Q = q * q * q;
       const Number* cell_coef = p.coef + th.cell * (6 * Q) + th.b * q + th.a;
       unroll<q>([&](auto z) {

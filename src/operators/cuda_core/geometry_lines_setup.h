@@ -28,8 +28,8 @@ inline long geom_lines_wavefronts(const GeomLinesLayout& L, int n, int value_byt
 }
 
 /// The padded layout with the fewest wavefronts: row stride sx in [q, q + 4], plane stride sp in
-/// [q sx, q sx + 15] (buffer stride q sp) with the unpadded cell stride 4 sb, then the cell stride in
-/// [4 sb, 4 sb + 16) (the smallest on ties, in that order), among the layouts that keep the resident
+/// [q sx, q sx + 15] (buffer stride q sp) with the unpadded cell stride (buffers sb + extra), then
+/// the cell stride in [that, that + 16) (the smallest on ties, in that order), among the layouts that keep the resident
 /// blocks per SM of the unpadded one (geom_lines_blocks_per_sm), or `other_limit` blocks when that is
 /// lower (the registers' limit; 0: none). n: nodes per direction (the thread masks of the
 /// interpolation phases when n < q). Memoized per (q, n, cells, bytes, limit).
@@ -46,7 +46,7 @@ inline GeomLinesLayout geom_lines_search_layout(GeomLinesLayout L, int n, int va
       T.sx = sx;
       T.sp = sp;
       T.sb = q * sp;
-      T.cell_stride = 4 * T.sb;
+      T.cell_stride = T.min_cell_stride();
       if (!fits(T)) continue;
       const long w = geom_lines_wavefronts(T, n, value_bytes);
       if (w < best_w) {
@@ -55,7 +55,7 @@ inline GeomLinesLayout geom_lines_search_layout(GeomLinesLayout L, int n, int va
       }
     }
   const GeomLinesLayout base = best;
-  for (int cs = 4 * base.sb + 1; cs < 4 * base.sb + 16; ++cs) {
+  for (int cs = base.min_cell_stride() + 1; cs < base.min_cell_stride() + 16; ++cs) {
     GeomLinesLayout T = base;
     T.cell_stride = cs;
     if (!fits(T)) continue;
@@ -70,8 +70,8 @@ inline GeomLinesLayout geom_lines_search_layout(GeomLinesLayout L, int n, int va
 
 inline GeomLinesLayout geom_lines_best_layout(const GeomLinesLayout& L, int n, int value_bytes, int other_limit = 0) {
   static std::mutex m;
-  static std::map<std::tuple<int, int, int, int, int>, GeomLinesLayout> cache;
-  const auto key = std::make_tuple(L.q, n, L.cells, value_bytes, other_limit);
+  static std::map<std::tuple<int, int, int, int, int, int>, GeomLinesLayout> cache;
+  const auto key = std::make_tuple(L.q, n, L.cells, value_bytes, other_limit, L.buffers);
   {
     const std::lock_guard<std::mutex> lock(m);
     if (const auto it = cache.find(key); it != cache.end()) return it->second;
@@ -124,14 +124,17 @@ constexpr int geom_lines_cells(int q, int cells) {
 /// Parameters of the lines program on `mesh` with the quadrature `kind` (q points); `cells` cells
 /// per block (0: the default), `padded`: the searched layout (else unpadded), `block_limit`: resident
 /// blocks per SM the registers allow (0: unknown; see geom_lines_search_layout).
+/// `stored` (stored geometry) and `nodes` (geometry from nodes, collocated) use the unit tables;
+/// the caller sets the data pointers.
 template <int k, int q, typename Number>
 GeomLinesSetup<k, q, Number> make_geom_lines_setup(const mesh::BoxMesh<3>& mesh, fe::QuadratureKind kind,
                                                    int cells = 0, bool padded = true, int block_limit = 0,
-                                                   bool stored = false) {
+                                                   bool stored = false, bool nodes = false) {
   constexpr int n = k + 1;
   const auto quad = fe::make_quadrature(kind, k);
   TCFEM_ASSERT(quad.size() == q, "quadrature size of the general-geometry lines kernel");
-  const auto t = stored ? stored_geometry_tables<3>() : deformed_tables<3>(mesh, k, quad);
+  TCFEM_ASSERT(!nodes || q == n, "geometry from nodes: collocated quadrature");
+  const auto t = stored || nodes ? stored_geometry_tables<3>() : deformed_tables<3>(mesh, k, quad);
   const auto basis = fe::LagrangeBasis1D::gauss_lobatto(k);
   tensor::Evaluator<3, double> ev(basis, quad);
   GeomLinesSetup<k, q, Number> g;
@@ -151,6 +154,7 @@ GeomLinesSetup<k, q, Number> make_geom_lines_setup(const mesh::BoxMesh<3>& mesh,
   std::vector<double> D(q * q), Dt(q * q), B(q * n), Bt(n * q);
   for (int i = 0; i < q; ++i) {
     p.w[i] = Number(quad.weights[i]);
+    p.xi[i] = Number(quad.points[i]);
     for (int j = 0; j < n; ++j) {
       B[i * n + j] = ev.B()[i * n + j];
       Bt[j * q + i] = ev.B()[i * n + j];
@@ -181,18 +185,24 @@ GeomLinesSetup<k, q, Number> make_geom_lines_setup(const mesh::BoxMesh<3>& mesh,
   p.DzT = eo(Dt, t.h[2]);
   p.B = make_eo_matrix<q, n, 1, Number>(B.data());
   p.Bt = make_eo_matrix<n, q, 1, Number>(Bt.data());
-  const GeomLinesLayout L = geom_lines_with_cells(geom_lines_layout(q), geom_lines_cells(q, cells));
+  const GeomLinesLayout L = geom_lines_with_cells(geom_lines_layout(q, nodes), geom_lines_cells(q, cells));
   p.layout = padded ? geom_lines_best_layout(L, n, int(sizeof(Number)), block_limit) : L;
   return g;
 }
 
-/// Work of one apply per cell as the kernel performs it.
-constexpr GeomWork geom_lines_cell_work(int k, int q, bool colloc, bool stored = false) {
+/// Work of one apply per cell as the kernel performs it (`nodes`: with the displacement's lines).
+constexpr GeomWork geom_lines_cell_work(int k, int q, bool colloc, bool stored = false, bool nodes = false) {
   const double n = k + 1, Q = double(q) * q * q, lines = double(q) * q;
   GeomWork w;
   w.flops = 6 * lines * eo_apply_flops(q, q, -1) + Q * (stored ? stored_flux_flops(3) : deformed_flux_flops(3) + 1) +
             2 * Q;
   w.shared_values = 15 * Q;  // points: gather (or interp z) 1, lines 4, column 4, lines 4, scatter (or integrate z) 2
+  if (nodes) {
+    // 9 derivative lines, the trilinear part (9 lerps = 27), the flux, the weight (2)
+    w.flops = 15 * lines * eo_apply_flops(q, q, -1) + Q * (node_flux_flops() + 27 + 2 + 9) + 2 * Q;
+    // per point and component: gather 1, x line 2, z column 1, y line 2, column 2
+    w.shared_values = 15 * Q + 3 * 8 * Q + 36 * lines;
+  }
   if (!colloc) {
     w.flops += (n * n + q * n + q * q) * (eo_apply_flops(q, k + 1, 1) + eo_apply_flops(k + 1, q, 1));
     w.shared_values += 2 * n * n * n + 3 * q * n * n + 3 * q * q * n;
@@ -202,10 +212,10 @@ constexpr GeomWork geom_lines_cell_work(int k, int q, bool colloc, bool stored =
 
 /// dst = A src by the lines program on the host, thread by thread and phase by phase, with the
 /// kernel's zeroing of dst; `reverse` runs the threads of each phase in reverse order.
-template <int k, int q, bool colloc, typename Number, bool stored = false>
+template <int k, int q, bool colloc, typename Number, bool stored = false, bool nodes = false>
 void emulate_geom_lines(const GeomLinesParams<k, q, Number>& p, const Number* src, Number* dst, std::size_t n_dofs,
                         bool reverse = false) {
-  using Prog = GeomLinesProgram<k, q, colloc, Number, stored>;
+  using Prog = GeomLinesProgram<k, q, colloc, Number, stored, nodes>;
   const auto& L = p.layout;
   for (std::size_t i = 0; i < n_dofs; ++i) dst[i] = Number(0);
   std::vector<Number> smem(L.smem_elements(), Number(std::nan("")));
@@ -219,13 +229,20 @@ void emulate_geom_lines(const GeomLinesParams<k, q, Number>& p, const Number* sr
   for (std::int64_t blk = 0; blk < blocks; ++blk) {
     std::fill(smem.begin(), smem.end(), Number(std::nan("")));
     for (int i = 0; i < threads; ++i) Prog::init(p, blk, i, th[i]);
-    phase([&](auto& x) { Prog::load(p, sm, x, src, dst); });
+    phase([&](auto& x) {
+      Prog::load(p, sm, x, src, dst);
+      if constexpr (nodes) Prog::load_nodes(p, sm, x);
+    });
     if constexpr (!colloc) {
       phase([&](auto& x) { Prog::interp_x(p, sm, x); });
       phase([&](auto& x) { Prog::interp_y(p, sm, x); });
       phase([&](auto& x) { Prog::interp_z(p, sm, x); });
     }
-    phase([&](auto& x) { Prog::lines(p, sm, x, p.Dx, p.Dy, 0, 1, 0, 2); });
+    phase([&](auto& x) {
+      Prog::lines(p, sm, x, p.Dx, p.Dy, 0, 1, 0, 2);
+      if constexpr (nodes) Prog::node_lines(p, sm, x);
+    });
+    if constexpr (nodes) phase([&](auto& x) { Prog::node_y_lines(p, sm, x); });
     phase([&](auto& x) { Prog::column_flux(p, sm, x); });
     phase([&](auto& x) { Prog::lines(p, sm, x, p.DxT, p.DyT, 1, 0, 2, 3); });
     if constexpr (colloc) {

@@ -334,9 +334,12 @@ bool cuda_core_supports(const DeviceKernelKey& key) {
   // Cartesian: cg and dg; general geometry: cg, from the deformed box's 1D tables (any quadrature)
   // or, for general_field keys (any map or node field, variable coefficients), from stored cell
   // data (BP3 and BP5 quadrature)
+  // matrix-free (geometry from the nodes): 3D cg BP5
   const bool general_ok = key.disc == fe::Disc::cg &&
                           (!key.general_field || key.quadrature == fe::QuadratureKind::gauss_k2 ||
-                           key.quadrature == fe::QuadratureKind::gll_k1);
+                           key.quadrature == fe::QuadratureKind::gll_k1) &&
+                          (key.geometry_form == GeometryForm::pa ||
+                           (key.general_field && key.dim == 3 && key.quadrature == fe::QuadratureKind::gll_k1));
   return key.variant == Variant::cuda_core && (key.dim == 2 || key.dim == 3) && key.degree >= 1 &&
          key.degree <= max_degree && (key.cartesian || general_ok) && key.form == Form::laplace &&
          (key.precision == Precision::fp64 || key.precision == Precision::fp32);
@@ -344,7 +347,8 @@ bool cuda_core_supports(const DeviceKernelKey& key) {
 
 std::string describe_cuda_core() {
   return "cuda-core: dim 2-3, degree 1-8, cg/dg cartesian, cg general geometry (deformed box: bp3/bp5/gauss k+1; "
-         "any map, mesh or coefficient with stored geometry: bp3/bp5), laplace, fp64/fp32";
+         "any map, mesh or coefficient with stored geometry (pa): bp3/bp5, or geometry from the nodes (mf): 3D bp5), laplace, "
+         "fp64/fp32";
 }
 
 template <int dim>

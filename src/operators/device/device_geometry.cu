@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 
 #include "core/device.h"
 #include "core/error.h"
@@ -419,6 +420,33 @@ void device_cell_geometry(const mesh::BoxMesh<dim>& mesh, const fe::DofLayout<di
   }
 }
 
+template <int dim>
+std::vector<double> device_cell_metric_of(const mesh::BoxMesh<dim>& mesh, const fe::DofLayout<dim>& dofs,
+                                          const fe::Quadrature1D& quad, const setup::PointFunction& coefficient,
+                                          const std::array<setup::PointFunction, 3>& map) {
+  const Grid g = setup::make_grid(mesh, dofs, quad.size());
+  const std::int64_t n_cells = std::int64_t(mesh.n_owned_cells());
+  const int nqc = ipow(g.nq, dim), ns = dim * (dim + 1) / 2;
+  setup::CellPoints points(g, quad, map, mesh.geometry() == mesh::GeometryKind::cartesian,
+                           setup::CellPoints::default_capacity(g, n_cells), true);
+  const std::int64_t cap = points.capacity();
+  DeviceBuffer<double> a(coefficient.empty() ? 0 : cap * nqc), coef(cap * nqc * ns);
+  DeviceBuffer<double> metric(static_cast<std::size_t>(n_cells * dim));
+  for (std::int64_t first = 0; first < n_cells; first += cap) {
+    const std::int64_t m = std::min(cap, n_cells - first);
+    points.compute(mesh, first, m);
+    if (!coefficient.empty()) coefficient.evaluate(dim, points.xq(), points.stride(), m * nqc, a.data(), true);
+    cell_coefficients<double><<<grid_for(m * nqc, 256), 256>>>(dim, nqc, 0, m, a.size() ? a.data() : nullptr,
+                                                               points.jxw(), points.inv(), points.stride(),
+                                                               coef.data(), nullptr);
+    TCFEM_CUDA_CHECK_LAUNCH();
+    cell_metric_kernel<double><<<grid_for(m * dim * 32, 256), 256>>>(dim, nqc, m, coef.data(),
+                                                                     metric.data() + first * dim);
+    TCFEM_CUDA_CHECK_LAUNCH();
+  }
+  return metric.to_host();
+}
+
 template <int dim, typename Number>
 void device_face_geometry(const mesh::BoxMesh<dim>& mesh, const fe::DofLayout<dim>& dofs,
                           const fe::Quadrature1D& quad, const setup::PointFunction& coefficient,
@@ -534,6 +562,149 @@ TCFEM_FACE_GEOMETRY(3, double)
 TCFEM_FACE_GEOMETRY(2, float)
 TCFEM_FACE_GEOMETRY(3, float)
 #undef TCFEM_FACE_GEOMETRY
+namespace {
+
+/// Parameter points of the vertices (first .. first + m - 1 of the (n_cells + 1)-lattice, k = 0
+/// of the node arithmetic) or of the nodes of the Q_k lattice: P[d * stride + t].
+__global__ void lattice_points(Grid g, const double* gll, bool vertices, std::int64_t first, std::int64_t m,
+                               double* P, std::int64_t stride) {
+  for (std::int64_t t = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; t < m;
+       t += std::int64_t(gridDim.x) * blockDim.x) {
+    std::int64_t r = first + t;
+    for (int d = 0; d < 3; ++d) {
+      const std::int64_t extent = vertices ? g.n_cells[d] + 1 : g.lattice[d];
+      const std::int64_t p = (vertices ? g.k : 1) * (r % extent);
+      r /= extent;
+      const int c = int(min(p / g.k, std::int64_t(g.n_cells[d] - 1)));
+      P[d * stride + t] = setup::node_coordinate(g, gll, d, c, int(p - std::int64_t(c) * g.k));
+    }
+  }
+}
+
+/// Order-preserving unsigned encoding of a double (for atomicMin / atomicMax).
+__device__ inline unsigned long long ordered(double x) {
+  const unsigned long long b = __double_as_longlong(x);
+  return (b >> 63) ? ~b : b | 0x8000000000000000ull;
+}
+__host__ inline double unordered(unsigned long long e) {
+  const unsigned long long b = (e >> 63) ? e & 0x7fffffffffffffffull : ~e;
+  double x;
+  std::memcpy(&x, &b, sizeof(x));
+  return x;
+}
+
+/// The vertices' smallest and largest coordinate along each direction: range[2 d], range[2 d + 1].
+__global__ void vertex_range(const double* V, std::int64_t nv, unsigned long long* range) {
+  for (std::int64_t t = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; t < nv;
+       t += std::int64_t(gridDim.x) * blockDim.x)
+    for (int d = 0; d < 3; ++d) {
+      atomicMin(range + 2 * d, ordered(V[d * nv + t]));
+      atomicMax(range + 2 * d + 1, ordered(V[d * nv + t]));
+    }
+}
+
+/// Nodes first .. first + m - 1: disp = x - (the trilinear interpolant of the owning cell's
+/// vertices), its largest magnitude into *worst (ordered), a at the nodes rounded.
+template <typename Number>
+__global__ void node_displacement(Grid g, const double* gll, const double* V, std::int64_t nv, std::int64_t n_nodes,
+                                  std::int64_t first, std::int64_t m, const double* X, std::int64_t xs,
+                                  const double* a, Number* disp, Number* a_nodes, unsigned long long* worst) {
+  const std::int64_t vx = g.n_cells[0] + 1, vy = g.n_cells[1] + 1;
+  for (std::int64_t t = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; t < m;
+       t += std::int64_t(gridDim.x) * blockDim.x) {
+    const std::int64_t node = first + t;
+    std::int64_t r = node;
+    int c[3];
+    double xi[3];
+    for (int d = 0; d < 3; ++d) {
+      const std::int64_t p = r % g.lattice[d];
+      r /= g.lattice[d];
+      c[d] = int(min(p / g.k, std::int64_t(g.n_cells[d] - 1)));
+      xi[d] = gll[int(p - std::int64_t(c[d]) * g.k)];
+    }
+    double big = 0;
+    for (int comp = 0; comp < 3; ++comp) {
+      double lin = 0;
+      for (int v = 0; v < 8; ++v) {
+        const int b0 = v & 1, b1 = v >> 1 & 1, b2 = v >> 2 & 1;
+        const double phi = (b0 ? xi[0] : 1 - xi[0]) * (b1 ? xi[1] : 1 - xi[1]) * (b2 ? xi[2] : 1 - xi[2]);
+        lin += phi * V[comp * nv + ((std::int64_t(c[2]) + b2) * vy + c[1] + b1) * vx + c[0] + b0];
+      }
+      const double d = X[comp * xs + t] - lin;
+      disp[comp * n_nodes + node] = static_cast<Number>(d);
+      big = fmax(big, fabs(d));
+    }
+    atomicMax(worst, ordered(big));
+    if (a) a_nodes[node] = static_cast<Number>(a[t]);
+  }
+}
+
+}  // namespace
+
+template <typename Number>
+DeviceNodeGeometry<Number> device_node_geometry(const mesh::BoxMesh<3>& mesh, const fe::DofLayout<3>& dofs,
+                                                const setup::PointFunction& coefficient,
+                                                const std::array<setup::PointFunction, 3>& map) {
+  const Grid g = setup::make_grid(mesh, dofs, dofs.degree() + 1);
+  const auto nodes_1d = fe::LagrangeBasis1D::gauss_lobatto(g.k).nodes();
+  const DeviceBuffer<double> gll(nodes_1d);
+  DeviceNodeGeometry<Number> out;
+  out.n_vertices = std::int64_t(g.n_cells[0] + 1) * (g.n_cells[1] + 1) * (g.n_cells[2] + 1);
+  out.n_nodes = g.lattice[0] * g.lattice[1] * g.lattice[2];
+  const bool identity = map[0].empty();
+  auto evaluate_map = [&](const double* P, std::int64_t stride, std::int64_t m, double* X) {
+    for (int d = 0; d < 3; ++d) {
+      if (identity)
+        TCFEM_CUDA_CHECK(cudaMemcpy(X + d * stride, P + d * stride, m * sizeof(double), cudaMemcpyDeviceToDevice));
+      else
+        map[d].evaluate(3, P, stride, m, X + d * stride);
+    }
+  };
+  // the vertices
+  out.vertices = std::make_unique<DeviceBuffer<double>>(3 * out.n_vertices);
+  {
+    DeviceBuffer<double> P(3 * out.n_vertices);
+    const std::int64_t nv = out.n_vertices;
+    lattice_points<<<grid_for(nv, 256), 256>>>(g, gll.data(), true, 0, nv, P.data(), nv);
+    TCFEM_CUDA_CHECK_LAUNCH();
+    evaluate_map(P.data(), nv, nv, out.vertices->data());
+  }
+  // the vertices' extent
+  {
+    std::vector<unsigned long long> init(6);
+    for (int d = 0; d < 3; ++d) {
+      init[2 * d] = ~0ull;
+      init[2 * d + 1] = 0ull;
+    }
+    DeviceBuffer<unsigned long long> range(init);
+    vertex_range<<<grid_for(out.n_vertices, 256), 256>>>(out.vertices->data(), out.n_vertices, range.data());
+    TCFEM_CUDA_CHECK_LAUNCH();
+    const auto r = range.to_host();
+    for (int d = 0; d < 3; ++d) out.extent = std::max(out.extent, unordered(r[2 * d + 1]) - unordered(r[2 * d]));
+  }
+  // every node, in chunks
+  out.disp = std::make_unique<DeviceBuffer<Number>>(3 * out.n_nodes);
+  if (!coefficient.empty()) out.a_nodes = std::make_unique<DeviceBuffer<Number>>(out.n_nodes);
+  const std::int64_t chunk = std::min<std::int64_t>(out.n_nodes, std::int64_t(1) << 22);
+  DeviceBuffer<double> P(3 * chunk), X(3 * chunk), A(coefficient.empty() ? 1 : chunk);
+  DeviceBuffer<unsigned long long> worst(std::vector<unsigned long long>{0ull});
+  for (std::int64_t first = 0; first < out.n_nodes; first += chunk) {
+    const std::int64_t m = std::min(chunk, out.n_nodes - first);
+    lattice_points<<<grid_for(m, 256), 256>>>(g, gll.data(), false, first, m, P.data(), chunk);
+    TCFEM_CUDA_CHECK_LAUNCH();
+    evaluate_map(P.data(), chunk, m, X.data());
+    if (!coefficient.empty()) coefficient.evaluate(3, X.data(), chunk, m, A.data(), true);
+    node_displacement<Number><<<grid_for(m, 256), 256>>>(
+        g, gll.data(), out.vertices->data(), out.n_vertices, out.n_nodes, first, m, X.data(), chunk,
+        coefficient.empty() ? nullptr : A.data(), out.disp->data(), out.a_nodes ? out.a_nodes->data() : nullptr,
+        worst.data());
+    TCFEM_CUDA_CHECK_LAUNCH();
+  }
+  out.max_disp = unordered(worst.to_host()[0]);
+  if (!(out.max_disp > 1e-13 * out.extent)) out.disp.reset();
+  return out;
+}
+
 template <typename Number>
 std::vector<double> device_cell_metric(const OperatorView<Number>& v) {
   if (v.cartesian || v.mass || !v.cell_coef) throw Error("device_cell_metric: the stored data of the general Laplacian only");
@@ -553,6 +724,18 @@ template void device_general_diagonal<double>(const OperatorView<double>&, const
 template void device_general_diagonal<float>(const OperatorView<float>&, const Grid&, const std::vector<double>&,
                                              float*);
 template std::vector<double> device_cell_metric<double>(const OperatorView<double>&);
+template std::vector<double> device_cell_metric_of<2>(const mesh::BoxMesh<2>&, const fe::DofLayout<2>&,
+                                                      const fe::Quadrature1D&, const setup::PointFunction&,
+                                                      const std::array<setup::PointFunction, 3>&);
+template std::vector<double> device_cell_metric_of<3>(const mesh::BoxMesh<3>&, const fe::DofLayout<3>&,
+                                                      const fe::Quadrature1D&, const setup::PointFunction&,
+                                                      const std::array<setup::PointFunction, 3>&);
+template DeviceNodeGeometry<double> device_node_geometry<double>(const mesh::BoxMesh<3>&, const fe::DofLayout<3>&,
+                                                                 const setup::PointFunction&,
+                                                                 const std::array<setup::PointFunction, 3>&);
+template DeviceNodeGeometry<float> device_node_geometry<float>(const mesh::BoxMesh<3>&, const fe::DofLayout<3>&,
+                                                               const setup::PointFunction&,
+                                                               const std::array<setup::PointFunction, 3>&);
 template std::vector<double> device_cell_metric<float>(const OperatorView<float>&);
 
 }  // namespace tcfem::operators

@@ -18,6 +18,35 @@ void device_cell_geometry(const mesh::BoxMesh<dim>& mesh, const fe::DofLayout<di
                           const fe::Quadrature1D& quad, const setup::PointFunction& coefficient,
                           const std::array<setup::PointFunction, 3>& map, Number* coef, Number* jxw, double* volume);
 
+/// The cell metric (device_cell_metric) of the general Laplacian with the coefficient on `mesh`,
+/// computed from the map chunk by chunk without storing the cell data (double), with the checks of
+/// device_cell_geometry (det J > 0 and a positive and finite at every point), copied to the host.
+template <int dim>
+std::vector<double> device_cell_metric_of(const mesh::BoxMesh<dim>& mesh, const fe::DofLayout<dim>& dofs,
+                                          const fe::Quadrature1D& quad, const setup::PointFunction& coefficient,
+                                          const std::array<setup::PointFunction, 3>& map);
+
+/// The node field of a 3D mesh for the matrix-free kernels (operators/geometry_data.h,
+/// NodeGeometry), computed on the device: the map at the vertices and at every node of the Q_k
+/// lattice (compiled, or on the host threads), the displacement from the cells' trilinear
+/// interpolant (freed when every |d| is below 1e-13 times the vertices' extent: trilinear
+/// cells), and the coefficient at the nodes (checked positive and finite; none when empty).
+template <typename Number>
+struct DeviceNodeGeometry {
+  std::unique_ptr<DeviceBuffer<double>> vertices;
+  std::unique_ptr<DeviceBuffer<Number>> disp, a_nodes;
+  std::int64_t n_vertices = 0, n_nodes = 0;
+  double max_disp = 0, extent = 0;
+  std::size_t bytes() const {
+    return (vertices ? vertices->size() * sizeof(double) : 0) + (disp ? disp->size() * sizeof(Number) : 0) +
+           (a_nodes ? a_nodes->size() * sizeof(Number) : 0);
+  }
+};
+template <typename Number>
+DeviceNodeGeometry<Number> device_node_geometry(const mesh::BoxMesh<3>& mesh, const fe::DofLayout<3>& dofs,
+                                                const setup::PointFunction& coefficient,
+                                                const std::array<setup::PointFunction, 3>& map);
+
 /// The face data of direction d (faces numbered as compute_face_geometry does): jxw[face][q],
 /// a_minus / a_plus[face][e][q], penalty[face], with the cell volumes of device_cell_geometry.
 template <int dim, typename Number>

@@ -38,6 +38,8 @@ struct DeviceKernelKey {
   /// 1D tables.
   bool general_field = false;
   fe::QuadratureKind quadrature = fe::QuadratureKind::gauss_k2;
+  /// general_field keys: stored quadrature data (pa) or the geometry recomputed from the nodes (mf)
+  GeometryForm geometry_form = GeometryForm::pa;
   Form form = Form::laplace;
   precision::Precision precision = precision::Precision::fp64;
   Variant variant = Variant::generic;
@@ -107,13 +109,15 @@ class DeviceOperatorBase : public DeviceOperator {
 /// The geometry fields of a key for a mesh, DoF layout and configuration: the Kronecker fast
 /// path where uses_cartesian_path allows it and every face is Dirichlet (the Cartesian kernels
 /// constrain every boundary node); general_field for mapped meshes, variable coefficients and
-/// Neumann faces (whose constraints the general-geometry kernels take from the DoF layout).
+/// Neumann faces (whose constraints the general-geometry kernels take from the DoF layout); the
+/// geometry form of general_field keys from the configuration.
 template <int dim>
 void set_geometry(DeviceKernelKey& key, const mesh::BoxMesh<dim>& mesh, const fe::DofLayout<dim>& dofs,
                   const OperatorConfig& config) {
   key.cartesian = uses_cartesian_path(mesh, dofs, config) && dofs.all_faces_dirichlet();
   key.general_field = !key.cartesian && (mesh.geometry() == mesh::GeometryKind::mapped || bool(config.coefficient) ||
                                          !dofs.all_faces_dirichlet());
+  key.geometry_form = key.general_field ? config.geometry_form : GeometryForm::pa;
 }
 
 /// Builds the operator for `key` (key.dim must equal dim) with the kernel choices of `tuning` and

@@ -23,7 +23,9 @@ Variant variant_from_string(std::string_view name) {
 std::string DeviceKernelKey::to_string() const {
   std::ostringstream s;
   s << dim << "D " << fe::to_string(disc) << " Q" << degree << (form == Form::mass ? " mass" : " laplace") << ", "
-    << (cartesian ? "cartesian" : std::string("general/") + fe::to_string(quadrature) + (general_field ? "/field" : ""))
+    << (cartesian ? "cartesian"
+                  : std::string("general/") + fe::to_string(quadrature) +
+                        (general_field ? std::string("/field/") + operators::to_string(geometry_form) : ""))
     << ", "
     << precision::to_string(precision) << ", " << operators::to_string(variant);
   return s.str();
