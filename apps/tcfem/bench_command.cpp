@@ -216,10 +216,13 @@ Plan make_plan(const BenchOptions& o) {
     c.key.degree = degree;
     c.key.disc = o.disc == "cg" ? fe::Disc::cg : fe::Disc::dg;
     c.key.cartesian = o.geometry == "cartesian";
-    c.key.general_field = o.geometry == "map";
+    c.key.general_field = o.geometry == "map" || o.geometry == "trilinear";
+    c.trilinear_map = o.geometry == "trilinear";
     c.key.quadrature = o.quadrature == "bp3" ? fe::QuadratureKind::gauss_k2 : fe::QuadratureKind::gll_k1;
-    c.key.geometry_form =
-        c.key.general_field && o.geometry_form == "mf" ? operators::GeometryForm::mf : operators::GeometryForm::pa;
+    c.key.geometry_form = !c.key.general_field    ? operators::GeometryForm::pa
+                          : o.geometry_form == "mf"   ? operators::GeometryForm::mf
+                          : o.geometry_form == "auto" ? operators::GeometryForm::automatic
+                                                      : operators::GeometryForm::pa;
     c.key.form = operators::Form::laplace;
     c.key.precision = precision;
     c.key.variant = variant;
@@ -470,7 +473,8 @@ int run_bench(const BenchOptions& o) {
     std::printf("  %dD %s, %s geometry%s, degrees %s, %zu measurements, %d repetitions after %d warm-up applies\n",
                 o.dim, o.disc.c_str(), o.geometry.c_str(),
                 o.geometry == "cartesian" ? ""
-                : o.geometry == "map"     ? (", quadrature " + o.quadrature + ", geometry form " + o.geometry_form).c_str()
+                : o.geometry == "map" || o.geometry == "trilinear"
+                    ? (", quadrature " + o.quadrature + ", geometry form " + o.geometry_form).c_str()
                                           : (", quadrature " + o.quadrature).c_str(),
                 degree_list(plan.degrees).c_str(), plan.cases.size(), o.repetitions, o.warmup);
     print_skipped(plan.skipped);
@@ -592,17 +596,19 @@ std::function<int()> add_bench_command(CLI::App& app) {
       ->check(CLI::IsMember({"cg", "dg"}))
       ->capture_default_str();
   cmd->add_option("--geometry", opts->geometry,
-                  "cartesian (Kronecker fast path), deformed (general path, the built-in separable map) or map "
-                  "(general path, the quarter annulus (1+x) cos(pi y/2), (1+x) sin(pi y/2): stored geometry)")
-      ->check(CLI::IsMember({"cartesian", "deformed", "map"}))
+                  "cartesian (Kronecker fast path), deformed (general path, the built-in separable map), map "
+                  "(general path, the quarter annulus (1+x) cos(pi y/2), (1+x) sin(pi y/2): stored geometry) or "
+                  "trilinear (general path, the multilinear map x + xy/4, y + yz/5, z + zx/8: trilinear cells)")
+      ->check(CLI::IsMember({"cartesian", "deformed", "map", "trilinear"}))
       ->capture_default_str();
   cmd->add_option("--quadrature", opts->quadrature, "General-geometry quadrature: bp3 (k+2 Gauss) or bp5 (k+1 Gauss-Lobatto)")
       ->check(CLI::IsMember({"bp3", "bp5"}))
       ->capture_default_str();
   cmd->add_option("--geometry-form", opts->geometry_form,
-                  "With --geometry map: pa (stored quadrature-point data) or mf (the geometry recomputed from the "
-                  "nodes in every apply; cuda-core, 3D, bp5)")
-      ->check(CLI::IsMember({"pa", "mf"}))
+                  "With --geometry map or trilinear: pa (stored quadrature-point data) or mf (the geometry "
+                  "recomputed from the nodes in every apply; cuda-core, 3D, bp5) or auto (what the solver's auto "
+                  "takes: mf for trilinear cells of a Cartesian mesh where measured faster, else pa)")
+      ->check(CLI::IsMember({"pa", "mf", "auto"}))
       ->capture_default_str();
   auto* precisions = cmd->add_option("--precisions", opts->precisions,
                                      "Precisions, a list of " + precision::allowed_precision_names())

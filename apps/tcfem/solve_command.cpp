@@ -273,7 +273,9 @@ int run_solve(const SolveOptions& o) {
   cfg.quadrature = o.quadrature == "bp3" ? fe::QuadratureKind::gauss_k2 : fe::QuadratureKind::gll_k1;
   cfg.cartesian_fast_path = o.operator_path == "auto";
   cfg.device_tuning = o.tuning.device;
-  cfg.geometry_form = o.geometry_form == "mf" ? operators::GeometryForm::mf : operators::GeometryForm::pa;
+  cfg.geometry_form = o.geometry_form == "mf"   ? operators::GeometryForm::mf
+                      : o.geometry_form == "pa" ? operators::GeometryForm::pa
+                                                : operators::GeometryForm::automatic;
   if (prob) {
     cfg.coefficient = prob->coefficient;
     cfg.coefficient_source = prob->coefficient_source;
@@ -768,9 +770,11 @@ std::function<int()> add_solve_command(CLI::App& app) {
       ->check(CLI::IsMember({"bp3", "bp5"}))
       ->capture_default_str();
   cmd->add_option("--geometry-form", opts->geometry_form,
-                  "General geometry on the GPU: pa (stored quadrature-point data) or mf (the geometry recomputed "
-                  "from the nodes in every apply; 3D cg bp5, the multigrid levels without such a kernel use pa)")
-      ->check(CLI::IsMember({"pa", "mf"}))
+                  "General geometry on the GPU: pa (stored quadrature-point data), mf (the geometry recomputed "
+                  "from the nodes in every apply; 3D cg bp5, the multigrid levels without such a kernel use pa) or "
+                  "auto (mf where the cells are trilinear by construction and the mf apply was measured faster, pa "
+                  "elsewhere; its setup costs more than pa's)")
+      ->check(CLI::IsMember({"auto", "pa", "mf"}))
       ->capture_default_str();
   cmd->add_option("--operator-path", opts->operator_path,
                   "auto (Kronecker fast path on Cartesian meshes), general (quadrature-point data) or "

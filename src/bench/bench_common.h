@@ -31,13 +31,31 @@ inline mesh::GeometryKind geometry_of(const operators::DeviceKernelKey& key) {
 
 /// The bench's mesh of a key: the unit box, its deformed image, or for key.general_field the
 /// quarter annulus x = (1 + X) cos(pi Y / 2), y = (1 + X) sin(pi Y / 2) (z = Z), a map without the
-/// deformed box's separable structure, with its CUDA form for the device setup.
+/// deformed box's separable structure, with its CUDA form for the device setup; with `trilinear`
+/// the multilinear map x = X + X Y / 4, y = Y + Y Z / 5, z = Z + Z X / 8 (y = Y in 2D), whose
+/// cells are trilinear (bilinear).
 template <int dim>
-mesh::BoxMesh<dim> bench_mesh(const std::array<int, dim>& cells, const operators::DeviceKernelKey& key) {
+mesh::BoxMesh<dim> bench_mesh(const std::array<int, dim>& cells, const operators::DeviceKernelKey& key,
+                              bool trilinear = false) {
   if (!key.general_field) return mesh::BoxMesh<dim>(cells, geometry_of(key));
   mesh::Point<dim> lo, hi;
   lo.fill(0.0);
   hi.fill(1.0);
+  if (trilinear) {
+    auto domain = mesh::Domain<dim>::box(lo, hi, [](const mesh::Point<dim>& X) {
+      mesh::Point<dim> x = X;
+      x[0] = X[0] + 0.25 * X[0] * X[1];
+      if constexpr (dim == 3) {
+        x[1] = X[1] + 0.2 * X[1] * X[2];
+        x[2] = X[2] + 0.125 * X[2] * X[0];
+      }
+      return x;
+    });
+    domain.map_source[0].expression = "x[0] + 0.25 * x[0] * x[1]";
+    domain.map_source[1].expression = dim == 3 ? "x[1] + 0.2 * x[1] * x[2]" : "x[1]";
+    if constexpr (dim == 3) domain.map_source[2].expression = "x[2] + 0.125 * x[2] * x[0]";
+    return mesh::BoxMesh<dim>(cells, domain);
+  }
   auto domain = mesh::Domain<dim>::box(lo, hi, [](const mesh::Point<dim>& X) {
     mesh::Point<dim> x = X;
     x[0] = (1.0 + X[0]) * std::cos(0.5 * 3.141592653589793 * X[1]);

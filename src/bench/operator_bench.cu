@@ -81,7 +81,7 @@ BenchResult run_cuda_typed(const BenchCase& c) {
   const auto size = size_for_target(dim, c.key.degree, c.key.disc, c.target_dofs);
   std::array<int, dim> cells;
   cells.fill(size.cells_per_direction);
-  const mesh::BoxMesh<dim> mesh = bench_mesh<dim>(cells, c.key);
+  const mesh::BoxMesh<dim> mesh = bench_mesh<dim>(cells, c.key, c.trilinear_map);
   fe::DofLayout<dim> dofs(mesh, c.key.disc, c.key.degree);
 
   BenchResult r;

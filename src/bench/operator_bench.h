@@ -29,6 +29,8 @@ struct BenchCase {
   int repetitions = 20;
   bool check = true;  ///< compare one apply with the fp64 reference (skipped where the case is the reference)
   std::uint64_t seed = 1;
+  /// key.general_field: the trilinear map of bench_mesh instead of the quarter annulus
+  bool trilinear_map = false;
 };
 
 /// The problem size of a case: the smallest box of n^dim cells with at least the target DoFs.

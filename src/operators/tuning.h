@@ -15,8 +15,11 @@ enum class GeometryForm {
   pa,  ///< partial assembly: a w |det J| J^{-1} J^{-T} stored per point (computed at setup)
   mf,  ///< matrix-free: J recomputed per apply from the node field (the cells' vertices and the
        ///< displacement from the trilinear cells, none for trilinear cells), a at the nodes
+  automatic,  ///< the form measured faster for the key (operators::resolve_geometry_form)
 };
-inline const char* to_string(GeometryForm f) { return f == GeometryForm::mf ? "mf" : "pa"; }
+inline const char* to_string(GeometryForm f) {
+  return f == GeometryForm::mf ? "mf" : f == GeometryForm::automatic ? "auto" : "pa";
+}
 
 struct DeviceTuning {
   /// cuda-core Cartesian kernels: work items per resident worker of the queue (0: 8) and the

@@ -401,6 +401,29 @@ TEST(CudaOperator, CudaCoreNodeGeometryMatchesCpu) {
               1e-5)
         << "affine fp32 Neumann " << what;
   }
+  // --geometry-form auto: a Cartesian box with a coefficient (trilinear cells) takes the vertices
+  // where measured faster (fp64; fp32 from k = 5), a curved map the stored data
+  for (auto [k, p, expected] : {std::tuple{3, P::fp64, "trilinear vertices"}, std::tuple{5, P::fp32, "trilinear vertices"},
+                                std::tuple{4, P::fp32, "stored"}}) {
+    mesh::BoxMesh<3> box({3, 2, 2}, mesh::Domain<3>::box({0.0, 0.0, 0.0}, {1.0, 2.0, 1.0}));
+    fe::DofLayout<3> dofs(box, fe::Disc::cg, k);
+    operators::OperatorConfig cfg;
+    cfg.degree = k;
+    cfg.quadrature = bp5;
+    cfg.coefficient = [](const double* x) { return 1.0 + x[0]; };
+    cfg.geometry_form = operators::GeometryForm::automatic;
+    operators::DeviceKernelKey key;
+    key.dim = 3;
+    key.degree = k;
+    key.quadrature = bp5;
+    key.precision = p;
+    key.variant = Variant::cuda_core;
+    operators::set_geometry(key, box, dofs, cfg);
+    const auto D = operators::make_device_operator<3>(box, dofs, key, {}, cfg.coefficient);
+    bool found = false;
+    for (const auto& [name, value] : D->choices()) found |= name == "geometry" && value == expected;
+    EXPECT_TRUE(found) << "k=" << k << ": " << operators::describe(D->choices());
+  }
   // no matrix-free kernel for BP3 or 2D: the key is refused, naming what exists
   operators::DeviceKernelKey key;
   key.dim = 3;

@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "multigrid/device/multigrid_solve.h"
+#include "operators/device/device_operator.h"
 
 namespace {
 using namespace tcfem;
@@ -80,6 +81,45 @@ TEST(DeviceMemoryEstimate, MatrixFreeGeometry) {
   pa2.geometry_form = operators::GeometryForm::pa;
   EXPECT_DOUBLE_EQ(estimate_device_multigrid_memory(2, n, c, mapped, s).operators,
                    estimate_device_multigrid_memory(2, n, pa2, mapped, s).operators);
+}
+
+// --geometry-form auto: mf for the trilinear cells of a Cartesian mesh (general geometry: a
+// coefficient or Neumann faces) where measured faster, pa for curved cells and elsewhere.
+TEST(GeometryForm, AutomaticResolution) {
+  using operators::GeometryForm;
+  using P = precision::Precision;
+  operators::DeviceKernelKey key;
+  key.dim = 3;
+  key.degree = 4;
+  key.cartesian = false;
+  key.general_field = true;
+  key.quadrature = fe::QuadratureKind::gll_k1;
+  key.precision = P::fp64;
+  key.geometry_form = GeometryForm::automatic;
+  const auto cart = mesh::GeometryKind::cartesian, mapped = mesh::GeometryKind::mapped;
+  EXPECT_EQ(operators::resolve_geometry_form(key, cart), GeometryForm::mf);
+  EXPECT_EQ(operators::resolve_geometry_form(key, mapped), GeometryForm::pa);
+  key.precision = P::fp32;
+  EXPECT_EQ(operators::resolve_geometry_form(key, cart), GeometryForm::pa);  // fp32 below k = 5: pa faster
+  key.degree = 5;
+  EXPECT_EQ(operators::resolve_geometry_form(key, cart), GeometryForm::mf);
+  key.degree = 3;
+  key.precision = P::fp64;
+  EXPECT_EQ(operators::resolve_geometry_form(key, cart), GeometryForm::mf);
+  key.quadrature = fe::QuadratureKind::gauss_k2;  // no matrix-free kernel for BP3
+  EXPECT_EQ(operators::resolve_geometry_form(key, cart), GeometryForm::pa);
+  key.quadrature = fe::QuadratureKind::gll_k1;
+  key.dim = 2;
+  EXPECT_EQ(operators::resolve_geometry_form(key, cart), GeometryForm::pa);
+  key.dim = 3;
+  key.disc = fe::Disc::dg;
+  EXPECT_EQ(operators::resolve_geometry_form(key, cart), GeometryForm::pa);
+  key.disc = fe::Disc::cg;
+  // explicit forms stay
+  key.geometry_form = GeometryForm::pa;
+  EXPECT_EQ(operators::resolve_geometry_form(key, cart), GeometryForm::pa);
+  key.geometry_form = GeometryForm::mf;
+  EXPECT_EQ(operators::resolve_geometry_form(key, mapped), GeometryForm::mf);
 }
 
 // A full-multigrid start below fp64 (MixedFullMultigrid): fp64 x, b below the finest level and r on

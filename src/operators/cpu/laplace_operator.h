@@ -39,7 +39,8 @@ struct OperatorConfig {
   /// Kernel choices of the device operators built for this configuration (operators/tuning.h).
   DeviceTuning device_tuning;
   /// The geometry form of the device's general-geometry kernels (pa: stored quadrature data; mf:
-  /// recomputed from the nodes where a kernel exists, multigrid levels fall back to pa elsewhere).
+  /// recomputed from the nodes where a kernel exists, multigrid levels fall back to pa elsewhere;
+  /// automatic: operators::resolve_geometry_form).
   GeometryForm geometry_form = GeometryForm::pa;
   /// The coefficient a(x) of -div(a grad u); empty: a = 1. Every multigrid level evaluates it at
   /// its own quadrature points.

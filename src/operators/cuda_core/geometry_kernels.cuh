@@ -308,11 +308,12 @@ class CgGeometryOperator final : public GeometryOperatorBase<dim, GeomParams<dim
 
 /// The lines program (3D): the phases of GeomLinesProgram with a barrier between each two
 /// (operators/cuda_core/geometry_lines.h).
-template <int k, int q, bool colloc, typename Number, int min_blocks, bool stored, bool nodes = false>
+template <int k, int q, bool colloc, typename Number, int min_blocks, bool stored, bool nodes = false,
+          bool trilinear = false>
 __global__ void __launch_bounds__(geom_lines_layout(q).threads, min_blocks)
     geom_lines_kernel(const __grid_constant__ GeomLinesParams<k, q, Number> p, const Number* __restrict__ src,
                       Number* __restrict__ dst) {
-  using Prog = GeomLinesProgram<k, q, colloc, Number, stored, nodes>;
+  using Prog = GeomLinesProgram<k, q, colloc, Number, stored, nodes, trilinear>;
   extern __shared__ __align__(16) unsigned char smem_raw[];
   Number* sm = reinterpret_cast<Number*>(smem_raw);
   typename Prog::Thread th;
@@ -329,7 +330,7 @@ __global__ void __launch_bounds__(geom_lines_layout(q).threads, min_blocks)
     __syncthreads();
   }
   Prog::lines(p, sm, th, p.Dx, p.Dy, 0, 1, 0, 2);
-  if constexpr (nodes) {
+  if constexpr (Prog::displacement) {
     Prog::node_lines(p, sm, th);
     __syncthreads();
     Prog::node_y_lines(p, sm, th);
@@ -373,7 +374,14 @@ class CgGeometryLinesOperator final : public GeometryOperatorBase<3, GeomLinesPa
     if constexpr (k == 8) return 3;
     return 1;
   }
-  static Kernel pick_kernel(int min_blocks) {
+  static Kernel pick_kernel(int min_blocks, bool trilinear) {
+    if constexpr (nodes) {
+      if (trilinear) {
+        if (min_blocks == 3) return geom_lines_kernel<k, q, colloc, Number, 3, false, true, true>;
+        if (min_blocks == 4) return geom_lines_kernel<k, q, colloc, Number, 4, false, true, true>;
+        return geom_lines_kernel<k, q, colloc, Number, 1, false, true, true>;
+      }
+    }
     if constexpr (capped_variants) {
       if (min_blocks == 3) return geom_lines_kernel<k, q, colloc, Number, 3, stored, nodes>;
       if (min_blocks == 4) return geom_lines_kernel<k, q, colloc, Number, 4, stored, nodes>;
@@ -404,21 +412,26 @@ class CgGeometryLinesOperator final : public GeometryOperatorBase<3, GeomLinesPa
     const int requested_cells = t.geometry_cells_per_block;
     this->min_blocks_ =
         capped_variants && t.geometry_min_blocks_per_sm > 0 ? t.geometry_min_blocks_per_sm : default_min_blocks();
-    this->kernel_ = pick_kernel(this->min_blocks_);
+    // geometry from nodes: the node field first (trilinear cells take the program without the
+    // displacement)
+    if constexpr (nodes) node_ = this->compute_nodes(mesh, dofs, key.quadrature, coefficient, coefficient_source);
+    const bool trilinear = nodes && !node_.disp;
+    // trilinear cells in fp64: three blocks per SM, measured faster at every degree (docs/performance.md)
+    if (trilinear && std::is_same_v<Number, double> && t.geometry_min_blocks_per_sm == 0) this->min_blocks_ = 3;
+    this->kernel_ = pick_kernel(this->min_blocks_, trilinear);
     // resident blocks per SM the registers allow: the padding search may use the shared memory of
     // the blocks that could not be resident anyway
     int by_registers = 0;
     const int launch_threads = geom_lines_cells(q, requested_cells) * q * q;
     TCFEM_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&by_registers, this->kernel_, launch_threads, 0));
     const auto setup = make_geom_lines_setup<k, q, Number>(mesh, key.quadrature, requested_cells, true, by_registers,
-                                                           stored, nodes);
+                                                           stored, nodes, trilinear);
     const auto [s, ds] = this->upload_tables(setup);
     auto& p = this->params_;
     p = setup.params(s, ds);
     p.dirichlet = fe::dirichlet_bits(dofs.dirichlet_faces());
     if constexpr (stored) p.coef = this->compute_stored(mesh, dofs, key.quadrature, coefficient, coefficient_source);
     if constexpr (nodes) {
-      node_ = this->compute_nodes(mesh, dofs, key.quadrature, coefficient, coefficient_source);
       p.vertices = node_.vertices->data();
       p.n_vertices = node_.n_vertices;
       p.disp = node_.disp ? node_.disp->data() : nullptr;
@@ -437,7 +450,7 @@ class CgGeometryLinesOperator final : public GeometryOperatorBase<3, GeomLinesPa
     this->program_ = "lines";
     this->cells_per_block_ = L.cells;
     this->prepare_launch("general-geometry lines kernel");
-    constexpr auto w = geom_lines_cell_work(k, q, colloc, stored, nodes);
+    const auto w = geom_lines_cell_work(k, q, colloc, stored, nodes, trilinear);
     const double cells = double(p.total_cells);
     this->flops_ = w.flops * cells;
     this->shared_ = w.shared_values * cells * sizeof(Number);

@@ -134,7 +134,7 @@ struct GeomLinesLayout {
   int cell_threads = 4;  ///< q^2
   int threads = 4;
   int sx = 2, sp = 4, sb = 8;
-  int buffers = 4;  ///< buffers of q sp values per cell (10 for geometry from nodes)
+  int buffers = 4;  ///< buffers of q sp values per cell (10 for geometry from nodes with a displacement)
   int extra = 0;    ///< values after the buffers (36 for geometry from nodes: the cell's edge vectors)
   int cell_stride = 32;
   TCFEM_HD constexpr int min_cell_stride() const { return buffers * sb + extra; }
@@ -150,11 +150,11 @@ constexpr int geom_lines_blocks_per_sm(const GeomLinesLayout& L, int value_bytes
 }
 
 /// The unpadded layout with about 256 threads per block; `nodes`: the buffers of the program with
-/// geometry from nodes.
-TCFEM_HD constexpr GeomLinesLayout geom_lines_layout(int q, bool nodes = false) {
+/// geometry from nodes (`trilinear`: from the vertices only).
+TCFEM_HD constexpr GeomLinesLayout geom_lines_layout(int q, bool nodes = false, bool trilinear = false) {
   GeomLinesLayout L;
   L.q = q;
-  L.buffers = nodes ? 10 : 4;
+  L.buffers = nodes && !trilinear ? 10 : 4;
   L.extra = nodes ? 36 : 0;
   L.cell_threads = q * q;
   L.cells = 256 / L.cell_threads > 0 ? 256 / L.cell_threads : 1;
@@ -234,12 +234,15 @@ struct GeomLinesThread {
 /// gathers the displacement's columns to buffers 4..6 and the cell's edge vectors; lines also
 /// takes the x lines of the displacement (times D to buffers 7..9) and its column's z derivative;
 /// then node_y_lines (y lines of buffers 4..6, in place) before column_flux, which forms J from
-/// the trilinear part and these derivatives at each point.
-template <int k, int q, bool colloc, typename Number, bool stored = false, bool nodes = false>
+/// the trilinear part and these derivatives at each point. trilinear (with nodes): the cells are
+/// trilinear, J comes from the vertices alone (no displacement, no extra buffers or lines).
+template <int k, int q, bool colloc, typename Number, bool stored = false, bool nodes = false, bool trilinear = false>
 struct GeomLinesProgram {
   static constexpr int n = k + 1;
   static_assert(!colloc || q == n, "collocated quadrature has k+1 points");
   static_assert(!nodes || (colloc && !stored), "geometry from nodes: collocated quadrature, not stored");
+  static_assert(nodes || !trilinear, "trilinear: a form of geometry from nodes");
+  static constexpr bool displacement = nodes && !trilinear;
   using Params = GeomLinesParams<k, q, Number>;
   using Thread = GeomLinesThread<q, Number>;
 
@@ -290,15 +293,15 @@ struct GeomLinesProgram {
     });
   }
 
-  /// Geometry from nodes: the column (a, b) of the displacement's components to buffers 4..6 (when
-  /// p.disp), and the cell's 12 edge vectors E[(j * 4 + s) * 3 + c] = x_c at the vertex with
+  /// Geometry from nodes: the column (a, b) of the displacement's components to buffers 4..6 (with
+  /// a displacement), and the cell's 12 edge vectors E[(j * 4 + s) * 3 + c] = x_c at the vertex with
   /// coordinate j = 1 minus x_c at coordinate j = 0, the other two coordinates (in increasing
   /// direction order) s = o1 + 2 o2, in double and then rounded (threads 0..11 of the cell).
   TCFEM_HD static void load_nodes(const Params& p, Number* smem, const Thread& th) {
     if (!th.active) return;
     const auto& L = p.layout;
     Number* C = cell(p, smem, th);
-    if (p.disp) {
+    if constexpr (displacement) {
       unroll<q>([&](auto z) {
         bool bd;
         const std::int64_t g = node(p, th, th.a, th.b, z, bd);
@@ -325,7 +328,8 @@ struct GeomLinesProgram {
   /// Geometry from nodes, with lines(D): the x line (y = a, z = b) of buffers 4..6 times Dx to
   /// buffers 7..9, and the z derivative of the column (a, b) of buffers 4..6 to th.jz.
   TCFEM_HD static void node_lines(const Params& p, Number* smem, Thread& th) {
-    if (!th.active || !p.disp) return;
+    if constexpr (!displacement) return;
+    if (!th.active) return;
     const auto& L = p.layout;
     Number* C = cell(p, smem, th);
     unroll<3>([&](auto c) {
@@ -347,7 +351,8 @@ struct GeomLinesProgram {
 
   /// Geometry from nodes: the y line (x = a, z = b) of buffers 4..6 times Dy, in place.
   TCFEM_HD static void node_y_lines(const Params& p, Number* smem, const Thread& th) {
-    if (!th.active || !p.disp) return;
+    if constexpr (!displacement) return;
+    if (!th.active) return;
     const auto& L = p.layout;
     Number* C = cell(p, smem, th);
     const int base = th.b * L.sp + th.a;
@@ -454,7 +459,7 @@ struct GeomLinesProgram {
           J[c][1] = (1 - xz) * lo1[c] + xz * hi1[c];
           J[c][2] = j2[c];
         }
-        if (p.disp) {
+        if constexpr (displacement) {
           unroll<3>([&](auto c) {
             J[c][0] += C[(7 + c) * L.sb + i];
             J[c][1] += C[(4 + c) * L.sb + i];

@@ -70,8 +70,8 @@ inline GeomLinesLayout geom_lines_search_layout(GeomLinesLayout L, int n, int va
 
 inline GeomLinesLayout geom_lines_best_layout(const GeomLinesLayout& L, int n, int value_bytes, int other_limit = 0) {
   static std::mutex m;
-  static std::map<std::tuple<int, int, int, int, int, int>, GeomLinesLayout> cache;
-  const auto key = std::make_tuple(L.q, n, L.cells, value_bytes, other_limit, L.buffers);
+  static std::map<std::tuple<int, int, int, int, int, int, int>, GeomLinesLayout> cache;
+  const auto key = std::make_tuple(L.q, n, L.cells, value_bytes, other_limit, L.buffers, L.extra);
   {
     const std::lock_guard<std::mutex> lock(m);
     if (const auto it = cache.find(key); it != cache.end()) return it->second;
@@ -124,12 +124,12 @@ constexpr int geom_lines_cells(int q, int cells) {
 /// Parameters of the lines program on `mesh` with the quadrature `kind` (q points); `cells` cells
 /// per block (0: the default), `padded`: the searched layout (else unpadded), `block_limit`: resident
 /// blocks per SM the registers allow (0: unknown; see geom_lines_search_layout).
-/// `stored` (stored geometry) and `nodes` (geometry from nodes, collocated) use the unit tables;
-/// the caller sets the data pointers.
+/// `stored` (stored geometry) and `nodes` (geometry from nodes, collocated; `trilinear`: from the
+/// vertices only) use the unit tables; the caller sets the data pointers.
 template <int k, int q, typename Number>
 GeomLinesSetup<k, q, Number> make_geom_lines_setup(const mesh::BoxMesh<3>& mesh, fe::QuadratureKind kind,
                                                    int cells = 0, bool padded = true, int block_limit = 0,
-                                                   bool stored = false, bool nodes = false) {
+                                                   bool stored = false, bool nodes = false, bool trilinear = false) {
   constexpr int n = k + 1;
   const auto quad = fe::make_quadrature(kind, k);
   TCFEM_ASSERT(quad.size() == q, "quadrature size of the general-geometry lines kernel");
@@ -185,23 +185,28 @@ GeomLinesSetup<k, q, Number> make_geom_lines_setup(const mesh::BoxMesh<3>& mesh,
   p.DzT = eo(Dt, t.h[2]);
   p.B = make_eo_matrix<q, n, 1, Number>(B.data());
   p.Bt = make_eo_matrix<n, q, 1, Number>(Bt.data());
-  const GeomLinesLayout L = geom_lines_with_cells(geom_lines_layout(q, nodes), geom_lines_cells(q, cells));
+  const GeomLinesLayout L =
+      geom_lines_with_cells(geom_lines_layout(q, nodes, trilinear), geom_lines_cells(q, cells));
   p.layout = padded ? geom_lines_best_layout(L, n, int(sizeof(Number)), block_limit) : L;
   return g;
 }
 
-/// Work of one apply per cell as the kernel performs it (`nodes`: with the displacement's lines).
-constexpr GeomWork geom_lines_cell_work(int k, int q, bool colloc, bool stored = false, bool nodes = false) {
+/// Work of one apply per cell as the kernel performs it (`nodes`: geometry from nodes, with the
+/// displacement's lines unless `trilinear`).
+constexpr GeomWork geom_lines_cell_work(int k, int q, bool colloc, bool stored = false, bool nodes = false,
+                                        bool trilinear = false) {
   const double n = k + 1, Q = double(q) * q * q, lines = double(q) * q;
   GeomWork w;
   w.flops = 6 * lines * eo_apply_flops(q, q, -1) + Q * (stored ? stored_flux_flops(3) : deformed_flux_flops(3) + 1) +
             2 * Q;
   w.shared_values = 15 * Q;  // points: gather (or interp z) 1, lines 4, column 4, lines 4, scatter (or integrate z) 2
   if (nodes) {
-    // 9 derivative lines, the trilinear part (9 lerps = 27), the flux, the weight (2)
-    w.flops = 15 * lines * eo_apply_flops(q, q, -1) + Q * (node_flux_flops() + 27 + 2 + 9) + 2 * Q;
-    // per point and component: gather 1, x line 2, z column 1, y line 2, column 2
-    w.shared_values = 15 * Q + 3 * 8 * Q + 36 * lines;
+    // 9 derivative lines (with a displacement), the trilinear part (9 lerps = 27), the flux, the weight (2)
+    w.flops = (trilinear ? 6 : 15) * lines * eo_apply_flops(q, q, -1) + Q * (node_flux_flops() + 27 + 2 + (trilinear ? 0 : 9)) +
+              2 * Q;
+    // per point and component of the displacement: gather 1, x line 2, z column 1, y line 2, column 2;
+    // the edge vectors once per column
+    w.shared_values = 15 * Q + (trilinear ? 0 : 3 * 8 * Q) + 36 * lines;
   }
   if (!colloc) {
     w.flops += (n * n + q * n + q * q) * (eo_apply_flops(q, k + 1, 1) + eo_apply_flops(k + 1, q, 1));
@@ -212,10 +217,10 @@ constexpr GeomWork geom_lines_cell_work(int k, int q, bool colloc, bool stored =
 
 /// dst = A src by the lines program on the host, thread by thread and phase by phase, with the
 /// kernel's zeroing of dst; `reverse` runs the threads of each phase in reverse order.
-template <int k, int q, bool colloc, typename Number, bool stored = false, bool nodes = false>
+template <int k, int q, bool colloc, typename Number, bool stored = false, bool nodes = false, bool trilinear = false>
 void emulate_geom_lines(const GeomLinesParams<k, q, Number>& p, const Number* src, Number* dst, std::size_t n_dofs,
                         bool reverse = false) {
-  using Prog = GeomLinesProgram<k, q, colloc, Number, stored, nodes>;
+  using Prog = GeomLinesProgram<k, q, colloc, Number, stored, nodes, trilinear>;
   const auto& L = p.layout;
   for (std::size_t i = 0; i < n_dofs; ++i) dst[i] = Number(0);
   std::vector<Number> smem(L.smem_elements(), Number(std::nan("")));
@@ -242,7 +247,7 @@ void emulate_geom_lines(const GeomLinesParams<k, q, Number>& p, const Number* sr
       Prog::lines(p, sm, x, p.Dx, p.Dy, 0, 1, 0, 2);
       if constexpr (nodes) Prog::node_lines(p, sm, x);
     });
-    if constexpr (nodes) phase([&](auto& x) { Prog::node_y_lines(p, sm, x); });
+    if constexpr (Prog::displacement) phase([&](auto& x) { Prog::node_y_lines(p, sm, x); });
     phase([&](auto& x) { Prog::column_flux(p, sm, x); });
     phase([&](auto& x) { Prog::lines(p, sm, x, p.DxT, p.DyT, 1, 0, 2, 3); });
     if constexpr (colloc) {

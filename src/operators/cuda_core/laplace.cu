@@ -338,7 +338,7 @@ bool cuda_core_supports(const DeviceKernelKey& key) {
   const bool general_ok = key.disc == fe::Disc::cg &&
                           (!key.general_field || key.quadrature == fe::QuadratureKind::gauss_k2 ||
                            key.quadrature == fe::QuadratureKind::gll_k1) &&
-                          (key.geometry_form == GeometryForm::pa ||
+                          (key.geometry_form != GeometryForm::mf ||
                            (key.general_field && key.dim == 3 && key.quadrature == fe::QuadratureKind::gll_k1));
   return key.variant == Variant::cuda_core && (key.dim == 2 || key.dim == 3) && key.degree >= 1 &&
          key.degree <= max_degree && (key.cartesian || general_ok) && key.form == Form::laplace &&
@@ -369,9 +369,11 @@ std::unique_ptr<DeviceOperator> make_cuda_core_operator(const mesh::BoxMesh<dim>
       for (int d = 0; d < dim; ++d)
         if (mesh.domain().lower[d] != 0.0 || mesh.domain().upper[d] != 1.0) return nullptr;
     }
+    DeviceKernelKey resolved = key;  // the operator reports the form it runs
+    resolved.geometry_form = resolve_geometry_form(key, mesh.geometry());
     if (key.precision == precision::Precision::fp64)
-      return make_cuda_core_geometry_operator<dim, double>(mesh, dofs, key, tuning, coefficient, coefficient_source);
-    return make_cuda_core_geometry_operator<dim, float>(mesh, dofs, key, tuning, coefficient, coefficient_source);
+      return make_cuda_core_geometry_operator<dim, double>(mesh, dofs, resolved, tuning, coefficient, coefficient_source);
+    return make_cuda_core_geometry_operator<dim, float>(mesh, dofs, resolved, tuning, coefficient, coefficient_source);
   }
   if (mesh.geometry() != mesh::GeometryKind::cartesian) return nullptr;
   const int disc = key.disc == fe::Disc::dg ? 1 : 0;

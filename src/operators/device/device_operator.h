@@ -120,6 +120,20 @@ void set_geometry(DeviceKernelKey& key, const mesh::BoxMesh<dim>& mesh, const fe
   key.geometry_form = key.general_field ? config.geometry_form : GeometryForm::pa;
 }
 
+/// The geometry form a key runs with: key.geometry_form unless automatic; automatic takes mf
+/// where the cells are trilinear by construction (general geometry on a Cartesian mesh: a variable
+/// coefficient or Neumann faces) and the matrix-free kernel's apply was measured faster there (3D
+/// cg BP5: fp64 at every degree, fp32 from k = 5; docs/performance.md, "Matrix-free curved
+/// geometry"), pa elsewhere (curved cells: the stored form was measured faster at every degree).
+inline GeometryForm resolve_geometry_form(const DeviceKernelKey& key, mesh::GeometryKind kind) {
+  if (key.geometry_form != GeometryForm::automatic) return key.geometry_form;
+  const bool mf = key.general_field && kind == mesh::GeometryKind::cartesian && key.dim == 3 &&
+                  key.disc == fe::Disc::cg && key.quadrature == fe::QuadratureKind::gll_k1 &&
+                  (key.precision == precision::Precision::fp64 ||
+                   (key.precision == precision::Precision::fp32 && key.degree >= 5));
+  return mf ? GeometryForm::mf : GeometryForm::pa;
+}
+
 /// Builds the operator for `key` (key.dim must equal dim) with the kernel choices of `tuning` and
 /// the coefficient a(x) (empty: 1; general geometry only; `coefficient_source` its device form,
 /// compiled where given); throws InputError naming what is supported when no kernel matches, and

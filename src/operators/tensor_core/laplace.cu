@@ -328,7 +328,7 @@ template std::unique_ptr<DeviceOperator> make_tensor_core_operator_for_shape<3>(
 }  // namespace tensor_core
 
 bool tensor_core_supports(const DeviceKernelKey& key) {
-  return key.variant == Variant::tensor_core && key.geometry_form == GeometryForm::pa && (key.dim == 2 || key.dim == 3) &&
+  return key.variant == Variant::tensor_core && key.geometry_form != GeometryForm::mf && (key.dim == 2 || key.dim == 3) &&
          key.degree >= 1 &&
          key.degree <= 8 && (key.disc == fe::Disc::cg || key.disc == fe::Disc::dg) && key.cartesian && key.form == Form::laplace &&
          tensor_core::precision_supported(key.precision);
