@@ -88,6 +88,23 @@ inline DeviceTuning checked_geometry_tuning(const DeviceTuning& t) {
   return t;
 }
 
+/// The mesh's map and the coefficient (none when empty) as device point functions, compiled
+/// together; they live as long as this object (not copied or moved: the functions point into it).
+template <int dim>
+struct GeometryFunctions {
+  setup::PointFunctionSet set{dim};
+  std::array<setup::PointFunction, 3> map;
+  setup::PointFunction a;
+  GeometryFunctions(const mesh::BoxMesh<dim>& mesh, const Coefficient& coefficient, const jit::DeviceSource& source) {
+    const auto m = setup::map_functions<dim>(mesh, set);
+    for (int d = 0; d < dim; ++d) map[d] = m[d];
+    if (coefficient) a = set.add(source, coefficient, "coefficient");
+    set.compile();
+  }
+  GeometryFunctions(const GeometryFunctions&) = delete;
+  GeometryFunctions& operator=(const GeometryFunctions&) = delete;
+};
+
 /// What the general-geometry operators (points and lines programs) share: the geometry on the
 /// device (the deformed box's 1D tables, or the stored cell data of any geometry), one kernel of
 /// `Params` launched after a memset of dst, the shared-memory attributes and occupancy check of
@@ -148,16 +165,10 @@ class GeometryOperatorBase : public DeviceOperatorBase {
     const int nq = quad.size();
     std::int64_t points = 1;
     for (int d = 0; d < dim; ++d) points *= nq;
-    setup::PointFunctionSet functions(dim);
-    const auto map = setup::map_functions<dim>(mesh, functions);
-    std::array<setup::PointFunction, 3> map3;
-    for (int d = 0; d < dim; ++d) map3[d] = map[d];
-    setup::PointFunction a;
-    if (coefficient) a = functions.add(coefficient_source, coefficient, "coefficient");
-    functions.compile();
+    const GeometryFunctions<dim> f(mesh, coefficient, coefficient_source);
     const std::size_t n_cells = mesh.n_owned_cells();
     coef_ = std::make_unique<DeviceBuffer<Number>>(n_cells * n_sym<dim> * std::size_t(points));
-    device_cell_geometry<dim, Number>(mesh, dofs, quad, a, map3, coef_->data(), nullptr, nullptr);
+    device_cell_geometry<dim, Number>(mesh, dofs, quad, f.a, f.map, coef_->data(), nullptr, nullptr);
     table_bytes_ += coef_->size() * sizeof(Number);
     // the diagonal's view: sizes, B on the device, the stored data
     const auto basis = fe::LagrangeBasis1D::gauss_lobatto(k);
@@ -198,15 +209,9 @@ class GeometryOperatorBase : public DeviceOperatorBase {
                                            fe::QuadratureKind kind, const Coefficient& coefficient,
                                            const jit::DeviceSource& coefficient_source) {
     static_assert(dim == 3, "geometry from nodes: 3D");
-    setup::PointFunctionSet functions(dim);
-    const auto map = setup::map_functions<dim>(mesh, functions);
-    std::array<setup::PointFunction, 3> map3;
-    for (int d = 0; d < dim; ++d) map3[d] = map[d];
-    setup::PointFunction a;
-    if (coefficient) a = functions.add(coefficient_source, coefficient, "coefficient");
-    functions.compile();
-    metric_ = device_cell_metric_of<dim>(mesh, dofs, fe::make_quadrature(kind, dofs.degree()), a, map3);
-    auto g = device_node_geometry<Number>(mesh, dofs, a, map3);
+    const GeometryFunctions<dim> f(mesh, coefficient, coefficient_source);
+    metric_ = device_cell_metric_of<dim>(mesh, dofs, fe::make_quadrature(kind, dofs.degree()), f.a, f.map);
+    auto g = device_node_geometry<Number>(mesh, dofs, f.a, f.map);
     table_bytes_ += g.bytes();
     TCFEM_CUDA_CHECK(cudaDeviceSynchronize());  // the point functions go out of scope
     return g;
