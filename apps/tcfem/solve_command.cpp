@@ -18,11 +18,13 @@
 
 #include "backend.h"
 #include "commands.h"
+#include "core/communicator.h"
 #include "core/parallel.h"
 #include "tuning.h"
 #include "core/device.h"
 #include "core/error.h"
 #include "core/memory.h"
+#include "fe/dof_exchange.h"
 #include "io/json_report.h"
 #include "io/vtu_writer.h"
 #include "multigrid/device/multigrid_solve.h"
@@ -93,6 +95,8 @@ struct SolveOptions {
   bool mg_timing = false;
   bool mg_start_given = false;
   std::vector<std::string> multigrid_options_given;  // options that only a multigrid solve reads
+  bool solver_given = false;
+  Communicator comm;  // the ranks of an mpirun launch (serial otherwise)
 };
 
 bool uses_multigrid(const SolveOptions& o) { return o.precond == "mg" || o.solver == "mg" || o.solver == "fmg"; }
@@ -110,6 +114,8 @@ bool variable_coefficient(const SolveOptions& o) {
 
 /// Why the options run on the CPU only (empty: they have a device path).
 std::string cpu_only_reason(const SolveOptions& o) {
+  if (o.comm.distributed())
+    return std::to_string(o.comm.size()) + " ranks: distributed runs use the CPU backend";
   if (o.operator_path == "assembled") return "--operator-path assembled runs on the CPU";
   if (o.solver != "cg" && !uses_multigrid(o)) return "--solver " + o.solver + " with --precond jacobi runs on the CPU";
   return "";
@@ -156,7 +162,10 @@ void resolve_defaults(SolveOptions& o) {
     const bool patch_ok = !has_neumann(o) && !(o.disc == "dg" && (mapped || variable_coefficient(o)));
     o.smoother = patch_ok ? "patch" : "chebyshev";
   }
-  if (o.solver == "auto") o.solver = o.precond_given && o.precond == "jacobi" ? "cg" : "fgmres";
+  // distributed runs: multigrid does not span ranks, so the default is Jacobi-preconditioned CG
+  if (o.comm.distributed() && !o.precond_given && (o.solver == "auto" || o.solver == "cg" || o.solver == "fgmres"))
+    o.precond = "jacobi";
+  if (o.solver == "auto") o.solver = o.precond == "jacobi" && (o.precond_given || o.comm.distributed()) ? "cg" : "fgmres";
   if ((o.solver == "mg" || o.solver == "fmg") && !o.precond_given) o.precond = "mg";
   const auto choice = resolve_backend(o.backend, cpu_only_reason(o));
   o.backend = choice.backend;
@@ -240,6 +249,28 @@ void validate(const SolveOptions& o) {
   }
   if (o.backend == "cuda" && o.solver != "cg" && !uses_multigrid(o))
     throw InputError("--solver " + o.solver + ": runs on --backend cpu only, or with --precond mg on --backend cuda");
+  if (o.comm.distributed()) {
+    const std::string ranks = std::to_string(o.comm.size()) + " ranks";
+    if (o.backend == "cuda")
+      throw InputError("--backend cuda: runs on one rank; a distributed run (" + ranks +
+                       ") uses --backend cpu (the GPU exchange is not available)");
+    if (uses_multigrid(o))
+      throw InputError(std::string(o.precond_given || o.solver == "mg" || o.solver == "fmg" || o.solver == "gmres"
+                                       ? "--solver " + o.solver + " --precond " + o.precond
+                                       : "multigrid") +
+                       ": multigrid does not span ranks; a distributed run (" + ranks +
+                       ") solves with --solver cg or fgmres and --precond jacobi");
+    if (o.operator_path == "assembled")
+      throw InputError("--operator-path assembled: runs on one rank (this run has " + ranks + ")");
+    if (!o.vtu_file.empty())
+      throw InputError("--vtu: VTU output of a distributed run (" + ranks + ") is not available; run on one rank");
+  }
+  if (o.comm.distributed()) {  // a sub-box of at least one cell per rank
+    if (o.dim == 2)
+      mesh::choose_process_grid<2>({o.cell_counts[0], o.cell_counts[1]}, o.comm.size());
+    else
+      mesh::choose_process_grid<3>({o.cell_counts[0], o.cell_counts[1], o.cell_counts[2]}, o.comm.size());
+  }
   if (o.backend == "cuda") require_device("--backend cuda");
   if (!o.json_file.empty()) io::check_output_path("--json", o.json_file);
   if (!o.vtu_file.empty()) io::check_output_path("--vtu", o.vtu_file);
@@ -262,7 +293,9 @@ int run_solve(const SolveOptions& o) {
   for (int d = 0; d < dim; ++d) nc[d] = o.cell_counts[d];
   const int n = nc[0];
   std::optional<problem::ProblemDefinition<dim>> prob;
-  if (o.problem) prob = problem::make_problem<dim>(*o.problem);
+  collective(o.comm, [&] {
+    if (o.problem) prob = problem::make_problem<dim>(*o.problem);
+  });
   const fe::Disc disc = o.disc == "cg" ? fe::Disc::cg : fe::Disc::dg;
   const auto geometry = prob ? prob->domain.kind
                         : o.geometry == "cartesian" ? mesh::GeometryKind::cartesian
@@ -327,8 +360,9 @@ int run_solve(const SolveOptions& o) {
                      " is available");
   }
 
+  const bool root = o.comm.rank() == 0;  // prints and writes the outputs
   auto say = [&](const std::string& s) {
-    if (!o.quiet) std::cout << s << std::flush;
+    if (!o.quiet && root) std::cout << s << std::flush;
   };
   // one line per setup and output stage with the seconds since the start, flushed at once, so that
   // a run stopped early shows how far it got
@@ -344,9 +378,19 @@ int run_solve(const SolveOptions& o) {
                 o.disc.c_str(), k, cells_text.c_str(), mesh::to_string(geometry),
                 prob ? (", problem " + o.problem_file).c_str() : "", o.backend.c_str(), o.backend_reason.c_str());
   say(line);
-
   // ---- setup
-  mesh::BoxMesh<dim> mesh = prob ? mesh::BoxMesh<dim>(nc, prob->domain) : mesh::BoxMesh<dim>(nc, geometry);
+  const auto partition = o.comm.distributed() ? mesh::Partition<dim>::distributed(nc, o.comm)
+                                              : mesh::Partition<dim>::serial(nc);
+  mesh::BoxMesh<dim> mesh =
+      prob ? mesh::BoxMesh<dim>(nc, prob->domain, partition) : mesh::BoxMesh<dim>(nc, geometry, partition);
+  if (o.comm.distributed()) {
+    const auto& grid = mesh.partition().process_grid;
+    std::string grid_text;
+    for (int d = 0; d < dim; ++d) grid_text += (d ? " x " : "") + std::to_string(grid[d]);
+    std::snprintf(line, sizeof line, "  ranks           %d (sub-boxes %s), ghost exchange by MPI on the host (%s)\n",
+                  o.comm.size(), grid_text.c_str(), mpi_library_version().c_str());
+    say(line);
+  }
   fe::DofLayout<dim> dofs(mesh, disc, k, prob ? prob->dirichlet_faces : fe::all_dirichlet<dim>());
   std::snprintf(line, sizeof line, "mesh, DoF layout (%.3g DoFs)", double(dofs.n_dofs()));
   stage(line);
@@ -354,7 +398,11 @@ int run_solve(const SolveOptions& o) {
   // its own operators on the device
   std::unique_ptr<operators::LaplaceOperator<dim, double>> host_operator;
   if (!device_multigrid) {
-    host_operator = std::make_unique<operators::LaplaceOperator<dim, double>>(mesh, dofs, cfg, operators::Form::laplace);
+    // checks det J and the coefficient at this rank's points: every rank fails if one does
+    collective(o.comm, [&] {
+      host_operator =
+          std::make_unique<operators::LaplaceOperator<dim, double>>(mesh, dofs, cfg, operators::Form::laplace);
+    });
     stage("host operator");
   }
   // the device kernels take the Kronecker path only where they may constrain every boundary node
@@ -404,7 +452,7 @@ int run_solve(const SolveOptions& o) {
     b = problem::assemble_rhs<dim>(mesh, dofs);
     stage("right-hand side");
   }
-  Vector<double> x(device_multigrid ? 0 : dofs.n_local());
+  Vector<double> x = device_multigrid ? Vector<double>() : fe::make_vector<double>(dofs);
   const double t_setup = seconds_since(t_start);
   std::snprintf(line, sizeof line, "  DoFs            %zu (all, boundary included)\n  operator path   %s%s\n  setup           %.3f s\n",
                 dofs.n_dofs(), assembled ? "assembled" : operators::to_string(path),
@@ -417,7 +465,7 @@ int run_solve(const SolveOptions& o) {
   control.tolerance = o.tol;
   control.max_iterations = o.max_iter;
   const char* solver_label = o.solver.c_str();
-  if (!o.quiet)
+  if (!o.quiet && root)
     control.progress = [solver_label](int it, double res, double t) {
       std::printf("  %s iteration %6d  relative residual %.3e  (%.1f s)\n", solver_label, it, res, t);
       std::fflush(stdout);
@@ -525,6 +573,7 @@ int run_solve(const SolveOptions& o) {
   stage("solve");
   if (lift.size() == x.size())  // cg with Dirichlet data: u = w + g_h
     for (std::size_t i = 0; i < x.size(); ++i) x[i] += lift[i];
+  x.update_ghost_values();  // distributed: the owners' values (errors, output)
   const auto t_post = clock_type::now();
   const bool have_exact = !prob || prob->exact;
   if (device_problem) {
@@ -599,7 +648,9 @@ int run_solve(const SolveOptions& o) {
     say("  wrote           " + o.vtu_file + "\n");
   }
   const double t_total = seconds_since(t_start);
-  if (!o.json_file.empty()) {
+  const auto rank_setup = o.comm.all_gather(t_setup + t_device_setup);
+  const auto rank_solve = o.comm.all_gather(t_solve);
+  if (!o.json_file.empty() && root) {
     nlohmann::json j;
     j["command"] = "solve";
     j["version"] = "0.1.0";
@@ -628,6 +679,29 @@ int run_solve(const SolveOptions& o) {
                    {"tuning", to_json(o.tuning)},
                    {"precision", "fp64"}};
     if (disc == fe::Disc::dg) j["config"]["penalty"] = "k(k+1)(1/h- + 1/h+) interior, 2k(k+1)/h boundary";
+    {
+      nlohmann::json dj;
+      dj["ranks"] = o.comm.size();
+      if (o.comm.distributed()) {
+        const auto& part = mesh.partition();
+        dj["process_grid"] = std::vector<int>(part.process_grid.begin(), part.process_grid.end());
+        nlohmann::json boxes = nlohmann::json::array();
+        for (const auto& b : part.rank_owned)
+          boxes.push_back({{"begin", std::vector<int>(b.begin.begin(), b.begin.end())},
+                           {"end", std::vector<int>(b.end.begin(), b.end.end())}});
+        dj["owned_cells"] = boxes;
+        dj["exchange"] = "MPI on the host (CPU backend)";
+        dj["mpi_library"] = mpi_library_version();
+        const auto summary = fe::summarize(*dofs.ghost_layout());
+        dj["rank0"] = {{"neighbours", summary.neighbours},
+                       {"owned_entries", summary.owned_entries},
+                       {"ghost_entries", summary.ghost_entries},
+                       {"sent_entries_per_exchange", summary.sent_entries}};
+        dj["setup_seconds"] = rank_setup;
+        dj["solve_seconds"] = rank_solve;
+      }
+      j["distributed"] = dj;
+    }
     j["n_dofs"] = dofs.n_dofs();
     j["n_cells"] = mesh.n_global_cells();
     j["iterations"] = result.iterations;
@@ -733,7 +807,8 @@ int run_solve(const SolveOptions& o) {
   std::snprintf(line, sizeof line, "  total           %.3f s\n", t_total);
   say(line);
   if (!result.converged) {
-    std::cerr << "tcfem solve: " << (o.solver == "cg" ? std::string("CG") : o.solver)
+    if (root)
+      std::cerr << "tcfem solve: " << (o.solver == "cg" ? std::string("CG") : o.solver)
               << " did not reach the relative residual " << o.tol << " in " << result.iterations
               << " iterations (reached " << result.final_relative_residual << ")\n";
     return exit_not_converged;
@@ -867,9 +942,14 @@ std::function<int()> add_solve_command(CLI::App& app) {
         opts->multigrid_options_given.push_back(opt->get_name());
         if (opt->get_name() == "--mg-start") opts->mg_start_given = true;
       }
-    apply_threads(opts->threads);
-    resolve_defaults(*opts);
-    validate(*opts);
+    opts->comm = Communicator::world();
+    // the same options on every rank: the same result, but reading the problem file may fail on
+    // some ranks only
+    collective(opts->comm, [&] {
+      apply_threads(opts->threads);
+      resolve_defaults(*opts);
+      validate(*opts);
+    });
     return opts->dim == 2 ? run_solve<2>(*opts) : run_solve<3>(*opts);
   };
 }

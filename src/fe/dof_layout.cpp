@@ -1,6 +1,7 @@
 #include "fe/dof_layout.h"
 
 #include "core/parallel.h"
+#include "fe/dof_exchange.h"
 
 namespace tcfem::fe {
 
@@ -25,6 +26,10 @@ DofLayout<dim>::DofLayout(const mesh::BoxMesh<dim>& mesh, Disc disc, int degree,
   } else {
     n_dofs_global_ = mesh.n_global_cells() * dofs_per_cell_;
     n_local_ = part.ghosted.n_cells() * dofs_per_cell_;
+  }
+  if (part.is_distributed()) {
+    exchange_ = make_dof_exchange<dim>(part, disc, degree);
+    TCFEM_ASSERT(exchange_->n_local() == n_local_, "ghost exchange and DoF layout disagree on the local size");
   }
 }
 

@@ -60,6 +60,11 @@ class DofLayout {
   const DirichletFaces<dim>& dirichlet_faces() const { return dirichlet_; }
   /// Every face of the box is a Dirichlet face.
   bool all_faces_dirichlet() const { return dirichlet_ == all_dirichlet<dim>(); }
+  /// The ghost exchange of the layout's vectors on a distributed mesh (fe/dof_exchange.h); null
+  /// on one process.
+  const std::shared_ptr<const GhostLayout>& ghost_layout() const { return exchange_; }
+  /// The communicator of the mesh's partition.
+  const Communicator& communicator() const { return mesh_->partition().comm; }
 
  private:
   const mesh::BoxMesh<dim>* mesh_;
@@ -74,8 +79,16 @@ class DofLayout {
     std::vector<char> mask;
   };
   std::shared_ptr<MaskCache> mask_ = std::make_shared<MaskCache>();
+  std::shared_ptr<const GhostLayout> exchange_;
   /// Whether the x-line number `l` of the local lattice lies on a Dirichlet face as a whole.
   bool line_constrained(std::size_t l) const;
 };
+
+/// A zero vector of the layout's local entries, with its ghost exchange on a distributed mesh.
+template <typename Number, int dim>
+Vector<Number> make_vector(const DofLayout<dim>& dofs) {
+  if (dofs.ghost_layout()) return Vector<Number>(dofs.ghost_layout());
+  return Vector<Number>(dofs.n_local());
+}
 
 }  // namespace tcfem::fe

@@ -1,5 +1,6 @@
 #include "mesh/box_mesh.h"
 
+#include <algorithm>
 #include <cmath>
 #include <numbers>
 #include <string>
@@ -61,8 +62,101 @@ Partition<dim> Partition<dim>::sub_box(const std::array<int, dim>& global_cells,
       throw InputError("owned cell box outside the mesh or empty");
     p.ghosted.begin[d] = std::max(0, owned.begin[d] - ghost_width);
     p.ghosted.end[d] = std::min(global_cells[d], owned.end[d] + ghost_width);
+    p.process_grid[d] = 1;
   }
+  p.rank_owned = {owned};
   return p;
+}
+
+std::array<int, 2> split_range(int n, int parts, int i) {
+  const int base = n / parts, extra = n % parts;
+  const int begin = i * base + std::min(i, extra);
+  return {begin, begin + base + (i < extra ? 1 : 0)};
+}
+
+template <int dim>
+std::array<int, dim> choose_process_grid(const std::array<int, dim>& global_cells, int n_ranks) {
+  if (n_ranks < 1) throw InputError("a partition needs at least one rank");
+  std::array<int, dim> best{};
+  double best_cost = -1.0;
+  std::array<int, dim> p{};
+  // every factorization n_ranks = p_0 ... p_{dim-1} with p_d <= cells_d
+  auto visit = [&](auto&& self, int d, int rest) -> void {
+    if (d == dim - 1) {
+      if (rest > global_cells[d]) return;
+      p[d] = rest;
+      double cost = 0.0;  // cell faces on the cut planes
+      for (int e = 0; e < dim; ++e) {
+        double plane = 1.0;
+        for (int f = 0; f < dim; ++f)
+          if (f != e) plane *= global_cells[f];
+        cost += double(p[e] - 1) * plane;
+      }
+      // equal costs: the grid with more ranks along the later directions (the slowest index of the
+      // lexicographic cell order: contiguous slabs)
+      auto later_heavier = [&] {
+        for (int e = dim - 1; e >= 0; --e)
+          if (p[e] != best[e]) return p[e] > best[e];
+        return false;
+      };
+      if (best_cost < 0.0 || cost < best_cost || (cost == best_cost && later_heavier())) {
+        best_cost = cost;
+        best = p;
+      }
+      return;
+    }
+    for (int q = 1; q <= std::min(rest, global_cells[d]); ++q)
+      if (rest % q == 0) {
+        p[d] = q;
+        self(self, d + 1, rest / q);
+      }
+  };
+  visit(visit, 0, n_ranks);
+  if (best_cost < 0.0) {
+    std::string cells;
+    for (int d = 0; d < dim; ++d) cells += (d ? " x " : "") + std::to_string(global_cells[d]);
+    throw InputError(std::to_string(n_ranks) + " ranks: a mesh of " + cells +
+                     " cells cannot be split into that many sub-boxes of at least one cell each (the ranks per "
+                     "direction multiply to the rank count and none exceeds its direction's cells); use fewer ranks "
+                     "or more cells");
+  }
+  return best;
+}
+
+template <int dim>
+Partition<dim> Partition<dim>::distributed(const std::array<int, dim>& global_cells, const Communicator& comm,
+                                           int ghost_width) {
+  for (int d = 0; d < dim; ++d)
+    if (global_cells[d] < 1) throw InputError("a mesh needs at least one cell per direction");
+  const auto grid = choose_process_grid<dim>(global_cells, comm.size());
+  std::vector<CellBox<dim>> boxes(std::size_t(comm.size()));
+  for (int r = 0; r < comm.size(); ++r) {
+    int rest = r;
+    for (int d = 0; d < dim; ++d) {
+      const int pd = rest % grid[d];
+      rest /= grid[d];
+      const auto range = split_range(global_cells[d], grid[d], pd);
+      boxes[std::size_t(r)].begin[d] = range[0];
+      boxes[std::size_t(r)].end[d] = range[1];
+    }
+  }
+  Partition p = sub_box(global_cells, boxes[std::size_t(comm.rank())], ghost_width);
+  p.comm = comm;
+  p.process_grid = grid;
+  p.rank_owned = std::move(boxes);
+  return p;
+}
+
+template <int dim>
+std::vector<int> Partition<dim>::ranks_touching(const CellBox<dim>& box) const {
+  std::vector<int> out;
+  for (std::size_t r = 0; r < rank_owned.size(); ++r) {
+    bool overlap = true;
+    for (int d = 0; d < dim; ++d)
+      overlap = overlap && std::max(box.begin[d], rank_owned[r].begin[d]) < std::min(box.end[d], rank_owned[r].end[d]);
+    if (overlap) out.push_back(int(r));
+  }
+  return out;
 }
 
 template <int dim>
@@ -169,6 +263,8 @@ template struct Domain<2>;
 template struct Domain<3>;
 template struct Partition<2>;
 template struct Partition<3>;
+template std::array<int, 2> choose_process_grid<2>(const std::array<int, 2>&, int);
+template std::array<int, 3> choose_process_grid<3>(const std::array<int, 3>&, int);
 template class BoxMesh<2>;
 template class BoxMesh<3>;
 

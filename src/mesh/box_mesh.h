@@ -9,6 +9,7 @@
 #include <functional>
 #include <vector>
 
+#include "core/communicator.h"
 #include "core/jit.h"
 
 namespace tcfem::mesh {
@@ -58,20 +59,46 @@ struct CellBox {
 };
 
 /// Which cells this process owns, and which it stores as ghosts (the owned box grown by
-/// `ghost_width` cells and clipped to the grid).
+/// `ghost_width` cells and clipped to the grid). A distributed partition also knows its
+/// communicator and every rank's owned box, from which the ghost exchange (fe/dof_exchange.h)
+/// follows without communication.
 template <int dim>
 struct Partition {
   std::array<int, dim> global_cells{};
   CellBox<dim> owned;
   CellBox<dim> ghosted;
   int ghost_width = 1;
+  /// The ranks sharing the mesh (serial: one).
+  Communicator comm;
+  /// Ranks per direction; rank r sits at grid position r = p_0 + P_0 (p_1 + P_1 p_2).
+  std::array<int, dim> process_grid{};
+  /// Every rank's owned box, indexed by rank (one entry, `owned`, for a single process).
+  std::vector<CellBox<dim>> rank_owned;
 
   /// The partition of a single process: owns all cells.
   static Partition serial(const std::array<int, dim>& global_cells);
   /// A process owning `owned`, with a ghost layer of `ghost_width` cells around it.
   static Partition sub_box(const std::array<int, dim>& global_cells, const CellBox<dim>& owned,
                            int ghost_width = 1);
+  /// The partition of comm's ranks into sub-boxes: the process grid of choose_process_grid, each
+  /// direction's cells split into nearly equal parts (they differ by at most one cell).
+  static Partition distributed(const std::array<int, dim>& global_cells, const Communicator& comm,
+                               int ghost_width = 1);
+  /// The ranks owning at least one cell of `box` (a box of cells, maybe outside the grid).
+  std::vector<int> ranks_touching(const CellBox<dim>& box) const;
+  bool is_distributed() const { return comm.distributed(); }
 };
+
+/// The process grid (ranks per direction, product n_ranks) with every direction's count at most
+/// its cells that minimizes the interface between the sub-boxes (the sum over the cut planes of
+/// their cell faces); ties go to the grid with more ranks along the last directions. Throws
+/// InputError when no grid fits (more ranks than the cells allow).
+template <int dim>
+std::array<int, dim> choose_process_grid(const std::array<int, dim>& global_cells, int n_ranks);
+
+/// The cells [begin, end) of part `i` of `n` cells split into `parts` nearly equal parts (the
+/// first n % parts parts have one cell more).
+std::array<int, 2> split_range(int n, int parts, int i);
 
 /// A box with n_d cells per direction, optionally mapped (Domain). Cells are numbered
 /// lexicographically (x fastest) within the owned box.

@@ -303,7 +303,23 @@ FaceGeometry<dim, Number> compute_face_geometry(const mesh::BoxMesh<dim>& mesh,
             }
           }
         }
-        auto volume_of = [&](std::array<int, dim> c) { return cells.volume[mesh.cell_number(c)]; };
+        // a ghost cell of a distributed mesh (the other side of a face on the sub-box's
+        // boundary): its volume computed as its owner computes it
+        auto volume_of = [&](std::array<int, dim> c) {
+          if (owned.contains(c)) return cells.volume[mesh.cell_number(c)];
+          const int nq = ipow(quad.size(), dim);
+          std::vector<double> cn(dim * nb), x(dim * nq), J(dim * dim * nq);
+          geometry.cell_nodes(c, cn.data());
+          cell_jacobians<dim>(ev, cn.data(), x.data(), J.data());
+          double vol = 0.0;
+          for (int q = 0; q < nq; ++q) {
+            std::array<std::array<double, dim>, dim> Jq, inv;
+            for (int a = 0; a < dim; ++a)
+              for (int b = 0; b < dim; ++b) Jq[a][b] = J[(a * dim + b) * nq + q];
+            vol += invert<dim>(Jq, inv) * tensor_weight<dim>(quad, q, -1);
+          }
+          return vol;
+        };
         double pen;
         if (has_minus && has_plus) {
           auto cm = pos;

@@ -131,7 +131,7 @@ bool touches_dirichlet(const mesh::BoxMesh<dim>& mesh, const ProblemDefinition<d
 template <int dim>
 Vector<double> dirichlet_lift(const mesh::BoxMesh<dim>& mesh, const fe::DofLayout<dim>& dofs,
                               const ProblemDefinition<dim>& problem) {
-  Vector<double> lift(dofs.n_local());
+  Vector<double> lift = fe::make_vector<double>(dofs);
   const int nb = dofs.dofs_per_cell();
   const mesh::MappedCellNodes<dim> geometry(mesh, dofs.degree());
   std::vector<double> nodes(dim * nb), local(nb);
@@ -171,7 +171,7 @@ void assemble_cells(const mesh::BoxMesh<dim>& mesh, const fe::DofLayout<dim>& do
   std::vector<std::unique_ptr<CellState<dim>>> states;
   for (int t = 0; t < threads; ++t) states.push_back(std::make_unique<CellState<dim>>(mesh, k, quad));
   const int nb = states[0]->nb;
-  if (!locals) sys.rhs = Vector<double>(dofs.n_local());
+  if (!locals) sys.rhs = fe::make_vector<double>(dofs);
   const double penalty_factor = double(k) * (k + 1);
   auto coefficient_at = [&](const double* x) { return problem.coefficient ? problem.coefficient(x) : 1.0; };
 
@@ -310,6 +310,11 @@ void assemble_cells(const mesh::BoxMesh<dim>& mesh, const fe::DofLayout<dim>& do
       for (int i = 0; i < nb; ++i) sys.rhs[idx[i]] += local[slot * nb + i];
     }
   }
+  // distributed: the ghost nodes' sums to their owners (cg); dg cells write only their own entries
+  if (cg)
+    sys.rhs.compress();
+  else
+    sys.rhs.zero_ghost_values();
   if (cg) {
     const auto& mask = dofs.boundary_mask();
     for (std::size_t i = 0; i < sys.rhs.size(); ++i)
@@ -357,6 +362,7 @@ Errors compute_errors(const mesh::BoxMesh<dim>& mesh, const fe::DofLayout<dim>& 
                       const std::function<mesh::Point<dim>(const mesh::Point<dim>&)>& gradient) {
   const int k = dofs.degree();
   const auto quad = fe::gauss(k + 2);
+  u.update_ghost_values();  // distributed: the cells' nodes owned by other ranks
   const int threads = mesh.n_owned_cells() < batch_cells_per_thread ? 1 : host_threads();
   std::vector<std::unique_ptr<CellState<dim>>> states;
   for (int t = 0; t < threads; ++t) states.push_back(std::make_unique<CellState<dim>>(mesh, k, quad));
@@ -400,7 +406,7 @@ Errors compute_errors(const mesh::BoxMesh<dim>& mesh, const fe::DofLayout<dim>& 
       e1 += sums[slot][1];
     }
   }
-  return {std::sqrt(static_cast<double>(e0)), std::sqrt(static_cast<double>(e1))};
+  return sum_errors(mesh.partition().comm, e0, e1);
 }
 
 template BoundaryTerms assemble_boundary_terms<2>(const mesh::BoxMesh<2>&, const fe::DofLayout<2>&,

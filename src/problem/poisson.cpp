@@ -179,7 +179,7 @@ std::array<std::array<double, dim>, dim> jacobian_at(const std::vector<double>& 
 
 template <int dim>
 Vector<double> assemble_rhs(const mesh::BoxMesh<dim>& mesh, const fe::DofLayout<dim>& dofs) {
-  Vector<double> b(dofs.n_local());
+  Vector<double> b = fe::make_vector<double>(dofs);
   const int n = dofs.dofs_per_cell();
   struct State : CellPoints<dim> {
     State(const mesh::BoxMesh<dim>& m, int k) : CellPoints<dim>(m, k) {}
@@ -211,6 +211,7 @@ Vector<double> assemble_rhs(const mesh::BoxMesh<dim>& mesh, const fe::DofLayout<
           for (int i = 0; i < n; ++i) b[idx[i]] += l[i];
         }
       });
+  b.compress();  // distributed cg: the ghost nodes' sums to their owners
   if (dofs.disc() == fe::Disc::cg) {
     const auto& mask = dofs.boundary_mask();
     parallel_chunks(0, b.size(), [&](std::size_t i0, std::size_t i1, int) {
@@ -229,6 +230,7 @@ Errors compute_errors(const mesh::BoxMesh<dim>& mesh, const fe::DofLayout<dim>& 
     std::vector<index_t> idx;
     std::vector<double> local, uq, grad;
   };
+  u.update_ghost_values();  // distributed: the cells' nodes owned by other ranks
   const int threads = cell_loop_threads(mesh.n_owned_cells());
   auto states = make_states<dim, State>(threads, mesh, dofs.degree(), n);
   // per-cell sums in parallel, added in the sequential cell order
@@ -267,7 +269,7 @@ Errors compute_errors(const mesh::BoxMesh<dim>& mesh, const fe::DofLayout<dim>& 
           e1 += cell_sums[slot][1];
         }
       });
-  return {std::sqrt(static_cast<double>(e0)), std::sqrt(static_cast<double>(e1))};
+  return sum_errors(mesh.partition().comm, e0, e1);
 }
 
 template <int dim>

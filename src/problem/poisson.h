@@ -3,6 +3,7 @@
 // u = prod_i sin(pi x_i), f = dim pi^2 u; homogeneous Dirichlet data (u vanishes on the boundary of
 // the unit box; on the deformed box the map fixes the boundary, so the same holds).
 #include <array>
+#include <cmath>
 #include <vector>
 
 #include "core/vector.h"
@@ -26,6 +27,14 @@ struct Errors {
   double l2 = 0.0;       ///< ||u - u_h||_L2
   double h1_semi = 0.0;  ///< ||grad(u - u_h)||_L2
 };
+
+/// The errors from this rank's sums of squares over its cells: summed over the ranks of comm
+/// (serial: the sums themselves), then square roots.
+inline Errors sum_errors(const Communicator& comm, long double l2_squared, long double h1_squared) {
+  double sums[2] = {static_cast<double>(l2_squared), static_cast<double>(h1_squared)};
+  comm.sum(sums, 2);
+  return {std::sqrt(sums[0]), std::sqrt(sums[1])};
+}
 
 /// Errors of the discrete solution against the exact one, by Gauss quadrature with k+2 points.
 template <int dim>

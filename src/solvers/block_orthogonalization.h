@@ -5,6 +5,8 @@
 // the same two calls to cuBLAS (or a tensor-core GEMM for several vectors at once).
 #include <cstdint>
 
+#include "core/communicator.h"
+
 namespace tcfem::solvers {
 
 /// Basis of k vectors of length n, column-major (column j starts at data + j * ld).
@@ -20,7 +22,10 @@ void block_subtract(const BlockBasis& v, const double* c, double* w);
 
 /// Classical Gram-Schmidt with one re-orthogonalization (CGS2): w <- (I - V V^T)^2 w, and
 /// h = the accumulated coefficients (k entries, h = c1 + c2). `c2` is scratch of k entries.
-/// Returns ||w|| after orthogonalization.
-double orthogonalize_cgs2(const BlockBasis& v, double* w, double* h, double* c2);
+/// Returns ||w|| after orthogonalization. Distributed (comm with several ranks): V and w hold
+/// this rank's entries with every ghost entry zero, and the products are summed over the ranks
+/// (one reduction of k values per product, one for the norm).
+double orthogonalize_cgs2(const BlockBasis& v, double* w, double* h, double* c2,
+                          const Communicator& comm = Communicator());
 
 }  // namespace tcfem::solvers

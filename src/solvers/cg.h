@@ -55,7 +55,9 @@ SolverResult solve_cg(const Operator& A, Vector<Number>& x, const Vector<Number>
   auto last_report = t0;
   SolverResult res;
   const std::size_t n = b.size();
-  Vector<Number> r(n), z(n), p(n), Ap(n);
+  // work vectors with b's layout: distributed dot products over the owned entries
+  auto r = Vector<Number>::like(b), z = Vector<Number>::like(b), p = Vector<Number>::like(b),
+       Ap = Vector<Number>::like(b);
   A.vmult(Ap, x);
   for (std::size_t i = 0; i < n; ++i) r[i] = b[i] - Ap[i];
   const double bnorm = b.norm();

@@ -40,7 +40,11 @@ SolverResult solve_fgmres(const LinearMap& A, Vector<double>& x, const Vector<do
   std::vector<double> V(n * (m + 1)), Z(n * m);
   ArnoldiLeastSquares ls(m);
   std::vector<double> y(m), c2(m + 1);
-  Vector<double> r(n), w(n), zj(n), vj(n);
+  // work vectors with b's layout. Distributed: the basis vectors keep every ghost entry zero, so
+  // that the block products over all local entries are sums over the owned ones
+  auto r = Vector<double>::like(b), w = Vector<double>::like(b), zj = Vector<double>::like(b),
+       vj = Vector<double>::like(b);
+  const Communicator comm = b.distributed() ? b.layout()->communicator() : Communicator();
   const double bnorm = b.norm();
   const double scale = bnorm > 0 ? bnorm : 1.0;
 
@@ -48,11 +52,13 @@ SolverResult solve_fgmres(const LinearMap& A, Vector<double>& x, const Vector<do
     A(r, x);
     Stopwatch s(&times->vector_ops);
     for (std::size_t i = 0; i < n; ++i) r[i] = b[i] - r[i];
+    r.zero_ghost_values();
     return r.norm();
   };
   double beta = 0.0;
   if (settings.zero_initial_guess) {
     for (std::size_t i = 0; i < n; ++i) r[i] = b[i];
+    r.zero_ghost_values();
     beta = bnorm;
   } else {
     beta = true_residual();
@@ -78,12 +84,13 @@ SolverResult solve_fgmres(const LinearMap& A, Vector<double>& x, const Vector<do
       P(zj, vj);
       std::copy(zj.data(), zj.data() + n, Z.begin() + j * n);
       A(w, zj);
+      w.zero_ghost_values();
       double* h = ls.column(j);
       double hnext;
       {
         Stopwatch s(&times->orthogonalization);
         hnext = orthogonalize_cgs2(BlockBasis{V.data(), std::int64_t(n), j + 1, std::int64_t(n)}, w.data(), h,
-                                   c2.data());
+                                   c2.data(), comm);
       }
       h[j + 1] = hnext;
       {
@@ -130,6 +137,7 @@ SolverResult solve_fgmres(const LinearMap& A, Vector<double>& x, const Vector<do
 
 SolverResult solve_gmres_left(const LinearMap& A, Vector<double>& x, const Vector<double>& b, const LinearMap& P,
                               const SolverControl& control, const FgmresSettings& settings, KrylovTimes* times) {
+  if (b.distributed()) throw InputError("GMRES with left preconditioning runs on one rank");
   const std::size_t n = b.size();
   Vector<double> r(n), pr(n), t(n), d(n);
   auto residual = [&]() {

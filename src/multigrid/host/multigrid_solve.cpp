@@ -141,6 +141,8 @@ MultigridSolveReport solve_with_multigrid(const mesh::BoxMesh<dim>& mesh, const 
                                           const Vector<double>& b, Vector<double>& x,
                                           const MultigridSolveSettings& settings,
                                           const solvers::SolverControl& control) {
+  if (mesh.partition().is_distributed())
+    throw InputError("multigrid does not span ranks: a distributed mesh solves with CG or FGMRES and Jacobi");
   switch (settings.precision) {
     case precision::Precision::fp64:
       return run<dim, double>(mesh, config, A, b, x, settings, control);

@@ -169,10 +169,12 @@ template <int dim, typename Number>
 void MatrixFreeOperator<dim, Number>::vmult(Vector<Number>& dst, const Vector<Number>& src) const {
   TCFEM_ASSERT(src.size() == dofs_->n_local() && dst.size() == dofs_->n_local(), "vector size mismatch");
   TCFEM_ASSERT(src.data() != dst.data(), "vmult needs distinct vectors");
-  src.update_ghost_values();
+  const auto& ghosts = dofs_->ghost_layout();
+  if (ghosts) ghosts->update_ghosts(const_cast<Number*>(src.data()));  // ghost values: copies of other ranks'
   dst.fill(Number(0));
   if (config_.disc == fe::Disc::dg && form_ == Form::laplace && path_ == Path::cartesian) {
     apply_dg_cartesian(dst, src);
+    if (ghosts) ghosts->zero_ghosts(dst.data());
     return;
   }
   const int n = dofs_->dofs_per_cell();
@@ -193,10 +195,23 @@ void MatrixFreeOperator<dim, Number>::vmult(Vector<Number>& dst, const Vector<Nu
     for (int i = 0; i < n; ++i)
       if (!(constrain && bmask[idx[i]])) dst[idx[i]] += v[i];
   }
+  if (config_.disc == fe::Disc::dg && form_ == Form::laplace) apply_faces_general(dst, src);
+  finish_cell_sums(dst.data());
   if (constrain)
     for (std::size_t i = 0; i < dst.size(); ++i)
       if (bmask[i]) dst[i] = src[i];
-  if (config_.disc == fe::Disc::dg && form_ == Form::laplace) apply_faces_general(dst, src);
+}
+
+template <int dim, typename Number>
+void MatrixFreeOperator<dim, Number>::finish_cell_sums(Number* v) const {
+  const auto& ghosts = dofs_->ghost_layout();
+  if (!ghosts) return;
+  // cg: the ghost nodes' contributions of this rank's cells belong to their owners; dg: the owner
+  // of a ghost cell computes the face terms of its own side itself
+  if (config_.disc == fe::Disc::cg)
+    ghosts->add_ghosts_to_owners(v);
+  else
+    ghosts->zero_ghosts(v);
 }
 
 template <int dim, typename Number>
@@ -478,6 +493,7 @@ std::vector<double> MatrixFreeOperator<dim, Number>::cell_metric() const {
 template <int dim, typename Number>
 void MatrixFreeOperator<dim, Number>::compute_diagonal(Vector<Number>& diag) const {
   diag.resize(dofs_->n_local());
+  diag.set_layout(dofs_->ghost_layout());
   const int n = dofs_->dofs_per_cell();
   const bool constrain = config_.disc == fe::Disc::cg && form_ == Form::laplace;
   const auto& bmask = dofs_->boundary_mask();
@@ -493,6 +509,8 @@ void MatrixFreeOperator<dim, Number>::compute_diagonal(Vector<Number>& diag) con
   }
   if (config_.disc == fe::Disc::dg && form_ == Form::laplace && path_ == Path::general)
     diagonal_faces_general(diag);
+  finish_cell_sums(diag.data());
+  diag.update_ghost_values();  // every stored entry valid (Jacobi divides by all of them)
   if (constrain)
     for (std::size_t i = 0; i < diag.size(); ++i)
       if (bmask[i]) diag[i] = Number(1);

@@ -68,7 +68,8 @@ class MatrixFreeOperator {
                      const OperatorConfig& config, Form form);
   ~MatrixFreeOperator();
 
-  /// dst = A src
+  /// dst = A src (on a distributed mesh: src's ghost values are updated first; dst's owned
+  /// entries are A src, its ghost entries zero except constrained cg ones)
   void vmult(Vector<Number>& dst, const Vector<Number>& src) const;
   /// The diagonal of A (1 on constrained cg DoFs).
   void compute_diagonal(Vector<Number>& diag) const;
@@ -96,6 +97,9 @@ class MatrixFreeOperator {
   void diagonal_cartesian_cell(Number* diag, const std::array<int, dim>& c) const;
   void diagonal_general_cell(Number* diag, std::size_t cell) const;
   void diagonal_faces_general(Vector<Number>& diag) const;
+  /// After a loop over this rank's cells on a distributed mesh: cg ghost contributions added to
+  /// their owners, dg ghost entries zeroed.
+  void finish_cell_sums(Number* v) const;
 
   const mesh::BoxMesh<dim>* mesh_;
   const fe::DofLayout<dim>* dofs_;

@@ -1,0 +1,244 @@
+#include "fe/dof_exchange.h"
+
+#include <algorithm>
+#include <array>
+
+namespace tcfem::fe {
+namespace {
+
+/// A box of units (cg lattice nodes, dg cells) in global unit coordinates, half-open.
+template <int dim>
+struct UnitBox {
+  std::array<long, dim> begin{}, end{};
+  bool empty() const {
+    for (int d = 0; d < dim; ++d)
+      if (end[d] <= begin[d]) return true;
+    return false;
+  }
+  std::size_t size() const {
+    if (empty()) return 0;
+    std::size_t n = 1;
+    for (int d = 0; d < dim; ++d) n *= std::size_t(end[d] - begin[d]);
+    return n;
+  }
+};
+
+template <int dim>
+UnitBox<dim> intersect(const UnitBox<dim>& a, const UnitBox<dim>& b) {
+  UnitBox<dim> c;
+  for (int d = 0; d < dim; ++d) {
+    c.begin[d] = std::max(a.begin[d], b.begin[d]);
+    c.end[d] = std::min(a.end[d], b.end[d]);
+  }
+  return c;
+}
+
+class ExchangeBase : public GhostLayout {
+ public:
+  struct Neighbour {
+    int rank = 0;
+    std::vector<index_t> indices;  // local indices of the message's entries, in message order
+  };
+
+  const Communicator& communicator() const override { return comm_; }
+  std::size_t n_local() const override { return n_local_; }
+  double owned_dot(const double* a, const double* b) const override { return dot(a, b); }
+  double owned_dot(const float* a, const float* b) const override { return dot(a, b); }
+  void update_ghosts(double* v) const override { forward(v, buffers_d_); }
+  void update_ghosts(float* v) const override { forward(v, buffers_f_); }
+  void add_ghosts_to_owners(double* v) const override { reverse(v, buffers_d_); }
+  void add_ghosts_to_owners(float* v) const override { reverse(v, buffers_f_); }
+  void zero_ghosts(double* v) const override { zero(v); }
+  void zero_ghosts(float* v) const override { zero(v); }
+
+  Communicator comm_;
+  std::size_t n_local_ = 0;
+  std::size_t owned_entries_ = 0;
+  /// Owned entries as contiguous runs [start, start + run_length).
+  std::vector<index_t> run_starts_;
+  std::size_t run_length_ = 0;
+  std::vector<index_t> ghosts_;       // every local entry owned by another rank
+  std::vector<Neighbour> receives_;   // from each owner: the ghosts it owns
+  std::vector<Neighbour> sends_;      // to each rank holding copies of owned entries
+
+ private:
+  template <typename Number>
+  double dot(const Number* a, const Number* b) const {
+    double s = 0.0;
+    for (const index_t start : run_starts_) {
+      const Number* x = a + start;
+      const Number* y = b + start;
+      for (std::size_t i = 0; i < run_length_; ++i) s += double(x[i]) * double(y[i]);
+    }
+    return s;
+  }
+  template <typename Number>
+  void zero(Number* v) const {
+    for (const index_t i : ghosts_) v[i] = Number(0);
+  }
+  template <typename Number>
+  std::vector<Communicator::Message> messages(const std::vector<Neighbour>& list,
+                                              std::vector<std::vector<Number>>& buffers) const {
+    buffers.resize(list.size());
+    std::vector<Communicator::Message> out(list.size());
+    for (std::size_t m = 0; m < list.size(); ++m) {
+      buffers[m].resize(list[m].indices.size());
+      out[m] = {list[m].rank, buffers[m].data(), buffers[m].size() * sizeof(Number)};
+    }
+    return out;
+  }
+  template <typename Number>
+  void forward(Number* v, std::vector<std::vector<Number>>& buffers) const {
+    auto& recv_buffers = buffers;
+    std::vector<std::vector<Number>> send_buffers;
+    const auto recvs = messages(receives_, recv_buffers);
+    const auto sends = messages(sends_, send_buffers);
+    for (std::size_t m = 0; m < sends_.size(); ++m)
+      for (std::size_t i = 0; i < sends_[m].indices.size(); ++i) send_buffers[m][i] = v[sends_[m].indices[i]];
+    comm_.exchange(recvs, sends, 101);
+    for (std::size_t m = 0; m < receives_.size(); ++m)
+      for (std::size_t i = 0; i < receives_[m].indices.size(); ++i) v[receives_[m].indices[i]] = recv_buffers[m][i];
+  }
+  template <typename Number>
+  void reverse(Number* v, std::vector<std::vector<Number>>& buffers) const {
+    // the forward messages backwards: ghost entries go to their owners, who add them
+    auto& recv_buffers = buffers;
+    std::vector<std::vector<Number>> send_buffers;
+    const auto recvs = messages(sends_, recv_buffers);
+    const auto sends = messages(receives_, send_buffers);
+    for (std::size_t m = 0; m < receives_.size(); ++m)
+      for (std::size_t i = 0; i < receives_[m].indices.size(); ++i) send_buffers[m][i] = v[receives_[m].indices[i]];
+    comm_.exchange(recvs, sends, 102);
+    for (std::size_t m = 0; m < sends_.size(); ++m)
+      for (std::size_t i = 0; i < sends_[m].indices.size(); ++i) v[sends_[m].indices[i]] += recv_buffers[m][i];
+    zero(v);
+  }
+
+  mutable std::vector<std::vector<double>> buffers_d_;
+  mutable std::vector<std::vector<float>> buffers_f_;
+};
+
+template <int dim>
+class BoxExchange final : public ExchangeBase {
+ public:
+  BoxExchange(const mesh::Partition<dim>& part, Disc disc, int degree) {
+    comm_ = part.comm;
+    const int n_ranks = int(part.rank_owned.size());
+    TCFEM_ASSERT(n_ranks == comm_.size(), "partition without every rank's box");
+    const int me = comm_.rank();
+    block_ = 1;
+    if (disc == Disc::dg)
+      for (int d = 0; d < dim; ++d) block_ *= std::size_t(degree + 1);
+    auto owned_units = [&](int r) {
+      UnitBox<dim> u;
+      const auto& b = part.rank_owned[std::size_t(r)];
+      for (int d = 0; d < dim; ++d) {
+        if (disc == Disc::cg) {
+          u.begin[d] = long(b.begin[d]) * degree;
+          u.end[d] = long(b.end[d]) * degree + (b.end[d] == part.global_cells[d] ? 1 : 0);
+        } else {
+          u.begin[d] = b.begin[d];
+          u.end[d] = b.end[d];
+        }
+      }
+      return u;
+    };
+    auto stored_units = [&](int r) {
+      UnitBox<dim> u;
+      const auto& b = part.rank_owned[std::size_t(r)];
+      for (int d = 0; d < dim; ++d) {
+        const long gb = std::max(0, b.begin[d] - part.ghost_width);
+        const long ge = std::min(part.global_cells[d], b.end[d] + part.ghost_width);
+        u.begin[d] = disc == Disc::cg ? gb * degree : gb;
+        u.end[d] = disc == Disc::cg ? ge * degree + 1 : ge;
+      }
+      return u;
+    };
+    local_ = stored_units(me);
+    n_local_ = local_.size() * block_;
+    const auto mine = owned_units(me);
+    // owned runs: x-lines of the owned box
+    owned_entries_ = mine.size() * block_;
+    run_length_ = std::size_t(mine.end[0] - mine.begin[0]) * block_;
+    {
+      UnitBox<dim> lines = mine;
+      lines.end[0] = lines.begin[0] + 1;
+      for_each(lines, [&](const std::array<long, dim>& p) { run_starts_.push_back(local_index(p)); });
+    }
+    // ghosts: stored units outside the owned box
+    for_each(local_, [&](const std::array<long, dim>& p) {
+      bool owned = true;
+      for (int d = 0; d < dim; ++d) owned = owned && p[d] >= mine.begin[d] && p[d] < mine.end[d];
+      if (owned) return;
+      const index_t base = local_index(p);
+      for (std::size_t i = 0; i < block_; ++i) ghosts_.push_back(base + index_t(i));
+    });
+    for (int r = 0; r < n_ranks; ++r) {
+      if (r == me) continue;
+      const auto from = intersect(local_, owned_units(r));
+      if (!from.empty()) receives_.push_back({r, indices(from)});
+      const auto to = intersect(stored_units(r), mine);
+      if (!to.empty()) sends_.push_back({r, indices(to)});
+    }
+  }
+
+ private:
+  template <typename F>
+  static void for_each(const UnitBox<dim>& box, F&& f) {
+    if (box.empty()) return;
+    std::array<long, dim> p = box.begin;
+    while (true) {
+      f(p);
+      int d = 0;
+      for (; d < dim; ++d) {
+        if (++p[d] < box.end[d]) break;
+        p[d] = box.begin[d];
+      }
+      if (d == dim) return;
+    }
+  }
+  index_t local_index(const std::array<long, dim>& p) const {
+    index_t idx = 0;
+    for (int d = dim - 1; d >= 0; --d) idx = idx * (local_.end[d] - local_.begin[d]) + (p[d] - local_.begin[d]);
+    return idx * index_t(block_);
+  }
+  std::vector<index_t> indices(const UnitBox<dim>& box) const {
+    std::vector<index_t> out;
+    out.reserve(box.size() * block_);
+    for_each(box, [&](const std::array<long, dim>& p) {
+      const index_t base = local_index(p);
+      for (std::size_t i = 0; i < block_; ++i) out.push_back(base + index_t(i));
+    });
+    return out;
+  }
+
+  UnitBox<dim> local_;
+  std::size_t block_ = 1;
+};
+
+}  // namespace
+
+template <int dim>
+std::shared_ptr<const GhostLayout> make_dof_exchange(const mesh::Partition<dim>& partition, Disc disc, int degree) {
+  return std::make_shared<BoxExchange<dim>>(partition, disc, degree);
+}
+
+ExchangeSummary summarize(const GhostLayout& layout) {
+  ExchangeSummary s;
+  const auto* e = dynamic_cast<const ExchangeBase*>(&layout);
+  if (!e) return s;
+  std::vector<int> ranks;
+  for (const auto& n : e->receives_) ranks.push_back(n.rank);
+  for (const auto& n : e->sends_) ranks.push_back(n.rank);
+  std::sort(ranks.begin(), ranks.end());
+  s.neighbours = int(std::unique(ranks.begin(), ranks.end()) - ranks.begin());
+  s.ghost_entries = e->ghosts_.size();
+  for (const auto& n : e->sends_) s.sent_entries += n.indices.size();
+  s.owned_entries = e->owned_entries_;
+  return s;
+}
+
+template std::shared_ptr<const GhostLayout> make_dof_exchange<2>(const mesh::Partition<2>&, Disc, int);
+template std::shared_ptr<const GhostLayout> make_dof_exchange<3>(const mesh::Partition<3>&, Disc, int);
+
+}  // namespace tcfem::fe

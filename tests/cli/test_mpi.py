@@ -1,0 +1,157 @@
+#!/usr/bin/env python3
+"""Distributed runs of `tcfem solve` on the CPU backend: the same problem on 1, 2 and 3 MPI ranks
+(uneven sub-boxes, one cell per rank along a direction; cg and dg; Cartesian, deformed and mapped
+geometry with a variable coefficient and Neumann parts; CG and FGMRES) gives the same iteration
+counts, and errors and residuals equal up to rounding; bad input ends every rank with exit 2 and
+one message, writes nothing and never hangs.
+
+Usage: test_mpi.py TCFEM_BINARY MPIEXEC
+"""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+TCFEM, MPIEXEC = sys.argv[1], sys.argv[2]
+ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
+           OMPI_MCA_rmaps_base_oversubscribe="1")
+failures = []
+
+
+def check(cond, what):
+    if not cond:
+        failures.append(what)
+
+
+def run(ranks, args, timeout=300):
+    cmd = [TCFEM] + args if ranks == 1 else [MPIEXEC, "-np", str(ranks), "--oversubscribe", TCFEM] + args
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=ENV)
+
+
+def solve(tmp, ranks, args, name):
+    report = os.path.join(tmp, f"{name}.{ranks}.json")
+    r = run(ranks, ["solve", "--backend", "cpu", "--threads", "1", "--precond", "jacobi", "--json", report] + args)
+    data = None
+    if r.returncode == 0 and os.path.exists(report):
+        with open(report) as f:
+            data = json.load(f)
+    return r, data
+
+
+U = "exp(x)*sin(y)"
+ANNULUS_2D = {
+    "dim": 2, "degree": 2,
+    "geometry": {"box": [[0, 1], [0, 1]], "cells": [5, 3], "map": ["(1+x)*cos(pi/2*y)", "(1+x)*sin(pi/2*y)"]},
+    "coefficient": "1 + x*y",
+    "rhs": "-(y*exp(x)*sin(y) + x*exp(x)*cos(y))",
+    "dirichlet": {"xmin": U, "ymax": U},
+    "neumann": {"xmax": "(1+x*y)*exp(x)*(x*sin(y) + y*cos(y))/2", "ymin": "-(1+x*y)*exp(x)*cos(y)"},
+    "exact": U,
+}
+U3 = "exp(x)*sin(y)*(1+z)"
+ANNULUS_3D = {
+    "dim": 3, "degree": 2,
+    "geometry": {"box": [[0, 1], [0, 1], [0, 1]], "cells": [3, 4, 3],
+                 "map": ["(1+x)*cos(pi/2*y)", "(1+x)*sin(pi/2*y)", "z"]},
+    "coefficient": "2 + x",
+    "rhs": "-(exp(x)*sin(y)*(1+z) + 0*x)",
+    "dirichlet": {"xmin": U3, "xmax": U3, "ymin": U3, "ymax": U3, "zmin": U3},
+    "neumann": {"zmax": "(2+x)*exp(x)*sin(y)"},
+}
+
+
+def same_solve(tmp, name, args, rank_counts=(2, 3), problem=None):
+    """The run on every rank count matches the run on one rank."""
+    if problem is not None:
+        path = os.path.join(tmp, name + ".problem.json")
+        with open(path, "w") as f:
+            json.dump(problem, f)
+        args = ["--problem", path] + args
+    r1, ref = solve(tmp, 1, args, name)
+    check(r1.returncode == 0 and ref is not None, f"{name}: one rank: exit {r1.returncode} {r1.stderr}")
+    if ref is None:
+        return
+    check(ref["distributed"]["ranks"] == 1, f"{name}: one rank's report: {ref['distributed']}")
+    for ranks in rank_counts:
+        r, data = solve(tmp, ranks, args, name)
+        check(r.returncode == 0 and data is not None, f"{name}: {ranks} ranks: exit {r.returncode} {r.stderr}")
+        if data is None:
+            continue
+        dist = data["distributed"]
+        check(dist["ranks"] == ranks and len(dist["owned_cells"]) == ranks and len(dist["solve_seconds"]) == ranks,
+              f"{name}: {ranks} ranks: report {dist}")
+        check(r.stdout.count("tcfem solve:") == 1, f"{name}: {ranks} ranks: the summary printed more than once")
+        check(f"ranks           {ranks}" in r.stdout, f"{name}: {ranks} ranks: no ranks line")
+        # the sums at the sub-box interfaces and the dot products add in another order than on one
+        # rank; a long Jacobi-preconditioned CG amplifies that rounding, which may move the last
+        # iteration across the tolerance
+        slack = 0 if ref["iterations"] < 100 else 1
+        check(abs(data["iterations"] - ref["iterations"]) <= slack,
+              f"{name}: {ranks} ranks: {data['iterations']} iterations, one rank {ref['iterations']}")
+        check(data["n_dofs"] == ref["n_dofs"], f"{name}: {ranks} ranks: DoFs differ")
+        if ref["errors"] is not None:
+            for key in ("l2", "h1_semi"):
+                a, b = data["errors"][key], ref["errors"][key]
+                check(abs(a - b) <= 1e-9 * b, f"{name}: {ranks} ranks: {key} error {a} against {b}")
+        # the first iterations agree to rounding; all end below the tolerance
+        h, h1 = data["residual_history"][:10], ref["residual_history"][:10]
+        check(all(abs(x - y) <= 1e-8 * y + 1e-13 for x, y in zip(h, h1)),
+              f"{name}: {ranks} ranks: residual history {h} against {h1}")
+        check(data["converged"] and data["final_relative_residual"] <= data["config"]["tol"],
+              f"{name}: {ranks} ranks: final residual {data['final_relative_residual']}")
+
+
+def expect_refused(tmp, name, ranks, args, part):
+    report = os.path.join(tmp, name + ".refused.json")
+    r = run(ranks, args + ["--json", report] if args and args[0] == "solve" else args, timeout=120)
+    lines = [l for l in r.stderr.splitlines() if l.startswith("tcfem")]
+    check(r.returncode == 2, f"{name}: exit {r.returncode} (expected 2); stderr {r.stderr!r}")
+    check(len(lines) == 1 and part in lines[0], f"{name}: messages {lines!r} lack {part!r} (or repeat it)")
+    check(not os.path.exists(report), f"{name}: a report was written")
+
+
+def main():
+    with tempfile.TemporaryDirectory() as tmp:
+        # Cartesian box, uneven sub-boxes (7 cells over 2 and 3 ranks), CG and FGMRES
+        same_solve(tmp, "box_cg", ["--dim", "3", "--degree", "3", "--cells", "7", "--tol", "1e-10"])
+        same_solve(tmp, "box_fgmres", ["--dim", "3", "--degree", "2", "--cells", "5", "--solver", "fgmres",
+                                       "--restart", "8", "--tol", "1e-10"])
+        # deformed box (general path), 2D with one cell per rank along a direction (3 cells, 3 ranks)
+        same_solve(tmp, "deformed_2d", ["--dim", "2", "--degree", "4", "--cells", "3", "--geometry", "deformed",
+                                        "--tol", "1e-11"])
+        # dg (SIPG) on the Cartesian box and on the deformed box
+        same_solve(tmp, "dg_box", ["--dim", "3", "--degree", "2", "--cells", "4", "--disc", "dg", "--tol", "1e-10"])
+        same_solve(tmp, "dg_deformed", ["--dim", "2", "--degree", "3", "--cells", "6", "--disc", "dg",
+                                        "--geometry", "deformed", "--tol", "1e-10"])
+        # the user's problem: a mapped box, a variable coefficient, Dirichlet and Neumann parts
+        same_solve(tmp, "annulus_cg", ["--tol", "1e-11"], problem=ANNULUS_2D)
+        same_solve(tmp, "annulus_dg", ["--disc", "dg", "--tol", "1e-11"], problem=ANNULUS_2D)
+        same_solve(tmp, "annulus_3d", ["--solver", "fgmres", "--tol", "1e-10"],
+                   problem=ANNULUS_3D)
+
+        # bad input: every rank ends with exit 2, one message, no report, no hang
+        expect_refused(tmp, "too_many_ranks", 3, ["solve", "--cells", "1", "--degree", "2"], "cannot be split")
+        expect_refused(tmp, "multigrid", 2, ["solve", "--cells", "4", "--precond", "mg"], "does not span ranks")
+        expect_refused(tmp, "cuda", 2, ["solve", "--cells", "4", "--backend", "cuda"], "uses --backend cpu")
+        expect_refused(tmp, "vtu", 2, ["solve", "--cells", "4", "--vtu", os.path.join(tmp, "u.vtu")], "--vtu")
+        check(not os.path.exists(os.path.join(tmp, "u.vtu")), "vtu: a file was written")
+        expect_refused(tmp, "bench", 2, ["bench"], "runs on one process")
+        # a coefficient <= 0 only in the upper sub-box: found by one rank, reported once by all
+        bad = dict(ANNULUS_2D)
+        bad["geometry"] = dict(ANNULUS_2D["geometry"], cells=[2, 4])
+        bad["coefficient"] = "1 - 2*(y > x + 0.2)"  # negative only where the angle exceeds pi/4
+        path = os.path.join(tmp, "bad.problem.json")
+        with open(path, "w") as f:
+            json.dump(bad, f)
+        expect_refused(tmp, "coefficient_one_rank", 2, ["solve", "--problem", path, "--backend", "cpu"],
+                       "rank 1: ")
+
+    for f in failures:
+        print("FAIL:", f)
+    print(f"test_mpi: {len(failures)} failures")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
