@@ -20,7 +20,7 @@ struct BackendChoice {
 inline BackendChoice resolve_backend(const std::string& requested, const std::string& cpu_only) {
   if (requested != "auto") return {requested, "requested"};
   if (!cpu_only.empty()) return {"cpu", "auto: " + cpu_only};
-  const DeviceInfo d = query_device(0);
+  const DeviceInfo d = query_device();
   if (!d.available) return {"cpu", "auto: no usable CUDA device (" + d.reason + ")"};
   return {"cuda", "auto: " + d.name + " found"};
 }

@@ -66,6 +66,7 @@ struct SolveOptions {
   std::string geometry = "cartesian";
   std::string quadrature = "bp3";
   std::string geometry_form = "pa";
+  std::string exchange = "auto";  // distributed GPU runs: auto, host-staged, cuda-aware
   std::string operator_path = "auto";
   double tol = 1e-10;
   int max_iter = 20000;
@@ -114,8 +115,6 @@ bool variable_coefficient(const SolveOptions& o) {
 
 /// Why the options run on the CPU only (empty: they have a device path).
 std::string cpu_only_reason(const SolveOptions& o) {
-  if (o.comm.distributed())
-    return std::to_string(o.comm.size()) + " ranks: distributed runs use the CPU backend";
   if (o.operator_path == "assembled") return "--operator-path assembled runs on the CPU";
   if (o.solver != "cg" && !uses_multigrid(o)) return "--solver " + o.solver + " with --precond jacobi runs on the CPU";
   return "";
@@ -251,9 +250,6 @@ void validate(const SolveOptions& o) {
     throw InputError("--solver " + o.solver + ": runs on --backend cpu only, or with --precond mg on --backend cuda");
   if (o.comm.distributed()) {
     const std::string ranks = std::to_string(o.comm.size()) + " ranks";
-    if (o.backend == "cuda")
-      throw InputError("--backend cuda: runs on one rank; a distributed run (" + ranks +
-                       ") uses --backend cpu (the GPU exchange is not available)");
     if (uses_multigrid(o))
       throw InputError(std::string(o.precond_given || o.solver == "mg" || o.solver == "fmg" || o.solver == "gmres"
                                        ? "--solver " + o.solver + " --precond " + o.precond
@@ -265,6 +261,8 @@ void validate(const SolveOptions& o) {
     if (!o.vtu_file.empty())
       throw InputError("--vtu: VTU output of a distributed run (" + ranks + ") is not available; run on one rank");
   }
+  if (o.exchange != "auto" && !(o.comm.distributed() && o.backend == "cuda"))
+    throw InputError("--exchange " + o.exchange + ": the ghost exchange of a distributed run with --backend cuda");
   if (o.comm.distributed()) {  // a sub-box of at least one cell per rank
     if (o.dim == 2)
       mesh::choose_process_grid<2>({o.cell_counts[0], o.cell_counts[1]}, o.comm.size());
@@ -379,16 +377,21 @@ int run_solve(const SolveOptions& o) {
                 prob ? (", problem " + o.problem_file).c_str() : "", o.backend.c_str(), o.backend_reason.c_str());
   say(line);
   // ---- setup
-  const auto partition = o.comm.distributed() ? mesh::Partition<dim>::distributed(nc, o.comm)
-                                              : mesh::Partition<dim>::serial(nc);
+  // the GPU runs a rank's operator on its ghosted box as a whole mesh: two ghost cells keep the
+  // box's constrained faces away from every owned node (solvers/cuda_solve.h)
+  const auto partition = o.comm.distributed()
+                             ? mesh::Partition<dim>::distributed(nc, o.comm, o.backend == "cuda" ? 2 : 1)
+                             : mesh::Partition<dim>::serial(nc);
   mesh::BoxMesh<dim> mesh =
       prob ? mesh::BoxMesh<dim>(nc, prob->domain, partition) : mesh::BoxMesh<dim>(nc, geometry, partition);
   if (o.comm.distributed()) {
     const auto& grid = mesh.partition().process_grid;
     std::string grid_text;
     for (int d = 0; d < dim; ++d) grid_text += (d ? " x " : "") + std::to_string(grid[d]);
-    std::snprintf(line, sizeof line, "  ranks           %d (sub-boxes %s), ghost exchange by MPI on the host (%s)\n",
-                  o.comm.size(), grid_text.c_str(), mpi_library_version().c_str());
+    std::snprintf(line, sizeof line, "  ranks           %d (sub-boxes %s, %d ghost cell%s), %s%s\n", o.comm.size(),
+                  grid_text.c_str(), partition.ghost_width, partition.ghost_width > 1 ? "s" : "",
+                  mpi_library_version().c_str(),
+                  o.backend == "cuda" ? ", one GPU per rank (its number among the ranks of its host)" : "");
     say(line);
   }
   fe::DofLayout<dim> dofs(mesh, disc, k, prob ? prob->dirichlet_faces : fe::all_dirichlet<dim>());
@@ -478,6 +481,13 @@ int run_solve(const SolveOptions& o) {
   std::optional<multigrid::MultigridSolveReport> mg_report;
   solvers::KrylovTimes krylov_times;
   std::optional<multigrid::DeviceMultigridInfo> device_mg;
+  // distributed: how the ghost values travel, and (GPU) the time it took on this rank
+  std::string exchange_path = "MPI on the host (CPU backend)";
+  double exchange_seconds = 0.0;
+  long exchange_calls = 0;
+  std::size_t exchange_bytes = 0;
+  double apply_seconds = 0.0;  // --backend cuda CG: the applies in the iteration
+  long apply_calls = 0;
   if (uses_multigrid(o)) {
     multigrid::MultigridSolveSettings mgs;
     mgs.solver = *multigrid::parse_outer_solver(o.solver);
@@ -550,7 +560,11 @@ int run_solve(const SolveOptions& o) {
                         : o.variant == "cuda-core"   ? solvers::VariantChoice::cuda_core
                         : o.variant == "tensor-core" ? solvers::VariantChoice::tensor_core
                                                      : solvers::VariantChoice::automatic;
-    const auto info = solvers::solve_cg_cuda<dim>(mesh, dofs, cfg, b, diag, x, control, choice);
+    std::optional<ExchangePath> path;
+    if (o.exchange == "host-staged") path = ExchangePath::host_staged;
+    if (o.exchange == "cuda-aware") path = ExchangePath::device_mpi;
+    if (o.exchange == "cuda-ipc") path = ExchangePath::cuda_ipc;
+    const auto info = solvers::solve_cg_cuda<dim>(mesh, dofs, cfg, b, diag, x, control, choice, path);
     kernel_name = info.kernel;
     result = info.result;
     t_solve = info.solve_seconds;
@@ -559,6 +573,23 @@ int run_solve(const SolveOptions& o) {
     std::snprintf(line, sizeof line, "  device          %s, setup %.3f s\n  kernel          %s\n", device_name.c_str(),
                   t_device_setup, kernel_name.c_str());
     say(line);
+    apply_seconds = info.apply_seconds;
+    apply_calls = info.apply_calls;
+    if (apply_calls > 0) {
+      std::snprintf(line, sizeof line, "  operator        %.4f ms per apply in the iteration (%ld applies%s; rank 0)\n",
+                    1e3 * apply_seconds / double(apply_calls), apply_calls,
+                    o.comm.distributed() ? ", ghost exchange included" : "");
+      say(line);
+    }
+    if (o.comm.distributed()) {
+      exchange_path = info.exchange_path;
+      exchange_seconds = info.exchange_seconds;
+      exchange_calls = info.exchange_calls;
+      exchange_bytes = info.exchange_bytes;
+      std::snprintf(line, sizeof line, "  exchange        %s: %.4f s in %ld updates, %.3g MB sent per update (rank 0)\n",
+                    exchange_path.c_str(), exchange_seconds, exchange_calls, double(exchange_bytes) / 1e6);
+      say(line);
+    }
   } else if (assembled) {
     const auto t_solve_start = clock_type::now();
     result = solvers::solve_cg(*assembled, x, b, *P, control);
@@ -650,6 +681,8 @@ int run_solve(const SolveOptions& o) {
   const double t_total = seconds_since(t_start);
   const auto rank_setup = o.comm.all_gather(t_setup + t_device_setup);
   const auto rank_solve = o.comm.all_gather(t_solve);
+  const auto rank_exchange = o.comm.all_gather(exchange_seconds);
+  const auto rank_apply = o.comm.all_gather(apply_seconds);
   if (!o.json_file.empty() && root) {
     nlohmann::json j;
     j["command"] = "solve";
@@ -690,7 +723,13 @@ int run_solve(const SolveOptions& o) {
           boxes.push_back({{"begin", std::vector<int>(b.begin.begin(), b.begin.end())},
                            {"end", std::vector<int>(b.end.begin(), b.end.end())}});
         dj["owned_cells"] = boxes;
-        dj["exchange"] = "MPI on the host (CPU backend)";
+        dj["exchange"] = exchange_path;
+        dj["ghost_width"] = part.ghost_width;
+        if (o.backend == "cuda") {
+          dj["exchange_seconds"] = rank_exchange;
+          dj["exchange_calls"] = exchange_calls;
+          dj["exchange_bytes_rank0"] = exchange_bytes;
+        }
         dj["mpi_library"] = mpi_library_version();
         const auto summary = fe::summarize(*dofs.ghost_layout());
         dj["rank0"] = {{"neighbours", summary.neighbours},
@@ -798,6 +837,11 @@ int run_solve(const SolveOptions& o) {
           0.0, r.solve_seconds - r.outer_operator_seconds - r.preconditioner_seconds - r.fmg_seconds -
                    r.krylov.orthogonalization);
     }
+    if (apply_calls > 0) {
+      j["timings"]["operator_applies"] = apply_seconds;
+      j["timings"]["operator_apply_calls"] = apply_calls;
+      if (o.comm.distributed()) j["distributed"]["apply_seconds"] = rank_apply;
+    }
     j["throughput"] = {{"operator_dofs_per_second", dofs_per_s},
                        {"solve_dofs_per_second", t_solve > 0 ? dofs.n_dofs() / t_solve : 0.0}};
     j["memory"] = {{"estimated_bytes", estimate}, {"operator_bytes", host_operator ? host_operator->memory_bytes() : 0}};
@@ -850,6 +894,13 @@ std::function<int()> add_solve_command(CLI::App& app) {
                   "auto (mf where the cells are trilinear by construction and the mf apply was measured faster, pa "
                   "elsewhere; its setup costs more than pa's)")
       ->check(CLI::IsMember({"auto", "pa", "mf"}))
+      ->capture_default_str();
+  cmd->add_option("--exchange", opts->exchange,
+                  "Ghost exchange of distributed runs on the GPU (mpirun -np N ... --backend cuda): auto (cuda-aware "
+                  "where the MPI library reports CUDA support, else cuda-ipc where all ranks share a host, else "
+                  "host-staged), host-staged (through pinned host buffers), cuda-aware (device buffers in the MPI "
+                  "calls) or cuda-ipc (device-to-device copies into the neighbours' mapped buffers, one host)")
+      ->check(CLI::IsMember({"auto", "host-staged", "cuda-aware", "cuda-ipc"}))
       ->capture_default_str();
   cmd->add_option("--operator-path", opts->operator_path,
                   "auto (Kronecker fast path on Cartesian meshes), general (quadrature-point data) or "
@@ -945,11 +996,21 @@ std::function<int()> add_solve_command(CLI::App& app) {
     opts->comm = Communicator::world();
     // the same options on every rank: the same result, but reading the problem file may fail on
     // some ranks only
+    // distributed: each rank takes the GPU of its number among the ranks of its host
+    if (opts->comm.distributed()) set_process_device(opts->comm.local_rank());
     collective(opts->comm, [&] {
       apply_threads(opts->threads);
       resolve_defaults(*opts);
-      validate(*opts);
     });
+    // --backend auto: the GPU only where every rank has one
+    if (opts->comm.distributed() && opts->backend_reason.rfind("auto", 0) == 0) {
+      const bool all_gpu = opts->comm.min(static_cast<long long>(opts->backend == "cuda")) == 1;
+      if (!all_gpu && opts->backend == "cuda") {
+        opts->backend = "cpu";
+        opts->backend_reason = "auto: not every rank has a usable CUDA device";
+      }
+    }
+    collective(opts->comm, [&] { validate(*opts); });
     return opts->dim == 2 ? run_solve<2>(*opts) : run_solve<3>(*opts);
   };
 }

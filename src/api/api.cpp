@@ -219,7 +219,7 @@ Result<dim> solve(const Problem<dim>& pr, const SolverSettings& s) {
     r.backend = "cpu";
     r.backend_reason = "this solver with Jacobi runs on the CPU";
   } else {
-    const auto info = query_device(0);
+    const auto info = query_device();
     r.backend = info.available ? "cuda" : "cpu";
     r.backend_reason = info.available ? info.name + " found" : "no usable CUDA device (" + info.reason + ")";
   }

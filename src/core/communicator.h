@@ -18,6 +18,9 @@ namespace tcfem {
 bool mpi_available();
 /// The MPI library's version line ("" without MPI).
 std::string mpi_library_version();
+/// Whether the MPI library takes device (GPU) buffers in its messages (CUDA-aware MPI), as the
+/// library itself reports at run time (Open MPI: MPIX_Query_cuda_support); false without MPI.
+bool mpi_device_aware();
 
 class Communicator {
  public:
@@ -28,6 +31,9 @@ class Communicator {
 
   int rank() const { return rank_; }
   int size() const { return size_; }
+  /// The rank among the ranks of the same host (the GPU a rank takes), and their number.
+  int local_rank() const { return local_rank_; }
+  int local_size() const { return local_size_; }
   bool distributed() const { return size_ > 1; }
   bool operator==(const Communicator& o) const { return handle_ == o.handle_ && size_ == o.size_; }
 
@@ -64,6 +70,7 @@ class Communicator {
  private:
   int handle_ = -1;  // the communicator's Fortran handle (MPI_Comm_c2f); -1: serial
   int rank_ = 0, size_ = 1;
+  int local_rank_ = 0, local_size_ = 1;
   friend class MpiSession;
 };
 

@@ -1,7 +1,11 @@
 #include <mpi.h>
+#if defined(OPEN_MPI) && OPEN_MPI
+#include <mpi-ext.h>
+#endif
 
 #include <cstdlib>
 #include <limits>
+#include <mutex>
 
 #include "core/communicator.h"
 
@@ -39,13 +43,31 @@ std::string mpi_library_version() {
   return s;
 }
 
+bool mpi_device_aware() {
+#if defined(MPIX_CUDA_AWARE_SUPPORT)
+  return mpi_initialized() && MPIX_Query_cuda_support() == 1;
+#else
+  return false;
+#endif
+}
+
 Communicator Communicator::world() {
-  Communicator c;
-  if (!mpi_initialized()) return c;
-  c.handle_ = MPI_Comm_c2f(MPI_COMM_WORLD);
-  MPI_Comm_rank(MPI_COMM_WORLD, &c.rank_);
-  MPI_Comm_size(MPI_COMM_WORLD, &c.size_);
-  return c;
+  if (!mpi_initialized()) return Communicator();
+  // made once MPI runs (the split into hosts is a collective call: every rank makes it together)
+  static std::once_flag once;
+  static Communicator w;
+  std::call_once(once, [] {
+    w.handle_ = MPI_Comm_c2f(MPI_COMM_WORLD);
+    MPI_Comm_rank(MPI_COMM_WORLD, &w.rank_);
+    MPI_Comm_size(MPI_COMM_WORLD, &w.size_);
+    MPI_Comm local;
+    check(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, w.rank_, MPI_INFO_NULL, &local),
+          "MPI_Comm_split_type");
+    MPI_Comm_rank(local, &w.local_rank_);
+    MPI_Comm_size(local, &w.local_size_);
+    MPI_Comm_free(&local);
+  });
+  return w;
 }
 
 void Communicator::sum(double* values, std::size_t n) const {

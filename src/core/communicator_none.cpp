@@ -7,6 +7,7 @@ namespace tcfem {
 
 bool mpi_available() { return false; }
 std::string mpi_library_version() { return ""; }
+bool mpi_device_aware() { return false; }
 Communicator Communicator::world() { return Communicator(); }
 void Communicator::sum(double*, std::size_t) const {}
 void Communicator::sum(float*, std::size_t) const {}

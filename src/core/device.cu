@@ -6,6 +6,7 @@ namespace tcfem {
 bool built_with_cuda() { return true; }
 
 DeviceInfo query_device(int id) {
+  if (id < 0) id = process_device();
   DeviceInfo info;
   int count = 0;
   cudaError_t e = cudaGetDeviceCount(&count);

@@ -18,9 +18,14 @@ struct DeviceInfo {
 
 /// True if this build contains the CUDA backend.
 bool built_with_cuda();
-/// Properties of CUDA device `id`; `available` is false (with a reason) when there is none.
-DeviceInfo query_device(int id = 0);
-/// Throws InputError naming `option` unless a CUDA device is usable.
+/// The CUDA device of this process: 0 unless set (a distributed run gives each rank the device of
+/// its rank on the host). Every device query and allocation of the library uses it.
+void set_process_device(int id);
+int process_device();
+/// Properties of CUDA device `id` (-1: the process's device), which becomes the current device;
+/// `available` is false (with a reason) when there is none.
+DeviceInfo query_device(int id = -1);
+/// Throws InputError naming `option` unless the process's CUDA device is usable.
 DeviceInfo require_device(const std::string& option);
 
 }  // namespace tcfem

@@ -17,11 +17,28 @@ namespace tcfem {
 
 using index_t = std::int64_t;
 
+/// The messages of a ghost exchange, by local entry indices: what a rank receives from each
+/// owner of its ghosts and sends to each rank holding copies of its entries (forward direction;
+/// the reverse exchange sends the same lists backwards), its owned entries as runs of equal
+/// length, and its ghost entries.
+struct ExchangePlan {
+  struct Neighbour {
+    int rank = 0;
+    std::vector<std::int64_t> indices;  ///< local indices, in message order
+  };
+  std::vector<Neighbour> receives, sends;
+  std::vector<std::int64_t> run_starts;  ///< owned entries: [start, start + run_length)
+  std::size_t run_length = 0;
+  std::vector<std::int64_t> ghosts;
+};
+
 /// Which local entries of a vector a rank owns and how ghost entries meet their owners
 /// (implemented by fe/dof_exchange.h for the DoF layouts of a partitioned box).
 class GhostLayout {
  public:
   virtual ~GhostLayout() = default;
+  /// The index lists behind the exchange (for the device exchange, which runs them on GPU buffers).
+  virtual const ExchangePlan& plan() const = 0;
   virtual const Communicator& communicator() const = 0;
   /// Entries stored by this rank (owned and ghost).
   virtual std::size_t n_local() const = 0;

@@ -35,10 +35,7 @@ UnitBox<dim> intersect(const UnitBox<dim>& a, const UnitBox<dim>& b) {
 
 class ExchangeBase : public GhostLayout {
  public:
-  struct Neighbour {
-    int rank = 0;
-    std::vector<index_t> indices;  // local indices of the message's entries, in message order
-  };
+  using Neighbour = ExchangePlan::Neighbour;
 
   const Communicator& communicator() const override { return comm_; }
   std::size_t n_local() const override { return n_local_; }
@@ -51,30 +48,29 @@ class ExchangeBase : public GhostLayout {
   void zero_ghosts(double* v) const override { zero(v); }
   void zero_ghosts(float* v) const override { zero(v); }
 
+  const ExchangePlan& plan() const override { return plan_; }
+
   Communicator comm_;
   std::size_t n_local_ = 0;
   std::size_t owned_entries_ = 0;
-  /// Owned entries as contiguous runs [start, start + run_length).
-  std::vector<index_t> run_starts_;
-  std::size_t run_length_ = 0;
-  std::vector<index_t> ghosts_;       // every local entry owned by another rank
-  std::vector<Neighbour> receives_;   // from each owner: the ghosts it owns
-  std::vector<Neighbour> sends_;      // to each rank holding copies of owned entries
+  // owned runs, ghosts, and from each owner the ghosts it owns / to each rank holding copies of
+  // owned entries
+  ExchangePlan plan_;
 
  private:
   template <typename Number>
   double dot(const Number* a, const Number* b) const {
     double s = 0.0;
-    for (const index_t start : run_starts_) {
+    for (const index_t start : plan_.run_starts) {
       const Number* x = a + start;
       const Number* y = b + start;
-      for (std::size_t i = 0; i < run_length_; ++i) s += double(x[i]) * double(y[i]);
+      for (std::size_t i = 0; i < plan_.run_length; ++i) s += double(x[i]) * double(y[i]);
     }
     return s;
   }
   template <typename Number>
   void zero(Number* v) const {
-    for (const index_t i : ghosts_) v[i] = Number(0);
+    for (const index_t i : plan_.ghosts) v[i] = Number(0);
   }
   template <typename Number>
   std::vector<Communicator::Message> messages(const std::vector<Neighbour>& list,
@@ -91,26 +87,26 @@ class ExchangeBase : public GhostLayout {
   void forward(Number* v, std::vector<std::vector<Number>>& buffers) const {
     auto& recv_buffers = buffers;
     std::vector<std::vector<Number>> send_buffers;
-    const auto recvs = messages(receives_, recv_buffers);
-    const auto sends = messages(sends_, send_buffers);
-    for (std::size_t m = 0; m < sends_.size(); ++m)
-      for (std::size_t i = 0; i < sends_[m].indices.size(); ++i) send_buffers[m][i] = v[sends_[m].indices[i]];
+    const auto recvs = messages(plan_.receives, recv_buffers);
+    const auto sends = messages(plan_.sends, send_buffers);
+    for (std::size_t m = 0; m < plan_.sends.size(); ++m)
+      for (std::size_t i = 0; i < plan_.sends[m].indices.size(); ++i) send_buffers[m][i] = v[plan_.sends[m].indices[i]];
     comm_.exchange(recvs, sends, 101);
-    for (std::size_t m = 0; m < receives_.size(); ++m)
-      for (std::size_t i = 0; i < receives_[m].indices.size(); ++i) v[receives_[m].indices[i]] = recv_buffers[m][i];
+    for (std::size_t m = 0; m < plan_.receives.size(); ++m)
+      for (std::size_t i = 0; i < plan_.receives[m].indices.size(); ++i) v[plan_.receives[m].indices[i]] = recv_buffers[m][i];
   }
   template <typename Number>
   void reverse(Number* v, std::vector<std::vector<Number>>& buffers) const {
     // the forward messages backwards: ghost entries go to their owners, who add them
     auto& recv_buffers = buffers;
     std::vector<std::vector<Number>> send_buffers;
-    const auto recvs = messages(sends_, recv_buffers);
-    const auto sends = messages(receives_, send_buffers);
-    for (std::size_t m = 0; m < receives_.size(); ++m)
-      for (std::size_t i = 0; i < receives_[m].indices.size(); ++i) send_buffers[m][i] = v[receives_[m].indices[i]];
+    const auto recvs = messages(plan_.sends, recv_buffers);
+    const auto sends = messages(plan_.receives, send_buffers);
+    for (std::size_t m = 0; m < plan_.receives.size(); ++m)
+      for (std::size_t i = 0; i < plan_.receives[m].indices.size(); ++i) send_buffers[m][i] = v[plan_.receives[m].indices[i]];
     comm_.exchange(recvs, sends, 102);
-    for (std::size_t m = 0; m < sends_.size(); ++m)
-      for (std::size_t i = 0; i < sends_[m].indices.size(); ++i) v[sends_[m].indices[i]] += recv_buffers[m][i];
+    for (std::size_t m = 0; m < plan_.sends.size(); ++m)
+      for (std::size_t i = 0; i < plan_.sends[m].indices.size(); ++i) v[plan_.sends[m].indices[i]] += recv_buffers[m][i];
     zero(v);
   }
 
@@ -121,7 +117,7 @@ class ExchangeBase : public GhostLayout {
 template <int dim>
 class BoxExchange final : public ExchangeBase {
  public:
-  BoxExchange(const mesh::Partition<dim>& part, Disc disc, int degree) {
+  BoxExchange(const mesh::Partition<dim>& part, Disc disc, int degree, int exchange_width) {
     comm_ = part.comm;
     const int n_ranks = int(part.rank_owned.size());
     TCFEM_ASSERT(n_ranks == comm_.size(), "partition without every rank's box");
@@ -143,27 +139,29 @@ class BoxExchange final : public ExchangeBase {
       }
       return u;
     };
-    auto stored_units = [&](int r) {
+    // the units of rank r's cells grown by `width` cells (its stored box for the ghost width)
+    auto stored_units = [&](int r, int width) {
       UnitBox<dim> u;
       const auto& b = part.rank_owned[std::size_t(r)];
       for (int d = 0; d < dim; ++d) {
-        const long gb = std::max(0, b.begin[d] - part.ghost_width);
-        const long ge = std::min(part.global_cells[d], b.end[d] + part.ghost_width);
+        const long gb = std::max(0, b.begin[d] - width);
+        const long ge = std::min(part.global_cells[d], b.end[d] + width);
         u.begin[d] = disc == Disc::cg ? gb * degree : gb;
         u.end[d] = disc == Disc::cg ? ge * degree + 1 : ge;
       }
       return u;
     };
-    local_ = stored_units(me);
+    local_ = stored_units(me, part.ghost_width);
+    const int width = exchange_width < 0 ? part.ghost_width : std::min(exchange_width, part.ghost_width);
     n_local_ = local_.size() * block_;
     const auto mine = owned_units(me);
     // owned runs: x-lines of the owned box
     owned_entries_ = mine.size() * block_;
-    run_length_ = std::size_t(mine.end[0] - mine.begin[0]) * block_;
+    plan_.run_length = std::size_t(mine.end[0] - mine.begin[0]) * block_;
     {
       UnitBox<dim> lines = mine;
       lines.end[0] = lines.begin[0] + 1;
-      for_each(lines, [&](const std::array<long, dim>& p) { run_starts_.push_back(local_index(p)); });
+      for_each(lines, [&](const std::array<long, dim>& p) { plan_.run_starts.push_back(local_index(p)); });
     }
     // ghosts: stored units outside the owned box
     for_each(local_, [&](const std::array<long, dim>& p) {
@@ -171,14 +169,14 @@ class BoxExchange final : public ExchangeBase {
       for (int d = 0; d < dim; ++d) owned = owned && p[d] >= mine.begin[d] && p[d] < mine.end[d];
       if (owned) return;
       const index_t base = local_index(p);
-      for (std::size_t i = 0; i < block_; ++i) ghosts_.push_back(base + index_t(i));
+      for (std::size_t i = 0; i < block_; ++i) plan_.ghosts.push_back(base + index_t(i));
     });
     for (int r = 0; r < n_ranks; ++r) {
       if (r == me) continue;
-      const auto from = intersect(local_, owned_units(r));
-      if (!from.empty()) receives_.push_back({r, indices(from)});
-      const auto to = intersect(stored_units(r), mine);
-      if (!to.empty()) sends_.push_back({r, indices(to)});
+      const auto from = intersect(stored_units(me, width), owned_units(r));
+      if (!from.empty()) plan_.receives.push_back({r, indices(from)});
+      const auto to = intersect(stored_units(r, width), mine);
+      if (!to.empty()) plan_.sends.push_back({r, indices(to)});
     }
   }
 
@@ -219,8 +217,9 @@ class BoxExchange final : public ExchangeBase {
 }  // namespace
 
 template <int dim>
-std::shared_ptr<const GhostLayout> make_dof_exchange(const mesh::Partition<dim>& partition, Disc disc, int degree) {
-  return std::make_shared<BoxExchange<dim>>(partition, disc, degree);
+std::shared_ptr<const GhostLayout> make_dof_exchange(const mesh::Partition<dim>& partition, Disc disc, int degree,
+                                                     int exchange_width) {
+  return std::make_shared<BoxExchange<dim>>(partition, disc, degree, exchange_width);
 }
 
 ExchangeSummary summarize(const GhostLayout& layout) {
@@ -228,17 +227,17 @@ ExchangeSummary summarize(const GhostLayout& layout) {
   const auto* e = dynamic_cast<const ExchangeBase*>(&layout);
   if (!e) return s;
   std::vector<int> ranks;
-  for (const auto& n : e->receives_) ranks.push_back(n.rank);
-  for (const auto& n : e->sends_) ranks.push_back(n.rank);
+  for (const auto& n : e->plan_.receives) ranks.push_back(n.rank);
+  for (const auto& n : e->plan_.sends) ranks.push_back(n.rank);
   std::sort(ranks.begin(), ranks.end());
   s.neighbours = int(std::unique(ranks.begin(), ranks.end()) - ranks.begin());
-  s.ghost_entries = e->ghosts_.size();
-  for (const auto& n : e->sends_) s.sent_entries += n.indices.size();
+  s.ghost_entries = e->plan_.ghosts.size();
+  for (const auto& n : e->plan_.sends) s.sent_entries += n.indices.size();
   s.owned_entries = e->owned_entries_;
   return s;
 }
 
-template std::shared_ptr<const GhostLayout> make_dof_exchange<2>(const mesh::Partition<2>&, Disc, int);
-template std::shared_ptr<const GhostLayout> make_dof_exchange<3>(const mesh::Partition<3>&, Disc, int);
+template std::shared_ptr<const GhostLayout> make_dof_exchange<2>(const mesh::Partition<2>&, Disc, int, int);
+template std::shared_ptr<const GhostLayout> make_dof_exchange<3>(const mesh::Partition<3>&, Disc, int, int);
 
 }  // namespace tcfem::fe

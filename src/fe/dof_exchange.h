@@ -18,8 +18,12 @@
 namespace tcfem::fe {
 
 /// The ghost layout of a DoF layout on a distributed mesh (the layout's partition names the ranks).
+/// With exchange_width w (0 <= w < the ghost width) the messages fill only the ghosts of the
+/// owned cells grown by w cells; the others keep their values (the GPU operator of a rank needs
+/// the ghosts of one cell layer although it stores two); negative: every ghost.
 template <int dim>
-std::shared_ptr<const GhostLayout> make_dof_exchange(const mesh::Partition<dim>& partition, Disc disc, int degree);
+std::shared_ptr<const GhostLayout> make_dof_exchange(const mesh::Partition<dim>& partition, Disc disc, int degree,
+                                                     int exchange_width = -1);
 
 /// What a rank's exchange sends and receives, for reports and tests.
 struct ExchangeSummary {

@@ -84,6 +84,20 @@ class DofLayout {
   bool line_constrained(std::size_t l) const;
 };
 
+/// The Dirichlet faces of the ghosted box of a partition taken as a mesh of its own
+/// (mesh::ghosted_box_mesh): the box's own faces where the ghosted box reaches them, Dirichlet on
+/// the faces inside the box (their nodes are ghosts at least one cell away from every owned
+/// node when the ghost layer is two cells wide, so no owned entry depends on them).
+template <int dim>
+DirichletFaces<dim> ghosted_box_dirichlet(const mesh::Partition<dim>& part, const DirichletFaces<dim>& faces) {
+  DirichletFaces<dim> out{};
+  for (int d = 0; d < dim; ++d) {
+    out[2 * d] = part.ghosted.begin[d] == 0 ? faces[2 * d] : true;
+    out[2 * d + 1] = part.ghosted.end[d] == part.global_cells[d] ? faces[2 * d + 1] : true;
+  }
+  return out;
+}
+
 /// A zero vector of the layout's local entries, with its ghost exchange on a distributed mesh.
 template <typename Number, int dim>
 Vector<Number> make_vector(const DofLayout<dim>& dofs) {

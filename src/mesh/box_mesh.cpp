@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <numbers>
 #include <string>
 
@@ -259,6 +260,47 @@ Point<dim> BoxMesh<dim>::map(const Point<dim>& x) const {
   return y;
 }
 
+template <int dim>
+BoxMesh<dim> ghosted_box_mesh(const BoxMesh<dim>& mesh) {
+  const auto& g = mesh.partition().ghosted;
+  const auto h = mesh.cell_size();
+  const auto& outer = mesh.domain();
+  Point<dim> lower, upper;
+  std::array<int, dim> cells;
+  for (int d = 0; d < dim; ++d) {
+    lower[d] = outer.lower[d] + g.begin[d] * h[d];
+    upper[d] = g.end[d] == mesh.n_cells()[d] ? outer.upper[d] : outer.lower[d] + g.end[d] * h[d];
+    cells[d] = g.extent(d);
+  }
+  Domain<dim> domain;
+  switch (outer.kind) {
+    case GeometryKind::cartesian: domain = Domain<dim>::box(lower, upper); break;
+    case GeometryKind::mapped:
+      domain = Domain<dim>::box(lower, upper, outer.map);
+      domain.map_source = outer.map_source;
+      break;
+    case GeometryKind::deformed: {
+      const auto eps = BoxMesh<dim>::deformation_amplitudes();
+      domain = Domain<dim>::box(lower, upper, [eps](const Point<dim>& x) {
+        double phi = 1.0;
+        for (int d = 0; d < dim; ++d) phi *= std::sin(std::numbers::pi * x[d]);
+        Point<dim> y;
+        for (int d = 0; d < dim; ++d) y[d] = x[d] + eps[d] * phi;
+        return y;
+      });
+      std::string phi;
+      for (int d = 0; d < dim; ++d) phi += (d ? " * " : "") + std::string("sin(3.141592653589793 * x[") + std::to_string(d) + "])";
+      for (int d = 0; d < dim; ++d) {
+        char text[64];
+        std::snprintf(text, sizeof text, "x[%d] + %.17g * ", d, eps[d]);
+        domain.map_source[d].expression = text + phi;
+      }
+      break;
+    }
+  }
+  return BoxMesh<dim>(cells, domain);
+}
+
 template struct Domain<2>;
 template struct Domain<3>;
 template struct Partition<2>;
@@ -267,5 +309,7 @@ template std::array<int, 2> choose_process_grid<2>(const std::array<int, 2>&, in
 template std::array<int, 3> choose_process_grid<3>(const std::array<int, 3>&, int);
 template class BoxMesh<2>;
 template class BoxMesh<3>;
+template BoxMesh<2> ghosted_box_mesh<2>(const BoxMesh<2>&);
+template BoxMesh<3> ghosted_box_mesh<3>(const BoxMesh<3>&);
 
 }  // namespace tcfem::mesh

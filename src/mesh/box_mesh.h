@@ -143,4 +143,11 @@ class BoxMesh {
   Domain<dim> domain_;
 };
 
+/// The ghosted box of a (distributed) mesh as a mesh of its own, owned by one process: the same
+/// cells, parameter points and map (the built-in deformation as a map of the sub-box), so that
+/// kernels written for a whole box run on a rank's stored cells. Its lattice is the DoF lattice
+/// of the mesh's ghosted box, entry for entry.
+template <int dim>
+BoxMesh<dim> ghosted_box_mesh(const BoxMesh<dim>& mesh);
+
 }  // namespace tcfem::mesh

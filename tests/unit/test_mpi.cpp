@@ -160,6 +160,40 @@ void check_exchange(fe::Disc disc, int k, const std::array<int, dim>& cells) {
   }
 }
 
+/// A ghost layer of two cells exchanged one cell deep: the ghosts of the owned cells grown by one
+/// cell get their owners' values, the outer ones keep theirs.
+TEST(GhostExchange, OneOfTwoLayers) {
+  const auto comm = world();
+  const std::array<int, 3> cells{3, 4, 7};
+  const int k = 2;
+  const auto part = mesh::Partition<3>::distributed(cells, comm, 2);
+  const mesh::BoxMesh<3> mesh(cells, mesh::GeometryKind::cartesian, part);
+  const fe::DofLayout<3> dofs(mesh, fe::Disc::cg, k);
+  const auto inner = fe::make_dof_exchange<3>(part, fe::Disc::cg, k, 1);
+  const auto global = global_indices<3>(mesh, dofs);
+  Vector<double> owned_marks(dofs.n_local(), 1.0);
+  inner->zero_ghosts(owned_marks.data());
+  std::vector<double> v(dofs.n_local());
+  for (std::size_t i = 0; i < v.size(); ++i) v[i] = owned_marks[i] != 0.0 ? 1.0 + double(global[i]) : -1.0;
+  inner->update_ghosts(v.data());
+  const auto& ext = dofs.lattice_extent();
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    // the node's distance in cells from the owned box
+    std::size_t rest = i;
+    bool near = true;
+    for (int d = 0; d < 3; ++d) {
+      const long p = long(part.ghosted.begin[d]) * k + long(rest % std::size_t(ext[d]));
+      rest /= std::size_t(ext[d]);
+      near = near && p >= long(part.owned.begin[d] - 1) * k && p <= long(part.owned.end[d] + 1) * k;
+    }
+    if (owned_marks[i] != 0.0 || near) {
+      ASSERT_EQ(v[i], 1.0 + double(global[i])) << "entry " << i << " on rank " << comm.rank();
+    } else {
+      ASSERT_EQ(v[i], -1.0) << "outer ghost " << i << " written on rank " << comm.rank();
+    }
+  }
+}
+
 TEST(GhostExchange, ForwardAndReverseCg3D) { check_exchange<3>(fe::Disc::cg, 3, {4, 3, 5}); }
 TEST(GhostExchange, ForwardAndReverseCg2D) { check_exchange<2>(fe::Disc::cg, 2, {3, 5}); }
 TEST(GhostExchange, ForwardAndReverseDg3D) { check_exchange<3>(fe::Disc::dg, 2, {3, 4, 3}); }

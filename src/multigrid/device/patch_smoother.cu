@@ -140,7 +140,7 @@ DevicePatchSmoother<dim, Number>::DevicePatchSmoother(const mesh::BoxMesh<dim>& 
   for (int d = 0; d < dim; ++d)
     if (part.ghosted.begin[d] != 0 || part.ghosted.end[d] != mesh.n_cells()[d])
       throw InputError("--backend cuda: the device patch smoother needs the whole mesh on one device");
-  if (!query_device(0).available)
+  if (!query_device().available)
     throw InputError("--backend cuda: no CUDA device available for the patch smoother");
   I.additive = settings.kind == SmootherKind::patch_additive;
   I.surrogate = !cell_metric.empty();

@@ -1,0 +1,210 @@
+#include <algorithm>
+#include <chrono>
+#include <vector>
+
+#include "core/communicator.h"
+#include "core/device_buffer.h"
+#include "core/device_exchange.h"
+
+namespace tcfem {
+namespace {
+
+__global__ void gather(const double* v, const std::int64_t* idx, std::int64_t n, double* out) {
+  for (std::int64_t i = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; i < n;
+       i += std::int64_t(gridDim.x) * blockDim.x)
+    out[i] = v[idx[i]];
+}
+
+__global__ void scatter(const double* in, const std::int64_t* idx, std::int64_t n, double* v) {
+  for (std::int64_t i = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; i < n;
+       i += std::int64_t(gridDim.x) * blockDim.x)
+    v[idx[i]] = in[i];
+}
+
+int grid_for(std::int64_t n) { return int(std::min<std::int64_t>((n + 255) / 256, 4096)); }
+
+/// Pinned host memory of n doubles.
+struct Pinned {
+  double* p = nullptr;
+  explicit Pinned(std::size_t n) {
+    if (n) TCFEM_CUDA_CHECK(cudaMallocHost(&p, n * sizeof(double)));
+  }
+  ~Pinned() {
+    if (p) cudaFreeHost(p);
+  }
+  Pinned(const Pinned&) = delete;
+  Pinned& operator=(const Pinned&) = delete;
+};
+
+}  // namespace
+
+const char* to_string(ExchangePath p) {
+  switch (p) {
+    case ExchangePath::device_mpi: return "CUDA-aware MPI (device buffers)";
+    case ExchangePath::cuda_ipc: return "CUDA IPC (device-to-device copies between the ranks of one host)";
+    default: return "MPI on the host (staged through pinned buffers)";
+  }
+}
+
+ExchangePath default_exchange_path(const Communicator& comm) {
+  if (mpi_device_aware()) return ExchangePath::device_mpi;
+  // every rank on one host (the same answer on every rank)
+  if (comm.min(static_cast<long long>(comm.local_size() == comm.size())) == 1) return ExchangePath::cuda_ipc;
+  return ExchangePath::host_staged;
+}
+
+struct DeviceGhostExchange::Impl {
+  Communicator comm;
+  ExchangePath path;
+  std::vector<int> recv_rank, send_rank;
+  std::vector<std::size_t> recv_offset, send_offset;  // per neighbour, and the total at the end
+  DeviceBuffer<std::int64_t> recv_idx, send_idx;
+  DeviceBuffer<double> recv_buf, send_buf;
+  DeviceBuffer<std::uint8_t> mask;
+  std::unique_ptr<Pinned> recv_host, send_host;
+  // cuda_ipc: each send neighbour's receive buffer mapped here (its base, to close) and where this
+  // rank's part starts
+  std::vector<void*> mapped;
+  std::vector<double*> remote;
+  double seconds = 0.0;
+  long calls = 0;
+  ~Impl() {
+    for (void* p : mapped) cudaIpcCloseMemHandle(p);
+  }
+};
+
+namespace {
+/// What a rank tells each rank that sends to it: its receive buffer's handle and where in it that
+/// sender's entries go.
+struct IpcOffer {
+  cudaIpcMemHandle_t handle;
+  std::uint64_t offset = 0;
+  std::uint64_t valid = 0;
+};
+}  // namespace
+
+DeviceGhostExchange::DeviceGhostExchange(const GhostLayout& layout, ExchangePath path) : impl_(std::make_unique<Impl>()) {
+  auto& m = *impl_;
+  m.comm = layout.communicator();
+  m.path = path;
+  const auto& plan = layout.plan();
+  std::vector<std::int64_t> r, s;
+  for (const auto& n : plan.receives) {
+    m.recv_rank.push_back(n.rank);
+    m.recv_offset.push_back(r.size());
+    r.insert(r.end(), n.indices.begin(), n.indices.end());
+  }
+  m.recv_offset.push_back(r.size());
+  for (const auto& n : plan.sends) {
+    m.send_rank.push_back(n.rank);
+    m.send_offset.push_back(s.size());
+    s.insert(s.end(), n.indices.begin(), n.indices.end());
+  }
+  m.send_offset.push_back(s.size());
+  m.recv_idx = DeviceBuffer<std::int64_t>(r);
+  m.send_idx = DeviceBuffer<std::int64_t>(s);
+  m.recv_buf.allocate(r.size());
+  m.send_buf.allocate(s.size());
+  if (path == ExchangePath::host_staged) {
+    m.recv_host = std::make_unique<Pinned>(r.size());
+    m.send_host = std::make_unique<Pinned>(s.size());
+  }
+  if (path == ExchangePath::cuda_ipc) {
+    // a receive buffer for every rank at least (cudaIpcGetMemHandle needs an allocation)
+    if (r.empty()) m.recv_buf.allocate(1);
+    std::vector<IpcOffer> offers(m.recv_rank.size()), taken(m.send_rank.size());
+    cudaIpcMemHandle_t handle{};
+    TCFEM_CUDA_CHECK(cudaIpcGetMemHandle(&handle, m.recv_buf.data()));
+    for (std::size_t i = 0; i < offers.size(); ++i) offers[i] = {handle, m.recv_offset[i], 1};
+    std::vector<Communicator::Message> recvs, sends;
+    for (std::size_t i = 0; i < taken.size(); ++i) recvs.push_back({m.send_rank[i], &taken[i], sizeof(IpcOffer)});
+    for (std::size_t i = 0; i < offers.size(); ++i) sends.push_back({m.recv_rank[i], &offers[i], sizeof(IpcOffer)});
+    m.comm.exchange(recvs, sends, 204);
+    for (const auto& t : taken) {
+      TCFEM_ASSERT(t.valid == 1, "CUDA IPC: a neighbour sent no buffer");
+      void* base = nullptr;
+      TCFEM_CUDA_CHECK(cudaIpcOpenMemHandle(&base, t.handle, cudaIpcMemLazyEnablePeerAccess));
+      m.mapped.push_back(base);
+      m.remote.push_back(static_cast<double*>(base) + t.offset);
+    }
+  }
+  std::vector<std::uint8_t> mask(layout.n_local(), 1);
+  for (const auto g : plan.ghosts) mask[std::size_t(g)] = 0;
+  m.mask = DeviceBuffer<std::uint8_t>(mask);
+}
+
+DeviceGhostExchange::~DeviceGhostExchange() = default;
+
+void DeviceGhostExchange::update_ghosts(double* v) {
+  auto& m = *impl_;
+  const auto t0 = std::chrono::steady_clock::now();
+  const std::int64_t ns = std::int64_t(m.send_offset.back()), nr = std::int64_t(m.recv_offset.back());
+  if (ns > 0) {
+    gather<<<grid_for(ns), 256>>>(v, m.send_idx.data(), ns, m.send_buf.data());
+    TCFEM_CUDA_CHECK_LAUNCH();
+  }
+  if (m.path == ExchangePath::cuda_ipc) {
+    TCFEM_CUDA_CHECK(cudaStreamSynchronize(0));  // packed; this rank's earlier unpacks are done
+    // handshake: each rank's receive buffer is free (its earlier unpacks finished above)
+    std::vector<char> ready_in(m.send_rank.size()), ready_out(m.recv_rank.size(), 1);
+    std::vector<Communicator::Message> recvs, sends;
+    for (std::size_t i = 0; i < m.send_rank.size(); ++i) recvs.push_back({m.send_rank[i], &ready_in[i], 1});
+    for (std::size_t i = 0; i < m.recv_rank.size(); ++i) sends.push_back({m.recv_rank[i], &ready_out[i], 1});
+    m.comm.exchange(recvs, sends, 202);
+    for (std::size_t i = 0; i < m.send_rank.size(); ++i) {
+      const std::size_t count = m.send_offset[i + 1] - m.send_offset[i];
+      if (count)
+        TCFEM_CUDA_CHECK(cudaMemcpyAsync(m.remote[i], m.send_buf.data() + m.send_offset[i], count * sizeof(double),
+                                         cudaMemcpyDeviceToDevice));
+    }
+    TCFEM_CUDA_CHECK(cudaStreamSynchronize(0));  // written into the neighbours' buffers
+    // handshake: the data is there
+    std::vector<char> done_in(m.recv_rank.size()), done_out(m.send_rank.size(), 1);
+    recvs.clear();
+    sends.clear();
+    for (std::size_t i = 0; i < m.recv_rank.size(); ++i) recvs.push_back({m.recv_rank[i], &done_in[i], 1});
+    for (std::size_t i = 0; i < m.send_rank.size(); ++i) sends.push_back({m.send_rank[i], &done_out[i], 1});
+    m.comm.exchange(recvs, sends, 203);
+    if (nr > 0) {
+      scatter<<<grid_for(nr), 256>>>(m.recv_buf.data(), m.recv_idx.data(), nr, v);
+      TCFEM_CUDA_CHECK_LAUNCH();
+    }
+    m.seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    ++m.calls;
+    return;
+  }
+  const bool staged = m.path == ExchangePath::host_staged;
+  if (staged && ns > 0)
+    TCFEM_CUDA_CHECK(cudaMemcpyAsync(m.send_host->p, m.send_buf.data(), ns * sizeof(double), cudaMemcpyDeviceToHost));
+  TCFEM_CUDA_CHECK(cudaStreamSynchronize(0));  // the packed values (and the vector) are complete
+  double* send = staged ? (ns ? m.send_host->p : nullptr) : m.send_buf.data();
+  double* recv = staged ? (nr ? m.recv_host->p : nullptr) : m.recv_buf.data();
+  std::vector<Communicator::Message> recvs, sends;
+  for (std::size_t i = 0; i < m.recv_rank.size(); ++i)
+    recvs.push_back({m.recv_rank[i], recv + m.recv_offset[i], (m.recv_offset[i + 1] - m.recv_offset[i]) * sizeof(double)});
+  for (std::size_t i = 0; i < m.send_rank.size(); ++i)
+    sends.push_back({m.send_rank[i], send + m.send_offset[i], (m.send_offset[i + 1] - m.send_offset[i]) * sizeof(double)});
+  m.comm.exchange(recvs, sends, 201);
+  if (staged && nr > 0)
+    TCFEM_CUDA_CHECK(cudaMemcpyAsync(m.recv_buf.data(), m.recv_host->p, nr * sizeof(double), cudaMemcpyHostToDevice));
+  if (nr > 0) {
+    scatter<<<grid_for(nr), 256>>>(m.recv_buf.data(), m.recv_idx.data(), nr, v);
+    TCFEM_CUDA_CHECK_LAUNCH();
+  }
+  m.seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  ++m.calls;
+}
+
+const std::uint8_t* DeviceGhostExchange::owned_mask() const { return impl_->mask.data(); }
+ExchangePath DeviceGhostExchange::path() const { return impl_->path; }
+std::size_t DeviceGhostExchange::bytes_sent() const { return impl_->send_offset.back() * sizeof(double); }
+int DeviceGhostExchange::neighbours() const {
+  std::vector<int> all = impl_->recv_rank;
+  all.insert(all.end(), impl_->send_rank.begin(), impl_->send_rank.end());
+  std::sort(all.begin(), all.end());
+  return int(std::unique(all.begin(), all.end()) - all.begin());
+}
+double DeviceGhostExchange::seconds() const { return impl_->seconds; }
+long DeviceGhostExchange::calls() const { return impl_->calls; }
+
+}  // namespace tcfem

@@ -1,0 +1,56 @@
+#pragma once
+// The ghost exchange of vectors in device memory (the GPU side of core/vector.h's GhostLayout):
+// owners' entries packed by a kernel, sent to the ranks that hold them as ghosts and unpacked by
+// a kernel. Three paths: device buffers handed to a CUDA-aware MPI library; between the ranks of
+// one host, copies from device to device (CUDA IPC: each rank maps its neighbours' receive
+// buffers and writes into them over NVLink or PCIe, with MPI messages only for the handshakes);
+// or copies through pinned host buffers and MPI on the host. Usable without CUDA headers; built
+// with the CUDA backend only.
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "core/communicator.h"
+#include "core/vector.h"
+
+namespace tcfem {
+
+enum class ExchangePath {
+  host_staged,  ///< device -> pinned host buffers -> MPI -> pinned host buffers -> device
+  device_mpi,   ///< device buffers in the MPI calls (a CUDA-aware MPI library)
+  cuda_ipc,     ///< ranks of one host: device-to-device copies into the neighbours' mapped buffers
+};
+const char* to_string(ExchangePath p);
+
+/// The fastest path a run has: device_mpi where the MPI library reports CUDA support at run time
+/// (mpi_device_aware); else cuda_ipc where every rank is on one host; else host_staged. Collective.
+ExchangePath default_exchange_path(const Communicator& comm);
+
+class DeviceGhostExchange {
+ public:
+  /// Collective over the layout's communicator (cuda_ipc: the ranks swap their buffers' handles).
+  DeviceGhostExchange(const GhostLayout& layout, ExchangePath path);
+  ~DeviceGhostExchange();
+  DeviceGhostExchange(const DeviceGhostExchange&) = delete;
+  DeviceGhostExchange& operator=(const DeviceGhostExchange&) = delete;
+
+  /// Ghost entries of the device vector v (n_local doubles) get their owners' values. Ordered
+  /// on the default stream: it waits for the work queued before it; the unpack is queued after.
+  void update_ghosts(double* v);
+  /// Device array of n_local bytes: 1 on owned entries, 0 on ghosts (masked dot products).
+  const std::uint8_t* owned_mask() const;
+  ExchangePath path() const;
+  /// Bytes this rank sends in one update.
+  std::size_t bytes_sent() const;
+  int neighbours() const;
+  /// Wall time in update_ghosts and its calls.
+  double seconds() const;
+  long calls() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace tcfem
