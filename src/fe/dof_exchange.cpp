@@ -41,10 +41,10 @@ class ExchangeBase : public GhostLayout {
   std::size_t n_local() const override { return n_local_; }
   double owned_dot(const double* a, const double* b) const override { return dot(a, b); }
   double owned_dot(const float* a, const float* b) const override { return dot(a, b); }
-  void update_ghosts(double* v) const override { forward(v, buffers_d_); }
-  void update_ghosts(float* v) const override { forward(v, buffers_f_); }
-  void add_ghosts_to_owners(double* v) const override { reverse(v, buffers_d_); }
-  void add_ghosts_to_owners(float* v) const override { reverse(v, buffers_f_); }
+  void update_ghosts(double* v) const override { transfer(v, buffers_d_, true); }
+  void update_ghosts(float* v) const override { transfer(v, buffers_f_, true); }
+  void add_ghosts_to_owners(double* v) const override { transfer(v, buffers_d_, false); }
+  void add_ghosts_to_owners(float* v) const override { transfer(v, buffers_f_, false); }
   void zero_ghosts(double* v) const override { zero(v); }
   void zero_ghosts(float* v) const override { zero(v); }
 
@@ -83,31 +83,25 @@ class ExchangeBase : public GhostLayout {
     }
     return out;
   }
+  /// forward: owners' entries to the ghosts; backward: ghost entries to their owners, who add
+  /// them, then the ghosts are zeroed (the forward messages run backwards)
   template <typename Number>
-  void forward(Number* v, std::vector<std::vector<Number>>& buffers) const {
+  void transfer(Number* v, std::vector<std::vector<Number>>& buffers, bool forward) const {
+    const auto& packed = forward ? plan_.sends : plan_.receives;
+    const auto& unpacked = forward ? plan_.receives : plan_.sends;
     auto& recv_buffers = buffers;
     std::vector<std::vector<Number>> send_buffers;
-    const auto recvs = messages(plan_.receives, recv_buffers);
-    const auto sends = messages(plan_.sends, send_buffers);
-    for (std::size_t m = 0; m < plan_.sends.size(); ++m)
-      for (std::size_t i = 0; i < plan_.sends[m].indices.size(); ++i) send_buffers[m][i] = v[plan_.sends[m].indices[i]];
-    comm_.exchange(recvs, sends, 101);
-    for (std::size_t m = 0; m < plan_.receives.size(); ++m)
-      for (std::size_t i = 0; i < plan_.receives[m].indices.size(); ++i) v[plan_.receives[m].indices[i]] = recv_buffers[m][i];
-  }
-  template <typename Number>
-  void reverse(Number* v, std::vector<std::vector<Number>>& buffers) const {
-    // the forward messages backwards: ghost entries go to their owners, who add them
-    auto& recv_buffers = buffers;
-    std::vector<std::vector<Number>> send_buffers;
-    const auto recvs = messages(plan_.sends, recv_buffers);
-    const auto sends = messages(plan_.receives, send_buffers);
-    for (std::size_t m = 0; m < plan_.receives.size(); ++m)
-      for (std::size_t i = 0; i < plan_.receives[m].indices.size(); ++i) send_buffers[m][i] = v[plan_.receives[m].indices[i]];
-    comm_.exchange(recvs, sends, 102);
-    for (std::size_t m = 0; m < plan_.sends.size(); ++m)
-      for (std::size_t i = 0; i < plan_.sends[m].indices.size(); ++i) v[plan_.sends[m].indices[i]] += recv_buffers[m][i];
-    zero(v);
+    const auto recvs = messages(unpacked, recv_buffers);
+    const auto sends = messages(packed, send_buffers);
+    for (std::size_t m = 0; m < packed.size(); ++m)
+      for (std::size_t i = 0; i < packed[m].indices.size(); ++i) send_buffers[m][i] = v[packed[m].indices[i]];
+    comm_.exchange(recvs, sends, forward ? 101 : 102);
+    for (std::size_t m = 0; m < unpacked.size(); ++m)
+      for (std::size_t i = 0; i < unpacked[m].indices.size(); ++i) {
+        Number& target = v[unpacked[m].indices[i]];
+        target = forward ? recv_buffers[m][i] : target + recv_buffers[m][i];
+      }
+    if (!forward) zero(v);
   }
 
   mutable std::vector<std::vector<double>> buffers_d_;
