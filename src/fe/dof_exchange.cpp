@@ -52,7 +52,6 @@ class ExchangeBase : public GhostLayout {
 
   Communicator comm_;
   std::size_t n_local_ = 0;
-  std::size_t owned_entries_ = 0;
   // owned runs, ghosts, and from each owner the ghosts it owns / to each rank holding copies of
   // owned entries
   ExchangePlan plan_;
@@ -150,7 +149,6 @@ class BoxExchange final : public ExchangeBase {
     n_local_ = local_.size() * block_;
     const auto mine = owned_units(me);
     // owned runs: x-lines of the owned box
-    owned_entries_ = mine.size() * block_;
     plan_.run_length = std::size_t(mine.end[0] - mine.begin[0]) * block_;
     {
       UnitBox<dim> lines = mine;
@@ -217,17 +215,16 @@ std::shared_ptr<const GhostLayout> make_dof_exchange(const mesh::Partition<dim>&
 }
 
 ExchangeSummary summarize(const GhostLayout& layout) {
+  const auto& plan = layout.plan();
   ExchangeSummary s;
-  const auto* e = dynamic_cast<const ExchangeBase*>(&layout);
-  if (!e) return s;
   std::vector<int> ranks;
-  for (const auto& n : e->plan_.receives) ranks.push_back(n.rank);
-  for (const auto& n : e->plan_.sends) ranks.push_back(n.rank);
+  for (const auto& n : plan.receives) ranks.push_back(n.rank);
+  for (const auto& n : plan.sends) ranks.push_back(n.rank);
   std::sort(ranks.begin(), ranks.end());
   s.neighbours = int(std::unique(ranks.begin(), ranks.end()) - ranks.begin());
-  s.ghost_entries = e->plan_.ghosts.size();
-  for (const auto& n : e->plan_.sends) s.sent_entries += n.indices.size();
-  s.owned_entries = e->owned_entries_;
+  s.ghost_entries = plan.ghosts.size();
+  for (const auto& n : plan.sends) s.sent_entries += n.indices.size();
+  s.owned_entries = plan.run_starts.size() * plan.run_length;
   return s;
 }
 

@@ -135,7 +135,6 @@ void check_exchange(fe::Disc disc, int k, const std::array<int, dim>& cells) {
   Vector<double> count = fe::make_vector<double>(dofs);
   count.fill(1.0);
   count.compress();
-  Vector<double> stored_by = fe::make_vector<double>(dofs);  // ranks storing each global DoF, counted directly
   for (std::size_t i = 0; i < v.size(); ++i) {
     if (!owned[i]) {
       EXPECT_EQ(count[i], 0.0) << "ghost not zeroed";
