@@ -98,6 +98,7 @@ struct SolveOptions {
   std::vector<std::string> multigrid_options_given;  // options that only a multigrid solve reads
   bool solver_given = false;
   Communicator comm;  // the ranks of an mpirun launch (serial otherwise)
+  bool gpu_on_every_rank = false;  // a distributed run: every rank has a usable CUDA device
 };
 
 bool uses_multigrid(const SolveOptions& o) { return o.precond == "mg" || o.solver == "mg" || o.solver == "fmg"; }
@@ -152,18 +153,23 @@ void resolve_defaults(SolveOptions& o) {
   } else if (o.refine_given && o.refine >= 0 && o.refine <= 20) {
     o.cell_counts.assign(o.dim, 1 << o.refine);
   }
+  // distributed runs on the GPU: multigrid does not span ranks there, so the default is
+  // Jacobi-preconditioned CG (the CPU backend runs every solver across ranks)
+  const bool gpu_requested = o.backend == "cuda" || (o.backend == "auto" && o.gpu_on_every_rank);
+  if (o.comm.distributed() && gpu_requested && !o.precond_given &&
+      (o.solver == "auto" || o.solver == "cg" || o.solver == "fgmres"))
+    o.precond = "jacobi";
   if (o.smoother == "auto") {
     // cg: the vertex patches, on curved cells and with a variable coefficient with their separable
     // surrogates (multigrid/host/patch_smoother.h); the dg patches have the local solvers of the
     // parameter box's cells and a constant coefficient, too far from curved cells (the quarter
-    // annulus stretches cells 1.6-3.1x) for the multiplicative Schwarz iteration to converge
+    // annulus stretches cells 1.6-3.1x) for the multiplicative Schwarz iteration to converge; a
+    // multigrid spread over ranks smooths with Chebyshev (the patches run on one rank)
     const bool mapped = o.problem && o.problem->curved();
-    const bool patch_ok = !has_neumann(o) && !(o.disc == "dg" && (mapped || variable_coefficient(o)));
+    const bool patch_ok = !has_neumann(o) && !(o.disc == "dg" && (mapped || variable_coefficient(o))) &&
+                          !o.comm.distributed();
     o.smoother = patch_ok ? "patch" : "chebyshev";
   }
-  // distributed runs: multigrid does not span ranks, so the default is Jacobi-preconditioned CG
-  if (o.comm.distributed() && !o.precond_given && (o.solver == "auto" || o.solver == "cg" || o.solver == "fgmres"))
-    o.precond = "jacobi";
   if (o.solver == "auto") o.solver = o.precond == "jacobi" && (o.precond_given || o.comm.distributed()) ? "cg" : "fgmres";
   if ((o.solver == "mg" || o.solver == "fmg") && !o.precond_given) o.precond = "mg";
   const auto choice = resolve_backend(o.backend, cpu_only_reason(o));
@@ -250,12 +256,10 @@ void validate(const SolveOptions& o) {
     throw InputError("--solver " + o.solver + ": runs on --backend cpu only, or with --precond mg on --backend cuda");
   if (o.comm.distributed()) {
     const std::string ranks = std::to_string(o.comm.size()) + " ranks";
-    if (uses_multigrid(o))
-      throw InputError(std::string(o.precond_given || o.solver == "mg" || o.solver == "fmg" || o.solver == "gmres"
-                                       ? "--solver " + o.solver + " --precond " + o.precond
-                                       : "multigrid") +
-                       ": multigrid does not span ranks; a distributed run (" + ranks +
-                       ") solves with --solver cg or fgmres and --precond jacobi");
+    if (uses_multigrid(o) && o.backend == "cuda")
+      throw InputError("--solver " + o.solver + " --precond " + o.precond +
+                       ": multigrid on --backend cuda runs on one rank; a distributed GPU run (" + ranks +
+                       ") solves with --solver cg --precond jacobi, or use --backend cpu");
     if (o.operator_path == "assembled")
       throw InputError("--operator-path assembled: runs on one rank (this run has " + ranks + ")");
     if (!o.vtu_file.empty())
@@ -379,8 +383,12 @@ int run_solve(const SolveOptions& o) {
   // ---- setup
   // the GPU runs a rank's operator on its ghosted box as a whole mesh: two ghost cells keep the
   // box's constrained faces away from every owned node (solvers/cuda_solve.h)
+  // a multigrid solve: sub-box bounds on a coarse level's cells, so that levels stay distributed
+  const int alignment = uses_multigrid(o) && o.comm.distributed()
+                            ? multigrid::LevelHierarchy<dim>::partition_alignment(nc, o.comm.size())
+                            : 1;
   const auto partition = o.comm.distributed()
-                             ? mesh::Partition<dim>::distributed(nc, o.comm, o.backend == "cuda" ? 2 : 1)
+                             ? mesh::Partition<dim>::distributed(nc, o.comm, o.backend == "cuda" ? 2 : 1, alignment)
                              : mesh::Partition<dim>::serial(nc);
   mesh::BoxMesh<dim> mesh =
       prob ? mesh::BoxMesh<dim>(nc, prob->domain, partition) : mesh::BoxMesh<dim>(nc, geometry, partition);
@@ -533,7 +541,10 @@ int run_solve(const SolveOptions& o) {
                     device_name.c_str(), double(device_mg->device_bytes) / 1e9, kernel_name.c_str());
       say(line);
     } else {
-      mg_report = multigrid::solve_with_multigrid<dim>(mesh, cfg, *host_operator, b, x, mgs, control);
+      // an input error of the setup (a smoother that does not span ranks) ends every rank together
+      collective(o.comm, [&] {
+        mg_report = multigrid::solve_with_multigrid<dim>(mesh, cfg, *host_operator, b, x, mgs, control);
+      });
     }
     result = mg_report->result;
     t_solve = mg_report->solve_seconds;
@@ -544,6 +555,13 @@ int run_solve(const SolveOptions& o) {
                   mg_report->finest_post_fp64 ? " (finest level post-smoothed in fp64)" : "",
                   multigrid::to_string(mg_report->coarse), mg_report->setup_seconds);
     say(line);
+    if (mg_report->gathered_level >= 0) {
+      std::snprintf(line, sizeof line,
+                    "  levels          %d..%d on every rank, gathered onto rank 0 below level %d%s\n",
+                    mg_report->gathered_level, mg_report->n_levels - 1, mg_report->gathered_level,
+                    mg_report->gathered_level == mg_report->n_levels - 1 ? " (the sub-boxes do not halve)" : "");
+      say(line);
+    }
     std::snprintf(line, sizeof line, "  smoother        %s\n", mg_report->levels.back().smoother.c_str());
     say(line);
   } else if (o.solver == "fgmres") {
@@ -738,6 +756,11 @@ int run_solve(const SolveOptions& o) {
                        {"sent_entries_per_exchange", summary.sent_entries}};
         dj["setup_seconds"] = rank_setup;
         dj["solve_seconds"] = rank_solve;
+        if (mg_report && mg_report->gathered_level >= 0) {
+          // the levels from gathered_level up spread over the ranks; those below on rank 0
+          dj["multigrid_gathered_level"] = mg_report->gathered_level;
+          dj["partition_alignment"] = alignment;
+        }
       }
       j["distributed"] = dj;
     }
@@ -997,7 +1020,10 @@ std::function<int()> add_solve_command(CLI::App& app) {
     // the same options on every rank: the same result, but reading the problem file may fail on
     // some ranks only
     // distributed: each rank takes the GPU of its number among the ranks of its host
-    if (opts->comm.distributed()) set_process_device(opts->comm.local_rank());
+    if (opts->comm.distributed()) {
+      set_process_device(opts->comm.local_rank());
+      opts->gpu_on_every_rank = opts->comm.min(static_cast<long long>(query_device().available)) == 1;
+    }
     collective(opts->comm, [&] {
       apply_threads(opts->threads);
       resolve_defaults(*opts);

@@ -98,6 +98,40 @@ index_t DofLayout<dim>::lattice_index(const std::array<long, dim>& p) const {
 }
 
 template <int dim>
+std::vector<std::int64_t> DofLayout<dim>::global_indices() const {
+  std::vector<std::int64_t> out(n_local_);
+  const auto& part = mesh_->partition();
+  if (disc_ == Disc::cg) {
+    std::array<long, dim> global_extent;
+    for (int d = 0; d < dim; ++d) global_extent[d] = static_cast<long>(part.global_cells[d]) * degree_ + 1;
+    for (std::size_t i = 0; i < n_local_; ++i) {
+      std::size_t rest = i;
+      std::int64_t g = 0, stride = 1;
+      for (int d = 0; d < dim; ++d) {
+        const long p = lattice_begin_[d] + static_cast<long>(rest % lattice_extent_[d]);
+        rest /= lattice_extent_[d];
+        g += stride * p;
+        stride *= global_extent[d];
+      }
+      out[i] = g;
+    }
+    return out;
+  }
+  const auto& box = part.ghosted;
+  for (std::size_t cell = 0; cell < box.n_cells(); ++cell) {
+    std::size_t rest = cell;
+    std::int64_t g = 0, stride = 1;
+    for (int d = 0; d < dim; ++d) {
+      g += stride * (box.begin[d] + static_cast<std::int64_t>(rest % box.extent(d)));
+      rest /= box.extent(d);
+      stride *= part.global_cells[d];
+    }
+    for (int j = 0; j < dofs_per_cell_; ++j) out[cell * dofs_per_cell_ + j] = g * dofs_per_cell_ + j;
+  }
+  return out;
+}
+
+template <int dim>
 void DofLayout<dim>::cell_dof_indices(const std::array<int, dim>& c, index_t* indices) const {
   const int n = degree_ + 1;
   if (disc_ == Disc::dg) {

@@ -49,6 +49,9 @@ class DofLayout {
   void cell_dof_indices(const std::array<int, dim>& c, index_t* indices) const;
   /// Local index of the cg lattice node with global lattice coordinates `p`.
   index_t lattice_index(const std::array<long, dim>& p) const;
+  /// The index in the numbering of the whole mesh on one process (the lattice, or cells times
+  /// dofs_per_cell) of every local entry, owned and ghost.
+  std::vector<std::int64_t> global_indices() const;
   /// Nodes per direction of the local cg lattice.
   const std::array<long, dim>& lattice_extent() const { return lattice_extent_; }
   /// cg only: true where the local DoF lies on a Dirichlet face of the box (constrained).

@@ -126,24 +126,59 @@ std::array<int, dim> choose_process_grid(const std::array<int, dim>& global_cell
 
 template <int dim>
 Partition<dim> Partition<dim>::distributed(const std::array<int, dim>& global_cells, const Communicator& comm,
-                                           int ghost_width) {
-  for (int d = 0; d < dim; ++d)
+                                           int ghost_width, int alignment) {
+  if (alignment < 1) throw InputError("a partition's alignment must be at least one cell");
+  std::array<int, dim> blocks;
+  for (int d = 0; d < dim; ++d) {
     if (global_cells[d] < 1) throw InputError("a mesh needs at least one cell per direction");
-  const auto grid = choose_process_grid<dim>(global_cells, comm.size());
+    if (global_cells[d] % alignment != 0)
+      throw InputError("a partition aligned to " + std::to_string(alignment) + " cells needs every direction's "
+                       "cell count to be a multiple of it (" + std::to_string(global_cells[d]) + " is not)");
+    blocks[d] = global_cells[d] / alignment;
+  }
+  const auto grid = choose_process_grid<dim>(blocks, comm.size());
   std::vector<CellBox<dim>> boxes(std::size_t(comm.size()));
   for (int r = 0; r < comm.size(); ++r) {
     int rest = r;
     for (int d = 0; d < dim; ++d) {
       const int pd = rest % grid[d];
       rest /= grid[d];
-      const auto range = split_range(global_cells[d], grid[d], pd);
-      boxes[std::size_t(r)].begin[d] = range[0];
-      boxes[std::size_t(r)].end[d] = range[1];
+      const auto range = split_range(blocks[d], grid[d], pd);
+      boxes[std::size_t(r)].begin[d] = range[0] * alignment;
+      boxes[std::size_t(r)].end[d] = range[1] * alignment;
     }
   }
   Partition p = sub_box(global_cells, boxes[std::size_t(comm.rank())], ghost_width);
   p.comm = comm;
   p.process_grid = grid;
+  p.rank_owned = std::move(boxes);
+  return p;
+}
+
+template <int dim>
+bool Partition<dim>::coarsenable() const {
+  for (int d = 0; d < dim; ++d)
+    if (global_cells[d] % 2 != 0) return false;
+  for (const auto& box : rank_owned)
+    for (int d = 0; d < dim; ++d)
+      if (box.begin[d] % 2 != 0 || box.end[d] % 2 != 0) return false;
+  return true;
+}
+
+template <int dim>
+Partition<dim> Partition<dim>::coarsened() const {
+  TCFEM_ASSERT(coarsenable(), "a partition with odd sub-box bounds does not coarsen");
+  std::array<int, dim> cells;
+  for (int d = 0; d < dim; ++d) cells[d] = global_cells[d] / 2;
+  std::vector<CellBox<dim>> boxes = rank_owned;
+  for (auto& box : boxes)
+    for (int d = 0; d < dim; ++d) {
+      box.begin[d] /= 2;
+      box.end[d] /= 2;
+    }
+  Partition p = sub_box(cells, boxes[std::size_t(comm.rank())], ghost_width);
+  p.comm = comm;
+  p.process_grid = process_grid;
   p.rank_owned = std::move(boxes);
   return p;
 }

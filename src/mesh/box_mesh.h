@@ -81,9 +81,17 @@ struct Partition {
   static Partition sub_box(const std::array<int, dim>& global_cells, const CellBox<dim>& owned,
                            int ghost_width = 1);
   /// The partition of comm's ranks into sub-boxes: the process grid of choose_process_grid, each
-  /// direction's cells split into nearly equal parts (they differ by at most one cell).
+  /// direction's cells split into nearly equal parts (they differ by at most one cell). With
+  /// `alignment` a > 1 every sub-box boundary is a multiple of a cells (the cells are split in
+  /// blocks of a, which must divide every direction's count), so that the partition coarsens
+  /// log2(a) times by halving (multigrid levels, coarsened()).
   static Partition distributed(const std::array<int, dim>& global_cells, const Communicator& comm,
-                               int ghost_width = 1);
+                               int ghost_width = 1, int alignment = 1);
+  /// Whether every rank's owned box halves into whole cells (all its bounds even).
+  bool coarsenable() const;
+  /// The partition of the mesh with half the cells per direction: every owned box halved, the
+  /// same ranks, process grid and ghost width. Needs coarsenable().
+  Partition coarsened() const;
   /// The ranks owning at least one cell of `box` (a box of cells, maybe outside the grid).
   std::vector<int> ranks_touching(const CellBox<dim>& box) const;
   bool is_distributed() const { return comm.distributed(); }

@@ -47,6 +47,24 @@ class CoarseSolver {
   virtual void solve(VectorType& x, const VectorType& b) const = 0;
 };
 
+/// The pieces of a level that this rank does not store (the levels of a distributed hierarchy
+/// below its gathered level live on rank 0 alone): the other ranks run the cycle's loops over
+/// them with vectors of size 0, and these do nothing.
+template <class VectorType>
+struct AbsentLevel final : LevelOperator<VectorType>, Smoother<VectorType>, Transfer<VectorType>,
+                           CoarseSolver<VectorType> {
+  void vmult(VectorType&, const VectorType&) const override {}
+  std::size_t size() const override { return 0; }
+  void smooth(VectorType&, const VectorType&, SweepOrder) const override {}
+  void prolongate(VectorType&, const VectorType&) const override {}
+  void restrict_to_coarse(VectorType&, const VectorType&) const override {}
+  void solve(VectorType&, const VectorType&) const override {}
+  static const AbsentLevel& instance() {
+    static const AbsentLevel absent;
+    return absent;
+  }
+};
+
 /// The vector operations of the cycle; specialized per vector type.
 template <class VectorType>
 struct VectorOps;

@@ -137,9 +137,10 @@ SolverResult solve_fgmres(const LinearMap& A, Vector<double>& x, const Vector<do
 
 SolverResult solve_gmres_left(const LinearMap& A, Vector<double>& x, const Vector<double>& b, const LinearMap& P,
                               const SolverControl& control, const FgmresSettings& settings, KrylovTimes* times) {
-  if (b.distributed()) throw InputError("GMRES with left preconditioning runs on one rank");
   const std::size_t n = b.size();
-  Vector<double> r(n), pr(n), t(n), d(n);
+  // b's layout: the inner FGMRES and the norms reduce over the ranks
+  auto r = Vector<double>::like(b), pr = Vector<double>::like(b), t = Vector<double>::like(b),
+       d = Vector<double>::like(b);
   auto residual = [&]() {
     A(r, x);
     for (std::size_t i = 0; i < n; ++i) r[i] = b[i] - r[i];

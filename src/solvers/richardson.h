@@ -18,7 +18,7 @@ SolverResult solve_richardson(const Operator& A, Vector<double>& x, const Vector
   auto last_report = t0;
   SolverResult res;
   const std::size_t n = b.size();
-  Vector<double> r(n), z(n);
+  auto r = Vector<double>::like(b), z = Vector<double>::like(b);  // b's layout: distributed norms
   const double bnorm = b.norm();
   const double scale = bnorm > 0 ? bnorm : 1.0;
   auto residual = [&]() {

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "core/communicator.h"
+#include "mpi_test_support.h"
 #include "fe/dof_exchange.h"
 #include "fe/dof_layout.h"
 #include "mesh/box_mesh.h"
@@ -19,49 +20,9 @@
 namespace tcfem {
 namespace {
 
-Communicator world() { return Communicator::world(); }
+using test::shared_seed;
+using test::world;
 
-unsigned shared_seed() {
-  std::string s = std::to_string(std::random_device{}());
-  world().broadcast(s, 0);
-  return unsigned(std::stoul(s));
-}
-
-/// The global index of every local entry of a (distributed) layout.
-template <int dim>
-std::vector<index_t> global_indices(const mesh::BoxMesh<dim>& mesh, const fe::DofLayout<dim>& dofs) {
-  const auto& part = mesh.partition();
-  const int k = dofs.degree();
-  std::vector<index_t> out(dofs.n_local());
-  if (dofs.disc() == fe::Disc::cg) {
-    const auto& ext = dofs.lattice_extent();
-    for (std::size_t i = 0; i < out.size(); ++i) {
-      std::size_t rest = i;
-      index_t g = 0, stride = 1;
-      for (int d = 0; d < dim; ++d) {
-        const long p = long(part.ghosted.begin[d]) * k + long(rest % std::size_t(ext[d]));
-        rest /= std::size_t(ext[d]);
-        g += index_t(p) * stride;
-        stride *= index_t(part.global_cells[d]) * k + 1;
-      }
-      out[i] = g;
-    }
-  } else {
-    const int n = dofs.dofs_per_cell();
-    for (std::size_t i = 0; i < out.size(); ++i) {
-      std::size_t rest = i / std::size_t(n);
-      index_t g = 0, stride = 1;
-      for (int d = 0; d < dim; ++d) {
-        const long c = part.ghosted.begin[d] + long(rest % std::size_t(part.ghosted.extent(d)));
-        rest /= std::size_t(part.ghosted.extent(d));
-        g += index_t(c) * stride;
-        stride *= part.global_cells[d];
-      }
-      out[i] = g * n + index_t(i % std::size_t(n));
-    }
-  }
-  return out;
-}
 
 TEST(ProcessGrid, MinimizesTheInterfaceAndFitsTheCells) {
   EXPECT_EQ((mesh::choose_process_grid<3>({8, 8, 8}, 2)), (std::array<int, 3>{1, 1, 2}));
@@ -113,7 +74,7 @@ void check_exchange(fe::Disc disc, int k, const std::array<int, dim>& cells) {
   const mesh::BoxMesh<dim> mesh(cells, mesh::GeometryKind::cartesian, mesh::Partition<dim>::distributed(cells, comm));
   const fe::DofLayout<dim> dofs(mesh, disc, k);
   auto v = fe::make_vector<double>(dofs);
-  const auto global = global_indices<dim>(mesh, dofs);
+  const auto global = dofs.global_indices();
   const auto& layout = dofs.ghost_layout();
   std::vector<char> owned(v.size(), 1);
   if (layout) {
@@ -169,7 +130,7 @@ TEST(GhostExchange, OneOfTwoLayers) {
   const mesh::BoxMesh<3> mesh(cells, mesh::GeometryKind::cartesian, part);
   const fe::DofLayout<3> dofs(mesh, fe::Disc::cg, k);
   const auto inner = fe::make_dof_exchange<3>(part, fe::Disc::cg, k, 1);
-  const auto global = global_indices<3>(mesh, dofs);
+  const auto global = dofs.global_indices();
   Vector<double> owned_marks(dofs.n_local(), 1.0);
   inner->zero_ghosts(owned_marks.data());
   std::vector<double> v(dofs.n_local());
@@ -216,7 +177,7 @@ void check_operator(fe::Disc disc, int k, const std::array<int, dim>& cells, mes
   const fe::DofLayout<dim> dofs(mesh, disc, k, dirichlet);
   const operators::MatrixFreeOperator<dim, double> A(mesh, dofs, cfg, operators::Form::laplace);
   ASSERT_EQ(A.path(), A1.path());
-  const auto global = global_indices<dim>(mesh, dofs);
+  const auto global = dofs.global_indices();
   std::mt19937 gen(seed);
   std::uniform_real_distribution<double> dist(-1.0, 1.0);
   Vector<double> u1(whole_dofs.n_local()), w1(whole_dofs.n_local());

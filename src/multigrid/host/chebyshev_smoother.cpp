@@ -9,15 +9,38 @@
 
 namespace tcfem::multigrid {
 
+namespace {
+constexpr std::uint64_t lcg_a = 6364136223846793005ull, lcg_c = 1442695040888963407ull;
+constexpr std::uint64_t lcg_seed = 0x9e3779b97f4a7c15ull;
+
+/// The generator's state after `steps` steps from `state` (the affine map s -> a s + c raised to
+/// the power `steps` by squaring, modulo 2^64).
+std::uint64_t lcg_skip(std::uint64_t state, std::uint64_t steps) {
+  std::uint64_t acc_a = 1, acc_c = 0, a = lcg_a, c = lcg_c;
+  while (steps) {
+    if (steps & 1) {
+      acc_a *= a;
+      acc_c = acc_c * a + c;
+    }
+    c = c * (a + 1);
+    a *= a;
+    steps >>= 1;
+  }
+  return acc_a * state + acc_c;
+}
+}  // namespace
+
 template <typename Number>
 double estimate_largest_eigenvalue(const LevelOperator<Vector<Number>>& op, const Vector<Number>& inverse_diagonal,
-                                   const std::vector<char>& constrained, int steps) {
+                                   const std::vector<char>& constrained, int steps,
+                                   std::span<const std::int64_t> global_index) {
   const std::size_t n = op.size();
-  Vector<Number> x(n), r(n), z(n), p(n), ap(n);
+  TCFEM_ASSERT(global_index.empty() || global_index.size() == n, "one global index per entry");
+  auto x = Vector<Number>::like(inverse_diagonal), r = x.like(x), z = x.like(x), p = x.like(x), ap = x.like(x);
   // fixed pseudo-random right-hand side in [0.5, 1.5) (a reproducible start vector)
-  std::uint64_t state = 0x9e3779b97f4a7c15ull;
+  std::uint64_t state = lcg_seed;
   for (std::size_t i = 0; i < n; ++i) {
-    state = state * 6364136223846793005ull + 1442695040888963407ull;
+    state = global_index.empty() ? state * lcg_a + lcg_c : lcg_skip(lcg_seed, std::uint64_t(global_index[i]) + 1);
     const double u = double(state >> 11) * 0x1.0p-53;
     r[i] = (!constrained.empty() && constrained[i]) ? Number(0) : static_cast<Number>(0.5 + u);
   }
@@ -64,15 +87,17 @@ double estimate_largest_eigenvalue(const LevelOperator<Vector<Number>>& op, cons
 template <typename Number>
 ChebyshevSmoother<Number>::ChebyshevSmoother(const LevelOperator<Vector<Number>>& op, const Vector<Number>& diagonal,
                                              std::vector<char> constrained, int degree, double range,
-                                             int eigenvalue_steps)
-    : op_(&op), inverse_diagonal_(diagonal.size()), constrained_(std::move(constrained)), degree_(degree) {
+                                             int eigenvalue_steps, std::span<const std::int64_t> global_index)
+    : op_(&op), inverse_diagonal_(Vector<Number>::like(diagonal)), constrained_(std::move(constrained)),
+      degree_(degree) {
   if (degree < 1) throw InputError("Chebyshev smoother degree must be >= 1");
   if (!(range > 1.0)) throw InputError("Chebyshev smoothing range must be > 1");
   for (std::size_t i = 0; i < diagonal.size(); ++i) {
     TCFEM_ASSERT(diagonal[i] > Number(0), "Chebyshev smoother needs a positive diagonal");
     inverse_diagonal_[i] = Number(1) / diagonal[i];
   }
-  lambda_max_ = 1.2 * estimate_largest_eigenvalue(op, inverse_diagonal_, constrained_, eigenvalue_steps);
+  lambda_max_ =
+      1.2 * estimate_largest_eigenvalue(op, inverse_diagonal_, constrained_, eigenvalue_steps, global_index);
   lambda_min_ = lambda_max_ / range;
   z_.resize(op.size());
   d_.resize(op.size());
@@ -113,9 +138,9 @@ void ChebyshevSmoother<Number>::smooth(Vector<Number>& x, const Vector<Number>& 
 }
 
 template double estimate_largest_eigenvalue<double>(const LevelOperator<Vector<double>>&, const Vector<double>&,
-                                                    const std::vector<char>&, int);
+                                                    const std::vector<char>&, int, std::span<const std::int64_t>);
 template double estimate_largest_eigenvalue<float>(const LevelOperator<Vector<float>>&, const Vector<float>&,
-                                                   const std::vector<char>&, int);
+                                                   const std::vector<char>&, int, std::span<const std::int64_t>);
 template class ChebyshevSmoother<double>;
 template class ChebyshevSmoother<float>;
 

@@ -6,6 +6,8 @@
 // coefficients) from a fixed pseudo-random start vector. cg constraints: the operator's
 // constrained rows are the identity; the Chebyshev recursion runs on the unconstrained DoFs
 // (constrained residual entries zeroed) and constrained entries are set to b afterwards.
+#include <cstdint>
+#include <span>
 #include <vector>
 
 #include "core/vector.h"
@@ -15,17 +17,22 @@
 namespace tcfem::multigrid {
 
 /// Largest eigenvalue estimate of D^{-1} A: the largest Ritz value after `steps` CG steps
-/// (fewer if CG converges), on vectors that vanish where `constrained` is set.
+/// (fewer if CG converges), on vectors that vanish where `constrained` is set. The start vector's
+/// entry i is the (i+1)-th number of a fixed generator, or its (global_index[i]+1)-th where
+/// global_index is given (a distributed level: the indices on one process, so that every
+/// partition starts from the same vector). The vectors take inverse_diagonal's ghost layout.
 template <typename Number>
 double estimate_largest_eigenvalue(const LevelOperator<Vector<Number>>& op, const Vector<Number>& inverse_diagonal,
-                                   const std::vector<char>& constrained, int steps);
+                                   const std::vector<char>& constrained, int steps,
+                                   std::span<const std::int64_t> global_index = {});
 
 template <typename Number>
 class ChebyshevSmoother final : public Smoother<Vector<Number>> {
  public:
   /// `diagonal`: the diagonal of the level operator; `constrained`: cg boundary mask (empty for dg).
   ChebyshevSmoother(const LevelOperator<Vector<Number>>& op, const Vector<Number>& diagonal,
-                    std::vector<char> constrained, int degree, double range, int eigenvalue_steps);
+                    std::vector<char> constrained, int degree, double range, int eigenvalue_steps,
+                    std::span<const std::int64_t> global_index = {});
 
   void smooth(Vector<Number>& x, const Vector<Number>& b, SweepOrder order) const override;
 

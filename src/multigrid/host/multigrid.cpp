@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <type_traits>
 
+#include "core/communicator.h"
 #include "core/error.h"
 #include "fe/quadrature.h"
 #include "multigrid/host/chebyshev_smoother.h"
@@ -72,6 +73,10 @@ std::unique_ptr<Smoother<Vector<Number>>> make_smoother(const SmootherSettings& 
     case SmootherKind::patch_additive: {
       const bool additive = settings.kind == SmootherKind::patch_additive;
       const bool dg = dofs.disc() == fe::Disc::dg;
+      if (mesh.partition().is_distributed())
+        throw InputError(std::string("--smoother ") + to_string(settings.kind) +
+                         ": the vertex patches are smoothed on one rank; a multigrid spread over " +
+                         std::to_string(mesh.partition().comm.size()) + " ranks smooths with --smoother chebyshev");
       const double omega = settings.relaxation.value_or(
           additive ? (dg ? dg_additive_default_relaxation(dim, mesh.geometry() == mesh::GeometryKind::cartesian)
                          : additive_default_relaxation(dim))
@@ -116,9 +121,13 @@ std::unique_ptr<Smoother<Vector<Number>>> make_smoother(const SmootherSettings& 
       op.matrix_free().compute_diagonal(diagonal);
       std::vector<char> constrained;
       if (dofs.disc() == fe::Disc::cg) constrained = dofs.boundary_mask();
+      // the eigenvalue estimate's start vector by the entries' indices on one process, so that every
+      // partition estimates the same value
+      std::vector<std::int64_t> global;
+      if (mesh.partition().is_distributed()) global = dofs.global_indices();
       auto s = std::make_unique<ChebyshevSmoother<Number>>(op, diagonal, std::move(constrained),
                                                            settings.chebyshev_degree, settings.chebyshev_range,
-                                                           settings.eigenvalue_cg_steps);
+                                                           settings.eigenvalue_cg_steps, global);
       info.lambda_max = s->lambda_max();
       std::snprintf(text, sizeof text, "Chebyshev-Jacobi (degree %d, range [%.4g, %.4g])", s->degree(),
                     s->lambda_min(), s->lambda_max());
@@ -129,10 +138,34 @@ std::unique_ptr<Smoother<Vector<Number>>> make_smoother(const SmootherSettings& 
   throw Error("unknown smoother kind");
 }
 
+namespace {
+/// The transfer between `level` and the one below it: between distributed levels, onto rank 0 at
+/// the gathered level, on rank 0 below it (null where this rank stores neither level).
+template <int dim, typename Number>
+std::unique_ptr<Transfer<Vector<Number>>> make_transfer(const LevelHierarchy<dim>& h, int level) {
+  if (h.distributed() && level == h.gathered_level()) {
+    const bool root = h.stored(level - 1);
+    return std::make_unique<GatherTransfer<dim, Number>>(
+        h.dofs(level), root ? &h.mesh(level - 1) : nullptr, root ? &h.dofs(level - 1) : nullptr,
+        root ? &h.gathered_mesh() : nullptr, root ? &h.gathered_dofs() : nullptr);
+  }
+  if (!h.stored(level)) return nullptr;
+  return std::make_unique<MatrixFreeTransfer<dim, Number>>(h.mesh(level - 1), h.dofs(level - 1), h.mesh(level),
+                                                           h.dofs(level));
+}
+
+template <class V, class T>
+const T* or_absent(const std::unique_ptr<T>& p) {
+  if (p) return p.get();
+  return &AbsentLevel<V>::instance();
+}
+}  // namespace
+
 template <int dim, typename Number>
 Multigrid<dim, Number>::Multigrid(const LevelHierarchy<dim>& hierarchy, const operators::OperatorConfig& config,
                                   const MultigridSettings& settings)
     : hierarchy_(&hierarchy), settings_(settings) {
+  using V = Vector<Number>;
   const auto t0 = std::chrono::steady_clock::now();
   if (settings.pre_smooth < 0 || settings.post_smooth < 0) throw InputError("smoothing steps must be >= 0");
   const int n_levels = hierarchy.n_levels();
@@ -140,29 +173,44 @@ Multigrid<dim, Number>::Multigrid(const LevelHierarchy<dim>& hierarchy, const op
   smoothers_.resize(n_levels);
   transfers_.resize(n_levels);
   info_.resize(n_levels);
-  std::vector<typename VCycle<Vector<Number>>::Level> levels(n_levels);
+  std::vector<typename VCycle<V>::Level> levels(n_levels);
+  // the operators first: they check det J and the coefficient at this rank's points, and an error
+  // on one rank must reach every rank before the setup's collective steps
+  collective(hierarchy.mesh(hierarchy.finest()).partition().comm, [&] {
+    for (int l = 0; l < n_levels; ++l)
+      if (hierarchy.stored(l))
+        operators_[l] = std::make_unique<MatrixFreeLevelOperator<dim, Number>>(hierarchy.mesh(l), hierarchy.dofs(l),
+                                                                                config);
+  });
   for (int l = 0; l < n_levels; ++l) {
-    const auto& mesh = hierarchy.mesh(l);
-    const auto& dofs = hierarchy.dofs(l);
-    operators_[l] = std::make_unique<MatrixFreeLevelOperator<dim, Number>>(mesh, dofs, config);
     auto& info = info_[l];
     info.level = l;
+    if (l > 0) transfers_[l] = make_transfer<dim, Number>(hierarchy, l);
+    if (!hierarchy.stored(l)) {
+      info.smoother = "on rank 0";
+      levels[l].op = &AbsentLevel<V>::instance();
+      levels[l].smoother = &AbsentLevel<V>::instance();
+      levels[l].transfer = or_absent<V>(transfers_[l]);
+      continue;
+    }
+    const auto& mesh = hierarchy.mesh(l);
+    const auto& dofs = hierarchy.dofs(l);
     for (int d = 0; d < dim; ++d) info.cells[d] = mesh.n_cells()[d];
     info.n_dofs = dofs.n_dofs();
     levels[l].op = operators_[l].get();
     if (l > 0) {
       smoothers_[l] = make_smoother<dim, Number>(settings.smoother, mesh, dofs, *operators_[l], info);
-      transfers_[l] = std::make_unique<MatrixFreeTransfer<dim, Number>>(hierarchy.mesh(l - 1), hierarchy.dofs(l - 1),
-                                                                         mesh, dofs);
       levels[l].smoother = smoothers_[l].get();
       levels[l].transfer = transfers_[l].get();
     }
   }
-  Vector<Number> diagonal;
-  operators_[0]->matrix_free().compute_diagonal(diagonal);
-  coarse_ = make_coarse_solver<dim, Number>(settings.coarse, hierarchy.mesh(0), hierarchy.dofs(0), config,
-                                            *operators_[0], diagonal, settings.coarse_cg_tolerance, coarse_kind_);
-  info_[0].smoother = std::string("coarse solver: ") + to_string(coarse_kind_);
+  if (hierarchy.stored(0)) {
+    Vector<Number> diagonal;
+    operators_[0]->matrix_free().compute_diagonal(diagonal);
+    coarse_ = make_coarse_solver<dim, Number>(settings.coarse, hierarchy.mesh(0), hierarchy.dofs(0), config,
+                                              *operators_[0], diagonal, settings.coarse_cg_tolerance, coarse_kind_);
+    info_[0].smoother = std::string("coarse solver: ") + to_string(coarse_kind_);
+  }
   int finest_post = settings.post_smooth;
   if (std::is_same_v<Number, float> && settings.finest_post_fp64 && n_levels > 1) {
     const int f = n_levels - 1;
@@ -174,24 +222,28 @@ Multigrid<dim, Number>::Multigrid(const LevelHierarchy<dim>& hierarchy, const op
     info_[f].smoother += "; post-smoothing in fp64";
     finest_post = 0;
   }
-  cycle_ = std::make_unique<VCycle<Vector<Number>>>(std::move(levels), *coarse_, settings.pre_smooth,
-                                                    settings.post_smooth, settings.post_smooth_order, finest_post);
+  cycle_ = std::make_unique<VCycle<V>>(std::move(levels), *or_absent<V>(coarse_),
+                                       settings.pre_smooth, settings.post_smooth, settings.post_smooth_order,
+                                       finest_post);
   if (std::is_same_v<Number, float> && settings.fmg_fp64_residuals) {
+    using V64 = Vector<double>;
     operators64_.resize(n_levels);
     transfers64_.resize(n_levels);
-    std::vector<typename MixedFullMultigrid<Vector<double>, Vector<Number>>::Level> levels64(n_levels);
+    std::vector<typename MixedFullMultigrid<V64, V>::Level> levels64(n_levels);
     for (int l = 1; l < n_levels; ++l) {
-      const auto& mesh = hierarchy.mesh(l);
-      const auto& dofs = hierarchy.dofs(l);
+      transfers64_[l] = make_transfer<dim, double>(hierarchy, l);
+      levels64[l].transfer = or_absent<V64>(transfers64_[l]);
+      if (!hierarchy.stored(l)) {
+        levels64[l].op = &AbsentLevel<V64>::instance();
+        continue;
+      }
       if (l + 1 < n_levels || !fine_operator64_)
-        operators64_[l] = std::make_unique<MatrixFreeLevelOperator<dim, double>>(mesh, dofs, config);
-      transfers64_[l] = std::make_unique<MatrixFreeTransfer<dim, double>>(hierarchy.mesh(l - 1),
-                                                                          hierarchy.dofs(l - 1), mesh, dofs);
+        operators64_[l] =
+            std::make_unique<MatrixFreeLevelOperator<dim, double>>(hierarchy.mesh(l), hierarchy.dofs(l), config);
       levels64[l].op = operators64_[l] ? operators64_[l].get() : fine_operator64_.get();
-      levels64[l].transfer = transfers64_[l].get();
     }
-    fmg64_ = std::make_unique<MixedFullMultigrid<Vector<double>, Vector<Number>>>(
-        std::move(levels64), *cycle_, fine_smoother64_.get(), settings.post_smooth, settings.post_smooth_order);
+    fmg64_ = std::make_unique<MixedFullMultigrid<V64, V>>(std::move(levels64), *cycle_, fine_smoother64_.get(),
+                                                          settings.post_smooth, settings.post_smooth_order);
   }
   setup_seconds_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }

@@ -57,7 +57,10 @@ template <int dim, typename Number>
 class Multigrid {
  public:
   /// Builds every level of `hierarchy` (which must outlive this object) with the operator
-  /// configuration `config` (disc, degree, quadrature, path as the fine operator).
+  /// configuration `config` (disc, degree, quadrature, path as the fine operator). A distributed
+  /// hierarchy: the levels from the gathered one up are spread over the ranks, the transfer below
+  /// the gathered level gathers onto rank 0 (GatherTransfer), and the levels below it and the
+  /// coarse solver run on rank 0 (the other ranks pass through them with empty vectors).
   Multigrid(const LevelHierarchy<dim>& hierarchy, const operators::OperatorConfig& config,
             const MultigridSettings& settings);
   ~Multigrid();
@@ -70,8 +73,11 @@ class Multigrid {
   /// MixedFullMultigrid (residuals in fp64; needs settings.fmg_fp64_residuals).
   void full_multigrid_fp64(Vector<double>& x, const Vector<double>& b) const;
 
-  const LevelOperator<Vector<Number>>& level_operator(int level) const { return *operators_.at(level); }
-  const Smoother<Vector<Number>>& smoother(int level) const { return *smoothers_.at(level); }
+  /// The operator of a level (AbsentLevel's where this rank does not store the level).
+  const LevelOperator<Vector<Number>>& level_operator(int level) const {
+    if (!operators_.at(level)) return AbsentLevel<Vector<Number>>::instance();
+    return *operators_[level];
+  }
   const VCycle<Vector<Number>>& cycle() const { return *cycle_; }
   MultigridTimes& times() const { return cycle_->times(); }
   const std::vector<LevelInfo>& level_info() const { return info_; }
@@ -94,8 +100,9 @@ class Multigrid {
   // settings.fmg_fp64_residuals below fp64: fp64 operators (the finest one: fine_operator64_ if
   // built) and transfers of every level, and the full multigrid over them
   std::vector<std::unique_ptr<MatrixFreeLevelOperator<dim, double>>> operators64_;
-  std::vector<std::unique_ptr<Transfer<Vector<double>>>> transfers64_;
+  std::vector<std::unique_ptr<Transfer<Vector<double>>>> transfers64_;  // null: AbsentLevel
   std::unique_ptr<MixedFullMultigrid<Vector<double>, Vector<Number>>> fmg64_;
+  // null where this rank does not store the level (AbsentLevel stands in)
   std::vector<std::unique_ptr<MatrixFreeLevelOperator<dim, Number>>> operators_;
   std::vector<std::unique_ptr<Smoother<Vector<Number>>>> smoothers_;  // [0] unused (null)
   std::vector<std::unique_ptr<Transfer<Vector<Number>>>> transfers_;   // [0] unused (null)

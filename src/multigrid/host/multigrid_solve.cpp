@@ -98,6 +98,7 @@ MultigridSolveReport run(const mesh::BoxMesh<dim>& mesh, const operators::Operat
   MultigridPreconditioner<dim, Number> vcycle(mg);
   report.setup_seconds = seconds_since(t_setup);
   report.n_levels = mg.n_levels();
+  report.gathered_level = hierarchy.distributed() ? hierarchy.gathered_level() : -1;
   report.levels = mg.level_info();
   report.coarse = mg.coarse_solver_kind();
   report.finest_post_fp64 = mg.finest_post_fp64();
@@ -141,8 +142,6 @@ MultigridSolveReport solve_with_multigrid(const mesh::BoxMesh<dim>& mesh, const 
                                           const Vector<double>& b, Vector<double>& x,
                                           const MultigridSolveSettings& settings,
                                           const solvers::SolverControl& control) {
-  if (mesh.partition().is_distributed())
-    throw InputError("multigrid does not span ranks: a distributed mesh solves with CG or FGMRES and Jacobi");
   switch (settings.precision) {
     case precision::Precision::fp64:
       return run<dim, double>(mesh, config, A, b, x, settings, control);

@@ -66,6 +66,8 @@ struct MultigridSolveReport {
   double setup_seconds = 0.0;  ///< levels, operators, smoothers (eigenproblems), coarse factorization
   double solve_seconds = 0.0;  ///< the outer iteration and the FMG start (fmg_seconds)
   int n_levels = 0;
+  /// A distributed hierarchy's gathered level (the levels below it on rank 0); -1 on one process.
+  int gathered_level = -1;
   std::vector<LevelInfo> levels;
   CoarseSolverKind coarse = CoarseSolverKind::automatic;
   bool finest_post_fp64 = false;  ///< the finest level was post-smoothed in fp64 (MultigridSettings)

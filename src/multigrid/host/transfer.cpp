@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <string>
 
 #include "core/error.h"
 #include "fe/lagrange.h"
@@ -91,6 +92,8 @@ void MatrixFreeTransfer<dim, Number>::prolongate_cg(Vector<Number>& fine, const 
   const int nc = k_ + 1, nf = 2 * k_ + 1, n_coarse = ipow(nc, dim), n_fine = ipow(nf, dim);
   const auto& cmask = coarse_dofs_->boundary_mask();
   const auto& fmask = fine_dofs_->boundary_mask();
+  // distributed: the coarse cells' nodes owned by other ranks
+  if (const auto& ghosts = coarse_dofs_->ghost_layout()) ghosts->update_ghosts(const_cast<Number*>(coarse.data()));
   for (std::size_t cell = 0; cell < coarse_mesh_->n_owned_cells(); ++cell) {
     const auto c = coarse_mesh_->cell_index(cell);
     coarse_dofs_->cell_dof_indices(c, idx_c_.data());
@@ -115,6 +118,7 @@ void MatrixFreeTransfer<dim, Number>::restrict_cg(Vector<Number>& coarse, const 
   const auto& cmask = coarse_dofs_->boundary_mask();
   const auto& fmask = fine_dofs_->boundary_mask();
   coarse.fill(Number(0));
+  if (const auto& ghosts = fine_dofs_->ghost_layout()) ghosts->update_ghosts(const_cast<Number*>(fine.data()));
   const auto& n_cells = coarse_mesh_->n_cells();
   for (std::size_t cell = 0; cell < coarse_mesh_->n_owned_cells(); ++cell) {
     const auto c = coarse_mesh_->cell_index(cell);
@@ -149,6 +153,8 @@ void MatrixFreeTransfer<dim, Number>::restrict_cg(Vector<Number>& coarse, const 
     coarse_dofs_->cell_dof_indices(c, idx_c_.data());
     for (int i = 0; i < n_coarse; ++i) coarse[idx_c_[i]] += in[i];
   }
+  // distributed: the sums of this rank's cells at nodes owned by other ranks go to their owners
+  if (const auto& ghosts = coarse_dofs_->ghost_layout()) ghosts->add_ghosts_to_owners(coarse.data());
   for (std::size_t i = 0; i < coarse.size(); ++i)
     if (cmask[i]) coarse[i] = Number(0);
 }
@@ -203,9 +209,111 @@ void MatrixFreeTransfer<dim, Number>::restrict_dg(Vector<Number>& coarse, const 
   }
 }
 
+template <int dim, typename Number>
+GatherTransfer<dim, Number>::GatherTransfer(const fe::DofLayout<dim>& fine_dofs, const mesh::BoxMesh<dim>* coarse_mesh,
+                                            const fe::DofLayout<dim>* coarse_dofs,
+                                            const mesh::BoxMesh<dim>* gathered_mesh,
+                                            const fe::DofLayout<dim>* gathered_dofs)
+    : fine_dofs_(&fine_dofs), comm_(fine_dofs.communicator()) {
+  const bool root = comm_.rank() == 0;
+  TCFEM_ASSERT(!root || (coarse_mesh && coarse_dofs && gathered_mesh && gathered_dofs),
+               "GatherTransfer: rank 0 needs the gathered level and the one below it");
+  const auto global = fine_dofs.global_indices();
+  if (const auto& ghosts = fine_dofs.ghost_layout()) {
+    const auto& plan = ghosts->plan();
+    for (const auto start : plan.run_starts)
+      for (std::size_t i = 0; i < plan.run_length; ++i) owned_.push_back(start + std::int64_t(i));
+  } else {
+    owned_.resize(fine_dofs.n_local());
+    for (std::size_t i = 0; i < owned_.size(); ++i) owned_[i] = std::int64_t(i);
+  }
+  std::vector<std::int64_t> owned_global(owned_.size());
+  for (std::size_t i = 0; i < owned_.size(); ++i) owned_global[i] = global[std::size_t(owned_[i])];
+  // rank 0 learns every rank's index lists once
+  const int n_ranks = comm_.size();
+  const auto n_owned = comm_.all_gather(double(owned_.size()));
+  const auto n_stored = comm_.all_gather(double(global.size()));
+  std::vector<Communicator::Message> receives, sends;
+  if (root) {
+    owned_global_.resize(std::size_t(n_ranks));
+    stored_global_.resize(std::size_t(n_ranks));
+    owned_global_[0] = owned_global;
+    stored_global_[0] = global;
+    for (int r = 1; r < n_ranks; ++r) {
+      owned_global_[r].resize(std::size_t(n_owned[r]));
+      stored_global_[r].resize(std::size_t(n_stored[r]));
+      receives.push_back({r, owned_global_[r].data(), owned_global_[r].size() * sizeof(std::int64_t)});
+      receives.push_back({r, stored_global_[r].data(), stored_global_[r].size() * sizeof(std::int64_t)});
+    }
+    std::size_t total = 0;
+    for (int r = 0; r < n_ranks; ++r) total += std::size_t(n_owned[r]);
+    if (total != gathered_dofs->n_local())
+      throw Error("GatherTransfer: the ranks own " + std::to_string(total) + " entries of a level of " +
+                  std::to_string(gathered_dofs->n_local()));
+    serial_ = std::make_unique<MatrixFreeTransfer<dim, Number>>(*coarse_mesh, *coarse_dofs, *gathered_mesh,
+                                                                *gathered_dofs);
+    gathered_.resize(gathered_dofs->n_local());
+    buffers_.resize(std::size_t(n_ranks));
+    for (int r = 1; r < n_ranks; ++r)
+      buffers_[r].resize(std::max(owned_global_[r].size(), stored_global_[r].size()));
+  } else {
+    sends.push_back({0, owned_global.data(), owned_global.size() * sizeof(std::int64_t)});
+    sends.push_back({0, const_cast<std::int64_t*>(global.data()), global.size() * sizeof(std::int64_t)});
+  }
+  comm_.exchange(receives, sends, 301);
+  own_.resize(std::max(owned_.size(), global.size()));
+}
+
+template <int dim, typename Number>
+void GatherTransfer<dim, Number>::restrict_to_coarse(Vector<Number>& coarse, const Vector<Number>& fine) const {
+  TCFEM_ASSERT(fine.size() == fine_dofs_->n_local(), "transfer vector sizes");
+  std::vector<Communicator::Message> receives, sends;
+  if (comm_.rank() == 0) {
+    for (std::size_t i = 0; i < owned_.size(); ++i) gathered_[std::size_t(owned_global_[0][i])] = fine[owned_[i]];
+    for (int r = 1; r < comm_.size(); ++r)
+      receives.push_back({r, buffers_[r].data(), owned_global_[r].size() * sizeof(Number)});
+  } else {
+    for (std::size_t i = 0; i < owned_.size(); ++i) own_[i] = fine[owned_[i]];
+    sends.push_back({0, own_.data(), owned_.size() * sizeof(Number)});
+  }
+  comm_.exchange(receives, sends, 302);
+  if (comm_.rank() != 0) return;
+  for (int r = 1; r < comm_.size(); ++r)
+    for (std::size_t i = 0; i < owned_global_[r].size(); ++i)
+      gathered_[std::size_t(owned_global_[r][i])] = buffers_[r][i];
+  serial_->restrict_to_coarse(coarse, gathered_);
+}
+
+template <int dim, typename Number>
+void GatherTransfer<dim, Number>::prolongate(Vector<Number>& fine, const Vector<Number>& coarse) const {
+  TCFEM_ASSERT(fine.size() == fine_dofs_->n_local(), "transfer vector sizes");
+  std::vector<Communicator::Message> receives, sends;
+  if (comm_.rank() == 0) {
+    serial_->prolongate(gathered_, coarse);
+    for (int r = 1; r < comm_.size(); ++r) {
+      const auto& idx = stored_global_[r];
+      for (std::size_t i = 0; i < idx.size(); ++i) buffers_[r][i] = gathered_[std::size_t(idx[i])];
+      sends.push_back({r, buffers_[r].data(), idx.size() * sizeof(Number)});
+    }
+  } else {
+    receives.push_back({0, own_.data(), fine.size() * sizeof(Number)});
+  }
+  comm_.exchange(receives, sends, 303);
+  if (comm_.rank() == 0) {
+    const auto& idx = stored_global_[0];
+    for (std::size_t i = 0; i < idx.size(); ++i) fine[i] = gathered_[std::size_t(idx[i])];
+  } else {
+    std::copy(own_.begin(), own_.begin() + std::ptrdiff_t(fine.size()), fine.data());
+  }
+}
+
 template class MatrixFreeTransfer<2, double>;
 template class MatrixFreeTransfer<3, double>;
 template class MatrixFreeTransfer<2, float>;
 template class MatrixFreeTransfer<3, float>;
+template class GatherTransfer<2, double>;
+template class GatherTransfer<3, double>;
+template class GatherTransfer<2, float>;
+template class GatherTransfer<3, float>;
 
 }  // namespace tcfem::multigrid

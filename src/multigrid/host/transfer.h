@@ -16,6 +16,14 @@
 //  dg: child s (per direction) takes rows s k .. s k + k of P; no DoFs are shared.
 // Curved (deformed) levels: the interpolation acts in reference coordinates of the cells (the
 // coarse and fine spaces are not nested when the geometry is curved; this is the usual choice).
+// Distributed levels (the coarse partition the halved fine one): each rank transfers its owned
+// coarse cells; prolongation reads the coarse ghost values first, restriction the fine ones, and
+// adds its sums at nodes owned by other ranks to their owners.
+// GatherTransfer: between the gathered level of a distributed hierarchy (LevelHierarchy) and the
+// level below it, stored on rank 0: restriction gathers the owned entries on rank 0 and restricts
+// there; prolongation prolongates on rank 0 and sends every rank its stored entries.
+#include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "core/vector.h"
@@ -52,6 +60,31 @@ class MatrixFreeTransfer final : public Transfer<Vector<Number>> {
   std::vector<Number> p_;  // (2k+1) x (k+1)
   mutable std::vector<Number> a_, b_;
   mutable std::vector<index_t> idx_c_, idx_f_;
+};
+
+/// Transfer of the gathered level of a distributed hierarchy: `fine_dofs` the level spread over
+/// the ranks; on rank 0 also the same level as a mesh of one process (`gathered_*`) and the level
+/// below it (`coarse_*`); other ranks pass null for those and have coarse vectors of size 0.
+template <int dim, typename Number>
+class GatherTransfer final : public Transfer<Vector<Number>> {
+ public:
+  GatherTransfer(const fe::DofLayout<dim>& fine_dofs, const mesh::BoxMesh<dim>* coarse_mesh,
+                 const fe::DofLayout<dim>* coarse_dofs, const mesh::BoxMesh<dim>* gathered_mesh,
+                 const fe::DofLayout<dim>* gathered_dofs);
+
+  void prolongate(Vector<Number>& fine, const Vector<Number>& coarse) const override;
+  void restrict_to_coarse(Vector<Number>& coarse, const Vector<Number>& fine) const override;
+
+ private:
+  const fe::DofLayout<dim>* fine_dofs_;
+  Communicator comm_;
+  std::vector<std::int64_t> owned_;  // this rank's owned local entries
+  // rank 0: per rank, the gathered-level indices of its owned entries and of all its stored entries
+  std::vector<std::vector<std::int64_t>> owned_global_, stored_global_;
+  std::unique_ptr<MatrixFreeTransfer<dim, Number>> serial_;  // rank 0: gathered level -> level below
+  mutable Vector<Number> gathered_;                          // rank 0: the gathered level's vector
+  mutable std::vector<std::vector<Number>> buffers_;         // rank 0: one message per rank
+  mutable std::vector<Number> own_;                          // this rank's message
 };
 
 }  // namespace tcfem::multigrid
