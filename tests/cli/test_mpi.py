@@ -2,8 +2,9 @@
 """Distributed runs of `tcfem solve` on the CPU backend: the same problem on 1, 2 and 3 MPI ranks
 (uneven sub-boxes, one cell per rank along a direction; cg and dg; Cartesian, deformed and mapped
 geometry with a variable coefficient and Neumann parts; CG and FGMRES with Jacobi; multigrid with
-every outer solver, fp64 and fp32 V-cycles and the full-multigrid start, its levels spread over the
-ranks down to a gathered level and the rest on rank 0) gives the same iteration counts, and errors
+every outer solver, fp64 and fp32 V-cycles and the full-multigrid start, vertex-patch and Chebyshev
+smoothers, its levels spread over the ranks down to a gathered level and the rest on rank 0) gives
+the same iteration counts, and errors
 and residuals equal up to rounding; bad input ends every rank with exit 2 and one message, writes
 nothing and never hangs.
 
@@ -43,7 +44,7 @@ def solve(tmp, ranks, args, name):
     report = os.path.join(tmp, f"{name}.{ranks}.json")
     backend = "cuda" if GPU else "cpu"
     multigrid = "--precond" in args or "mg" in args or "fmg" in args
-    precond = ["--smoother", "chebyshev"] if multigrid else ["--precond", "jacobi"]
+    precond = [] if multigrid else ["--precond", "jacobi"]
     r = run(ranks, ["solve", "--backend", backend, "--threads", "1", "--json", report] + precond + args)
     data = None
     if r.returncode == 0 and os.path.exists(report):
@@ -178,30 +179,37 @@ def main():
         same_solve(tmp, "annulus_3d", ["--solver", "fgmres", "--tol", "1e-10"],
                    problem=ANNULUS_3D)
 
-        # multigrid across ranks (Chebyshev smoothers, the default there; one rank is told to take
-        # them too): the default FGMRES from a
-        # full-multigrid start in fp32 (12 cells: aligned sub-boxes 6/6 and 4/4/4), CG, the plain
-        # V-cycle and full multigrid on dg, GMRES with left preconditioning; the mapped problem on 8 x 4
-        # cells, whose 3 sub-boxes do not halve (the finest level is the gathered one)
+        # multigrid across ranks: the default FGMRES from a full-multigrid start in fp32 with the
+        # vertex patches (12 cells: aligned sub-boxes 6/6 and 4/4/4), CG with Chebyshev, the plain
+        # V-cycle and full multigrid on dg (Chebyshev: the dg patches run on one rank), GMRES with
+        # left preconditioning; the mapped problem with a coefficient: the patches' separable
+        # surrogates (all faces Dirichlet), and with Neumann parts Chebyshev on 8 x 4 cells, whose 3
+        # sub-boxes do not halve (the finest level is the gathered one)
+        cheb = ["--smoother", "chebyshev"]
         same_solve(tmp, "mg_fgmres_fp32", ["--dim", "3", "--degree", "2", "--cells", "12", "--precond", "mg",
                                            "--mg-precision", "fp32", "--tol", "1e-10"])
         same_solve(tmp, "mg_cg_2d", ["--dim", "2", "--degree", "4", "--cells", "24", "--solver", "cg",
-                                     "--precond", "mg", "--tol", "1e-10"])
+                                     "--precond", "mg", "--tol", "1e-10"] + cheb)
         same_solve(tmp, "mg_dg_vcycles", ["--dim", "2", "--degree", "3", "--cells", "16", "--disc", "dg",
-                                          "--solver", "mg", "--tol", "1e-10"])
+                                          "--solver", "mg", "--tol", "1e-10"] + cheb)
         same_solve(tmp, "mg_dg_fmg_fp32", ["--dim", "3", "--degree", "2", "--cells", "8", "--disc", "dg",
-                                           "--solver", "fmg", "--mg-precision", "fp32", "--tol", "1e-10"])
-        same_solve(tmp, "mg_gmres", ["--dim", "2", "--degree", "2", "--cells", "32", "--solver", "gmres",
-                                     "--precond", "mg", "--tol", "1e-10"])
-        annulus_mg = dict(ANNULUS_2D, geometry=dict(ANNULUS_2D["geometry"], cells=[8, 4]))
-        same_solve(tmp, "mg_annulus", ["--precond", "mg", "--tol", "1e-10"], problem=annulus_mg)
+                                           "--solver", "fmg", "--mg-precision", "fp32", "--tol", "1e-10"] + cheb)
+        same_solve(tmp, "mg_gmres_additive", ["--dim", "2", "--degree", "2", "--cells", "32", "--solver", "gmres",
+                                              "--precond", "mg", "--smoother", "patch-additive", "--tol", "1e-10"])
+        annulus_dirichlet = dict(ANNULUS_2D, geometry=dict(ANNULUS_2D["geometry"], cells=[8, 8]),
+                                 dirichlet={f: U for f in ("xmin", "xmax", "ymin", "ymax")})
+        del annulus_dirichlet["neumann"]
+        same_solve(tmp, "mg_annulus_patches", ["--precond", "mg", "--tol", "1e-10"], problem=annulus_dirichlet)
+        annulus_mixed = dict(ANNULUS_2D, geometry=dict(ANNULUS_2D["geometry"], cells=[8, 4]))
+        same_solve(tmp, "mg_annulus_neumann", ["--precond", "mg", "--tol", "1e-10"], problem=annulus_mixed)
 
         # bad input: every rank ends with exit 2, one message, no report, no hang
         expect_refused(tmp, "too_many_ranks", 3, ["solve", "--cells", "1", "--degree", "2"], "cannot be split")
         expect_refused(tmp, "multigrid_one_level", 2, ["solve", "--cells", "5", "--precond", "mg", "--backend",
                                                        "cpu"], "needs at least two levels")
-        expect_refused(tmp, "patch_smoother", 2, ["solve", "--cells", "8", "--precond", "mg", "--smoother", "patch",
-                                                  "--backend", "cpu"], "smooths with --smoother chebyshev")
+        expect_refused(tmp, "dg_patch_smoother", 2, ["solve", "--cells", "8", "--disc", "dg", "--precond", "mg",
+                                                     "--smoother", "patch", "--backend", "cpu"],
+                       "smooths dg with --smoother chebyshev")
         expect_refused(tmp, "multigrid_cuda", 2, ["solve", "--cells", "4", "--backend", "cuda", "--precond", "mg"],
                        "multigrid on --backend cuda runs on one rank")
         expect_refused(tmp, "fgmres_cuda", 2, ["solve", "--cells", "4", "--backend", "cuda", "--solver", "fgmres",

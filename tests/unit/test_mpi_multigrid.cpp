@@ -1,7 +1,8 @@
 // Geometric multigrid across MPI ranks on the CPU (ctest label mpi, run on 1, 2 and 3 ranks):
 // partitions aligned to a coarse level and their coarsening, the transfers between distributed
-// levels and onto rank 0 (GatherTransfer), and one V-cycle, against the same objects built on one
-// rank (every rank builds the whole hierarchy too). Fresh random inputs, poisoned outputs.
+// levels and onto rank 0 (GatherTransfer), and one V-cycle with Chebyshev and vertex-patch
+// smoothers, against the same objects built on one rank (every rank builds the whole hierarchy
+// too). Fresh random inputs, poisoned ghosts and outputs.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -177,29 +178,49 @@ TEST(DistributedTransfer, CgDeformed2D) {
 TEST(DistributedTransfer, Dg3D) { check_transfers<3>({fe::Disc::dg, 2, {4, 8, 8}, mesh::GeometryKind::cartesian}); }
 TEST(DistributedTransfer, Dg2D) { check_transfers<2>({fe::Disc::dg, 1, {16, 6}, mesh::GeometryKind::cartesian}); }
 
-/// One V-cycle (Chebyshev smoothers, the coarse solve on rank 0) against one rank's: the same
-/// eigenvalue estimates and the same result to rounding.
+/// The quarter annulus of the unit box's map (x, y) -> (1 + x)(cos, sin)(pi y / 2).
+template <int dim>
+mesh::Domain<dim> annulus() {
+  mesh::Point<dim> lo{}, hi{};
+  for (int d = 0; d < dim; ++d) hi[d] = 1.0;
+  return mesh::Domain<dim>::box(lo, hi, [](const mesh::Point<dim>& X) {
+    mesh::Point<dim> x = X;
+    x[0] = (1 + X[0]) * std::cos(M_PI / 2 * X[1]);
+    x[1] = (1 + X[0]) * std::sin(M_PI / 2 * X[1]);
+    return x;
+  });
+}
+
+/// One V-cycle (the coarse solve on rank 0) against one rank's: the same Chebyshev eigenvalue
+/// estimates, the same result to rounding. Patch smoothers: every rank smooths the patches of its
+/// vertices, with the surrogates' cell metrics of ghost cells from their owners on curved cells.
 template <int dim, typename Number>
-void check_vcycle(const Case<dim>& c, double tolerance) {
+void check_vcycle(fe::Disc disc, int degree, const std::array<int, dim>& cells, const mesh::Domain<dim>& domain,
+                  multigrid::SmootherKind smoother, bool coefficient, double tolerance,
+                  multigrid::PatchVariant variant = multigrid::PatchVariant::fused) {
   const auto comm = world();
   const unsigned seed = shared_seed();
   SCOPED_TRACE("seed " + std::to_string(seed) + ", rank " + std::to_string(comm.rank()));
   operators::OperatorConfig cfg;
-  cfg.disc = c.disc;
-  cfg.degree = c.degree;
+  cfg.disc = disc;
+  cfg.degree = degree;
+  if (coefficient) cfg.coefficient = [](const double* x) { return 1.5 + std::sin(3 * x[0]) * x[1]; };
   multigrid::MultigridSettings settings;
-  settings.smoother.kind = multigrid::SmootherKind::chebyshev;
-  const mesh::BoxMesh<dim> whole(c.cells, c.geometry);
-  const multigrid::LevelHierarchy<dim> h1(whole, fe::all_dirichlet<dim>(), c.disc, c.degree);
+  settings.smoother.kind = smoother;
+  settings.smoother.patch_variant = variant;
+  const mesh::BoxMesh<dim> whole(cells, domain);
+  const multigrid::LevelHierarchy<dim> h1(whole, fe::all_dirichlet<dim>(), disc, degree);
   const multigrid::Multigrid<dim, Number> mg1(h1, cfg, settings);
-  const int a = multigrid::LevelHierarchy<dim>::partition_alignment(c.cells, comm.size());
-  const mesh::BoxMesh<dim> mesh(c.cells, c.geometry, mesh::Partition<dim>::distributed(c.cells, comm, 1, a));
-  const multigrid::LevelHierarchy<dim> h(mesh, fe::all_dirichlet<dim>(), c.disc, c.degree);
+  const int a = multigrid::LevelHierarchy<dim>::partition_alignment(cells, comm.size());
+  const mesh::BoxMesh<dim> mesh(cells, domain, mesh::Partition<dim>::distributed(cells, comm, 1, a));
+  const multigrid::LevelHierarchy<dim> h(mesh, fe::all_dirichlet<dim>(), disc, degree);
   const multigrid::Multigrid<dim, Number> mg(h, cfg, settings);
-  for (int l = std::max(1, h.gathered_level()); l < h.n_levels(); ++l)
+  for (int l = std::max(1, h.gathered_level()); l < h.n_levels(); ++l) {
     EXPECT_NEAR(mg.level_info()[l].lambda_max, mg1.level_info()[l].lambda_max,
                 (std::is_same_v<Number, float> ? 1e-5 : 1e-10) * mg1.level_info()[l].lambda_max)
         << "level " << l;
+    EXPECT_EQ(mg.level_info()[l].n_patches, mg1.level_info()[l].n_patches) << "level " << l;
+  }
   const int f = h.finest();
   std::mt19937 gen(seed);
   std::uniform_real_distribution<double> dist(-1.0, 1.0);
@@ -209,25 +230,61 @@ void check_vcycle(const Case<dim>& c, double tolerance) {
   const auto global = h.dofs(f).global_indices();
   const auto owned = owned_mask(h.dofs(f));
   Vector<Number> b(h.dofs(f).n_local()), x(b.size());
-  for (std::size_t i = 0; i < b.size(); ++i) b[i] = b1[std::size_t(global[i])];
+  // the ghosts of b poisoned: the levels must fetch what they read from the owners
+  for (std::size_t i = 0; i < b.size(); ++i)
+    b[i] = owned[i] ? b1[std::size_t(global[i])] : std::numeric_limits<Number>::quiet_NaN();
   mg.vcycle(x, b);
   double scale = 0.0;
   for (std::size_t i = 0; i < x1.size(); ++i) scale = std::max(scale, double(std::abs(x1[i])));
   ASSERT_GT(scale, 0.0);
-  for (std::size_t i = 0; i < x.size(); ++i)
+  for (std::size_t i = 0; i < x.size(); ++i) {
     if (owned[i]) {
       ASSERT_NEAR(double(x[i]), double(x1[std::size_t(global[i])]), tolerance * scale) << "entry " << i;
     }
+  }
 }
 
-TEST(DistributedMultigrid, VCycleCg3D) {
-  check_vcycle<3, double>({fe::Disc::cg, 2, {8, 8, 12}, mesh::GeometryKind::cartesian}, 1e-11);
+using multigrid::PatchVariant;
+using multigrid::SmootherKind;
+
+TEST(DistributedMultigrid, ChebyshevCg3D) {
+  check_vcycle<3, double>(fe::Disc::cg, 2, {8, 8, 12}, mesh::Domain<3>::unit(mesh::GeometryKind::cartesian),
+                          SmootherKind::chebyshev, false, 1e-11);
 }
-TEST(DistributedMultigrid, VCycleDgDeformed2D) {
-  check_vcycle<2, double>({fe::Disc::dg, 3, {12, 8}, mesh::GeometryKind::deformed}, 1e-11);
+TEST(DistributedMultigrid, ChebyshevDgDeformed2D) {
+  check_vcycle<2, double>(fe::Disc::dg, 3, {12, 8}, mesh::Domain<2>::unit(mesh::GeometryKind::deformed),
+                          SmootherKind::chebyshev, false, 1e-11);
 }
-TEST(DistributedMultigrid, VCycleCgFp32_2D) {
-  check_vcycle<2, float>({fe::Disc::cg, 4, {8, 16}, mesh::GeometryKind::cartesian}, 1e-4);
+TEST(DistributedMultigrid, ChebyshevCgFp32_2D) {
+  check_vcycle<2, float>(fe::Disc::cg, 4, {8, 16}, mesh::Domain<2>::unit(mesh::GeometryKind::cartesian),
+                         SmootherKind::chebyshev, false, 1e-4);
+}
+TEST(DistributedMultigrid, PatchCg3D) {
+  check_vcycle<3, double>(fe::Disc::cg, 3, {8, 8, 12}, mesh::Domain<3>::unit(mesh::GeometryKind::cartesian),
+                          SmootherKind::patch, false, 1e-11);
+}
+TEST(DistributedMultigrid, PatchSeparateCg2D) {
+  check_vcycle<2, double>(fe::Disc::cg, 2, {12, 16}, mesh::Domain<2>::unit(mesh::GeometryKind::cartesian),
+                          SmootherKind::patch, false, 1e-11, PatchVariant::separate);
+}
+TEST(DistributedMultigrid, PatchSurrogatesAnnulusCoefficient3D) {
+  check_vcycle<3, double>(fe::Disc::cg, 2, {8, 8, 4}, annulus<3>(), SmootherKind::patch, true, 1e-11);
+}
+TEST(DistributedMultigrid, PatchAdditiveDeformedFp32_2D) {
+  check_vcycle<2, float>(fe::Disc::cg, 3, {16, 8}, mesh::Domain<2>::unit(mesh::GeometryKind::deformed),
+                         SmootherKind::patch_additive, false, 1e-4);
+}
+TEST(DistributedMultigrid, DgPatchesRefused) {
+  const auto comm = world();
+  if (comm.size() == 1) GTEST_SKIP() << "one rank: the dg patches run";
+  const std::array<int, 2> cells{8, 8};
+  const mesh::BoxMesh<2> mesh(cells, mesh::GeometryKind::cartesian, mesh::Partition<2>::distributed(cells, comm));
+  const multigrid::LevelHierarchy<2> h(mesh, fe::all_dirichlet<2>(), fe::Disc::dg, 2);
+  operators::OperatorConfig cfg;
+  cfg.disc = fe::Disc::dg;
+  cfg.degree = 2;
+  multigrid::MultigridSettings settings;
+  EXPECT_THROW((multigrid::Multigrid<2, double>(h, cfg, settings)), InputError);
 }
 
 }  // namespace

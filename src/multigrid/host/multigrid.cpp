@@ -73,10 +73,10 @@ std::unique_ptr<Smoother<Vector<Number>>> make_smoother(const SmootherSettings& 
     case SmootherKind::patch_additive: {
       const bool additive = settings.kind == SmootherKind::patch_additive;
       const bool dg = dofs.disc() == fe::Disc::dg;
-      if (mesh.partition().is_distributed())
+      if (dg && mesh.partition().is_distributed())
         throw InputError(std::string("--smoother ") + to_string(settings.kind) +
-                         ": the vertex patches are smoothed on one rank; a multigrid spread over " +
-                         std::to_string(mesh.partition().comm.size()) + " ranks smooths with --smoother chebyshev");
+                         " with --disc dg: the dg vertex patches are smoothed on one rank; a multigrid spread over " +
+                         std::to_string(mesh.partition().comm.size()) + " ranks smooths dg with --smoother chebyshev");
       const double omega = settings.relaxation.value_or(
           additive ? (dg ? dg_additive_default_relaxation(dim, mesh.geometry() == mesh::GeometryKind::cartesian)
                          : additive_default_relaxation(dim))
@@ -107,11 +107,12 @@ std::unique_ptr<Smoother<Vector<Number>>> make_smoother(const SmootherSettings& 
       auto s = std::make_unique<VertexPatchSmoother<dim, Number>>(
           mesh, dofs, quadrature, additive, settings.patch_variant, omega, op,
           surrogate ? op.matrix_free().cell_metric() : std::vector<double>{});
-      info.n_patches = s->n_patches();
+      // every rank's patches (a distributed level: each rank smooths the patches of its vertices)
+      info.n_patches = std::size_t(mesh.partition().comm.sum(double(s->n_patches())));
       std::snprintf(text, sizeof text, "%s (%s%s, %zu patches, %d colors, relaxation %g)",
                     additive ? "additive vertex patch" : "multiplicative vertex patch",
                     additive ? "global residual" : to_string(s->variant()),
-                    s->surrogate() ? ", separable surrogates" : "", s->n_patches(),
+                    s->surrogate() ? ", separable surrogates" : "", info.n_patches,
                     additive ? 1 : (1 << dim), omega);
       info.smoother = text;
       return s;

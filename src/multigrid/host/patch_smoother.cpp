@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "core/error.h"
+#include "fe/dof_exchange.h"
 #include "fe/lagrange.h"
 #include "solvers/blas_lapack.h"
 #include "multigrid/host/patch_sweeps.h"
@@ -199,6 +200,33 @@ std::array<double, dim> local_cell_size(const mesh::BoxMesh<dim>& mesh, bool sur
 }
 }  // namespace
 
+namespace {
+/// The cell metric of a mesh's owned cells ([cell * dim + d]) extended to its ghosted box, the ghost
+/// cells' entries from their owners (through the ghost exchange of Q1 dg cell vectors, whose 2^dim
+/// entries per cell carry the dim values).
+template <int dim>
+std::vector<double> ghosted_cell_metric(const mesh::BoxMesh<dim>& mesh, const std::vector<double>& owned) {
+  const auto& part = mesh.partition();
+  constexpr int per_cell = 1 << dim;
+  const auto exchange = fe::make_dof_exchange<dim>(part, fe::Disc::dg, 1);
+  std::vector<double> cells(part.ghosted.n_cells() * per_cell, 0.0);
+  auto ghosted_number = [&](const std::array<int, dim>& c) {
+    std::size_t n = 0;
+    for (int d = dim - 1; d >= 0; --d) n = n * std::size_t(part.ghosted.extent(d)) + std::size_t(c[d] - part.ghosted.begin[d]);
+    return n;
+  };
+  for (std::size_t cell = 0; cell < mesh.n_owned_cells(); ++cell) {
+    const std::size_t g = ghosted_number(mesh.cell_index(cell));
+    for (int d = 0; d < dim; ++d) cells[g * per_cell + d] = owned[cell * dim + d];
+  }
+  exchange->update_ghosts(cells.data());
+  std::vector<double> out(part.ghosted.n_cells() * dim);
+  for (std::size_t c = 0; c < part.ghosted.n_cells(); ++c)
+    for (int d = 0; d < dim; ++d) out[c * dim + d] = cells[c * per_cell + d];
+  return out;
+}
+}  // namespace
+
 template <int dim, typename Number>
 VertexPatchSmoother<dim, Number>::VertexPatchSmoother(const mesh::BoxMesh<dim>& mesh, const fe::DofLayout<dim>& dofs,
                                                       const fe::Quadrature1D& quadrature, bool additive,
@@ -222,6 +250,8 @@ VertexPatchSmoother<dim, Number>::VertexPatchSmoother(const mesh::BoxMesh<dim>& 
   if (!cell_metric_.empty() && cell_metric_.size() != mesh.n_owned_cells() * dim)
     throw Error("VertexPatchSmoother: the cell metric has " + std::to_string(cell_metric_.size()) +
                 " entries, the mesh " + std::to_string(mesh.n_owned_cells()) + " cells");
+  const auto& part = mesh.partition();
+  if (!cell_metric_.empty() && part.is_distributed()) cell_metric_ = ghosted_cell_metric(mesh, cell_metric_);
   if (mesh.geometry() != mesh::GeometryKind::cartesian || !cell_metric_.empty()) variant_ = PatchVariant::global;
   if (!dofs.all_faces_dirichlet())
     throw InputError("--smoother patch: the vertex patches cover Dirichlet problems only; with Neumann parts use "
@@ -232,18 +262,22 @@ VertexPatchSmoother<dim, Number>::VertexPatchSmoother(const mesh::BoxMesh<dim>& 
     stride_[d] = s;
     s *= ext[d];
   }
-  // patches of the interior vertices, by color
+  // patches of the interior vertices this process owns (the vertex v: the owner of cell v), by color
   colors_.resize(1 << dim);
   const auto& n = mesh.n_cells();
-  std::array<int, dim> v;
+  std::array<int, dim> v, first, count;
   std::size_t n_vertices = 1;
-  for (int d = 0; d < dim; ++d) n_vertices *= static_cast<std::size_t>(std::max(0, n[d] - 1));
+  for (int d = 0; d < dim; ++d) {
+    first[d] = std::max(1, part.owned.begin[d]);
+    count[d] = std::max(0, std::min(n[d] - 1, part.owned.end[d] - 1) - first[d] + 1);
+    n_vertices *= static_cast<std::size_t>(count[d]);
+  }
   for (std::size_t i = 0; i < n_vertices; ++i) {
     std::size_t r = i;
     int color = 0;
     for (int d = 0; d < dim; ++d) {
-      v[d] = 1 + static_cast<int>(r % (n[d] - 1));
-      r /= (n[d] - 1);
+      v[d] = first[d] + static_cast<int>(r % count[d]);
+      r /= count[d];
       color |= (v[d] & 1) << d;
     }
     colors_[color].push_back(v);
@@ -266,7 +300,7 @@ VertexPatchSmoother<dim, Number>::VertexPatchSmoother(const mesh::BoxMesh<dim>& 
   const int nf = ipow(n_full_, dim);
   for (auto* b : {&u_, &r_, &t0_, &t1_, &t2_, &t3_}) b->resize(nf);
   if (variant_ == PatchVariant::global || additive_) residual_.resize(dofs.n_local());
-  if (additive_) correction_.resize(dofs.n_local());
+  if (additive_ || part.is_distributed()) correction_.resize(dofs.n_local());
 }
 
 template <int dim, typename Number>
@@ -322,7 +356,7 @@ void VertexPatchSmoother<dim, Number>::gather_full(const Patch& v, const Vector<
   const index_t base = first_node(v);
   const auto& mask = dofs_->boundary_mask();
   bool touches_boundary = false;
-  for (int d = 0; d < dim; ++d) touches_boundary |= (v[d] == 1) || ((v[d] + 1) * k_ + 1 == dofs_->lattice_extent()[d]);
+  for (int d = 0; d < dim; ++d) touches_boundary |= (v[d] == 1) || (v[d] == mesh_->n_cells()[d] - 1);
   const Number* src = u.data();
   if constexpr (dim == 2) {
     for (int j = 0; j < n; ++j) {
@@ -427,7 +461,7 @@ void VertexPatchSmoother<dim, Number>::local_solve(const Patch& v, Number* r) co
 template <int dim, typename Number>
 std::array<double, dim> VertexPatchSmoother<dim, Number>::patch_metric(const Patch& v) const {
   if (cell_metric_.empty()) return {};
-  return patch_mean_metric<dim>(*mesh_, cell_metric_, v);
+  return patch_mean_metric<dim>(mesh_->partition().ghosted, cell_metric_, v);
 }
 
 template <int dim, typename Number>
@@ -452,7 +486,10 @@ auto VertexPatchSmoother<dim, Number>::sweep_ops() const {
 template <int dim, typename Number>
 void VertexPatchSmoother<dim, Number>::smooth(Vector<Number>& x, const Vector<Number>& b, SweepOrder order) const {
   TCFEM_ASSERT(x.size() == dofs_->n_local() && b.size() == dofs_->n_local(), "smoother vector sizes");
-  const PatchSweepWork<Number> work{residual_, correction_, r_, buffer_};
+  const GhostLayout* ghosts = dofs_->ghost_layout().get();
+  // the localized residuals read b at the patches' nodes of other ranks
+  if (ghosts && !additive_ && variant_ != PatchVariant::global) ghosts->update_ghosts(const_cast<Number*>(b.data()));
+  const PatchSweepWork<Number> work{residual_, correction_, r_, buffer_, ghosts};
   const Number omega = static_cast<Number>(relaxation_);
   schwarz_step(additive_, variant_, colors_, std::size_t(ipow(n_inner_, dim)), omega, *op_, x, b, order, work, sweep_ops());
   set_constrained(x, b);

@@ -35,6 +35,14 @@
 // patch of the undeformed parameter grid (h = 1 / n_cells per direction).
 // Dirichlet constraints: constrained nodes enter local residuals as zeros (their columns are zero
 // in the constrained operator); after a step they hold b (their rows are the identity).
+//
+// Distributed levels: a rank smooths the patches of the vertices it owns (the vertex v belongs to
+// the owner of cell v, as its lattice node does); their cells below v may be ghost cells. The
+// localized residuals read the ghost values of x and b (updated before each color), the global
+// residual's ghosts are updated from their owners, and the corrections at nodes of other ranks are
+// added to their owners (patches of one color share no inner node, on any rank). The surrogates'
+// cell metrics of the ghost cells come from their owners once at setup. Every rank then computes
+// what one process would, up to the order of the operator's sums.
 #include <array>
 #include <vector>
 
@@ -118,15 +126,17 @@ inline bool uses_patch_surrogates(mesh::GeometryKind geometry, bool variable_coe
 }
 
 /// The weights g_d of the separable surrogate of the patch around interior vertex v: the mean of
-/// `cell_metric` ([cell * dim + d], MatrixFreeOperator::cell_metric) over the patch's 2^dim cells.
+/// `cell_metric` ([cell * dim + d], cells numbered lexicographically in the box `cells`: a mesh's
+/// ghosted box, MatrixFreeOperator::cell_metric on one process) over the patch's 2^dim cells.
 template <int dim>
-std::array<double, dim> patch_mean_metric(const mesh::BoxMesh<dim>& mesh, const std::vector<double>& cell_metric,
+std::array<double, dim> patch_mean_metric(const mesh::CellBox<dim>& cells, const std::vector<double>& cell_metric,
                                           const std::array<int, dim>& v) {
   std::array<double, dim> g{};
   for (int corner = 0; corner < (1 << dim); ++corner) {
-    std::array<int, dim> c;
-    for (int d = 0; d < dim; ++d) c[d] = v[d] - 1 + ((corner >> d) & 1);
-    const double* m = cell_metric.data() + mesh.cell_number(c) * dim;
+    std::size_t cell = 0;
+    for (int d = dim - 1; d >= 0; --d)
+      cell = cell * std::size_t(cells.extent(d)) + std::size_t(v[d] - 1 + ((corner >> d) & 1) - cells.begin[d]);
+    const double* m = cell_metric.data() + cell * dim;
     for (int d = 0; d < dim; ++d) g[d] += m[d];
   }
   for (int d = 0; d < dim; ++d) g[d] /= double(1 << dim);
@@ -182,7 +192,7 @@ class VertexPatchSmoother final : public Smoother<Vector<Number>> {
   const mesh::BoxMesh<dim>* mesh_;
   const fe::DofLayout<dim>* dofs_;
   const LevelOperator<Vector<Number>>* op_;
-  std::vector<double> cell_metric_;
+  std::vector<double> cell_metric_;  // by the cells of the ghosted box (patch_mean_metric)
   bool additive_;
   PatchVariant variant_;
   double relaxation_;

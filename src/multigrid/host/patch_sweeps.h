@@ -15,13 +15,17 @@
 namespace tcfem::multigrid {
 
 /// The work vectors of a sweep: `residual` (n DoFs), `r` (one patch), `buffer` (a color's
-/// residuals, PatchVariant::separate), `correction` (n DoFs, additive sweep).
+/// residuals, PatchVariant::separate), `correction` (n DoFs, additive sweep and distributed
+/// levels); `ghosts`: the level's ghost exchange on a distributed level (null on one process),
+/// with which the patches of vertices owned by this rank read the ghost values of x and of the
+/// residual and pass their corrections at other ranks' nodes to the owners.
 template <typename Number>
 struct PatchSweepWork {
   Vector<Number>& residual;
   Vector<Number>& correction;
   std::vector<Number>& r;
   std::vector<Number>& buffer;
+  const GhostLayout* ghosts = nullptr;
 };
 
 /// One color of the multiplicative smoother: every patch of the color, x += omega A_j^{-1} r_j, with
@@ -31,13 +35,20 @@ template <typename Number, class Patch, class Ops>
 void multiplicative_color_sweep(PatchVariant variant, const std::vector<Patch>& patches, std::size_t patch_size,
                                 Number omega, const LevelOperator<Vector<Number>>& op, Vector<Number>& x,
                                 const Vector<Number>& b, PatchSweepWork<Number> w, const Ops& ops) {
-  if (patches.empty()) return;
+  // distributed: every rank takes part in the exchanges, with patches of this color or without;
+  // the corrections go through w.correction to the owners of their nodes
+  if (patches.empty() && !w.ghosts) return;
+  Vector<Number>& target = w.ghosts ? w.correction : x;
+  if (w.ghosts) {
+    w.correction.fill(Number(0));
+    if (variant != PatchVariant::global) w.ghosts->update_ghosts(x.data());
+  }
   switch (variant) {
     case PatchVariant::fused:
       for (const auto& v : patches) {
         ops.residual(v, x, b, w.r.data());
         ops.solve(v, w.r.data());
-        ops.add(v, omega, w.r.data(), x);
+        ops.add(v, omega, w.r.data(), target);
       }
       break;
     case PatchVariant::separate:
@@ -46,18 +57,23 @@ void multiplicative_color_sweep(PatchVariant variant, const std::vector<Patch>& 
       for (std::size_t p = 0; p < patches.size(); ++p) {
         Number* r = w.buffer.data() + p * patch_size;
         ops.solve(patches[p], r);
-        ops.add(patches[p], omega, r, x);
+        ops.add(patches[p], omega, r, target);
       }
       break;
     case PatchVariant::global:
       op.vmult(w.residual, x);
       VectorOps<Vector<Number>>::residual_from_product(w.residual, b);
+      if (w.ghosts) w.ghosts->update_ghosts(w.residual.data());
       for (const auto& v : patches) {
         ops.gather(v, w.residual, w.r.data());
         ops.solve(v, w.r.data());
-        ops.add(v, omega, w.r.data(), x);
+        ops.add(v, omega, w.r.data(), target);
       }
       break;
+  }
+  if (w.ghosts) {
+    w.ghosts->add_ghosts_to_owners(w.correction.data());
+    x.add(Number(1), w.correction);
   }
 }
 
@@ -68,6 +84,7 @@ void additive_sweep(const std::vector<std::vector<Patch>>& colors, Number omega,
                     PatchSweepWork<Number> w, const Ops& ops) {
   op.vmult(w.residual, x);
   VectorOps<Vector<Number>>::residual_from_product(w.residual, b);
+  if (w.ghosts) w.ghosts->update_ghosts(w.residual.data());
   w.correction.fill(Number(0));
   for (const auto& patches : colors)
     for (const auto& v : patches) {
@@ -75,6 +92,7 @@ void additive_sweep(const std::vector<std::vector<Patch>>& colors, Number omega,
       ops.solve(v, w.r.data());
       ops.add(v, Number(1), w.r.data(), w.correction);
     }
+  if (w.ghosts) w.ghosts->add_ghosts_to_owners(w.correction.data());
   x.add(omega, w.correction);
 }
 

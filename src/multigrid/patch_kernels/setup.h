@@ -180,7 +180,7 @@ std::vector<Number> patch_kernel_weights(const mesh::BoxMesh<dim>& mesh, const P
     }
     std::array<int, dim> v;
     for (int d = 0; d < dim; ++d) v[d] = color.parity[d] ? 1 + 2 * m[d] : 2 + 2 * m[d];  // as patch_nodes
-    const auto g = patch_mean_metric<dim>(mesh, cell_metric, v);
+    const auto g = patch_mean_metric<dim>(mesh.partition().ghosted, cell_metric, v);
     for (int d = 0; d < dim; ++d) w[j * dim + d] = static_cast<Number>(g[d]);
   }
   return w;
