@@ -111,7 +111,14 @@ struct SolverSettings {
   bool full_multigrid_start = true;  ///< start the Krylov solver from a full-multigrid cycle
   double tolerance = 1e-8;           ///< relative residual
   int max_iterations = 500;
-  bool verbose = false;  ///< one line per iteration on stdout
+  bool verbose = false;  ///< one line per iteration on stdout (rank 0 of several)
+  /// The processes that solve the problem together: the Fortran handle of an MPI communicator,
+  /// MPI_Comm_c2f(comm) (so that this header needs no MPI), called by every rank of it with the
+  /// same problem and settings. Each rank owns a sub-box of the cells; the iterations, residual
+  /// and errors are those of the whole problem, cell_node_values those of the rank's cells.
+  /// Several ranks solve on the CPU (every solver; Backend::cuda is refused). Empty: this
+  /// process alone.
+  std::optional<int> mpi_communicator;
 };
 
 template <int dim>
@@ -126,12 +133,13 @@ struct Result {
   std::string backend_reason;  ///< why
   std::string smoother;        ///< the multigrid smoother (empty for Jacobi)
   /// The solution at the nodes of every cell (the cell's (k+1)^dim nodes in tensor order) and
-  /// the nodes' physical points.
+  /// the nodes' physical points (with several ranks: of this rank's cells).
   std::vector<double> cell_node_values;
   std::vector<Point<dim>> cell_node_points;
 
   /// Writes the solution on the curved cells (VTK Lagrange cells) with the coefficient and, with
-  /// an exact solution, u_exact and the error. The file appears complete or not at all.
+  /// an exact solution, u_exact and the error. The file appears complete or not at all. A result
+  /// of several ranks is refused (InputError).
   void write_vtu(const std::string& path) const;
 
   struct State;  ///< the implementation's

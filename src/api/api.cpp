@@ -8,8 +8,10 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "core/communicator.h"
 #include "core/device.h"
 #include "core/error.h"
+#include "fe/dof_layout.h"
 #include "io/gmsh_reader.h"
 #include "mesh/structured_block.h"
 #include "multigrid/device/multigrid_solve.h"
@@ -34,9 +36,9 @@ struct Geometry<dim>::Data {
 
 template <int dim>
 struct Result<dim>::State {
-  State(const mesh::Domain<dim>& domain, const std::array<int, dim>& cells, fe::Disc disc, int degree,
-        std::shared_ptr<const problem::ProblemDefinition<dim>> p)
-      : mesh(cells, domain), dofs(mesh, disc, degree, p->dirichlet_faces), problem(std::move(p)) {}
+  State(const mesh::Domain<dim>& domain, const std::array<int, dim>& cells, const mesh::Partition<dim>& partition,
+        fe::Disc disc, int degree, std::shared_ptr<const problem::ProblemDefinition<dim>> p)
+      : mesh(cells, domain, partition), dofs(mesh, disc, degree, p->dirichlet_faces), problem(std::move(p)) {}
   mesh::BoxMesh<dim> mesh;
   fe::DofLayout<dim> dofs;
   Vector<double> x;
@@ -204,9 +206,17 @@ Result<dim> solve(const Problem<dim>& pr, const SolverSettings& s) {
   for (int f = 0; f < 2 * dim; ++f) any_neumann |= !def->dirichlet_faces[f];
 
   Result<dim> r;
+  const Communicator comm =
+      s.mpi_communicator ? Communicator::from_fortran_handle(*s.mpi_communicator) : Communicator();
   // the backend
   const bool cpu_only = jacobi && s.solver != Solver::cg;
-  if (s.backend == Backend::cpu) {
+  if (comm.distributed()) {
+    if (s.backend == Backend::cuda)
+      throw InputError("SolverSettings::backend: cuda with " + std::to_string(comm.size()) +
+                       " ranks; several ranks solve on the CPU backend (Backend::cpu or automatic)");
+    r.backend = "cpu";
+    r.backend_reason = s.backend == Backend::cpu ? "requested" : std::to_string(comm.size()) + " ranks";
+  } else if (s.backend == Backend::cpu) {
     r.backend = "cpu";
     r.backend_reason = "requested";
   } else if (s.backend == Backend::cuda) {
@@ -225,23 +235,31 @@ Result<dim> solve(const Problem<dim>& pr, const SolverSettings& s) {
   }
   const bool cuda = r.backend == "cuda";
 
-  auto state = std::make_shared<typename Result<dim>::State>(g.domain, g.cells, dg ? fe::Disc::dg : fe::Disc::cg,
-                                                              s.degree, def);
+  // several ranks: a sub-box each, its bounds on a coarse level's cells for multigrid
+  const int alignment = comm.distributed() && !jacobi
+                            ? multigrid::LevelHierarchy<dim>::partition_alignment(g.cells, comm.size())
+                            : 1;
+  const auto partition = comm.distributed() ? mesh::Partition<dim>::distributed(g.cells, comm, 1, alignment)
+                                            : mesh::Partition<dim>::serial(g.cells);
+  auto state = std::make_shared<typename Result<dim>::State>(g.domain, g.cells, partition,
+                                                              dg ? fe::Disc::dg : fe::Disc::cg, s.degree, def);
   const auto& mesh = state->mesh;
   const auto& dofs = state->dofs;
   operators::OperatorConfig cfg;
   cfg.disc = dg ? fe::Disc::dg : fe::Disc::cg;
   cfg.degree = s.degree;
   cfg.coefficient = def->coefficient;
-  auto sys = problem::assemble_system<dim>(mesh, dofs, cfg, *def);
+  // an error in one rank's sub-box (det J, the coefficient) ends every rank
+  problem::DiscreteSystem<dim> sys;
+  collective(comm, [&] { sys = problem::assemble_system<dim>(mesh, dofs, cfg, *def); });
   Vector<double>& x = state->x;
-  x = Vector<double>(dofs.n_local());
+  x = fe::make_vector<double>(dofs);
   r.n_dofs = dofs.n_dofs();
 
   solvers::SolverControl control;
   control.tolerance = s.tolerance;
   control.max_iterations = s.max_iterations;
-  if (s.verbose)
+  if (s.verbose && comm.rank() == 0)
     control.progress = [](int it, double res, double t) {
       std::printf("  iteration %6d  relative residual %.3e  (%.1f s)\n", it, res, t);
       std::fflush(stdout);
@@ -272,7 +290,7 @@ Result<dim> solve(const Problem<dim>& pr, const SolverSettings& s) {
       report = multigrid::solve_with_multigrid_cuda<dim>(mesh, dofs, cfg, sys.rhs, x, mgs, control, options, info);
     } else {
       operators::LaplaceOperator<dim, double> A(mesh, dofs, cfg, operators::Form::laplace);
-      report = multigrid::solve_with_multigrid<dim>(mesh, cfg, A, sys.rhs, x, mgs, control);
+      collective(comm, [&] { report = multigrid::solve_with_multigrid<dim>(mesh, cfg, A, sys.rhs, x, mgs, control); });
     }
     result = report.result;
     setup += report.setup_seconds;
@@ -312,6 +330,7 @@ Result<dim> solve(const Problem<dim>& pr, const SolverSettings& s) {
     r.h1_seminorm_error = e.h1_semi;
     r.error_seconds = seconds_since(t);
   }
+  x.update_ghost_values();  // the owned cells' nodes of other ranks
   std::vector<double> points;
   problem::cell_node_values<dim>(mesh, dofs, x, points, r.cell_node_values);
   r.cell_node_points.resize(r.cell_node_values.size());
@@ -324,6 +343,9 @@ Result<dim> solve(const Problem<dim>& pr, const SolverSettings& s) {
 template <int dim>
 void Result<dim>::write_vtu(const std::string& path) const {
   if (!state) throw InputError("Result::write_vtu: the result holds no solution");
+  if (state->mesh.partition().is_distributed())
+    throw InputError("Result::write_vtu: the result of " + std::to_string(state->mesh.partition().comm.size()) +
+                     " ranks holds each rank's cells; VTU output is written from one process");
   problem::write_solution_vtu<dim>(path, state->mesh, state->dofs, state->x, state->problem.get());
 }
 

@@ -28,6 +28,10 @@ class Communicator {
   Communicator() = default;
   /// MPI_COMM_WORLD when MPI is initialized (MpiSession), else the serial communicator.
   static Communicator world();
+  /// The communicator of a Fortran handle (MPI_Comm_c2f), for callers that hold their own
+  /// communicator (the public API). Collective over its ranks. Throws InputError without MPI in
+  /// the build, before MPI_Init, or for MPI_COMM_NULL.
+  static Communicator from_fortran_handle(int handle);
 
   int rank() const { return rank_; }
   int size() const { return size_; }

@@ -56,18 +56,25 @@ Communicator Communicator::world() {
   // made once MPI runs (the split into hosts is a collective call: every rank makes it together)
   static std::once_flag once;
   static Communicator w;
-  std::call_once(once, [] {
-    w.handle_ = MPI_Comm_c2f(MPI_COMM_WORLD);
-    MPI_Comm_rank(MPI_COMM_WORLD, &w.rank_);
-    MPI_Comm_size(MPI_COMM_WORLD, &w.size_);
-    MPI_Comm local;
-    check(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, w.rank_, MPI_INFO_NULL, &local),
-          "MPI_Comm_split_type");
-    MPI_Comm_rank(local, &w.local_rank_);
-    MPI_Comm_size(local, &w.local_size_);
-    MPI_Comm_free(&local);
-  });
+  std::call_once(once, [] { w = from_fortran_handle(MPI_Comm_c2f(MPI_COMM_WORLD)); });
   return w;
+}
+
+Communicator Communicator::from_fortran_handle(int handle) {
+  if (!mpi_initialized())
+    throw InputError("an MPI communicator was given, but MPI is not initialized (call MPI_Init first)");
+  const MPI_Comm comm = MPI_Comm_f2c(handle);
+  if (comm == MPI_COMM_NULL) throw InputError("the MPI communicator is MPI_COMM_NULL");
+  Communicator c;
+  c.handle_ = handle;
+  check(MPI_Comm_rank(comm, &c.rank_), "MPI_Comm_rank");
+  check(MPI_Comm_size(comm, &c.size_), "MPI_Comm_size");
+  MPI_Comm local;
+  check(MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, c.rank_, MPI_INFO_NULL, &local), "MPI_Comm_split_type");
+  MPI_Comm_rank(local, &c.local_rank_);
+  MPI_Comm_size(local, &c.local_size_);
+  MPI_Comm_free(&local);
+  return c;
 }
 
 void Communicator::sum(double* values, std::size_t n) const {

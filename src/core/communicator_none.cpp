@@ -9,6 +9,9 @@ bool mpi_available() { return false; }
 std::string mpi_library_version() { return ""; }
 bool mpi_device_aware() { return false; }
 Communicator Communicator::world() { return Communicator(); }
+Communicator Communicator::from_fortran_handle(int) {
+  throw InputError("an MPI communicator was given, but this build of tcfem has no MPI (TCFEM_WITH_MPI=OFF)");
+}
 void Communicator::sum(double*, std::size_t) const {}
 void Communicator::sum(float*, std::size_t) const {}
 double Communicator::max(double v) const { return v; }
