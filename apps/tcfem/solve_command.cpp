@@ -262,8 +262,7 @@ void validate(const SolveOptions& o) {
                        ") solves with --solver cg --precond jacobi, or use --backend cpu");
     if (o.operator_path == "assembled")
       throw InputError("--operator-path assembled: runs on one rank (this run has " + ranks + ")");
-    if (!o.vtu_file.empty())
-      throw InputError("--vtu: VTU output of a distributed run (" + ranks + ") is not available; run on one rank");
+    if (!o.vtu_file.empty()) io::pvtu_piece_path(o.vtu_file, 0);  // a .pvtu name (each rank writes a piece)
   }
   if (o.exchange != "auto" && !(o.comm.distributed() && o.backend == "cuda"))
     throw InputError("--exchange " + o.exchange + ": the ghost exchange of a distributed run with --backend cuda");
@@ -694,7 +693,11 @@ int run_solve(const SolveOptions& o) {
   if (!o.vtu_file.empty()) {
     problem::write_solution_vtu<dim>(o.vtu_file, mesh, dofs, x, prob ? &*prob : nullptr);
     stage("VTU output");
-    say("  wrote           " + o.vtu_file + "\n");
+    say("  wrote           " + o.vtu_file +
+        (o.comm.distributed() ? " (pieces " + io::pvtu_piece_path(o.vtu_file, 0) + " .. " +
+                                    io::pvtu_piece_path(o.vtu_file, o.comm.size() - 1) + ")"
+                              : std::string()) +
+        "\n");
   }
   const double t_total = seconds_since(t_start);
   const auto rank_setup = o.comm.all_gather(t_setup + t_device_setup);

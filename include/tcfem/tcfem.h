@@ -116,8 +116,8 @@ struct SolverSettings {
   /// MPI_Comm_c2f(comm) (so that this header needs no MPI), called by every rank of it with the
   /// same problem and settings. Each rank owns a sub-box of the cells; the iterations, residual
   /// and errors are those of the whole problem, cell_node_values those of the rank's cells.
-  /// Several ranks solve on the CPU (every solver; Backend::cuda is refused). Empty: this
-  /// process alone.
+  /// Several ranks solve on the CPU (every solver; Backend::cuda is refused); write_vtu then
+  /// writes a .pvtu. Empty: this process alone.
   std::optional<int> mpi_communicator;
 };
 
@@ -139,7 +139,8 @@ struct Result {
 
   /// Writes the solution on the curved cells (VTK Lagrange cells) with the coefficient and, with
   /// an exact solution, u_exact and the error. The file appears complete or not at all. A result
-  /// of several ranks is refused (InputError).
+  /// of several ranks: every rank calls it with a path ending in .pvtu; each writes its cells to
+  /// NAME_<rank>.vtu beside it and rank 0 the .pvtu that joins them (InputError for another name).
   void write_vtu(const std::string& path) const;
 
   struct State;  ///< the implementation's

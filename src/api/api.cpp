@@ -343,9 +343,6 @@ Result<dim> solve(const Problem<dim>& pr, const SolverSettings& s) {
 template <int dim>
 void Result<dim>::write_vtu(const std::string& path) const {
   if (!state) throw InputError("Result::write_vtu: the result holds no solution");
-  if (state->mesh.partition().is_distributed())
-    throw InputError("Result::write_vtu: the result of " + std::to_string(state->mesh.partition().comm.size()) +
-                     " ranks holds each rank's cells; VTU output is written from one process");
   problem::write_solution_vtu<dim>(path, state->mesh, state->dofs, state->x, state->problem.get());
 }
 

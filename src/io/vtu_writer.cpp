@@ -321,9 +321,11 @@ std::vector<int> vtk_lagrange_to_lexicographic(int dim, int degree) {
   return LatticeOrder(dim, degree).build();
 }
 
-void write_vtu(const std::string& path, const LagrangeCellData& data) {
-  validate(data);
-
+namespace {
+/// Writes a file through `write` (stdio calls on the stream) so that it appears complete or not at
+/// all: a temporary file in the same directory, synced, then renamed.
+template <class Write>
+void write_atomically(const std::string& path, const Write& write) {
   const std::string tmp_path = path + ".tmp." + std::to_string(::getpid());
   TempFileGuard guard(tmp_path);
   std::FILE*& f = guard.file();
@@ -331,7 +333,7 @@ void write_vtu(const std::string& path, const LagrangeCellData& data) {
   if (!f) throw_io_error("create temporary file for", path, errno);
 
   errno = 0;  // so that a failed stdio write reports its own errno below
-  write_document(f, data);
+  write(f);
 
   if (std::fflush(f) != 0 || std::ferror(f)) throw_io_error("write", path, errno ? errno : EIO);
   if (::fsync(::fileno(f)) != 0 && errno != EINVAL && errno != EROFS)
@@ -341,6 +343,42 @@ void write_vtu(const std::string& path, const LagrangeCellData& data) {
   if (std::fclose(closing) != 0) throw_io_error("close", path, errno);
   if (std::rename(tmp_path.c_str(), path.c_str()) != 0) throw_io_error("rename onto", path, errno);
   guard.release();
+}
+}  // namespace
+
+void write_vtu(const std::string& path, const LagrangeCellData& data) {
+  validate(data);
+  write_atomically(path, [&](std::FILE* f) { write_document(f, data); });
+}
+
+std::string pvtu_piece_path(const std::string& pvtu_path, int rank) {
+  const std::string suffix = ".pvtu";
+  if (pvtu_path.size() <= suffix.size() || pvtu_path.compare(pvtu_path.size() - suffix.size(), suffix.size(), suffix) != 0)
+    throw InputError("parallel VTU output: the file name '" + pvtu_path + "' must end in .pvtu (each rank writes "
+                     "NAME_<rank>.vtu beside NAME.pvtu)");
+  return pvtu_path.substr(0, pvtu_path.size() - suffix.size()) + "_" + std::to_string(rank) + ".vtu";
+}
+
+void write_pvtu(const std::string& path, int n_pieces, const std::vector<std::string>& point_fields) {
+  if (n_pieces < 1) throw InputError("parallel VTU output: no pieces");
+  std::vector<std::string> sources;
+  for (int r = 0; r < n_pieces; ++r) {
+    const std::string piece = pvtu_piece_path(path, r);
+    const auto slash = piece.find_last_of('/');
+    sources.push_back(slash == std::string::npos ? piece : piece.substr(slash + 1));  // beside the .pvtu
+  }
+  write_atomically(path, [&](std::FILE* f) {
+    std::fputs("<?xml version=\"1.0\"?>\n", f);
+    std::fputs("<VTKFile type=\"PUnstructuredGrid\" version=\"1.0\" byte_order=\"LittleEndian\" "
+               "header_type=\"UInt64\">\n", f);
+    std::fputs("  <PUnstructuredGrid GhostLevel=\"0\">\n    <PPointData>\n", f);
+    for (const auto& name : point_fields)
+      std::fprintf(f, "      <PDataArray type=\"Float64\" Name=\"%s\"/>\n", xml_escape(name).c_str());
+    std::fputs("    </PPointData>\n    <PPoints>\n"
+               "      <PDataArray type=\"Float64\" Name=\"Points\" NumberOfComponents=\"3\"/>\n    </PPoints>\n", f);
+    for (const auto& source : sources) std::fprintf(f, "    <Piece Source=\"%s\"/>\n", xml_escape(source).c_str());
+    std::fputs("  </PUnstructuredGrid>\n</VTKFile>\n", f);
+  });
 }
 
 }  // namespace tcfem::io

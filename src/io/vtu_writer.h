@@ -29,4 +29,12 @@ std::vector<int> vtk_lagrange_to_lexicographic(int dim, int degree);
 /// inconsistent data sizes.
 void write_vtu(const std::string& path, const LagrangeCellData& data);
 
+/// The piece of rank `rank` of a parallel VTU file: "dir/name.pvtu" -> "dir/name_<rank>.vtu".
+/// Throws InputError unless `pvtu_path` ends in ".pvtu".
+std::string pvtu_piece_path(const std::string& pvtu_path, int rank);
+
+/// Writes the parallel VTU file `path` that joins the pieces pvtu_piece_path(path, 0 .. n_pieces-1)
+/// (written by write_vtu with the point fields `point_fields`), atomically as write_vtu.
+void write_pvtu(const std::string& path, int n_pieces, const std::vector<std::string>& point_fields);
+
 }  // namespace tcfem::io

@@ -1,14 +1,15 @@
 #include "problem/boundary_value_problem.h"
 
-#include "io/vtu_writer.h"
-
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <limits>
 
+#include "core/communicator.h"
 #include "core/error.h"
 #include "core/parallel.h"
 #include "fe/lagrange.h"
+#include "io/vtu_writer.h"
 #include "mesh/geometry_field.h"
 #include "operators/geometry_data.h"
 #include "tensor/evaluator.h"
@@ -427,6 +428,9 @@ template Errors compute_errors<3>(const mesh::BoxMesh<3>&, const fe::DofLayout<3
 template <int dim>
 void write_solution_vtu(const std::string& path, const mesh::BoxMesh<dim>& mesh, const fe::DofLayout<dim>& dofs,
                         const Vector<double>& x, const ProblemDefinition<dim>* problem) {
+  const Communicator& comm = mesh.partition().comm;
+  const std::string piece = comm.distributed() ? io::pvtu_piece_path(path, comm.rank()) : path;
+  x.update_ghost_values();  // the owned cells' nodes of other ranks
   io::LagrangeCellData data;
   data.dim = dim;
   data.degree = dofs.degree();
@@ -449,7 +453,21 @@ void write_solution_vtu(const std::string& path, const mesh::BoxMesh<dim>& mesh,
     data.point_fields.push_back({"u_exact", std::move(exact)});
     data.point_fields.push_back({"error", std::move(err)});
   }
-  io::write_vtu(path, data);
+  if (!comm.distributed()) {
+    io::write_vtu(path, data);
+    return;
+  }
+  std::vector<std::string> names;
+  for (const auto& field : data.point_fields) names.push_back(field.first);
+  try {
+    collective(comm, [&] { io::write_vtu(piece, data); });
+    collective(comm, [&] {
+      if (comm.rank() == 0) io::write_pvtu(path, comm.size(), names);
+    });
+  } catch (...) {
+    std::remove(piece.c_str());  // no partial output: every rank removes its piece
+    throw;
+  }
 }
 
 template void write_solution_vtu<2>(const std::string&, const mesh::BoxMesh<2>&, const fe::DofLayout<2>&,

@@ -55,7 +55,9 @@ Errors compute_errors(const mesh::BoxMesh<dim>& mesh, const fe::DofLayout<dim>& 
 
 /// Writes the solution x on the mesh's cells as VTU (io/vtu_writer.h) with the fields u and, with
 /// a problem, its coefficient; with an exact solution (the problem's, or the built-in problem's
-/// when `problem` is null) also u_exact and error.
+/// when `problem` is null) also u_exact and error. A distributed mesh (collective): `path` ends in
+/// .pvtu, every rank writes its cells to io::pvtu_piece_path(path, rank) and rank 0 the .pvtu that
+/// joins them; an error on any rank removes every piece and reaches every rank.
 template <int dim>
 void write_solution_vtu(const std::string& path, const mesh::BoxMesh<dim>& mesh, const fe::DofLayout<dim>& dofs,
                         const Vector<double>& x, const ProblemDefinition<dim>* problem);

@@ -5,8 +5,8 @@ geometry with a variable coefficient and Neumann parts; CG and FGMRES with Jacob
 every outer solver, fp64 and fp32 V-cycles and the full-multigrid start, vertex-patch and Chebyshev
 smoothers, its levels spread over the ranks down to a gathered level and the rest on rank 0) gives
 the same iteration counts, and errors
-and residuals equal up to rounding; bad input ends every rank with exit 2 and one message, writes
-nothing and never hangs.
+and residuals equal up to rounding; --vtu NAME.pvtu writes one piece per rank and the file that
+joins them; bad input ends every rank with exit 2 and one message, writes nothing and never hangs.
 
 With --gpu every run takes --backend cuda (one GPU per rank, the device ghost exchange on each of
 its paths) and the runs on two ranks are compared with the run on one GPU; without two usable GPUs
@@ -17,6 +17,7 @@ Usage: test_mpi.py TCFEM_BINARY MPIEXEC [--gpu]   (MPIEXEC may carry options: "m
 """
 import json
 import os
+import re
 import shlex
 import subprocess
 import sys
@@ -27,6 +28,7 @@ GPU = "--gpu" in sys.argv[3:]
 ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
            OMPI_MCA_rmaps_base_oversubscribe="1")
 failures = []
+CHECK_VTU = os.path.join(os.path.dirname(os.path.abspath(__file__)), "check_vtu.py")
 
 
 def check(cond, what):
@@ -125,6 +127,35 @@ def same_solve(tmp, name, args, rank_counts=(2, 3), problem=None, multi_args=())
                   f"{name}: {ranks} ranks: gathered level {gathered}")
 
 
+def check_pvtu(tmp, ranks):
+    """--vtu NAME.pvtu on several ranks: the pieces NAME_<r>.vtu hold every cell once, each checked
+    against the exact solution by check_vtu.py; the .pvtu names them and the fields."""
+    pvtu = os.path.join(tmp, f"sol{ranks}.pvtu")
+    r = run(ranks, ["solve", "--backend", "cpu", "--dim", "3", "--degree", "3", "--cells", "6", "--vtu", pvtu,
+                    "--tol", "1e-10"])
+    check(r.returncode == 0, f"pvtu {ranks}: exit {r.returncode} {r.stderr}")
+    check(os.path.exists(pvtu), f"pvtu {ranks}: no {pvtu}")
+    if not os.path.exists(pvtu):
+        return
+    with open(pvtu) as f:
+        text = f.read()
+    sources = re.findall(r'<Piece Source="([^"]+)"', text)
+    check(sources == [f"sol{ranks}_{q}.vtu" for q in range(ranks)], f"pvtu {ranks}: pieces {sources}")
+    check(all(f'Name="{n}"' in text for n in ("u", "u_exact", "error")), f"pvtu {ranks}: fields in {text!r}")
+    cells = 0
+    for source in sources:
+        piece = os.path.join(tmp, source)
+        if not os.path.exists(piece):
+            check(False, f"pvtu {ranks}: no piece {piece}")
+            continue
+        with open(piece) as f:
+            cells += int(re.search(r'NumberOfCells="(\d+)"', f.read()).group(1))
+        c = subprocess.run([sys.executable, CHECK_VTU, piece, "3", "u", "1e-3"], capture_output=True, text=True)
+        check(c.returncode == 0, f"pvtu {ranks}: {source}: {c.stderr}")
+    check(cells == 6 ** 3, f"pvtu {ranks}: {cells} cells in the pieces")
+    check(not [f for f in os.listdir(tmp) if ".tmp." in f], f"pvtu {ranks}: temporary files left")
+
+
 def expect_refused(tmp, name, ranks, args, part):
     report = os.path.join(tmp, name + ".refused.json")
     r = run(ranks, args + ["--json", report] if args and args[0] == "solve" else args, timeout=120)
@@ -203,6 +234,10 @@ def main():
         annulus_mixed = dict(ANNULUS_2D, geometry=dict(ANNULUS_2D["geometry"], cells=[8, 4]))
         same_solve(tmp, "mg_annulus_neumann", ["--precond", "mg", "--tol", "1e-10"], problem=annulus_mixed)
 
+        # parallel VTU output: every rank's cells in its piece, the .pvtu joining them
+        for ranks in (2, 3):
+            check_pvtu(tmp, ranks)
+
         # bad input: every rank ends with exit 2, one message, no report, no hang
         expect_refused(tmp, "too_many_ranks", 3, ["solve", "--cells", "1", "--degree", "2"], "cannot be split")
         expect_refused(tmp, "multigrid_one_level", 2, ["solve", "--cells", "5", "--precond", "mg", "--backend",
@@ -214,8 +249,8 @@ def main():
                        "multigrid on --backend cuda runs on one rank")
         expect_refused(tmp, "fgmres_cuda", 2, ["solve", "--cells", "4", "--backend", "cuda", "--solver", "fgmres",
                                                "--precond", "jacobi"], "runs on --backend cpu only")
-        expect_refused(tmp, "vtu", 2, ["solve", "--cells", "4", "--vtu", os.path.join(tmp, "u.vtu")], "--vtu")
-        check(not os.path.exists(os.path.join(tmp, "u.vtu")), "vtu: a file was written")
+        expect_refused(tmp, "vtu_name", 2, ["solve", "--cells", "4", "--vtu", os.path.join(tmp, "u.vtu")], ".pvtu")
+        check(not any(f.startswith("u") and "vtu" in f for f in os.listdir(tmp)), "vtu_name: a file was written")
         expect_refused(tmp, "bench", 2, ["bench"], "runs on one process")
         # a coefficient <= 0 only in the upper sub-box: found by one rank, reported once by all
         bad = dict(ANNULUS_2D)
