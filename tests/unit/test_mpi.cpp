@@ -20,6 +20,7 @@
 namespace tcfem {
 namespace {
 
+using test::annulus;
 using test::shared_seed;
 using test::world;
 
@@ -166,10 +167,7 @@ void check_operator(fe::Disc disc, int k, const std::array<int, dim>& cells, mes
   const auto comm = world();
   const unsigned seed = shared_seed();
   SCOPED_TRACE("seed " + std::to_string(seed) + ", rank " + std::to_string(comm.rank()));
-  operators::OperatorConfig cfg;
-  cfg.disc = disc;
-  cfg.degree = k;
-  if (coefficient) cfg.coefficient = [](const double* x) { return 1.5 + std::sin(3 * x[0]) * x[1]; };
+  const auto cfg = test::config(disc, k, coefficient);
   const mesh::BoxMesh<dim> whole(cells, domain);
   const fe::DofLayout<dim> whole_dofs(whole, disc, k, dirichlet);
   const operators::MatrixFreeOperator<dim, double> A1(whole, whole_dofs, cfg, operators::Form::laplace);
@@ -227,18 +225,6 @@ void check_operator(fe::Disc disc, int k, const std::array<int, dim>& cells, mes
   EXPECT_NEAR(r.iterations, r1.iterations, r1.iterations / 50);
   x.update_ghost_values();
   for (std::size_t i = 0; i < x.size(); ++i) ASSERT_NEAR(x[i], x1[std::size_t(global[i])], 1e-8);
-}
-
-template <int dim>
-mesh::Domain<dim> annulus() {
-  mesh::Point<dim> lo{}, hi{};
-  for (int d = 0; d < dim; ++d) hi[d] = 1.0;
-  return mesh::Domain<dim>::box(lo, hi, [](const mesh::Point<dim>& X) {
-    mesh::Point<dim> x = X;
-    x[0] = (1 + X[0]) * std::cos(M_PI / 2 * X[1]);
-    x[1] = (1 + X[0]) * std::sin(M_PI / 2 * X[1]);
-    return x;
-  });
 }
 
 TEST(DistributedOperator, CgCartesian3D) {

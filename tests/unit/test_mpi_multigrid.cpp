@@ -21,6 +21,7 @@
 namespace tcfem {
 namespace {
 
+using test::annulus;
 using test::shared_seed;
 using test::world;
 
@@ -178,19 +179,6 @@ TEST(DistributedTransfer, CgDeformed2D) {
 TEST(DistributedTransfer, Dg3D) { check_transfers<3>({fe::Disc::dg, 2, {4, 8, 8}, mesh::GeometryKind::cartesian}); }
 TEST(DistributedTransfer, Dg2D) { check_transfers<2>({fe::Disc::dg, 1, {16, 6}, mesh::GeometryKind::cartesian}); }
 
-/// The quarter annulus of the unit box's map (x, y) -> (1 + x)(cos, sin)(pi y / 2).
-template <int dim>
-mesh::Domain<dim> annulus() {
-  mesh::Point<dim> lo{}, hi{};
-  for (int d = 0; d < dim; ++d) hi[d] = 1.0;
-  return mesh::Domain<dim>::box(lo, hi, [](const mesh::Point<dim>& X) {
-    mesh::Point<dim> x = X;
-    x[0] = (1 + X[0]) * std::cos(M_PI / 2 * X[1]);
-    x[1] = (1 + X[0]) * std::sin(M_PI / 2 * X[1]);
-    return x;
-  });
-}
-
 /// One V-cycle (the coarse solve on rank 0) against one rank's: the same Chebyshev eigenvalue
 /// estimates, the same result to rounding. Patch smoothers: every rank smooths the patches of its
 /// vertices, with the surrogates' cell metrics of ghost cells from their owners on curved cells.
@@ -201,10 +189,7 @@ void check_vcycle(fe::Disc disc, int degree, const std::array<int, dim>& cells, 
   const auto comm = world();
   const unsigned seed = shared_seed();
   SCOPED_TRACE("seed " + std::to_string(seed) + ", rank " + std::to_string(comm.rank()));
-  operators::OperatorConfig cfg;
-  cfg.disc = disc;
-  cfg.degree = degree;
-  if (coefficient) cfg.coefficient = [](const double* x) { return 1.5 + std::sin(3 * x[0]) * x[1]; };
+  const auto cfg = test::config(disc, degree, coefficient);
   multigrid::MultigridSettings settings;
   settings.smoother.kind = smoother;
   settings.smoother.patch_variant = variant;
