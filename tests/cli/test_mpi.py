@@ -245,6 +245,13 @@ def main():
         expect_refused(tmp, "dg_patch_smoother", 2, ["solve", "--cells", "8", "--disc", "dg", "--precond", "mg",
                                                      "--smoother", "patch", "--backend", "cpu"],
                        "smooths dg with --smoother chebyshev")
+        # refused by rank 0 alone, in a level below the gathered one: every rank ends, none hangs
+        mixed = dict(annulus_mixed, geometry=dict(annulus_mixed["geometry"], cells=[16, 16]))
+        mixed_path = os.path.join(tmp, "mixed.problem.json")
+        with open(mixed_path, "w") as f:
+            json.dump(mixed, f)
+        expect_refused(tmp, "patch_neumann", 2, ["solve", "--problem", mixed_path, "--backend", "cpu",
+                                                 "--smoother", "patch"], "Dirichlet problems only")
         expect_refused(tmp, "multigrid_cuda", 2, ["solve", "--cells", "4", "--backend", "cuda", "--precond", "mg"],
                        "multigrid on --backend cuda runs on one rank")
         expect_refused(tmp, "fgmres_cuda", 2, ["solve", "--cells", "4", "--backend", "cuda", "--solver", "fgmres",

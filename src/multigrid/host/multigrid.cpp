@@ -175,13 +175,26 @@ Multigrid<dim, Number>::Multigrid(const LevelHierarchy<dim>& hierarchy, const op
   transfers_.resize(n_levels);
   info_.resize(n_levels);
   std::vector<typename VCycle<V>::Level> levels(n_levels);
-  // the operators first: they check det J and the coefficient at this rank's points, and an error
-  // on one rank must reach every rank before the setup's collective steps
+  // first what may fail on some ranks only: the operators (det J and the coefficient at this rank's
+  // points), and the smoothers and coarse solver of the levels that rank 0 runs alone (no
+  // collective steps); an error there must reach every rank before the setup's collective steps
+  const bool spread = hierarchy.distributed();
   collective(hierarchy.mesh(hierarchy.finest()).partition().comm, [&] {
     for (int l = 0; l < n_levels; ++l)
       if (hierarchy.stored(l))
         operators_[l] = std::make_unique<MatrixFreeLevelOperator<dim, Number>>(hierarchy.mesh(l), hierarchy.dofs(l),
                                                                                 config);
+    for (int l = 1; l < n_levels; ++l)
+      if (hierarchy.stored(l) && (!spread || l < hierarchy.gathered_level()))
+        smoothers_[l] = make_smoother<dim, Number>(settings.smoother, hierarchy.mesh(l), hierarchy.dofs(l),
+                                                   *operators_[l], info_[l]);
+    if (hierarchy.stored(0)) {
+      Vector<Number> diagonal;
+      operators_[0]->matrix_free().compute_diagonal(diagonal);
+      coarse_ = make_coarse_solver<dim, Number>(settings.coarse, hierarchy.mesh(0), hierarchy.dofs(0), config,
+                                                *operators_[0], diagonal, settings.coarse_cg_tolerance, coarse_kind_);
+      info_[0].smoother = std::string("coarse solver: ") + to_string(coarse_kind_);
+    }
   });
   for (int l = 0; l < n_levels; ++l) {
     auto& info = info_[l];
@@ -200,17 +213,11 @@ Multigrid<dim, Number>::Multigrid(const LevelHierarchy<dim>& hierarchy, const op
     info.n_dofs = dofs.n_dofs();
     levels[l].op = operators_[l].get();
     if (l > 0) {
-      smoothers_[l] = make_smoother<dim, Number>(settings.smoother, mesh, dofs, *operators_[l], info);
+      if (!smoothers_[l])  // a level spread over the ranks (collective: their errors agree)
+        smoothers_[l] = make_smoother<dim, Number>(settings.smoother, mesh, dofs, *operators_[l], info);
       levels[l].smoother = smoothers_[l].get();
       levels[l].transfer = transfers_[l].get();
     }
-  }
-  if (hierarchy.stored(0)) {
-    Vector<Number> diagonal;
-    operators_[0]->matrix_free().compute_diagonal(diagonal);
-    coarse_ = make_coarse_solver<dim, Number>(settings.coarse, hierarchy.mesh(0), hierarchy.dofs(0), config,
-                                              *operators_[0], diagonal, settings.coarse_cg_tolerance, coarse_kind_);
-    info_[0].smoother = std::string("coarse solver: ") + to_string(coarse_kind_);
   }
   int finest_post = settings.post_smooth;
   if (std::is_same_v<Number, float> && settings.finest_post_fp64 && n_levels > 1) {
