@@ -38,7 +38,7 @@ template <int dim>
 int LevelHierarchy<dim>::distributed_coarsenings(const mesh::Partition<dim>& fine, int n_levels) {
   int m = 0;
   mesh::Partition<dim> p = fine;
-  while (m + 2 < n_levels + 0 && p.coarsenable()) {  // level 0 stays on one rank
+  while (m < n_levels - 2 && p.coarsenable()) {  // level 0 stays on rank 0: at most n_levels - 2
     mesh::Partition<dim> c = p.coarsened();
     bool large = true;
     for (const auto& box : c.rank_owned)
