@@ -163,11 +163,9 @@ void resolve_defaults(SolveOptions& o) {
     // cg: the vertex patches, on curved cells and with a variable coefficient with their separable
     // surrogates (multigrid/host/patch_smoother.h); the dg patches have the local solvers of the
     // parameter box's cells and a constant coefficient, too far from curved cells (the quarter
-    // annulus stretches cells 1.6-3.1x) for the multiplicative Schwarz iteration to converge; a
-    // dg multigrid spread over ranks smooths with Chebyshev (the dg patches run on one rank)
+    // annulus stretches cells 1.6-3.1x) for the multiplicative Schwarz iteration to converge
     const bool mapped = o.problem && o.problem->curved();
-    const bool patch_ok = !has_neumann(o) && !(o.disc == "dg" && (mapped || variable_coefficient(o))) &&
-                          !(o.disc == "dg" && o.comm.distributed());
+    const bool patch_ok = !has_neumann(o) && !(o.disc == "dg" && (mapped || variable_coefficient(o)));
     o.smoother = patch_ok ? "patch" : "chebyshev";
   }
   if (o.solver == "auto") o.solver = o.precond == "jacobi" && (o.precond_given || o.comm.distributed()) ? "cg" : "fgmres";

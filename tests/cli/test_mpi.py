@@ -212,7 +212,7 @@ def main():
 
         # multigrid across ranks: the default FGMRES from a full-multigrid start in fp32 with the
         # vertex patches (12 cells: aligned sub-boxes 6/6 and 4/4/4), CG with Chebyshev, the plain
-        # V-cycle and full multigrid on dg (Chebyshev: the dg patches run on one rank), GMRES with
+        # V-cycle and full multigrid on dg with Chebyshev, the dg vertex patches, GMRES with
         # left preconditioning; the mapped problem with a coefficient: the patches' separable
         # surrogates (all faces Dirichlet), and with Neumann parts Chebyshev on 8 x 4 cells, whose 3
         # sub-boxes do not halve (the finest level is the gathered one)
@@ -225,6 +225,8 @@ def main():
                                           "--solver", "mg", "--tol", "1e-10"] + cheb)
         same_solve(tmp, "mg_dg_fmg_fp32", ["--dim", "3", "--degree", "2", "--cells", "8", "--disc", "dg",
                                            "--solver", "fmg", "--mg-precision", "fp32", "--tol", "1e-10"] + cheb)
+        same_solve(tmp, "mg_dg_patches", ["--dim", "3", "--degree", "2", "--cells", "8", "--disc", "dg",
+                                          "--tol", "1e-10"])
         same_solve(tmp, "mg_gmres_additive", ["--dim", "2", "--degree", "2", "--cells", "32", "--solver", "gmres",
                                               "--precond", "mg", "--smoother", "patch-additive", "--tol", "1e-10"])
         annulus_dirichlet = dict(ANNULUS_2D, geometry=dict(ANNULUS_2D["geometry"], cells=[8, 8]),
@@ -242,9 +244,6 @@ def main():
         expect_refused(tmp, "too_many_ranks", 3, ["solve", "--cells", "1", "--degree", "2"], "cannot be split")
         expect_refused(tmp, "multigrid_one_level", 2, ["solve", "--cells", "5", "--precond", "mg", "--backend",
                                                        "cpu"], "needs at least two levels")
-        expect_refused(tmp, "dg_patch_smoother", 2, ["solve", "--cells", "8", "--disc", "dg", "--precond", "mg",
-                                                     "--smoother", "patch", "--backend", "cpu"],
-                       "smooths dg with --smoother chebyshev")
         # refused by rank 0 alone, in a level below the gathered one: every rank ends, none hangs
         mixed = dict(annulus_mixed, geometry=dict(annulus_mixed["geometry"], cells=[16, 16]))
         mixed_path = os.path.join(tmp, "mixed.problem.json")

@@ -1,7 +1,7 @@
 // Geometric multigrid across MPI ranks on the CPU (ctest label mpi, run on 1, 2 and 3 ranks):
 // partitions aligned to a coarse level and their coarsening, the transfers between distributed
-// levels and onto rank 0 (GatherTransfer), and one V-cycle with Chebyshev and vertex-patch
-// smoothers, against the same objects built on one rank (every rank builds the whole hierarchy
+// levels and onto rank 0 (GatherTransfer), and one V-cycle with Chebyshev and cg and dg
+// vertex-patch smoothers, against the same objects built on one rank (every rank builds the whole hierarchy
 // too). Fresh random inputs, poisoned ghosts and outputs.
 #include <gtest/gtest.h>
 
@@ -259,17 +259,13 @@ TEST(DistributedMultigrid, PatchAdditiveDeformedFp32_2D) {
   check_vcycle<2, float>(fe::Disc::cg, 3, {16, 8}, mesh::Domain<2>::unit(mesh::GeometryKind::deformed),
                          SmootherKind::patch_additive, false, 1e-4);
 }
-TEST(DistributedMultigrid, DgPatchesRefused) {
-  const auto comm = world();
-  if (comm.size() == 1) GTEST_SKIP() << "one rank: the dg patches run";
-  const std::array<int, 2> cells{8, 8};
-  const mesh::BoxMesh<2> mesh(cells, mesh::GeometryKind::cartesian, mesh::Partition<2>::distributed(cells, comm));
-  const multigrid::LevelHierarchy<2> h(mesh, fe::all_dirichlet<2>(), fe::Disc::dg, 2);
-  operators::OperatorConfig cfg;
-  cfg.disc = fe::Disc::dg;
-  cfg.degree = 2;
-  multigrid::MultigridSettings settings;
-  EXPECT_THROW((multigrid::Multigrid<2, double>(h, cfg, settings)), InputError);
+TEST(DistributedMultigrid, PatchDg2D) {
+  check_vcycle<2, double>(fe::Disc::dg, 2, {8, 12}, mesh::Domain<2>::unit(mesh::GeometryKind::cartesian),
+                          SmootherKind::patch, false, 1e-11);
+}
+TEST(DistributedMultigrid, PatchAdditiveDgDeformed3D) {
+  check_vcycle<3, double>(fe::Disc::dg, 1, {8, 8, 8}, mesh::Domain<3>::unit(mesh::GeometryKind::deformed),
+                          SmootherKind::patch_additive, false, 1e-11);
 }
 
 }  // namespace

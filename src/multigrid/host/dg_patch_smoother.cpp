@@ -110,26 +110,32 @@ DgVertexPatchSmoother<dim, Number>::DgVertexPatchSmoother(const mesh::BoxMesh<di
     throw InputError("--smoother patch: DgVertexPatchSmoother is the smoother of --disc dg; cg layouts take "
                      "VertexPatchSmoother");
   const auto& part = mesh.partition();
-  for (int d = 0; d < dim; ++d)
-    if (part.ghosted.begin[d] != 0 || part.ghosted.end[d] != part.global_cells[d])
-      throw InputError("--smoother patch: the dg vertex-patch smoothers run on one process owning the whole mesh");
-  if (mesh.geometry() != mesh::GeometryKind::cartesian) variant_ = PatchVariant::global;
+  // distributed: the localized residual reads the face neighbours of a patch's ghost cells, beyond
+  // the ghost layer; the residual of the level operator serves instead
+  if (mesh.geometry() != mesh::GeometryKind::cartesian || part.is_distributed()) variant_ = PatchVariant::global;
   n_cells_ = mesh.n_cells();
   index_t s = 1;
   for (int d = 0; d < dim; ++d) {
+    first_cell_[d] = part.ghosted.begin[d];
     cell_stride_[d] = s;
-    s *= n_cells_[d];
+    s *= part.ghosted.extent(d);
   }
-  // patches of the interior vertices, colored by the vertex coordinates modulo 3
+  // patches of the interior vertices this process owns (the vertex v: the owner of cell v), colored
+  // by the vertex coordinates modulo 3
   colors_.resize(ipow(3, dim));
+  std::array<int, dim> first, count;
   std::size_t n_vertices = 1;
-  for (int d = 0; d < dim; ++d) n_vertices *= static_cast<std::size_t>(std::max(0, n_cells_[d] - 1));
+  for (int d = 0; d < dim; ++d) {
+    first[d] = std::max(1, part.owned.begin[d]);
+    count[d] = std::max(0, std::min(n_cells_[d] - 1, part.owned.end[d] - 1) - first[d] + 1);
+    n_vertices *= static_cast<std::size_t>(count[d]);
+  }
   Patch v;
   for (std::size_t i = 0; i < n_vertices; ++i) {
     std::size_t r = i;
     for (int d = 0; d < dim; ++d) {  // lexicographic, direction 0 fastest
-      v[d] = 1 + static_cast<int>(r % (n_cells_[d] - 1));
-      r /= (n_cells_[d] - 1);
+      v[d] = first[d] + static_cast<int>(r % count[d]);
+      r /= count[d];
     }
     int color = 0;
     for (int d = dim - 1; d >= 0; --d) color = 3 * color + v[d] % 3;
@@ -152,7 +158,7 @@ DgVertexPatchSmoother<dim, Number>::DgVertexPatchSmoother(const mesh::BoxMesh<di
   }
   for (auto* b : {&u_, &w_, &t0_, &t1_, &t2_, &r_}) b->resize(patch_size_);
   if (variant_ == PatchVariant::global || additive_) residual_.resize(dofs.n_local());
-  if (additive_) correction_.resize(dofs.n_local());
+  if (additive_ || part.is_distributed()) correction_.resize(dofs.n_local());
 }
 
 template <int dim, typename Number>
@@ -172,7 +178,7 @@ std::array<int, dim> DgVertexPatchSmoother<dim, Number>::boundary_variant(const 
 template <int dim, typename Number>
 index_t DgVertexPatchSmoother<dim, Number>::cell_offset(const std::array<int, dim>& c) const {
   index_t cell = 0;
-  for (int d = 0; d < dim; ++d) cell += c[d] * cell_stride_[d];
+  for (int d = 0; d < dim; ++d) cell += (c[d] - first_cell_[d]) * cell_stride_[d];
   return cell * cell_size_;
 }
 
@@ -325,7 +331,9 @@ auto DgVertexPatchSmoother<dim, Number>::sweep_ops() const {
 template <int dim, typename Number>
 void DgVertexPatchSmoother<dim, Number>::smooth(Vector<Number>& x, const Vector<Number>& b, SweepOrder order) const {
   TCFEM_ASSERT(x.size() == dofs_->n_local() && b.size() == dofs_->n_local(), "smoother vector sizes");
-  const PatchSweepWork<Number> work{residual_, correction_, r_, buffer_};
+  // distributed (the global residual): the patches read the residual's ghosts and send their
+  // corrections of ghost cells to the owners
+  const PatchSweepWork<Number> work{residual_, correction_, r_, buffer_, dofs_->ghost_layout().get()};
   const Number omega = static_cast<Number>(relaxation_);
   schwarz_step(additive_, variant_, colors_, std::size_t(patch_size_), omega, *op_, x, b, order, work, sweep_ops());
 }

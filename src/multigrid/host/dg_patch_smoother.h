@@ -121,7 +121,8 @@ class DgVertexPatchSmoother final : public Smoother<Vector<Number>> {
   PatchVariant variant_;
   double relaxation_;
   int k_, n_cell_, n_, patch_size_, cell_size_;
-  std::array<int, dim> n_cells_{};
+  std::array<int, dim> n_cells_{};             // of the whole mesh
+  std::array<int, dim> first_cell_{};          // of the stored (ghosted) box: cells are numbered in it
   std::array<index_t, dim> cell_stride_{};
   std::vector<std::vector<Patch>> colors_;
   // per direction: the index of each boundary variant (0..3) among the solver's variants, -1 if unused

@@ -73,10 +73,6 @@ std::unique_ptr<Smoother<Vector<Number>>> make_smoother(const SmootherSettings& 
     case SmootherKind::patch_additive: {
       const bool additive = settings.kind == SmootherKind::patch_additive;
       const bool dg = dofs.disc() == fe::Disc::dg;
-      if (dg && mesh.partition().is_distributed())
-        throw InputError(std::string("--smoother ") + to_string(settings.kind) +
-                         " with --disc dg: the dg vertex patches are smoothed on one rank; a multigrid spread over " +
-                         std::to_string(mesh.partition().comm.size()) + " ranks smooths dg with --smoother chebyshev");
       const double omega = settings.relaxation.value_or(
           additive ? (dg ? dg_additive_default_relaxation(dim, mesh.geometry() == mesh::GeometryKind::cartesian)
                          : additive_default_relaxation(dim))
@@ -95,10 +91,10 @@ std::unique_ptr<Smoother<Vector<Number>>> make_smoother(const SmootherSettings& 
       if (dg) {
         auto s = std::make_unique<DgVertexPatchSmoother<dim, Number>>(mesh, dofs, quadrature, additive,
                                                                      settings.patch_variant, omega, op);
-        info.n_patches = s->n_patches();
+        info.n_patches = std::size_t(mesh.partition().comm.sum(double(s->n_patches())));  // every rank's
         std::snprintf(text, sizeof text, "%s (%s, %zu patches of %d DoFs, %d colors, relaxation %g)",
                       additive ? "additive dg vertex patch" : "multiplicative dg vertex patch",
-                      additive ? "global residual" : to_string(s->variant()), s->n_patches(), s->patch_size(),
+                      additive ? "global residual" : to_string(s->variant()), info.n_patches, s->patch_size(),
                       additive ? 1 : static_cast<int>(s->colors().size()), omega);
         info.smoother = text;
         return s;
