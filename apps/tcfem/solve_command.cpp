@@ -553,10 +553,15 @@ int run_solve(const SolveOptions& o) {
                   multigrid::to_string(mg_report->coarse), mg_report->setup_seconds);
     say(line);
     if (mg_report->gathered_level >= 0) {
-      std::snprintf(line, sizeof line,
-                    "  levels          %d..%d on every rank, gathered onto rank 0 below level %d%s\n",
-                    mg_report->gathered_level, mg_report->n_levels - 1, mg_report->gathered_level,
-                    mg_report->gathered_level == mg_report->n_levels - 1 ? " (the sub-boxes do not halve)" : "");
+      const int g = mg_report->gathered_level, top = mg_report->n_levels - 1;
+      if (g == top)
+        std::snprintf(line, sizeof line,
+                      "  levels          only %d on every rank (the sub-boxes do not halve), gathered onto rank 0 below "
+                      "level %d\n",
+                      g, g);
+      else
+        std::snprintf(line, sizeof line, "  levels          %d..%d on every rank, gathered onto rank 0 below level %d\n",
+                      g, top, g);
       say(line);
     }
     std::snprintf(line, sizeof line, "  smoother        %s\n", mg_report->levels.back().smoother.c_str());
