@@ -21,10 +21,12 @@ void block_dot(const BlockBasis& v, const double* w, double* c);
 void block_subtract(const BlockBasis& v, const double* c, double* w);
 
 /// Classical Gram-Schmidt with one re-orthogonalization (CGS2): w <- (I - V V^T)^2 w, and
-/// h = the accumulated coefficients (k entries, h = c1 + c2). `c2` is scratch of k entries.
-/// Returns ||w|| after orthogonalization. Distributed (comm with several ranks): V and w hold
-/// this rank's entries with every ghost entry zero, and the products are summed over the ranks
-/// (one reduction of k values per product, one for the norm).
+/// h = the accumulated coefficients (k entries, h = c1 + c2). `c2` is scratch of k + 1 entries.
+/// Returns ||w|| after orthogonalization, from ||w||^2 before the second pass minus the second
+/// pass's coefficients squared (summed with them), or summed again where w lay nearly in the span
+/// of V. Distributed (comm with several ranks): V and w hold this rank's entries with every ghost
+/// entry zero, and the products are summed over the ranks: two reductions (the first pass's k
+/// values, the second pass's k values with ||w||^2), a third only in that near-dependent case.
 double orthogonalize_cgs2(const BlockBasis& v, double* w, double* h, double* c2,
                           const Communicator& comm = Communicator());
 

@@ -44,19 +44,39 @@ TEST(BlockOrthogonalization, Cgs2GivesAnOrthogonalVector) {
     for (std::int64_t r = 0; r < n; ++r) s += v[j * n + r] * v[j * n + r];
     for (std::int64_t r = 0; r < n; ++r) v[j * n + r] /= std::sqrt(s);
   }
-  std::vector<double> w(n), w0, h(k), c2(k);
-  for (auto& e : w) e = dist(gen);
-  w0 = w;
-  const double norm = solvers::orthogonalize_cgs2({v.data(), n, k, n}, w.data(), h.data(), c2.data());
-  for (std::int64_t j = 0; j < k; ++j) {
-    double d = 0, dh = 0;
-    for (std::int64_t r = 0; r < n; ++r) {
-      d += v[j * n + r] * w[r];
-      dh += v[j * n + r] * w0[r];
+  // a random w, and one within 1e-9 of the span of V (the norm then summed again)
+  for (const double off_span : {1.0, 1e-9}) {
+    std::vector<double> w(n), w0, h(k), c2(k + 1);
+    for (auto& e : w) e = off_span * dist(gen);
+    for (std::int64_t j = 0; j < k; ++j)
+      for (std::int64_t r = 0; r < n; ++r) w[r] += (off_span < 1.0 ? 0.5 + j : 0.0) * v[j * n + r];
+    w0 = w;
+    const double norm = solvers::orthogonalize_cgs2({v.data(), n, k, n}, w.data(), h.data(), c2.data());
+    double explicit_norm = 0;
+    for (std::int64_t r = 0; r < n; ++r) explicit_norm += w[r] * w[r];
+    explicit_norm = std::sqrt(explicit_norm);
+    EXPECT_NEAR(norm, explicit_norm, 1e-13 * explicit_norm) << "off the span by " << off_span;
+    for (std::int64_t j = 0; j < k; ++j) {
+      double d = 0, dh = 0;
+      for (std::int64_t r = 0; r < n; ++r) {
+        d += v[j * n + r] * w[r];
+        dh += v[j * n + r] * w0[r];
+      }
+      EXPECT_LT(std::abs(d), 1e-14 * std::max(norm, 1.0)) << "off the span by " << off_span;
+      EXPECT_NEAR(h[j], dh, 1e-13 * std::max(1.0, std::abs(dh)));
     }
-    EXPECT_LT(std::abs(d), 1e-14 * norm);
-    EXPECT_NEAR(h[j], dh, 1e-13);
   }
+  // a basis that is not orthonormal (columns of norm 1.5) and w in its span: ||w||^2 - ||c2||^2 is
+  // negative there, and the norm returned is that of the vector returned, summed again
+  std::vector<double> v15(v), w(n), h(k), c2(k + 1);
+  for (auto& e : v15) e *= 1.5;
+  for (auto& e : w) e = 0.01 * dist(gen);
+  for (std::int64_t j = 0; j < k; ++j)
+    for (std::int64_t r = 0; r < n; ++r) w[r] += (1.0 + j) * v[j * n + r];
+  const double norm = solvers::orthogonalize_cgs2({v15.data(), n, k, n}, w.data(), h.data(), c2.data());
+  double explicit_norm = 0;
+  for (std::int64_t r = 0; r < n; ++r) explicit_norm += w[r] * w[r];
+  EXPECT_NEAR(norm, std::sqrt(explicit_norm), 1e-13 * std::sqrt(explicit_norm));
 }
 
 TEST(Fgmres, SolvesANonsymmetricSystemWithRestarts) {
