@@ -102,6 +102,13 @@ struct SolveOptions {
 };
 
 bool uses_multigrid(const SolveOptions& o) { return o.precond == "mg" || o.solver == "mg" || o.solver == "fmg"; }
+/// --exchange as a path (none: auto).
+std::optional<ExchangePath> exchange_choice(const SolveOptions& o) {
+  if (o.exchange == "host-staged") return ExchangePath::host_staged;
+  if (o.exchange == "cuda-aware") return ExchangePath::device_mpi;
+  if (o.exchange == "cuda-ipc") return ExchangePath::cuda_ipc;
+  return std::nullopt;
+}
 /// The outer solver starts from one full-multigrid cycle.
 bool fmg_start(const SolveOptions& o) { return uses_multigrid(o) && (o.solver == "fmg" || o.mg_start == "fmg"); }
 
@@ -153,12 +160,9 @@ void resolve_defaults(SolveOptions& o) {
   } else if (o.refine_given && o.refine >= 0 && o.refine <= 20) {
     o.cell_counts.assign(o.dim, 1 << o.refine);
   }
-  // distributed runs on the GPU: multigrid does not span ranks there, so the default is
-  // Jacobi-preconditioned CG (the CPU backend runs every solver across ranks)
+  // distributed runs on the GPU smooth with Chebyshev (the vertex patches run on one GPU)
   const bool gpu_requested = o.backend == "cuda" || (o.backend == "auto" && o.gpu_on_every_rank);
-  if (o.comm.distributed() && gpu_requested && !o.precond_given &&
-      (o.solver == "auto" || o.solver == "cg" || o.solver == "fgmres"))
-    o.precond = "jacobi";
+  if (o.smoother == "auto" && o.comm.distributed() && gpu_requested) o.smoother = "chebyshev";
   if (o.smoother == "auto") {
     // cg: the vertex patches, on curved cells and with a variable coefficient with their separable
     // surrogates (multigrid/host/patch_smoother.h); the dg patches have the local solvers of the
@@ -168,7 +172,7 @@ void resolve_defaults(SolveOptions& o) {
     const bool patch_ok = !has_neumann(o) && !(o.disc == "dg" && (mapped || variable_coefficient(o)));
     o.smoother = patch_ok ? "patch" : "chebyshev";
   }
-  if (o.solver == "auto") o.solver = o.precond == "jacobi" && (o.precond_given || o.comm.distributed()) ? "cg" : "fgmres";
+  if (o.solver == "auto") o.solver = o.precond == "jacobi" ? "cg" : "fgmres";
   if ((o.solver == "mg" || o.solver == "fmg") && !o.precond_given) o.precond = "mg";
   const auto choice = resolve_backend(o.backend, cpu_only_reason(o));
   o.backend = choice.backend;
@@ -254,10 +258,9 @@ void validate(const SolveOptions& o) {
     throw InputError("--solver " + o.solver + ": runs on --backend cpu only, or with --precond mg on --backend cuda");
   if (o.comm.distributed()) {
     const std::string ranks = std::to_string(o.comm.size()) + " ranks";
-    if (uses_multigrid(o) && o.backend == "cuda")
-      throw InputError("--solver " + o.solver + " --precond " + o.precond +
-                       ": multigrid on --backend cuda runs on one rank; a distributed GPU run (" + ranks +
-                       ") solves with --solver cg --precond jacobi, or use --backend cpu");
+    if (uses_multigrid(o) && o.backend == "cuda" && o.smoother != "chebyshev")
+      throw InputError("--smoother " + o.smoother + ": the vertex patches on --backend cuda run on one rank; a "
+                       "distributed GPU run (" + ranks + ") smooths with --smoother chebyshev, or use --backend cpu");
     if (o.operator_path == "assembled")
       throw InputError("--operator-path assembled: runs on one rank (this run has " + ranks + ")");
     if (!o.vtu_file.empty()) io::pvtu_piece_path(o.vtu_file, 0);  // a .pvtu name (each rank writes a piece)
@@ -439,7 +442,9 @@ int run_solve(const SolveOptions& o) {
   // compiled), the terms of boundary cells here
   std::optional<problem::DeviceProblem<dim>> device_problem;
   problem::BoundaryTerms boundary_terms;
-  if (device_multigrid) {
+  // (a distributed run assembles b here, on each rank's cells)
+  const bool device_rhs = device_multigrid && !o.comm.distributed();
+  if (device_rhs) {
     device_problem.emplace(mesh, dofs, prob ? &*prob : nullptr);
     char text[160];
     std::snprintf(text, sizeof text, "expressions for the device (%s, %.2f s)", device_problem->evaluation().c_str(),
@@ -460,7 +465,7 @@ int run_solve(const SolveOptions& o) {
     b = problem::assemble_rhs<dim>(mesh, dofs);
     stage("right-hand side");
   }
-  Vector<double> x = device_multigrid ? Vector<double>() : fe::make_vector<double>(dofs);
+  Vector<double> x = device_rhs ? Vector<double>() : fe::make_vector<double>(dofs);
   const double t_setup = seconds_since(t_start);
   std::snprintf(line, sizeof line, "  DoFs            %zu (all, boundary included)\n  operator path   %s%s\n  setup           %.3f s\n",
                 dofs.n_dofs(), assembled ? "assembled" : operators::to_string(path),
@@ -513,30 +518,44 @@ int run_solve(const SolveOptions& o) {
       options.component_timing = o.mg_timing;
       options.progress = [&](const std::string& s) { say(s); };
       const fe::Quadrature1D rhs_rule = prob ? problem::data_rule<dim>(mesh, dofs, cfg) : fe::gauss(k + 2);
-      options.device_rhs = [&](double* d_b, const operators::DeviceOperator& A) {
-        device_problem->set_rhs_lift(d_b, A, cfg);  // first: it overwrites b
-        device_problem->add_rhs_volume(d_b, rhs_rule);
-        device_problem->add_rhs_neumann(d_b, rhs_rule);
-        problem::add_cell_vectors<dim>(mesh, dofs, boundary_terms.cells, boundary_terms.rhs, d_b);
-        problem::zero_constrained<dim>(mesh, dofs, d_b);
-      };
-      options.device_solution = [&](double* d_x) {
-        // cg: u = w + g_h, w zero on the constrained nodes
-        device_problem->set_lift(d_x);
-        if (device_problem->has_exact()) {
-          const auto t = clock_type::now();
-          errors = device_problem->errors(d_x);
-          t_device_errors = seconds_since(t);
-        }
-      };
-      options.copy_solution = !o.vtu_file.empty();
+      if (device_rhs) {
+        options.device_rhs = [&](double* d_b, const operators::DeviceOperator& A) {
+          device_problem->set_rhs_lift(d_b, A, cfg);  // first: it overwrites b
+          device_problem->add_rhs_volume(d_b, rhs_rule);
+          device_problem->add_rhs_neumann(d_b, rhs_rule);
+          problem::add_cell_vectors<dim>(mesh, dofs, boundary_terms.cells, boundary_terms.rhs, d_b);
+          problem::zero_constrained<dim>(mesh, dofs, d_b);
+        };
+        options.device_solution = [&](double* d_x) {
+          // cg: u = w + g_h, w zero on the constrained nodes
+          device_problem->set_lift(d_x);
+          if (device_problem->has_exact()) {
+            const auto t = clock_type::now();
+            errors = device_problem->errors(d_x);
+            t_device_errors = seconds_since(t);
+          }
+        };
+        options.copy_solution = !o.vtu_file.empty();
+      }
+      options.exchange = exchange_choice(o);
       device_mg.emplace();
-      mg_report = multigrid::solve_with_multigrid_cuda<dim>(mesh, dofs, cfg, b, x, mgs, control, options, *device_mg);
+      // an input error of the setup (memory, a smoother) ends every rank together
+      collective(o.comm, [&] {
+        mg_report = multigrid::solve_with_multigrid_cuda<dim>(mesh, dofs, cfg, b, x, mgs, control, options, *device_mg);
+      });
       device_name = device_mg->device_name;
       kernel_name = device_mg->outer_kernel;
       std::snprintf(line, sizeof line, "  device          %s, %.3g GB held\n  kernel          %s (outer solver)\n",
                     device_name.c_str(), double(device_mg->device_bytes) / 1e9, kernel_name.c_str());
       say(line);
+      if (o.comm.distributed()) {
+        exchange_path = device_mg->exchange_path;
+        exchange_seconds = device_mg->exchange_seconds;
+        exchange_calls = device_mg->exchange_calls;
+        std::snprintf(line, sizeof line, "  exchange        %s: %.4f s in %ld updates, every level (rank 0)\n",
+                      exchange_path.c_str(), exchange_seconds, exchange_calls);
+        say(line);
+      }
     } else {
       // an input error of the setup (a smoother that does not span ranks) ends every rank together
       collective(o.comm, [&] {
@@ -580,11 +599,7 @@ int run_solve(const SolveOptions& o) {
                         : o.variant == "cuda-core"   ? solvers::VariantChoice::cuda_core
                         : o.variant == "tensor-core" ? solvers::VariantChoice::tensor_core
                                                      : solvers::VariantChoice::automatic;
-    std::optional<ExchangePath> path;
-    if (o.exchange == "host-staged") path = ExchangePath::host_staged;
-    if (o.exchange == "cuda-aware") path = ExchangePath::device_mpi;
-    if (o.exchange == "cuda-ipc") path = ExchangePath::cuda_ipc;
-    const auto info = solvers::solve_cg_cuda<dim>(mesh, dofs, cfg, b, diag, x, control, choice, path);
+    const auto info = solvers::solve_cg_cuda<dim>(mesh, dofs, cfg, b, diag, x, control, choice, exchange_choice(o));
     kernel_name = info.kernel;
     result = info.result;
     t_solve = info.solve_seconds;

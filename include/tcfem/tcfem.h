@@ -116,8 +116,10 @@ struct SolverSettings {
   /// MPI_Comm_c2f(comm) (so that this header needs no MPI), called by every rank of it with the
   /// same problem and settings. Each rank owns a sub-box of the cells; the iterations, residual
   /// and errors are those of the whole problem, cell_node_values those of the rank's cells.
-  /// Several ranks solve on the CPU (every solver; Backend::cuda is refused); write_vtu then
-  /// writes a .pvtu. Empty: this process alone.
+  /// Several ranks solve on the CPU (every solver) unless backend is Backend::cuda: then each rank
+  /// takes the GPU of its number among the ranks of its host and the multigrid solvers run with
+  /// the Chebyshev smoother (Jacobi is refused); write_vtu then writes a .pvtu. Empty: this
+  /// process alone.
   std::optional<int> mpi_communicator;
 };
 

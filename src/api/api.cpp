@@ -210,10 +210,18 @@ Result<dim> solve(const Problem<dim>& pr, const SolverSettings& s) {
       s.mpi_communicator ? Communicator::from_fortran_handle(*s.mpi_communicator) : Communicator();
   // the backend
   const bool cpu_only = jacobi && s.solver != Solver::cg;
-  if (comm.distributed()) {
-    if (s.backend == Backend::cuda)
+  if (comm.distributed() && s.backend == Backend::cuda) {
+    // one GPU per rank (its number among the ranks of its host), the multigrid solvers
+    if (jacobi)
       throw InputError("SolverSettings::backend: cuda with " + std::to_string(comm.size()) +
-                       " ranks; several ranks solve on the CPU backend (Backend::cpu or automatic)");
+                       " ranks runs the multigrid solvers; Jacobi with several ranks runs on Backend::cpu");
+    collective(comm, [&] {
+      set_process_device(comm.local_rank());
+      require_device("SolverSettings::backend cuda");
+    });
+    r.backend = "cuda";
+    r.backend_reason = "requested";
+  } else if (comm.distributed()) {
     r.backend = "cpu";
     r.backend_reason = s.backend == Backend::cpu ? "requested" : std::to_string(comm.size()) + " ranks";
   } else if (s.backend == Backend::cpu) {
@@ -239,7 +247,8 @@ Result<dim> solve(const Problem<dim>& pr, const SolverSettings& s) {
   const int alignment = comm.distributed() && !jacobi
                             ? multigrid::LevelHierarchy<dim>::partition_alignment(g.cells, comm.size())
                             : 1;
-  const auto partition = comm.distributed() ? mesh::Partition<dim>::distributed(g.cells, comm, 1, alignment)
+  // (the GPU runs a rank's levels on its ghosted boxes, two cells wide)
+  const auto partition = comm.distributed() ? mesh::Partition<dim>::distributed(g.cells, comm, cuda ? 2 : 1, alignment)
                                             : mesh::Partition<dim>::serial(g.cells);
   auto state = std::make_shared<typename Result<dim>::State>(g.domain, g.cells, partition,
                                                               dg ? fe::Disc::dg : fe::Disc::cg, s.degree, def);
@@ -279,7 +288,8 @@ Result<dim> solve(const Problem<dim>& pr, const SolverSettings& s) {
     mgs.precision = fp32 ? precision::Precision::fp32 : precision::Precision::fp64;
     // cg: the vertex patches (separable surrogates on curved cells and with a coefficient); dg: on
     // boxes with a constant coefficient
-    bool patch = !any_neumann && !(dg && (curved || def->coefficient));
+    // (several ranks on the GPU: Chebyshev, the patches run on one GPU)
+    bool patch = !any_neumann && !(dg && (curved || def->coefficient)) && !(cuda && comm.distributed());
     if (s.smoother == Smoother::patch) patch = true;
     if (s.smoother == Smoother::chebyshev) patch = false;
     mgs.multigrid.smoother.kind = patch ? multigrid::SmootherKind::patch : multigrid::SmootherKind::chebyshev;
@@ -287,7 +297,9 @@ Result<dim> solve(const Problem<dim>& pr, const SolverSettings& s) {
     if (cuda) {
       multigrid::DeviceMultigridOptions options;
       multigrid::DeviceMultigridInfo info;
-      report = multigrid::solve_with_multigrid_cuda<dim>(mesh, dofs, cfg, sys.rhs, x, mgs, control, options, info);
+      collective(comm, [&] {
+        report = multigrid::solve_with_multigrid_cuda<dim>(mesh, dofs, cfg, sys.rhs, x, mgs, control, options, info);
+      });
     } else {
       operators::LaplaceOperator<dim, double> A(mesh, dofs, cfg, operators::Form::laplace);
       collective(comm, [&] { report = multigrid::solve_with_multigrid<dim>(mesh, cfg, A, sys.rhs, x, mgs, control); });

@@ -9,13 +9,15 @@
 namespace tcfem {
 namespace {
 
-__global__ void gather(const double* v, const std::int64_t* idx, std::int64_t n, double* out) {
+template <typename T>
+__global__ void gather(const T* v, const std::int64_t* idx, std::int64_t n, T* out) {
   for (std::int64_t i = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; i < n;
        i += std::int64_t(gridDim.x) * blockDim.x)
     out[i] = v[idx[i]];
 }
 
-__global__ void scatter(const double* in, const std::int64_t* idx, std::int64_t n, double* v) {
+template <typename T>
+__global__ void scatter(const T* in, const std::int64_t* idx, std::int64_t n, T* v) {
   for (std::int64_t i = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; i < n;
        i += std::int64_t(gridDim.x) * blockDim.x)
     v[idx[i]] = in[i];
@@ -53,6 +55,16 @@ ExchangePath default_exchange_path(const Communicator& comm) {
   return ExchangePath::host_staged;
 }
 
+ExchangePath choose_exchange_path(const Communicator& comm, std::optional<ExchangePath> requested) {
+  const ExchangePath path = requested ? *requested : default_exchange_path(comm);
+  if (path == ExchangePath::cuda_ipc && comm.min(static_cast<long long>(comm.local_size() == comm.size())) == 0)
+    throw InputError("--exchange cuda-ipc: the ranks run on more than one host; use --exchange auto");
+  if (path == ExchangePath::device_mpi && !mpi_device_aware())
+    throw InputError("--exchange cuda-aware: the MPI library (" + mpi_library_version() +
+                     ") reports no CUDA support; use --exchange host-staged or auto");
+  return path;
+}
+
 struct DeviceGhostExchange::Impl {
   Communicator comm;
   ExchangePath path;
@@ -63,9 +75,10 @@ struct DeviceGhostExchange::Impl {
   DeviceBuffer<std::uint8_t> mask;
   std::unique_ptr<Pinned> recv_host, send_host;
   // cuda_ipc: each send neighbour's receive buffer mapped here (its base, to close) and where this
-  // rank's part starts
+  // rank's part starts (in entries of the vector's type: a float exchange uses the first half of
+  // the same buffers)
   std::vector<void*> mapped;
-  std::vector<double*> remote;
+  std::vector<std::uint64_t> remote_offset;
   double seconds = 0.0;
   long calls = 0;
   ~Impl() {
@@ -125,7 +138,7 @@ DeviceGhostExchange::DeviceGhostExchange(const GhostLayout& layout, ExchangePath
       void* base = nullptr;
       TCFEM_CUDA_CHECK(cudaIpcOpenMemHandle(&base, t.handle, cudaIpcMemLazyEnablePeerAccess));
       m.mapped.push_back(base);
-      m.remote.push_back(static_cast<double*>(base) + t.offset);
+      m.remote_offset.push_back(t.offset);
     }
   }
   std::vector<std::uint8_t> mask(layout.n_local(), 1);
@@ -135,12 +148,15 @@ DeviceGhostExchange::DeviceGhostExchange(const GhostLayout& layout, ExchangePath
 
 DeviceGhostExchange::~DeviceGhostExchange() = default;
 
-void DeviceGhostExchange::update_ghosts(double* v) {
+template <typename T>
+void DeviceGhostExchange::update(T* v) {
   auto& m = *impl_;
+  T* send_buf = reinterpret_cast<T*>(m.send_buf.data());
+  T* recv_buf = reinterpret_cast<T*>(m.recv_buf.data());
   const auto t0 = std::chrono::steady_clock::now();
   const std::int64_t ns = std::int64_t(m.send_offset.back()), nr = std::int64_t(m.recv_offset.back());
   if (ns > 0) {
-    gather<<<grid_for(ns), 256>>>(v, m.send_idx.data(), ns, m.send_buf.data());
+    gather<<<grid_for(ns), 256>>>(v, m.send_idx.data(), ns, send_buf);
     TCFEM_CUDA_CHECK_LAUNCH();
   }
   if (m.path == ExchangePath::cuda_ipc) {
@@ -154,8 +170,8 @@ void DeviceGhostExchange::update_ghosts(double* v) {
     for (std::size_t i = 0; i < m.send_rank.size(); ++i) {
       const std::size_t count = m.send_offset[i + 1] - m.send_offset[i];
       if (count)
-        TCFEM_CUDA_CHECK(cudaMemcpyAsync(m.remote[i], m.send_buf.data() + m.send_offset[i], count * sizeof(double),
-                                         cudaMemcpyDeviceToDevice));
+        TCFEM_CUDA_CHECK(cudaMemcpyAsync(static_cast<T*>(m.mapped[i]) + m.remote_offset[i],
+                                         send_buf + m.send_offset[i], count * sizeof(T), cudaMemcpyDeviceToDevice));
     }
     TCFEM_CUDA_CHECK(cudaStreamSynchronize(0));  // written into the neighbours' buffers
     // handshake: the data is there
@@ -166,7 +182,7 @@ void DeviceGhostExchange::update_ghosts(double* v) {
     for (std::size_t i = 0; i < m.send_rank.size(); ++i) sends.push_back({m.send_rank[i], &done_out[i], 1});
     m.comm.exchange(recvs, sends, 203);
     if (nr > 0) {
-      scatter<<<grid_for(nr), 256>>>(m.recv_buf.data(), m.recv_idx.data(), nr, v);
+      scatter<<<grid_for(nr), 256>>>(recv_buf, m.recv_idx.data(), nr, v);
       TCFEM_CUDA_CHECK_LAUNCH();
     }
     m.seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -174,26 +190,28 @@ void DeviceGhostExchange::update_ghosts(double* v) {
     return;
   }
   const bool staged = m.path == ExchangePath::host_staged;
-  if (staged && ns > 0)
-    TCFEM_CUDA_CHECK(cudaMemcpyAsync(m.send_host->p, m.send_buf.data(), ns * sizeof(double), cudaMemcpyDeviceToHost));
+  T* send = staged ? (ns ? reinterpret_cast<T*>(m.send_host->p) : nullptr) : send_buf;
+  T* recv = staged ? (nr ? reinterpret_cast<T*>(m.recv_host->p) : nullptr) : recv_buf;
+  if (staged && ns > 0) TCFEM_CUDA_CHECK(cudaMemcpyAsync(send, send_buf, ns * sizeof(T), cudaMemcpyDeviceToHost));
   TCFEM_CUDA_CHECK(cudaStreamSynchronize(0));  // the packed values (and the vector) are complete
-  double* send = staged ? (ns ? m.send_host->p : nullptr) : m.send_buf.data();
-  double* recv = staged ? (nr ? m.recv_host->p : nullptr) : m.recv_buf.data();
   std::vector<Communicator::Message> recvs, sends;
   for (std::size_t i = 0; i < m.recv_rank.size(); ++i)
-    recvs.push_back({m.recv_rank[i], recv + m.recv_offset[i], (m.recv_offset[i + 1] - m.recv_offset[i]) * sizeof(double)});
+    recvs.push_back({m.recv_rank[i], recv + m.recv_offset[i], (m.recv_offset[i + 1] - m.recv_offset[i]) * sizeof(T)});
   for (std::size_t i = 0; i < m.send_rank.size(); ++i)
-    sends.push_back({m.send_rank[i], send + m.send_offset[i], (m.send_offset[i + 1] - m.send_offset[i]) * sizeof(double)});
+    sends.push_back({m.send_rank[i], send + m.send_offset[i], (m.send_offset[i + 1] - m.send_offset[i]) * sizeof(T)});
   m.comm.exchange(recvs, sends, 201);
   if (staged && nr > 0)
-    TCFEM_CUDA_CHECK(cudaMemcpyAsync(m.recv_buf.data(), m.recv_host->p, nr * sizeof(double), cudaMemcpyHostToDevice));
+    TCFEM_CUDA_CHECK(cudaMemcpyAsync(recv_buf, recv, nr * sizeof(T), cudaMemcpyHostToDevice));
   if (nr > 0) {
-    scatter<<<grid_for(nr), 256>>>(m.recv_buf.data(), m.recv_idx.data(), nr, v);
+    scatter<<<grid_for(nr), 256>>>(recv_buf, m.recv_idx.data(), nr, v);
     TCFEM_CUDA_CHECK_LAUNCH();
   }
   m.seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   ++m.calls;
 }
+
+void DeviceGhostExchange::update_ghosts(double* v) { update(v); }
+void DeviceGhostExchange::update_ghosts(float* v) { update(v); }
 
 const std::uint8_t* DeviceGhostExchange::owned_mask() const { return impl_->mask.data(); }
 ExchangePath DeviceGhostExchange::path() const { return impl_->path; }

@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "core/communicator.h"
@@ -26,6 +27,10 @@ const char* to_string(ExchangePath p);
 /// The fastest path a run has: device_mpi where the MPI library reports CUDA support at run time
 /// (mpi_device_aware); else cuda_ipc where every rank is on one host; else host_staged. Collective.
 ExchangePath default_exchange_path(const Communicator& comm);
+/// The path a run asked for (`requested`; none: default_exchange_path), checked: cuda_ipc needs
+/// every rank on one host and device_mpi a CUDA-aware MPI library (InputError naming the option
+/// --exchange otherwise). Collective.
+ExchangePath choose_exchange_path(const Communicator& comm, std::optional<ExchangePath> requested);
 
 class DeviceGhostExchange {
  public:
@@ -38,10 +43,12 @@ class DeviceGhostExchange {
   /// Ghost entries of the device vector v (n_local doubles) get their owners' values. Ordered
   /// on the default stream: it waits for the work queued before it; the unpack is queued after.
   void update_ghosts(double* v);
+  /// The same for a vector of floats (the messages carry floats).
+  void update_ghosts(float* v);
   /// Device array of n_local bytes: 1 on owned entries, 0 on ghosts (masked dot products).
   const std::uint8_t* owned_mask() const;
   ExchangePath path() const;
-  /// Bytes this rank sends in one update.
+  /// Bytes this rank sends in one update of a vector of doubles.
   std::size_t bytes_sent() const;
   int neighbours() const;
   /// Wall time in update_ghosts and its calls.
@@ -49,6 +56,8 @@ class DeviceGhostExchange {
   long calls() const;
 
  private:
+  template <typename T>
+  void update(T* v);
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };

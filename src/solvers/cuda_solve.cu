@@ -148,12 +148,7 @@ CudaSolveInfo solve_cg_cuda(const mesh::BoxMesh<dim>& mesh, const fe::DofLayout<
   std::optional<DeviceGhostExchange> exchange;
   std::shared_ptr<const GhostLayout> ghosts_one_layer;
   if (distributed) {
-    const ExchangePath path = exchange_choice ? *exchange_choice : default_exchange_path(comm);
-    if (path == ExchangePath::cuda_ipc && comm.min(static_cast<long long>(comm.local_size() == comm.size())) == 0)
-      throw InputError("--exchange cuda-ipc: the ranks run on more than one host; use --exchange auto");
-    if (path == ExchangePath::device_mpi && !mpi_device_aware())
-      throw InputError("--exchange cuda-aware: the MPI library (" + mpi_library_version() +
-                       ") reports no CUDA support; use --exchange host-staged or auto");
+    const ExchangePath path = choose_exchange_path(comm, exchange_choice);
     // the owned nodes read the ghosts of one cell layer; the second layer only keeps the box's
     // constrained faces away (its values never reach an owned entry)
     ghosts_one_layer = fe::make_dof_exchange<dim>(part, dofs.disc(), dofs.degree(), 1);

@@ -63,7 +63,7 @@ void report_progress(const SolverControl& control, clock_type::time_point t0, cl
 
 SolverResult solve_fgmres_device(const DeviceLinearMap& A, DeviceVectorD& x, const DeviceVectorD& b,
                                  const DeviceLinearMap& P, const SolverControl& control,
-                                 const FgmresSettings& settings, KrylovTimes* times) {
+                                 const FgmresSettings& settings, KrylovTimes* times, const DeviceReduction* red) {
   if (settings.restart < 1) throw InputError("--restart: FGMRES needs a Krylov basis of at least 1 vector");
   KrylovTimes local_times;
   if (!times) times = &local_times;
@@ -78,14 +78,14 @@ SolverResult solve_fgmres_device(const DeviceLinearMap& A, DeviceVectorD& x, con
   ArnoldiLeastSquares ls(m);
   std::vector<double> y(m), c_host(2 * (m + 1));
   DeviceVectorD r(n), w(n), zj(n), vj(n);
-  const double bnorm = dev::norm(b);
+  const double bnorm = dev::norm(b, red);
   const double scale = bnorm > 0 ? bnorm : 1.0;
 
   auto true_residual = [&]() {
     A(r, x);
     Stopwatch s(&times->vector_ops);
     dev::residual_from_product(r, b);
-    return dev::norm(r);
+    return dev::norm(r, red);
   };
   auto column = [&](DeviceBuffer<double>& basis, int j) { return basis.data() + std::size_t(j) * n; };
   double beta = 0.0;
@@ -127,12 +127,12 @@ SolverResult solve_fgmres_device(const DeviceLinearMap& A, DeviceVectorD& x, con
         double* c1 = coeffs.data();
         double* c2 = coeffs.data() + (m + 1);
         for (double* c : {c1, c2}) {
-          dev::multi_dot(V.data(), n, k, w.data(), c);
+          dev::multi_dot(V.data(), n, k, w.data(), c, red);
           dev::multi_axpy(-1.0, V.data(), n, k, c, w.data());
         }
         TCFEM_CUDA_CHECK(cudaMemcpy(c_host.data(), coeffs.data(), 2 * (m + 1) * sizeof(double), cudaMemcpyDeviceToHost));
         for (int i = 0; i < k; ++i) hcol[i] = c_host[i] + c_host[(m + 1) + i];
-        hnext = dev::norm(w);
+        hnext = dev::norm(w, red);
       }
       hcol[j + 1] = hnext;
       {
@@ -176,7 +176,7 @@ SolverResult solve_fgmres_device(const DeviceLinearMap& A, DeviceVectorD& x, con
 }
 
 SolverResult solve_cg_device(const DeviceLinearMap& A, DeviceVectorD& x, const DeviceVectorD& b,
-                             const DeviceLinearMap& P, const SolverControl& control) {
+                             const DeviceLinearMap& P, const SolverControl& control, const DeviceReduction* red) {
   const auto t0 = clock_type::now();
   auto last_report = t0;
   SolverResult res;
@@ -185,9 +185,9 @@ SolverResult solve_cg_device(const DeviceLinearMap& A, DeviceVectorD& x, const D
   A(Ap, x);
   dev::copy(r, Ap);
   dev::residual_from_product(r, b);
-  const double bnorm = dev::norm(b);
+  const double bnorm = dev::norm(b, red);
   const double scale = bnorm > 0 ? bnorm : 1.0;
-  double rnorm = dev::norm(r);
+  double rnorm = dev::norm(r, red);
   res.initial_residual = rnorm;
   res.history.push_back(rnorm / scale);
   if (rnorm <= control.tolerance * scale) {
@@ -197,15 +197,15 @@ SolverResult solve_cg_device(const DeviceLinearMap& A, DeviceVectorD& x, const D
   }
   P(z, r);
   dev::copy(p, z);
-  double rz = dev::dot(r, z);
+  double rz = dev::dot(r, z, red);
   for (int it = 1; it <= control.max_iterations; ++it) {
     A(Ap, p);
-    const double pAp = dev::dot(p, Ap);
+    const double pAp = dev::dot(p, Ap, red);
     if (!(pAp > 0.0) || !std::isfinite(pAp)) break;
     const double alpha = rz / pAp;
     dev::axpy(alpha, p, x);
     dev::axpy(-alpha, Ap, r);
-    rnorm = dev::norm(r);
+    rnorm = dev::norm(r, red);
     res.iterations = it;
     res.history.push_back(rnorm / scale);
     if (!std::isfinite(rnorm)) break;
@@ -214,7 +214,7 @@ SolverResult solve_cg_device(const DeviceLinearMap& A, DeviceVectorD& x, const D
       break;
     }
     P(z, r);
-    const double rz_new = dev::dot(r, z);
+    const double rz_new = dev::dot(r, z, red);
     dev::sadd(rz_new / rz, z, p);
     rz = rz_new;
     report_progress(control, t0, last_report, it, rnorm / scale);
@@ -224,18 +224,19 @@ SolverResult solve_cg_device(const DeviceLinearMap& A, DeviceVectorD& x, const D
 }
 
 SolverResult solve_richardson_device(const DeviceLinearMap& A, DeviceVectorD& x, const DeviceVectorD& b,
-                                     const DeviceLinearMap& P, const SolverControl& control) {
+                                     const DeviceLinearMap& P, const SolverControl& control,
+                                     const DeviceReduction* red) {
   const auto t0 = clock_type::now();
   auto last_report = t0;
   SolverResult res;
   const std::size_t n = b.size();
   DeviceVectorD r(n), z(n);
-  const double bnorm = dev::norm(b);
+  const double bnorm = dev::norm(b, red);
   const double scale = bnorm > 0 ? bnorm : 1.0;
   auto residual = [&]() {
     A(r, x);
     dev::residual_from_product(r, b);
-    return dev::norm(r);
+    return dev::norm(r, red);
   };
   double rnorm = residual();
   res.initial_residual = rnorm;
@@ -255,7 +256,8 @@ SolverResult solve_richardson_device(const DeviceLinearMap& A, DeviceVectorD& x,
 
 SolverResult solve_gmres_left_device(const DeviceLinearMap& A, DeviceVectorD& x, const DeviceVectorD& b,
                                      const DeviceLinearMap& P, const SolverControl& control,
-                                     const FgmresSettings& settings, KrylovTimes* times) {
+                                     const FgmresSettings& settings, KrylovTimes* times,
+                                     const DeviceReduction* red) {
   const std::size_t n = b.size();
   DeviceVectorD r(n), pr(n), t(n), d(n);
   auto residual = [&]() {
@@ -274,11 +276,11 @@ SolverResult solve_gmres_left_device(const DeviceLinearMap& A, DeviceVectorD& x,
   multigrid::device::set_zero(d);
   FgmresSettings correction_settings = settings;
   correction_settings.zero_initial_guess = true;  // d = 0: no V-cycle of a zero vector
-  SolverResult res = solve_fgmres_device(PA, d, pr, identity, control, correction_settings, times);
+  SolverResult res = solve_fgmres_device(PA, d, pr, identity, control, correction_settings, times, red);
   multigrid::device::axpy(1.0, d, x);
   residual();
-  const double bnorm = multigrid::device::norm(b);
-  res.unpreconditioned_relative_residual = multigrid::device::norm(r) / (bnorm > 0 ? bnorm : 1.0);
+  const double bnorm = multigrid::device::norm(b, red);
+  res.unpreconditioned_relative_residual = multigrid::device::norm(r, red) / (bnorm > 0 ? bnorm : 1.0);
   return res;
 }
 

@@ -17,21 +17,28 @@ namespace tcfem::solvers {
 using DeviceVectorD = multigrid::DeviceVector<double>;
 /// dst = op(src) on device vectors (asynchronous).
 using DeviceLinearMap = std::function<void(DeviceVectorD&, const DeviceVectorD&)>;
+/// Vectors spread over ranks: every dot product and norm of the solvers sums the owned entries over
+/// the ranks (null: vectors of one process). The maps A and P then update the ghosts they read.
+using multigrid::device::DeviceReduction;
 
 SolverResult solve_fgmres_device(const DeviceLinearMap& A, DeviceVectorD& x, const DeviceVectorD& b,
                                  const DeviceLinearMap& P, const SolverControl& control,
-                                 const FgmresSettings& settings = {}, KrylovTimes* times = nullptr);
+                                 const FgmresSettings& settings = {}, KrylovTimes* times = nullptr,
+                                 const DeviceReduction* reduction = nullptr);
 
 /// GMRES(m) with left preconditioning (solvers/fgmres.h, solve_gmres_left): FGMRES on (P A, P r_0)
 /// with the identity as preconditioner, for the correction; P a fixed (fp64) map.
 SolverResult solve_gmres_left_device(const DeviceLinearMap& A, DeviceVectorD& x, const DeviceVectorD& b,
                                      const DeviceLinearMap& P, const SolverControl& control,
-                                     const FgmresSettings& settings = {}, KrylovTimes* times = nullptr);
+                                     const FgmresSettings& settings = {}, KrylovTimes* times = nullptr,
+                                     const DeviceReduction* reduction = nullptr);
 
 SolverResult solve_cg_device(const DeviceLinearMap& A, DeviceVectorD& x, const DeviceVectorD& b,
-                             const DeviceLinearMap& P, const SolverControl& control);
+                             const DeviceLinearMap& P, const SolverControl& control,
+                             const DeviceReduction* reduction = nullptr);
 
 SolverResult solve_richardson_device(const DeviceLinearMap& A, DeviceVectorD& x, const DeviceVectorD& b,
-                                     const DeviceLinearMap& P, const SolverControl& control);
+                                     const DeviceLinearMap& P, const SolverControl& control,
+                                     const DeviceReduction* reduction = nullptr);
 
 }  // namespace tcfem::solvers

@@ -173,7 +173,7 @@ def expect_refused(tmp, name, ranks, args, part):
 
 
 def gpu_main():
-    """Jacobi-CG on 2 ranks with a GPU each against the CPU on one rank."""
+    """Jacobi-CG and multigrid on 2 ranks with a GPU each against one GPU."""
     probe = run(2, ["solve", "--backend", "cuda", "--cells", "2", "--degree", "1", "--quiet"], timeout=300)
     if probe.returncode != 0:
         lines = [l for l in probe.stderr.splitlines() if l.startswith("tcfem")] or ["exit %d" % probe.returncode]
@@ -191,6 +191,23 @@ def gpu_main():
         same_solve(tmp, "gpu_annulus_3d", ["--tol", "1e-10"], (2,), problem=ANNULUS_3D)
         same_solve(tmp, "gpu_annulus_dg", ["--disc", "dg", "--tol", "1e-10"], (2,), problem=ANNULUS_2D)
         check_pvtu(tmp, 2, "cuda", ["--precond", "jacobi"])
+        # multigrid across the GPUs (Chebyshev; the one-GPU run smooths the same way): FGMRES with
+        # an fp32 V-cycle and the FMG start, on both exchange paths; CG with an fp64 V-cycle in 2D;
+        # dg V-cycles; GMRES; the mapped problem with a coefficient and Neumann parts
+        mg = ["--precond", "mg", "--smoother", "chebyshev"]
+        for path in ("auto", "host-staged"):
+            same_solve(tmp, "gpu_mg_" + path, ["--dim", "3", "--degree", "3", "--cells", "16", "--tol", "1e-10"] + mg,
+                       (2,), multi_args=["--exchange", path])
+        same_solve(tmp, "gpu_mg_cg_2d", ["--dim", "2", "--degree", "4", "--cells", "32", "--solver", "cg",
+                                         "--mg-precision", "fp64", "--tol", "1e-10"] + mg, (2,))
+        same_solve(tmp, "gpu_mg_dg", ["--dim", "3", "--degree", "2", "--cells", "8", "--disc", "dg", "--solver", "mg",
+                                      "--tol", "1e-10"] + mg, (2,))
+        same_solve(tmp, "gpu_mg_gmres", ["--dim", "2", "--degree", "2", "--cells", "64", "--solver", "gmres",
+                                         "--tol", "1e-10"] + mg, (2,))
+        same_solve(tmp, "gpu_mg_annulus", ["--cells", "8", "--tol", "1e-10"] + mg, (2,), problem=ANNULUS_3D)
+        check_pvtu(tmp, 2, "cuda", mg)
+        expect_refused(tmp, "gpu_patches", 2, ["solve", "--cells", "8", "--backend", "cuda", "--precond", "mg",
+                                               "--smoother", "patch"], "vertex patches on --backend cuda")
     for f in failures:
         print("FAIL:", f)
     print(f"test_mpi --gpu: {len(failures)} failures")
@@ -259,8 +276,8 @@ def main():
             json.dump(mixed, f)
         expect_refused(tmp, "patch_neumann", 2, ["solve", "--problem", mixed_path, "--backend", "cpu",
                                                  "--smoother", "patch"], "Dirichlet problems only")
-        expect_refused(tmp, "multigrid_cuda", 2, ["solve", "--cells", "4", "--backend", "cuda", "--precond", "mg"],
-                       "multigrid on --backend cuda runs on one rank")
+        expect_refused(tmp, "patches_cuda", 2, ["solve", "--cells", "8", "--backend", "cuda", "--precond", "mg",
+                                                "--smoother", "patch"], "vertex patches on --backend cuda run on one rank")
         expect_refused(tmp, "fgmres_cuda", 2, ["solve", "--cells", "4", "--backend", "cuda", "--solver", "fgmres",
                                                "--precond", "jacobi"], "runs on --backend cpu only")
         expect_refused(tmp, "vtu_name", 2, ["solve", "--cells", "4", "--vtu", os.path.join(tmp, "u.vtu")], ".pvtu")

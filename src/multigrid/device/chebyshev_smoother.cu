@@ -16,12 +16,14 @@ int grid_for(std::size_t n) {
 }
 /// r_i = 0.5 + u_i (u_i in [0, 1) from the CPU's generator state after i + 1 steps), 0 where
 /// constrained. The affine map s -> a s + c is raised to the power i + 1 by squaring (mod 2^64).
+/// `global`: the entries' indices on one process where the vector is spread over ranks (null: i).
 template <typename Number>
-__global__ void random_start_kernel(Number* r, const unsigned char* constrained, std::int64_t n) {
+__global__ void random_start_kernel(Number* r, const unsigned char* constrained, const std::int64_t* global,
+                                    std::int64_t n) {
   constexpr std::uint64_t a = 6364136223846793005ull, c = 1442695040888963407ull, s0 = 0x9e3779b97f4a7c15ull;
   for (std::int64_t i = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; i < n;
        i += std::int64_t(gridDim.x) * blockDim.x) {
-    std::uint64_t ra = 1, rc = 0, ba = a, bc = c, m = std::uint64_t(i) + 1;
+    std::uint64_t ra = 1, rc = 0, ba = a, bc = c, m = std::uint64_t(global ? global[i] : i) + 1;
     while (m) {
       if (m & 1) {
         ra = ba * ra;
@@ -80,13 +82,14 @@ __global__ void set_constrained_kernel(Number* x, const Number* b, const unsigne
 template <typename Number>
 double estimate_largest_eigenvalue_device(const LevelOperator<DeviceVector<Number>>& op,
                                           const DeviceVector<Number>& inverse_diagonal,
-                                          const DeviceBuffer<unsigned char>* constrained, int steps) {
+                                          const DeviceBuffer<unsigned char>* constrained, int steps,
+                                          const device::DeviceReduction* red, const std::int64_t* global) {
   const std::size_t n = op.size();
   const std::int64_t nn = std::int64_t(n);
   const unsigned char* mask = constrained && constrained->size() ? constrained->data() : nullptr;
   DeviceVector<Number> x(n), r(n), z(n), p(n), ap(n);
   device::set_zero(x);
-  random_start_kernel<<<grid_for(n), block>>>(r.data(), mask, nn);
+  random_start_kernel<<<grid_for(n), block>>>(r.data(), mask, global, nn);
   TCFEM_CUDA_CHECK_LAUNCH();
   auto precondition = [&](DeviceVector<Number>& out, const DeviceVector<Number>& in) {
     precondition_kernel<<<grid_for(n), block>>>(inverse_diagonal.data(), in.data(), mask, out.data(), nn);
@@ -94,7 +97,7 @@ double estimate_largest_eigenvalue_device(const LevelOperator<DeviceVector<Numbe
   };
   precondition(z, r);
   device::copy(p, z);
-  double rz = device::dot(r, z);
+  double rz = device::dot(r, z, red);
   const double rz0 = rz;
   std::vector<double> alphas, betas;
   for (int it = 0; it < steps && rz > 1e-24 * rz0; ++it) {
@@ -103,14 +106,14 @@ double estimate_largest_eigenvalue_device(const LevelOperator<DeviceVector<Numbe
       zero_constrained_kernel<<<grid_for(n), block>>>(ap.data(), mask, nn);
       TCFEM_CUDA_CHECK_LAUNCH();
     }
-    const double pap = device::dot(p, ap);
+    const double pap = device::dot(p, ap, red);
     if (!(pap > 0.0)) break;
     const double alpha = rz / pap;
     alphas.push_back(alpha);
     device::axpy(alpha, p, x);
     device::axpy(-alpha, ap, r);
     precondition(z, r);
-    const double rz_new = device::dot(r, z);
+    const double rz_new = device::dot(r, z, red);
     const double beta = rz_new / rz;
     betas.push_back(beta);
     device::sadd(beta, z, p);
@@ -149,14 +152,19 @@ template <typename Number>
 DeviceChebyshevSmoother<Number>::DeviceChebyshevSmoother(const LevelOperator<DeviceVector<Number>>& op,
                                                          const std::vector<Number>& diagonal,
                                                          const std::vector<char>& constrained, int degree,
-                                                         double range, int eigenvalue_steps, double lambda_max)
-    : DeviceChebyshevSmoother(op, upload(diagonal), constrained, degree, range, eigenvalue_steps, lambda_max) {}
+                                                         double range, int eigenvalue_steps, double lambda_max,
+                                                         const device::DeviceReduction* reduction,
+                                                         const std::vector<std::int64_t>& global)
+    : DeviceChebyshevSmoother(op, upload(diagonal), constrained, degree, range, eigenvalue_steps, lambda_max,
+                              reduction, global) {}
 
 template <typename Number>
 DeviceChebyshevSmoother<Number>::DeviceChebyshevSmoother(const LevelOperator<DeviceVector<Number>>& op,
                                                          DeviceVector<Number> diagonal,
                                                          const std::vector<char>& constrained, int degree,
-                                                         double range, int eigenvalue_steps, double lambda_max)
+                                                         double range, int eigenvalue_steps, double lambda_max,
+                                                         const device::DeviceReduction* reduction,
+                                                         const std::vector<std::int64_t>& global)
     : op_(&op), degree_(degree) {
   if (degree < 1) throw InputError("Chebyshev smoother degree must be >= 1");
   if (!(range > 1.0)) throw InputError("Chebyshev smoothing range must be > 1");
@@ -177,9 +185,14 @@ DeviceChebyshevSmoother<Number>::DeviceChebyshevSmoother(const LevelOperator<Dev
     constrained_ = DeviceBuffer<unsigned char>(std::vector<unsigned char>(constrained.begin(), constrained.end()));
     has_constraints_ = true;
   }
-  lambda_max_ = lambda_max > 0.0
-                    ? lambda_max
-                    : 1.2 * estimate_largest_eigenvalue_device(op, inverse_diagonal_, &constrained_, eigenvalue_steps);
+  if (lambda_max > 0.0) {
+    lambda_max_ = lambda_max;
+  } else {
+    TCFEM_ASSERT(global.empty() || global.size() == op.size(), "global index list size");
+    const DeviceBuffer<std::int64_t> d_global(global);
+    lambda_max_ = 1.2 * estimate_largest_eigenvalue_device(op, inverse_diagonal_, &constrained_, eigenvalue_steps,
+                                                           reduction, global.empty() ? nullptr : d_global.data());
+  }
   lambda_min_ = lambda_max_ / range;
   z_.resize(op.size());
   d_.resize(op.size());
@@ -215,10 +228,12 @@ void DeviceChebyshevSmoother<Number>::smooth(DeviceVector<Number>& x, const Devi
 
 template double estimate_largest_eigenvalue_device<double>(const LevelOperator<DeviceVector<double>>&,
                                                            const DeviceVector<double>&,
-                                                           const DeviceBuffer<unsigned char>*, int);
+                                                           const DeviceBuffer<unsigned char>*, int,
+                                                           const device::DeviceReduction*, const std::int64_t*);
 template double estimate_largest_eigenvalue_device<float>(const LevelOperator<DeviceVector<float>>&,
                                                           const DeviceVector<float>&,
-                                                          const DeviceBuffer<unsigned char>*, int);
+                                                          const DeviceBuffer<unsigned char>*, int,
+                                                          const device::DeviceReduction*, const std::int64_t*);
 template class DeviceChebyshevSmoother<double>;
 template class DeviceChebyshevSmoother<float>;
 

@@ -5,10 +5,12 @@
 #include <string>
 
 #include "core/error.h"
+#include "fe/dof_exchange.h"
 #include "fe/quadrature.h"
 #include "multigrid/device/chebyshev_smoother.h"
 #include "multigrid/device/coarse_solver.h"
 #include "multigrid/device/dg_patch_smoother.h"
+#include "multigrid/device/distributed_transfer.h"
 #include "multigrid/device/patch_smoother_adapter.h"
 #include "multigrid/device/transfer.h"
 #include "multigrid/host/patch_smoother.h"
@@ -17,7 +19,9 @@
 namespace tcfem::multigrid {
 
 template <typename Number>
-DeviceLevelOperator<Number>::DeviceLevelOperator(std::unique_ptr<operators::DeviceOperator> op) : op_(std::move(op)) {
+DeviceLevelOperator<Number>::DeviceLevelOperator(std::unique_ptr<operators::DeviceOperator> op,
+                                                 DeviceGhostExchange* ghosts)
+    : op_(std::move(op)), ghosts_(ghosts) {
   TCFEM_ASSERT(op_ && op_->value_size() == sizeof(Number), "level operator storage type differs from the V-cycle's");
 }
 
@@ -74,22 +78,33 @@ std::unique_ptr<Smoother<DeviceVector<Number>>> make_device_smoother(const Smoot
                                                                      const operators::OperatorConfig& config,
                                                                      const DeviceLevelOperator<Number>& op,
                                                                      LevelInfo& info, std::size_t& device_bytes,
-                                                                     double lambda_max = 0.0) {
+                                                                     double lambda_max = 0.0,
+                                                                     const DeviceLevelBox<dim>* box = nullptr,
+                                                                     const fe::DofLayout<dim>* spread_dofs = nullptr) {
   char text[200];
+  if (box && s.kind != SmootherKind::chebyshev)
+    throw InputError(std::string("--smoother ") + to_string(s.kind) +
+                     " on --backend cuda: the vertex patches run on one rank; a distributed GPU run smooths with "
+                     "--smoother chebyshev");
   switch (s.kind) {
     case SmootherKind::chebyshev: {
       std::vector<char> constrained;
       if (dofs.disc() == fe::Disc::cg) constrained = dofs.boundary_mask();
       std::unique_ptr<DeviceChebyshevSmoother<Number>> cheb;
       DeviceVector<Number> diagonal(dofs.n_local());
+      // spread over ranks: the estimate's dot products over the ranks, its start vector by the
+      // entries' indices on one process (every partition estimates the same value)
+      const device::DeviceReduction* reduction = box ? &box->reduction : nullptr;
+      std::vector<std::int64_t> global;
+      if (box && lambda_max <= 0.0) global = spread_dofs->global_indices();
       if (op.device_operator().diagonal(diagonal.data()))
         cheb = std::make_unique<DeviceChebyshevSmoother<Number>>(op, std::move(diagonal), constrained,
                                                                  s.chebyshev_degree, s.chebyshev_range,
-                                                                 s.eigenvalue_cg_steps, lambda_max);
+                                                                 s.eigenvalue_cg_steps, lambda_max, reduction, global);
       else
         cheb = std::make_unique<DeviceChebyshevSmoother<Number>>(op, host_diagonal<dim, Number>(mesh, dofs, config),
                                                                  constrained, s.chebyshev_degree, s.chebyshev_range,
-                                                                 s.eigenvalue_cg_steps, lambda_max);
+                                                                 s.eigenvalue_cg_steps, lambda_max, reduction, global);
       info.lambda_max = cheb->lambda_max();
       std::snprintf(text, sizeof text, "Chebyshev-Jacobi (degree %d, range [%.4g, %.4g])", cheb->degree(),
                     cheb->lambda_min(), cheb->lambda_max());
@@ -140,123 +155,233 @@ std::unique_ptr<Smoother<DeviceVector<Number>>> make_device_smoother(const Smoot
 }  // namespace
 
 template <int dim, typename Number>
+const mesh::BoxMesh<dim>& DeviceMultigrid<dim, Number>::operator_mesh(int level) const {
+  if (!boxes_.empty() && level >= gathered_) return *boxes_.at(std::size_t(level - gathered_)).mesh;
+  return hierarchy_->mesh(level);
+}
+
+template <int dim, typename Number>
+const fe::DofLayout<dim>& DeviceMultigrid<dim, Number>::operator_dofs(int level) const {
+  if (!boxes_.empty() && level >= gathered_) return *boxes_.at(std::size_t(level - gathered_)).dofs;
+  return hierarchy_->dofs(level);
+}
+
+template <int dim, typename Number>
+template <typename Number2>
+std::unique_ptr<DeviceLevelOperator<Number2>> DeviceMultigrid<dim, Number>::make_operator(
+    int level, const operators::DeviceKernelKey& key, const operators::OperatorConfig& config) {
+  DeviceGhostExchange* ghosts = !boxes_.empty() && level >= gathered_ ? boxes_[level - gathered_].near.get() : nullptr;
+  return std::make_unique<DeviceLevelOperator<Number2>>(
+      operators::make_device_operator<dim>(operator_mesh(level), operator_dofs(level), key, config.device_tuning,
+                                           config.coefficient, config.coefficient_source),
+      ghosts);
+}
+
+template <int dim, typename Number>
+template <typename Number2>
+std::unique_ptr<Transfer<DeviceVector<Number2>>> DeviceMultigrid<dim, Number>::make_transfer(int level) {
+  const auto& h = *hierarchy_;
+  if (boxes_.empty() || level < gathered_) {
+    if (!h.stored(level)) return nullptr;
+    auto t = std::make_unique<DeviceTransfer<dim, Number2>>(h.mesh(level - 1), h.dofs(level - 1), h.mesh(level),
+                                                            h.dofs(level));
+    device_bytes_ += t->device_bytes();
+    return t;
+  }
+  if (level == gathered_) {
+    const bool root = h.stored(level - 1);
+    auto t = std::make_unique<DeviceGatherTransfer<dim, Number2>>(
+        h.dofs(level), root ? &h.mesh(level - 1) : nullptr, root ? &h.dofs(level - 1) : nullptr,
+        root ? &h.gathered_mesh() : nullptr, root ? &h.gathered_dofs() : nullptr);
+    device_bytes_ += t->device_bytes();
+    return t;
+  }
+  const auto& coarse = boxes_[level - 1 - gathered_];
+  const auto& fine = boxes_[level - gathered_];
+  auto t = std::make_unique<DeviceBoxTransfer<dim, Number2>>(h.mesh(level - 1), h.dofs(level - 1), *fine.mesh,
+                                                             *fine.dofs, coarse.near.get(), fine.all.get());
+  device_bytes_ += t->device_bytes();
+  return t;
+}
+
+namespace {
+template <class V, class T>
+const T* or_absent(const std::unique_ptr<T>& p) {
+  if (p) return p.get();
+  return &AbsentLevel<V>::instance();
+}
+}  // namespace
+
+template <int dim, typename Number>
 DeviceMultigrid<dim, Number>::DeviceMultigrid(const LevelHierarchy<dim>& hierarchy,
                                               const operators::OperatorConfig& config,
                                               const MultigridSettings& settings, precision::Precision precision,
-                                              const std::function<void(const std::string&)>& progress)
+                                              const std::function<void(const std::string&)>& progress,
+                                              std::optional<ExchangePath> exchange)
     : hierarchy_(&hierarchy) {
+  using V = DeviceVector<Number>;
   const auto t0 = std::chrono::steady_clock::now();
   if (settings.pre_smooth < 0 || settings.post_smooth < 0) throw InputError("smoothing steps must be >= 0");
   if (vcycle_in_double(precision) != (sizeof(Number) == 8))
     throw Error("device multigrid: storage type does not match the precision");
   const int n_levels = hierarchy.n_levels();
+  const int finest = n_levels - 1;
   operators_.resize(n_levels);
   smoothers_.resize(n_levels);
   transfers_.resize(n_levels);
   info_.resize(n_levels);
   kernels_.resize(n_levels);
-  std::vector<typename VCycle<DeviceVector<Number>>::Level> levels(n_levels);
-  operators::DeviceKernelKey geometry;
-  operators::set_geometry(geometry, hierarchy.mesh(0), hierarchy.dofs(0), config);
+  std::vector<typename VCycle<V>::Level> levels(n_levels);
   char text[200];
+  // one line per setup stage, with the seconds since the previous one
+  auto tl = std::chrono::steady_clock::now();
+  auto stage = [&](const std::string& what) {
+    if (!progress) return;
+    const auto now = std::chrono::steady_clock::now();
+    std::snprintf(text, sizeof text, " (%.2f s)\n", std::chrono::duration<double>(now - tl).count());
+    tl = now;
+    progress("  mg setup        " + what + text);
+  };
+  // distributed: the levels from the gathered one up on the ranks' ghosted boxes
+  comm_ = hierarchy.mesh(finest).partition().comm;
+  if (hierarchy.distributed()) {
+    gathered_ = hierarchy.gathered_level();
+    const ExchangePath path = choose_exchange_path(comm_, exchange);
+    boxes_.resize(std::size_t(n_levels - gathered_));
+    for (int l = gathered_; l < n_levels; ++l) {
+      const auto& part = hierarchy.mesh(l).partition();
+      if (part.ghost_width < 2)
+        throw Error("device multigrid: a distributed level needs a ghost layer of two cells");
+      auto& box = boxes_[l - gathered_];
+      const fe::Disc disc = hierarchy.disc();
+      const int k = hierarchy.degree();
+      box.mesh = std::make_unique<mesh::BoxMesh<dim>>(mesh::ghosted_box_mesh(hierarchy.mesh(l)));
+      box.dofs = std::make_unique<fe::DofLayout<dim>>(
+          *box.mesh, disc, k, fe::ghosted_box_dirichlet(part, hierarchy.dofs(l).dirichlet_faces()));
+      TCFEM_ASSERT(box.dofs->n_local() == hierarchy.dofs(l).n_local(), "the ghosted box's lattice differs");
+      box.near = std::make_unique<DeviceGhostExchange>(*fe::make_dof_exchange<dim>(part, disc, k, 1), path);
+      if (disc == fe::Disc::cg && l > gathered_)
+        box.all = std::make_unique<DeviceGhostExchange>(*fe::make_dof_exchange<dim>(part, disc, k, -1), path);
+      box.reduction = {box.near->owned_mask(), &comm_};
+    }
+    stage(std::string("ghosted boxes and exchanges (") + to_string(path) + ")");
+  }
+  auto box_of = [&](int l) -> const DeviceLevelBox<dim>* {
+    return !boxes_.empty() && l >= gathered_ ? &boxes_[l - gathered_] : nullptr;
+  };
+  operators::DeviceKernelKey geometry;
+  operators::set_geometry(geometry, hierarchy.mesh(finest), hierarchy.dofs(finest), config);
+  // first what may fail on some ranks only (det J and the coefficient at a rank's points; rank
+  // 0's levels and coarse solver): every rank learns of an error before the collective steps
+  CoarseSolverKind kind = settings.coarse;
+  collective(comm_, [&] {
+    for (int l = 0; l < n_levels; ++l) {
+      if (!hierarchy.stored(l)) continue;
+      const auto tl0 = std::chrono::steady_clock::now();
+      const auto key = device_level_key(dim, config, geometry, precision, l == 0);
+      operators_[l] = make_operator<Number>(l, key, config);
+      kernels_[l] = key.to_string() + operators::describe(operators_[l]->device_operator().choices());
+      // the cycle's x, b, r; only r on the finest level (x and b are the caller's)
+      device_bytes_ += operators_[l]->device_operator().device_bytes() +
+                       (l == finest ? 1 : 3) * operator_dofs(l).n_local() * sizeof(Number);
+      if (progress) {
+        // the kernel text has no length limit: only the numbers go through the fixed buffer
+        std::snprintf(text, sizeof text, "  mg setup        level %d of %d: %zu DoFs%s, ", l, finest,
+                      hierarchy.dofs(l).n_dofs(), box_of(l) ? " (spread)" : "");
+        std::string line = text + kernels_[l];
+        std::snprintf(text, sizeof text, " (%.2f s)\n",
+                      std::chrono::duration<double>(std::chrono::steady_clock::now() - tl0).count());
+        progress(line + text);
+      }
+    }
+    tl = std::chrono::steady_clock::now();
+    // the smoothers of rank 0's levels below the gathered one
+    for (int l = 1; l < (boxes_.empty() ? 0 : gathered_); ++l)
+      if (hierarchy.stored(l))
+        smoothers_[l] = make_device_smoother<dim, Number>(settings.smoother, hierarchy.mesh(l), hierarchy.dofs(l),
+                                                           config, *operators_[l], info_[l], device_bytes_);
+    if (hierarchy.stored(0)) {
+      std::vector<Number> coarse_diagonal;
+      if (kind == CoarseSolverKind::automatic)
+        kind = hierarchy.dofs(0).n_local() <= max_dense_coarse_dofs ? CoarseSolverKind::cholesky : CoarseSolverKind::cg;
+      if (kind == CoarseSolverKind::cg)
+        coarse_diagonal = host_diagonal<dim, Number>(hierarchy.mesh(0), hierarchy.dofs(0), config);
+      coarse_ = make_device_coarse_solver<dim, Number>(kind, hierarchy.mesh(0), hierarchy.dofs(0), config,
+                                                       *operators_[0], coarse_diagonal, settings.coarse_cg_tolerance,
+                                                       coarse_kind_);
+    }
+  });
+  stage("coarse solver");
   for (int l = 0; l < n_levels; ++l) {
-    const auto tl = std::chrono::steady_clock::now();
-    const auto& mesh = hierarchy.mesh(l);
-    const auto& dofs = hierarchy.dofs(l);
-    const auto key = device_level_key(dim, config, geometry, precision, l == 0);
-    operators_[l] = std::make_unique<DeviceLevelOperator<Number>>(
-        operators::make_device_operator<dim>(mesh, dofs, key, config.device_tuning, config.coefficient, config.coefficient_source));
-    kernels_[l] = key.to_string() + operators::describe(operators_[l]->device_operator().choices());
-    // the cycle's x, b, r; only r on the finest level (x and b are the caller's)
-    device_bytes_ += operators_[l]->device_operator().device_bytes() +
-                     (l + 1 == n_levels ? 1 : 3) * dofs.n_local() * sizeof(Number);
     auto& info = info_[l];
     info.level = l;
-    for (int d = 0; d < dim; ++d) info.cells[d] = mesh.n_cells()[d];
-    info.n_dofs = dofs.n_dofs();
+    if (l > 0) transfers_[l] = make_transfer<Number>(l);
+    if (!hierarchy.stored(l)) {
+      info.smoother = "on rank 0";
+      kernels_[l] = "on rank 0";
+      levels[l].op = &AbsentLevel<V>::instance();
+      levels[l].smoother = &AbsentLevel<V>::instance();
+      levels[l].transfer = or_absent<V>(transfers_[l]);
+      continue;
+    }
+    for (int d = 0; d < dim; ++d) info.cells[d] = hierarchy.mesh(l).n_cells()[d];
+    info.n_dofs = hierarchy.dofs(l).n_dofs();
     levels[l].op = operators_[l].get();
     if (l > 0) {
-      auto transfer = std::make_unique<DeviceTransfer<dim, Number>>(hierarchy.mesh(l - 1), hierarchy.dofs(l - 1),
-                                                                    mesh, dofs);
-      device_bytes_ += transfer->device_bytes();
-      transfers_[l] = std::move(transfer);
-      smoothers_[l] = make_device_smoother<dim, Number>(settings.smoother, mesh, dofs, config, *operators_[l], info,
-                                                         device_bytes_);
+      if (!smoothers_[l])  // a level spread over the ranks (collective: their errors agree)
+        smoothers_[l] = make_device_smoother<dim, Number>(settings.smoother, operator_mesh(l), operator_dofs(l),
+                                                           config, *operators_[l], info, device_bytes_, 0.0, box_of(l),
+                                                           &hierarchy.dofs(l));
       levels[l].smoother = smoothers_[l].get();
       levels[l].transfer = transfers_[l].get();
     }
-    if (progress) {
-      // the kernel text has no length limit: only the numbers go through the fixed buffer
-      std::snprintf(text, sizeof text, "  mg setup        level %d of %d: %zu DoFs, ", l, n_levels - 1, dofs.n_dofs());
-      std::string line = text + kernels_[l];
-      std::snprintf(text, sizeof text, " (%.2f s)\n",
-                    std::chrono::duration<double>(std::chrono::steady_clock::now() - tl).count());
-      progress(line + text);
-    }
   }
-  // one line per later setup stage, with the seconds since the previous one
-  auto tl = std::chrono::steady_clock::now();
-  auto stage = [&](const char* what) {
-    if (!progress) return;
-    const auto now = std::chrono::steady_clock::now();
-    std::snprintf(text, sizeof text, "  mg setup        %s (%.2f s)\n", what, std::chrono::duration<double>(now - tl).count());
-    tl = now;
-    progress(text);
-  };
-  std::vector<Number> coarse_diagonal;
-  CoarseSolverKind kind = settings.coarse;
-  if (kind == CoarseSolverKind::automatic)
-    kind = hierarchy.dofs(0).n_local() <= max_dense_coarse_dofs ? CoarseSolverKind::cholesky : CoarseSolverKind::cg;
-  if (kind == CoarseSolverKind::cg) coarse_diagonal = host_diagonal<dim, Number>(hierarchy.mesh(0), hierarchy.dofs(0), config);
-  coarse_ = make_device_coarse_solver<dim, Number>(kind, hierarchy.mesh(0), hierarchy.dofs(0), config,
-                                                   *operators_[0], coarse_diagonal, settings.coarse_cg_tolerance,
-                                                   coarse_kind_);
-  info_[0].smoother = std::string("coarse solver: ") + to_string(coarse_kind_);
-  stage("coarse solver");
+  if (hierarchy.stored(0)) info_[0].smoother = std::string("coarse solver: ") + to_string(coarse_kind_);
+  stage("transfers and smoothers");
   int finest_post = settings.post_smooth;
   if (!vcycle_in_double(precision) && settings.finest_post_fp64 && n_levels > 1) {
     // the finest level's post-smoothing in fp64 (MultigridSettings::finest_post_fp64), on an fp64
     // operator of that level, which also serves the outer solver
-    const int f = n_levels - 1;
     const auto key = device_level_key(dim, config, geometry, precision::Precision::fp64, false);
-    fine_operator64_ = std::make_unique<DeviceLevelOperator<double>>(
-        operators::make_device_operator<dim>(hierarchy.mesh(f), hierarchy.dofs(f), key, config.device_tuning, config.coefficient, config.coefficient_source));
+    collective(comm_, [&] { fine_operator64_ = make_operator<double>(finest, key, config); });
     device_bytes_ += fine_operator64_->device_operator().device_bytes();
-    LevelInfo info64 = info_[f];
+    LevelInfo info64 = info_[finest];
     // Chebyshev: the range of the fp32 smoother of the same level (the same operator rounded
     // differently), which saves the eigenvalue estimate's operator applies on the largest level
-    fine_smoother64_ = make_device_smoother<dim, double>(settings.smoother, hierarchy.mesh(f), hierarchy.dofs(f),
-                                                         config, *fine_operator64_, info64, device_bytes_,
-                                                         info_[f].lambda_max);
-    info_[f].smoother += "; post-smoothing in fp64";
+    fine_smoother64_ = make_device_smoother<dim, double>(settings.smoother, operator_mesh(finest),
+                                                         operator_dofs(finest), config, *fine_operator64_, info64,
+                                                         device_bytes_, info_[finest].lambda_max, box_of(finest),
+                                                         &hierarchy.dofs(finest));
+    info_[finest].smoother += "; post-smoothing in fp64";
     finest_post = 0;
     stage("fp64 operator and smoother of the finest level");
   }
-  cycle_ = std::make_unique<VCycle<DeviceVector<Number>>>(std::move(levels), *coarse_, settings.pre_smooth,
-                                                          settings.post_smooth, settings.post_smooth_order,
-                                                          finest_post);
+  cycle_ = std::make_unique<VCycle<V>>(std::move(levels), *or_absent<V>(coarse_), settings.pre_smooth,
+                                       settings.post_smooth, settings.post_smooth_order, finest_post);
   if (!vcycle_in_double(precision) && settings.fmg_fp64_residuals) {
+    using V64 = DeviceVector<double>;
     const auto key64 = device_level_key(dim, config, geometry, precision::Precision::fp64, false);
     operators64_.resize(n_levels);
     transfers64_.resize(n_levels);
-    std::vector<typename MixedFullMultigrid<DeviceVector<double>, DeviceVector<Number>>::Level> levels64(n_levels);
+    std::vector<typename MixedFullMultigrid<V64, V>::Level> levels64(n_levels);
+    collective(comm_, [&] {
+      for (int l = 1; l < n_levels; ++l)
+        if (hierarchy.stored(l) && (l < finest || !fine_operator64_)) {
+          operators64_[l] = make_operator<double>(l, key64, config);
+          device_bytes_ += operators64_[l]->device_operator().device_bytes();
+        }
+    });
     for (int l = 1; l < n_levels; ++l) {
-      const auto& mesh = hierarchy.mesh(l);
-      const auto& dofs = hierarchy.dofs(l);
-      if (l + 1 < n_levels || !fine_operator64_) {
-        operators64_[l] = std::make_unique<DeviceLevelOperator<double>>(
-            operators::make_device_operator<dim>(mesh, dofs, key64, config.device_tuning, config.coefficient, config.coefficient_source));
-        device_bytes_ += operators64_[l]->device_operator().device_bytes();
+      transfers64_[l] = make_transfer<double>(l);
+      levels64[l].transfer = or_absent<V64>(transfers64_[l]);
+      if (!hierarchy.stored(l)) {
+        levels64[l].op = &AbsentLevel<V64>::instance();
+        continue;
       }
-      auto transfer = std::make_unique<DeviceTransfer<dim, double>>(hierarchy.mesh(l - 1), hierarchy.dofs(l - 1),
-                                                                    mesh, dofs);
-      device_bytes_ += transfer->device_bytes();
-      transfers64_[l] = std::move(transfer);
       levels64[l].op = operators64_[l] ? operators64_[l].get() : fine_operator64_.get();
-      levels64[l].transfer = transfers64_[l].get();
     }
-    fmg64_ = std::make_unique<MixedFullMultigrid<DeviceVector<double>, DeviceVector<Number>>>(
-        std::move(levels64), *cycle_, fine_smoother64_.get(), settings.post_smooth, settings.post_smooth_order);
+    fmg64_ = std::make_unique<MixedFullMultigrid<V64, V>>(std::move(levels64), *cycle_, fine_smoother64_.get(),
+                                                          settings.post_smooth, settings.post_smooth_order);
     device_bytes_ += fmg64_->vector_bytes(sizeof(double), sizeof(Number));
     stage("fp64 operators and transfers of the full multigrid");
   }
@@ -268,6 +393,24 @@ DeviceMultigrid<dim, Number>::DeviceMultigrid(const LevelHierarchy<dim>& hierarc
 
 template <int dim, typename Number>
 DeviceMultigrid<dim, Number>::~DeviceMultigrid() = default;
+
+template <int dim, typename Number>
+double DeviceMultigrid<dim, Number>::exchange_seconds() const {
+  double t = 0.0;
+  for (const auto& b : boxes_)
+    for (const auto* e : {b.near.get(), b.all.get()})
+      if (e) t += e->seconds();
+  return t;
+}
+
+template <int dim, typename Number>
+long DeviceMultigrid<dim, Number>::exchange_calls() const {
+  long n = 0;
+  for (const auto& b : boxes_)
+    for (const auto* e : {b.near.get(), b.all.get()})
+      if (e) n += e->calls();
+  return n;
+}
 
 template <int dim, typename Number>
 void DeviceMultigrid<dim, Number>::finest_post_smooth_fp64(DeviceVector<double>& z,

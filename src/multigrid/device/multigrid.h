@@ -6,8 +6,12 @@
 // operators of that precision). Includes CUDA headers: for .cu files and device tests only.
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
+
+#include "core/communicator.h"
+#include "core/device_exchange.h"
 
 #include "multigrid/device/vector.h"
 #include "multigrid/full_multigrid.h"
@@ -21,12 +25,15 @@
 
 namespace tcfem::multigrid {
 
-/// A DeviceOperator as a LevelOperator of device vectors.
+/// A DeviceOperator as a LevelOperator of device vectors. A level spread over ranks: the operator
+/// runs on this rank's ghosted box, and `ghosts` updates the ghosts of src it reads first (they are
+/// copies of their owners' entries, so src keeps its value).
 template <typename Number>
 class DeviceLevelOperator final : public LevelOperator<DeviceVector<Number>> {
  public:
-  explicit DeviceLevelOperator(std::unique_ptr<operators::DeviceOperator> op);
+  explicit DeviceLevelOperator(std::unique_ptr<operators::DeviceOperator> op, DeviceGhostExchange* ghosts = nullptr);
   void vmult(DeviceVector<Number>& dst, const DeviceVector<Number>& src) const override {
+    if (ghosts_) ghosts_->update_ghosts(const_cast<Number*>(src.data()));
     op_->vmult(dst.data(), src.data());
   }
   std::size_t size() const override { return op_->n_local(); }
@@ -34,6 +41,18 @@ class DeviceLevelOperator final : public LevelOperator<DeviceVector<Number>> {
 
  private:
   std::unique_ptr<operators::DeviceOperator> op_;
+  DeviceGhostExchange* ghosts_;
+};
+
+/// A level of a distributed hierarchy on this rank's ghosted box (two cells wide) as a mesh of its
+/// own, and its ghost exchanges: `near` fills the ghosts of one cell layer (all an operator apply
+/// reads), `all` every ghost (the input of a cg restriction; null elsewhere).
+template <int dim>
+struct DeviceLevelBox {
+  std::unique_ptr<mesh::BoxMesh<dim>> mesh;
+  std::unique_ptr<fe::DofLayout<dim>> dofs;
+  std::unique_ptr<DeviceGhostExchange> near, all;
+  device::DeviceReduction reduction;  // owned entries summed over the ranks
 };
 
 /// The kernel key of a level operator of the device V-cycle in `precision`: fp64 and fp32 use
@@ -63,10 +82,14 @@ template <int dim, typename Number>
 class DeviceMultigrid {
  public:
   /// Builds every level of `hierarchy` (which must outlive this object). `progress` receives one
-  /// line per level built (may be empty).
+  /// line per level built (may be empty). A distributed hierarchy: collective; each rank runs the
+  /// levels from the gathered one up on its ghosted boxes (the fine mesh's partition needs a ghost
+  /// width of two), rank 0 those below; the ghosts travel by `exchange` (default:
+  /// default_exchange_path). Chebyshev smoothers only (the patch smoothers run on one rank).
   DeviceMultigrid(const LevelHierarchy<dim>& hierarchy, const operators::OperatorConfig& config,
                   const MultigridSettings& settings, precision::Precision precision,
-                  const std::function<void(const std::string&)>& progress = {});
+                  const std::function<void(const std::string&)>& progress = {},
+                  std::optional<ExchangePath> exchange = std::nullopt);
   ~DeviceMultigrid();
 
   void vcycle(DeviceVector<Number>& x, const DeviceVector<Number>& b) const { cycle_->cycle(x, b); }
@@ -79,7 +102,23 @@ class DeviceMultigrid {
   /// MixedFullMultigrid (residuals in fp64; needs settings.fmg_fp64_residuals).
   void full_multigrid_fp64(DeviceVector<double>& x, const DeviceVector<double>& b) const;
 
+  /// The level's operator (a level this rank stores).
   const DeviceLevelOperator<Number>& level_operator(int level) const { return *operators_.at(level); }
+  /// Whether the levels are spread over ranks.
+  bool distributed() const { return !boxes_.empty(); }
+  /// The mesh and DoF layout the level's operators run on: this rank's ghosted box for a level
+  /// spread over ranks, else the hierarchy's.
+  const mesh::BoxMesh<dim>& operator_mesh(int level) const;
+  const fe::DofLayout<dim>& operator_dofs(int level) const;
+  /// A distributed hierarchy: the ghost update of one cell layer of the finest level (for the
+  /// outer solver's operator) and the reduction of its vectors; null on one process.
+  DeviceGhostExchange* fine_ghosts() const { return boxes_.empty() ? nullptr : boxes_.back().near.get(); }
+  const device::DeviceReduction* fine_reduction() const {
+    return boxes_.empty() ? nullptr : &boxes_.back().reduction;
+  }
+  /// This rank's wall time in the ghost updates of every level, and their number.
+  double exchange_seconds() const;
+  long exchange_calls() const;
   const Smoother<DeviceVector<Number>>& smoother(int level) const { return *smoothers_.at(level); }
   const Transfer<DeviceVector<Number>>& transfer(int level) const { return *transfers_.at(level); }
   const CoarseSolver<DeviceVector<Number>>& coarse_solver() const { return *coarse_; }
@@ -106,7 +145,20 @@ class DeviceMultigrid {
   std::size_t device_bytes() const { return device_bytes_; }
 
  private:
+  /// The transfer between `level` and the one below it in Number2 (null where this rank stores
+  /// neither level).
+  template <typename Number2>
+  std::unique_ptr<Transfer<DeviceVector<Number2>>> make_transfer(int level);
+  /// The operator of a stored level in `key`'s precision.
+  template <typename Number2>
+  std::unique_ptr<DeviceLevelOperator<Number2>> make_operator(int level, const operators::DeviceKernelKey& key,
+                                                              const operators::OperatorConfig& config);
+
   const LevelHierarchy<dim>* hierarchy_;
+  Communicator comm_;
+  // distributed: the levels from the gathered one up, index level - gathered_
+  std::vector<DeviceLevelBox<dim>> boxes_;
+  int gathered_ = 0;
   std::vector<std::unique_ptr<DeviceLevelOperator<Number>>> operators_;
   std::vector<std::unique_ptr<Smoother<DeviceVector<Number>>>> smoothers_;  // [0] null
   std::vector<std::unique_ptr<Transfer<DeviceVector<Number>>>> transfers_;  // [0] null

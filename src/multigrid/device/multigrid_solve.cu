@@ -50,7 +50,11 @@ MultigridSolveReport run(const mesh::BoxMesh<dim>& mesh, const fe::DofLayout<dim
   MultigridSettings mg_settings = settings.multigrid;
   if (settings.solver == OuterSolver::cg) mg_settings.post_smooth_order = SweepOrder::backward;  // symmetric
   mg_settings.fmg_fp64_residuals = starts_with_fmg(settings);
-  DeviceMultigrid<dim, Number> mg(hierarchy, config, mg_settings, settings.precision, options.progress);
+  DeviceMultigrid<dim, Number> mg(hierarchy, config, mg_settings, settings.precision, options.progress,
+                                  options.exchange);
+  DeviceGhostExchange* fine_ghosts = mg.fine_ghosts();  // distributed: the outer operator's ghost update
+  const device::DeviceReduction* reduction = mg.fine_reduction();
+  if (fine_ghosts) info.exchange_path = to_string(fine_ghosts->path());
   t_stage = clock_type::now();
   const int finest = mg.n_levels() - 1;
   // the outer fp64 operator: the finest level's when the V-cycle runs in fp64
@@ -65,7 +69,11 @@ MultigridSolveReport run(const mesh::BoxMesh<dim>& mesh, const fe::DofLayout<dim
                         operators::describe(outer->choices());
   } else {
     const auto key = device_level_key(dim, config, geometry, precision::Precision::fp64, false);
-    outer_owned = operators::make_device_operator<dim>(mesh, dofs, key, config.device_tuning, config.coefficient, config.coefficient_source);
+    collective(mesh.partition().comm, [&] {
+      outer_owned = operators::make_device_operator<dim>(mg.operator_mesh(finest), mg.operator_dofs(finest), key,
+                                                         config.device_tuning, config.coefficient,
+                                                         config.coefficient_source);
+    });
     outer = outer_owned.get();
     info.outer_kernel = key.to_string() + operators::describe(outer_owned->choices());
   }
@@ -91,6 +99,7 @@ MultigridSolveReport run(const mesh::BoxMesh<dim>& mesh, const fe::DofLayout<dim
   report.setup_seconds = seconds_since(t_setup);
   progress("x on the device, first launches");
   report.n_levels = mg.n_levels();
+  report.gathered_level = hierarchy.distributed() ? hierarchy.gathered_level() : -1;
   report.levels = mg.level_info();
   report.coarse = mg.coarse_solver_kind();
   report.finest_post_fp64 = mg.finest_post_fp64();
@@ -100,6 +109,7 @@ MultigridSolveReport run(const mesh::BoxMesh<dim>& mesh, const fe::DofLayout<dim
 
   const solvers::DeviceLinearMap A = [&](solvers::DeviceVectorD& dst, const solvers::DeviceVectorD& src) {
     const auto t = timing_point();
+    if (fine_ghosts) fine_ghosts->update_ghosts(const_cast<double*>(src.data()));  // copies of their owners
     outer->vmult(dst.data(), src.data());
     report.outer_operator_seconds += std::chrono::duration<double>(timing_point() - t).count();
     ++report.outer_operator_calls;
@@ -135,19 +145,19 @@ MultigridSolveReport run(const mesh::BoxMesh<dim>& mesh, const fe::DofLayout<dim
   }
   switch (settings.solver) {
     case OuterSolver::fgmres:
-      report.result =
-          solvers::solve_fgmres_device(A, d_x, d_b, P, control, outer_fgmres_settings(settings), &report.krylov);
+      report.result = solvers::solve_fgmres_device(A, d_x, d_b, P, control, outer_fgmres_settings(settings),
+                                                   &report.krylov, reduction);
       break;
     case OuterSolver::gmres:
-      report.result =
-          solvers::solve_gmres_left_device(A, d_x, d_b, P, control, outer_fgmres_settings(settings), &report.krylov);
+      report.result = solvers::solve_gmres_left_device(A, d_x, d_b, P, control, outer_fgmres_settings(settings),
+                                                       &report.krylov, reduction);
       break;
     case OuterSolver::cg:
-      report.result = solvers::solve_cg_device(A, d_x, d_b, P, control);
+      report.result = solvers::solve_cg_device(A, d_x, d_b, P, control, reduction);
       break;
     case OuterSolver::fmg:
     case OuterSolver::mg:
-      report.result = solvers::solve_richardson_device(A, d_x, d_b, P, control);
+      report.result = solvers::solve_richardson_device(A, d_x, d_b, P, control, reduction);
       break;
   }
   device::synchronize();
@@ -158,6 +168,8 @@ MultigridSolveReport run(const mesh::BoxMesh<dim>& mesh, const fe::DofLayout<dim
     d_x.copy_to_host(x.data());
   }
   report.times = mg.times();
+  info.exchange_seconds = mg.exchange_seconds();
+  info.exchange_calls = mg.exchange_calls();
   info.component_times = device::component_timing();
   if (!info.component_times) {
     // without synchronization the host clock saw launches, not device work: leave the seconds out
@@ -177,10 +189,15 @@ MultigridSolveReport solve_with_multigrid_cuda(const mesh::BoxMesh<dim>& mesh, c
   const DeviceInfo dev = require_device("--backend cuda");
   info.device_name = dev.name;
   check_outer_solver_precision(settings);
-  if (dofs.n_local() != dofs.n_dofs()) throw InputError("--backend cuda: multigrid runs on meshes owned by one process");
-  const auto need = estimate_device_multigrid_memory(dim, double(dofs.n_dofs()), config, mesh.geometry(), settings);
-  if (need.total() > 0.9 * double(dev.free_memory))
-    throw InputError(device_memory_refusal(need, double(dofs.n_dofs()), double(dev.free_memory), dev.name, settings));
+  const auto& comm = mesh.partition().comm;
+  if (comm.distributed() && options.device_rhs)
+    throw Error("solve_with_multigrid_cuda: a distributed mesh takes b from the host");
+  // this rank's part (a distributed mesh: its ghosted box), refused on every rank where one lacks memory
+  const auto need = estimate_device_multigrid_memory(dim, double(dofs.n_local()), config, mesh.geometry(), settings);
+  collective(comm, [&] {
+    if (need.total() > 0.9 * double(dev.free_memory))
+      throw InputError(device_memory_refusal(need, double(dofs.n_local()), double(dev.free_memory), dev.name, settings));
+  });
   device::set_component_timing(options.component_timing);
   if (vcycle_in_double(settings.precision))
     return run<dim, double>(mesh, dofs, config, b, x, settings, control, options, info);

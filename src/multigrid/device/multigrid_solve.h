@@ -5,9 +5,11 @@
 // the chosen precision (fp64; fp32; the tensor-core precisions with float vectors). Declared
 // without CUDA headers; builds without CUDA throw InputError.
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "core/device_exchange.h"
 #include "core/vector.h"
 #include "fe/dof_layout.h"
 #include "mesh/box_mesh.h"
@@ -33,10 +35,15 @@ struct DeviceMultigridOptions {
   /// Whether the solution is copied back into x (off: x is left as it was; it may be empty, the
   /// initial guess then being zero).
   bool copy_solution = true;
+  /// A distributed mesh: how the ghost values travel (none: default_exchange_path).
+  std::optional<ExchangePath> exchange;
 };
 
 struct DeviceMultigridInfo {
   std::string device_name;
+  std::string exchange_path;               ///< a distributed mesh: to_string of the exchange's path
+  double exchange_seconds = 0.0;           ///< this rank's time in ghost updates (setup and solve)
+  long exchange_calls = 0;
   std::string outer_kernel;                ///< the fp64 operator of the outer solver
   std::vector<std::string> level_kernels;  ///< the V-cycle's operators, level 0 first
   std::size_t device_bytes = 0;            ///< estimate of what the solve holds on the device
@@ -62,7 +69,10 @@ std::string device_memory_refusal(const DeviceMemoryEstimate& need, double fine_
 
 /// Solves A x = b (b and x on the host unless `options` builds b on the device; x holds the
 /// initial guess) on the device. Throws
-/// InputError before allocating when the estimate exceeds the free device memory.
+/// InputError before allocating when the estimate exceeds the free device memory. A distributed
+/// mesh (a ghost layer of two cells): collective, one device per rank, b and x distributed
+/// vectors of the host (b's owned entries are read; x receives every local entry, ghosts
+/// included), Chebyshev smoothers; `options.device_rhs` is not available there.
 template <int dim>
 MultigridSolveReport solve_with_multigrid_cuda(const mesh::BoxMesh<dim>& mesh, const fe::DofLayout<dim>& dofs,
                                                const operators::OperatorConfig& config, const Vector<double>& b,

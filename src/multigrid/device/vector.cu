@@ -5,6 +5,8 @@
 #include <cstdint>
 #include <cub/block/block_reduce.cuh>
 
+#include "core/communicator.h"
+
 namespace tcfem::multigrid::device {
 namespace {
 
@@ -67,14 +69,16 @@ __global__ void convert_kernel(To* dst, const From* src, std::int64_t n) {
 }
 
 /// partial[blockIdx.x] = sum over the block's entries of x_i y_i (in double)
+/// (only the entries with mask 1 where a mask is given)
 template <typename Number>
-__global__ void partial_dot_kernel(const Number* x, const Number* y, std::int64_t n, double* partial) {
+__global__ void partial_dot_kernel(const Number* x, const Number* y, std::int64_t n, const std::uint8_t* mask,
+                                   double* partial) {
   using Reduce = cub::BlockReduce<double, block>;
   __shared__ typename Reduce::TempStorage tmp;
   double s = 0.0;
   for (std::int64_t i = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; i < n;
        i += std::int64_t(gridDim.x) * blockDim.x)
-    s += double(x[i]) * double(y[i]);
+    if (!mask || mask[i]) s += double(x[i]) * double(y[i]);
   s = Reduce(tmp).Sum(s);
   if (threadIdx.x == 0) partial[blockIdx.x] = s;
 }
@@ -92,8 +96,10 @@ __global__ void finish_sum_kernel(const double* partial, int n, double* result) 
 constexpr int multi_columns = 8;
 
 /// partial[c reduce_grid + blockIdx.x] = the block's share of sum_i V[i + c n] w[i], c < k <= 8
+/// (only the entries with mask 1 where a mask is given)
 __global__ void partial_multi_dot_kernel(const double* __restrict__ V, std::int64_t n, int k,
-                                         const double* __restrict__ w, double* __restrict__ partial) {
+                                         const double* __restrict__ w, const std::uint8_t* __restrict__ mask,
+                                         double* __restrict__ partial) {
   using Reduce = cub::BlockReduce<double, block>;
   __shared__ typename Reduce::TempStorage tmp;
   double s[multi_columns];
@@ -101,7 +107,7 @@ __global__ void partial_multi_dot_kernel(const double* __restrict__ V, std::int6
   for (int c = 0; c < multi_columns; ++c) s[c] = 0.0;
   for (std::int64_t i = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; i < n;
        i += std::int64_t(gridDim.x) * blockDim.x) {
-    const double wi = w[i];
+    const double wi = (!mask || mask[i]) ? w[i] : 0.0;
 #pragma unroll
     for (int c = 0; c < multi_columns; ++c)
       if (c < k) s[c] += V[i + c * n] * wi;
@@ -221,42 +227,56 @@ void multiply(const DeviceVector<Number>& d, const DeviceVector<Number>& r, Devi
   TCFEM_CUDA_CHECK_LAUNCH();
 }
 
+bool spread(const DeviceReduction* red) { return red && red->comm && red->comm->distributed(); }
+
 template <typename Number>
-double dot(const DeviceVector<Number>& x, const DeviceVector<Number>& y) {
+double dot(const DeviceVector<Number>& x, const DeviceVector<Number>& y, const DeviceReduction* red) {
   TCFEM_ASSERT(x.size() == y.size(), "device vector sizes differ");
-  if (!x.size()) return 0.0;
-  auto& s = scratch();
-  const int grid = static_cast<int>(std::min<std::size_t>((x.size() + block - 1) / block, reduce_grid));
-  partial_dot_kernel<<<grid, block>>>(x.data(), y.data(), std::int64_t(x.size()), s.partial.data());
-  TCFEM_CUDA_CHECK_LAUNCH();
-  finish_sum_kernel<<<1, block>>>(s.partial.data(), grid, s.partial.data() + reduce_grid);
-  TCFEM_CUDA_CHECK_LAUNCH();
-  TCFEM_CUDA_CHECK(
-      cudaMemcpyAsync(s.host, s.partial.data() + reduce_grid, sizeof(double), cudaMemcpyDeviceToHost));
-  TCFEM_CUDA_CHECK(cudaStreamSynchronize(0));
-  return *s.host;
+  double result = 0.0;
+  if (x.size()) {
+    auto& s = scratch();
+    const int grid = static_cast<int>(std::min<std::size_t>((x.size() + block - 1) / block, reduce_grid));
+    partial_dot_kernel<<<grid, block>>>(x.data(), y.data(), std::int64_t(x.size()), red ? red->owned : nullptr,
+                                        s.partial.data());
+    TCFEM_CUDA_CHECK_LAUNCH();
+    finish_sum_kernel<<<1, block>>>(s.partial.data(), grid, s.partial.data() + reduce_grid);
+    TCFEM_CUDA_CHECK_LAUNCH();
+    TCFEM_CUDA_CHECK(
+        cudaMemcpyAsync(s.host, s.partial.data() + reduce_grid, sizeof(double), cudaMemcpyDeviceToHost));
+    TCFEM_CUDA_CHECK(cudaStreamSynchronize(0));
+    result = *s.host;
+  }
+  if (spread(red)) result = red->comm->sum(result);
+  return result;
 }
 
 template <typename Number>
-double norm(const DeviceVector<Number>& x) {
-  return std::sqrt(std::max(0.0, dot(x, x)));
+double norm(const DeviceVector<Number>& x, const DeviceReduction* red) {
+  return std::sqrt(std::max(0.0, dot(x, x, red)));
 }
 
-void multi_dot(const double* V, std::size_t n, int k, const double* w, double* c) {
+void multi_dot(const double* V, std::size_t n, int k, const double* w, double* c, const DeviceReduction* red) {
   if (k <= 0) return;
   if (n == 0) {
     TCFEM_CUDA_CHECK(cudaMemsetAsync(c, 0, std::size_t(k) * sizeof(double)));
-    return;
+  } else {
+    auto& partial = multi_scratch();
+    const int grid = static_cast<int>(std::min<std::size_t>((n + block - 1) / block, reduce_grid));
+    for (int c0 = 0; c0 < k; c0 += multi_columns) {
+      const int kc = std::min(multi_columns, k - c0);
+      partial_multi_dot_kernel<<<grid, block>>>(V + std::size_t(c0) * n, std::int64_t(n), kc, w,
+                                                red ? red->owned : nullptr, partial.data());
+      TCFEM_CUDA_CHECK_LAUNCH();
+      finish_multi_sum_kernel<<<kc, block>>>(partial.data(), grid, c + c0);
+      TCFEM_CUDA_CHECK_LAUNCH();
+    }
   }
-  auto& partial = multi_scratch();
-  const int grid = static_cast<int>(std::min<std::size_t>((n + block - 1) / block, reduce_grid));
-  for (int c0 = 0; c0 < k; c0 += multi_columns) {
-    const int kc = std::min(multi_columns, k - c0);
-    partial_multi_dot_kernel<<<grid, block>>>(V + std::size_t(c0) * n, std::int64_t(n), kc, w, partial.data());
-    TCFEM_CUDA_CHECK_LAUNCH();
-    finish_multi_sum_kernel<<<kc, block>>>(partial.data(), grid, c + c0);
-    TCFEM_CUDA_CHECK_LAUNCH();
-  }
+  if (!spread(red)) return;
+  // the ranks' sums added on the host, one message for the k values
+  std::vector<double> h(static_cast<std::size_t>(k));
+  TCFEM_CUDA_CHECK(cudaMemcpy(h.data(), c, h.size() * sizeof(double), cudaMemcpyDeviceToHost));
+  red->comm->sum(h.data(), h.size());
+  TCFEM_CUDA_CHECK(cudaMemcpy(c, h.data(), h.size() * sizeof(double), cudaMemcpyHostToDevice));
 }
 
 void multi_axpy(double alpha, const double* V, std::size_t n, int k, const double* a, double* y) {
@@ -282,8 +302,8 @@ template void scale_copy<double>(double, const DeviceVector<double>&, DeviceVect
 template void residual_from_product<double>(DeviceVector<double>&, const DeviceVector<double>&);
 template void multiply<double>(const DeviceVector<double>&, const DeviceVector<double>&,
                                DeviceVector<double>&);
-template double dot<double>(const DeviceVector<double>&, const DeviceVector<double>&);
-template double norm<double>(const DeviceVector<double>&);
+template double dot<double>(const DeviceVector<double>&, const DeviceVector<double>&, const DeviceReduction*);
+template double norm<double>(const DeviceVector<double>&, const DeviceReduction*);
 template void set_zero<float>(DeviceVector<float>&);
 template void fill<float>(DeviceVector<float>&, float);
 template void copy<float>(DeviceVector<float>&, const DeviceVector<float>&);
@@ -293,8 +313,8 @@ template void scale_copy<float>(double, const DeviceVector<float>&, DeviceVector
 template void residual_from_product<float>(DeviceVector<float>&, const DeviceVector<float>&);
 template void multiply<float>(const DeviceVector<float>&, const DeviceVector<float>&,
                                DeviceVector<float>&);
-template double dot<float>(const DeviceVector<float>&, const DeviceVector<float>&);
-template double norm<float>(const DeviceVector<float>&);
+template double dot<float>(const DeviceVector<float>&, const DeviceVector<float>&, const DeviceReduction*);
+template double norm<float>(const DeviceVector<float>&, const DeviceReduction*);
 template void convert<float, double>(DeviceVector<float>&, const DeviceVector<double>&);
 template void convert<double, float>(DeviceVector<double>&, const DeviceVector<float>&);
 template void convert<double, double>(DeviceVector<double>&, const DeviceVector<double>&);

@@ -6,10 +6,15 @@
 // double in a fixed order (one partial sum per block of a fixed grid, then one block), so repeated
 // runs give the same bits. Includes CUDA headers: for .cu files and device tests only.
 #include <cstddef>
+#include <cstdint>
 #include <vector>
 
 #include "core/device_buffer.h"
 #include "multigrid/interfaces.h"
+
+namespace tcfem {
+class Communicator;
+}
 
 namespace tcfem::multigrid {
 
@@ -46,6 +51,14 @@ class DeviceVector {
 
 /// Level-1 operations on device vectors (asynchronous unless they return a value).
 namespace device {
+/// The reductions of vectors spread over ranks (each rank storing its owned entries and ghost
+/// copies of its neighbours'): a rank sums its owned entries (`owned`: a device array of one byte
+/// per local entry, 1 where owned) and the sums are added over `comm`. Null, or a serial
+/// communicator: a vector of one process.
+struct DeviceReduction {
+  const std::uint8_t* owned = nullptr;
+  const Communicator* comm = nullptr;
+};
 template <typename Number>
 void set_zero(DeviceVector<Number>& x);
 /// x = value everywhere
@@ -69,15 +82,18 @@ void residual_from_product(DeviceVector<Number>& r, const DeviceVector<Number>& 
 /// z = d .* r (entrywise)
 template <typename Number>
 void multiply(const DeviceVector<Number>& d, const DeviceVector<Number>& r, DeviceVector<Number>& z);
-/// sum_i x_i y_i, accumulated in double (blocks until the result is on the host)
+/// sum_i x_i y_i, accumulated in double (blocks until the result is on the host); over the ranks
+/// of `red` where given
 template <typename Number>
-double dot(const DeviceVector<Number>& x, const DeviceVector<Number>& y);
+double dot(const DeviceVector<Number>& x, const DeviceVector<Number>& y, const DeviceReduction* red = nullptr);
 template <typename Number>
-double norm(const DeviceVector<Number>& x);
+double norm(const DeviceVector<Number>& x, const DeviceReduction* red = nullptr);
 /// c = V^T w for the first k columns of V (column-major, n rows, leading dimension n), c (k
 /// entries) on the device: the block inner products of the Arnoldi orthogonalization as one
-/// tall-skinny product, one pass over V and w per 8 columns on a fixed grid (deterministic).
-void multi_dot(const double* V, std::size_t n, int k, const double* w, double* c);
+/// tall-skinny product, one pass over V and w per 8 columns on a fixed grid (deterministic); over
+/// the ranks of `red` where given (the k sums travel through the host).
+void multi_dot(const double* V, std::size_t n, int k, const double* w, double* c,
+               const DeviceReduction* red = nullptr);
 /// y += alpha V a for the first k columns of V (column-major, n rows), a (k entries) on the device.
 void multi_axpy(double alpha, const double* V, std::size_t n, int k, const double* a, double* y);
 /// dst = src converted entrywise (round to nearest), sizes equal

@@ -209,6 +209,53 @@ void MatrixFreeTransfer<dim, Number>::restrict_dg(Vector<Number>& coarse, const 
   }
 }
 
+template <int dim>
+GatherPlan make_gather_plan(const fe::DofLayout<dim>& fine_dofs, std::size_t gathered_size) {
+  GatherPlan plan;
+  const Communicator& comm = fine_dofs.communicator();
+  const bool root = comm.rank() == 0;
+  const auto global = fine_dofs.global_indices();
+  if (const auto& ghosts = fine_dofs.ghost_layout()) {
+    const auto& runs = ghosts->plan();
+    for (const auto start : runs.run_starts)
+      for (std::size_t i = 0; i < runs.run_length; ++i) plan.owned.push_back(start + std::int64_t(i));
+  } else {
+    plan.owned.resize(fine_dofs.n_local());
+    for (std::size_t i = 0; i < plan.owned.size(); ++i) plan.owned[i] = std::int64_t(i);
+  }
+  std::vector<std::int64_t> owned_global(plan.owned.size());
+  for (std::size_t i = 0; i < plan.owned.size(); ++i) owned_global[i] = global[std::size_t(plan.owned[i])];
+  // rank 0 learns every rank's index lists once
+  const int n_ranks = comm.size();
+  const auto n_owned = comm.all_gather(double(plan.owned.size()));
+  const auto n_stored = comm.all_gather(double(global.size()));
+  std::vector<Communicator::Message> receives, sends;
+  if (root) {
+    plan.owned_global.resize(std::size_t(n_ranks));
+    plan.stored_global.resize(std::size_t(n_ranks));
+    plan.owned_global[0] = owned_global;
+    plan.stored_global[0] = global;
+    for (int r = 1; r < n_ranks; ++r) {
+      plan.owned_global[r].resize(std::size_t(n_owned[r]));
+      plan.stored_global[r].resize(std::size_t(n_stored[r]));
+      receives.push_back({r, plan.owned_global[r].data(), plan.owned_global[r].size() * sizeof(std::int64_t)});
+      receives.push_back({r, plan.stored_global[r].data(), plan.stored_global[r].size() * sizeof(std::int64_t)});
+    }
+  } else {
+    sends.push_back({0, owned_global.data(), owned_global.size() * sizeof(std::int64_t)});
+    sends.push_back({0, const_cast<std::int64_t*>(global.data()), global.size() * sizeof(std::int64_t)});
+  }
+  comm.exchange(receives, sends, 301);
+  if (root) {
+    std::size_t total = 0;
+    for (int r = 0; r < n_ranks; ++r) total += std::size_t(n_owned[r]);
+    if (total != gathered_size)
+      throw Error("gather onto rank 0: the ranks own " + std::to_string(total) + " entries of a level of " +
+                  std::to_string(gathered_size));
+  }
+  return plan;
+}
+
 template <int dim, typename Number>
 GatherTransfer<dim, Number>::GatherTransfer(const fe::DofLayout<dim>& fine_dofs, const mesh::BoxMesh<dim>* coarse_mesh,
                                             const fe::DofLayout<dim>* coarse_dofs,
@@ -218,50 +265,19 @@ GatherTransfer<dim, Number>::GatherTransfer(const fe::DofLayout<dim>& fine_dofs,
   const bool root = comm_.rank() == 0;
   TCFEM_ASSERT(!root || (coarse_mesh && coarse_dofs && gathered_mesh && gathered_dofs),
                "GatherTransfer: rank 0 needs the gathered level and the one below it");
-  const auto global = fine_dofs.global_indices();
-  if (const auto& ghosts = fine_dofs.ghost_layout()) {
-    const auto& plan = ghosts->plan();
-    for (const auto start : plan.run_starts)
-      for (std::size_t i = 0; i < plan.run_length; ++i) owned_.push_back(start + std::int64_t(i));
-  } else {
-    owned_.resize(fine_dofs.n_local());
-    for (std::size_t i = 0; i < owned_.size(); ++i) owned_[i] = std::int64_t(i);
-  }
-  std::vector<std::int64_t> owned_global(owned_.size());
-  for (std::size_t i = 0; i < owned_.size(); ++i) owned_global[i] = global[std::size_t(owned_[i])];
-  // rank 0 learns every rank's index lists once
-  const int n_ranks = comm_.size();
-  const auto n_owned = comm_.all_gather(double(owned_.size()));
-  const auto n_stored = comm_.all_gather(double(global.size()));
-  std::vector<Communicator::Message> receives, sends;
+  auto plan = make_gather_plan(fine_dofs, root ? gathered_dofs->n_local() : 0);
+  owned_ = std::move(plan.owned);
+  owned_global_ = std::move(plan.owned_global);
+  stored_global_ = std::move(plan.stored_global);
   if (root) {
-    owned_global_.resize(std::size_t(n_ranks));
-    stored_global_.resize(std::size_t(n_ranks));
-    owned_global_[0] = owned_global;
-    stored_global_[0] = global;
-    for (int r = 1; r < n_ranks; ++r) {
-      owned_global_[r].resize(std::size_t(n_owned[r]));
-      stored_global_[r].resize(std::size_t(n_stored[r]));
-      receives.push_back({r, owned_global_[r].data(), owned_global_[r].size() * sizeof(std::int64_t)});
-      receives.push_back({r, stored_global_[r].data(), stored_global_[r].size() * sizeof(std::int64_t)});
-    }
-    std::size_t total = 0;
-    for (int r = 0; r < n_ranks; ++r) total += std::size_t(n_owned[r]);
-    if (total != gathered_dofs->n_local())
-      throw Error("GatherTransfer: the ranks own " + std::to_string(total) + " entries of a level of " +
-                  std::to_string(gathered_dofs->n_local()));
     serial_ = std::make_unique<MatrixFreeTransfer<dim, Number>>(*coarse_mesh, *coarse_dofs, *gathered_mesh,
                                                                 *gathered_dofs);
     gathered_.resize(gathered_dofs->n_local());
-    buffers_.resize(std::size_t(n_ranks));
-    for (int r = 1; r < n_ranks; ++r)
+    buffers_.resize(std::size_t(comm_.size()));
+    for (int r = 1; r < comm_.size(); ++r)
       buffers_[r].resize(std::max(owned_global_[r].size(), stored_global_[r].size()));
-  } else {
-    sends.push_back({0, owned_global.data(), owned_global.size() * sizeof(std::int64_t)});
-    sends.push_back({0, const_cast<std::int64_t*>(global.data()), global.size() * sizeof(std::int64_t)});
   }
-  comm_.exchange(receives, sends, 301);
-  own_.resize(std::max(owned_.size(), global.size()));
+  own_.resize(std::max(owned_.size(), fine_dofs.n_local()));
 }
 
 template <int dim, typename Number>
@@ -311,6 +327,8 @@ template class MatrixFreeTransfer<2, double>;
 template class MatrixFreeTransfer<3, double>;
 template class MatrixFreeTransfer<2, float>;
 template class MatrixFreeTransfer<3, float>;
+template GatherPlan make_gather_plan<2>(const fe::DofLayout<2>&, std::size_t);
+template GatherPlan make_gather_plan<3>(const fe::DofLayout<3>&, std::size_t);
 template class GatherTransfer<2, double>;
 template class GatherTransfer<3, double>;
 template class GatherTransfer<2, float>;

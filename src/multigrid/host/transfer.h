@@ -62,6 +62,18 @@ class MatrixFreeTransfer final : public Transfer<Vector<Number>> {
   mutable std::vector<index_t> idx_c_, idx_f_;
 };
 
+/// The index lists of a gather of a distributed level onto rank 0 (GatherTransfer and its device
+/// twin): this rank's owned local entries; on rank 0, per rank, the indices on one process of its
+/// owned entries and of all its stored entries.
+struct GatherPlan {
+  std::vector<std::int64_t> owned;
+  std::vector<std::vector<std::int64_t>> owned_global, stored_global;
+};
+/// Collective over the layout's ranks. `gathered_size` (read on rank 0): the entries of the level
+/// on one process, which the ranks' owned entries must cover exactly (Error otherwise).
+template <int dim>
+GatherPlan make_gather_plan(const fe::DofLayout<dim>& fine_dofs, std::size_t gathered_size);
+
 /// Transfer of the gathered level of a distributed hierarchy: `fine_dofs` the level spread over
 /// the ranks; on rank 0 also the same level as a mesh of one process (`gathered_*`) and the level
 /// below it (`coarse_*`); other ranks pass null for those and have coarse vectors of size 0.
