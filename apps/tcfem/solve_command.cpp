@@ -343,14 +343,16 @@ int run_solve(const SolveOptions& o) {
     if (!device_multigrid) estimate += level_sum * 7.0 * (o.mg_precision == "fp64" ? 8.0 : 4.0) * n_dofs_est;
     const double coarse_dofs = coarsest_level_dofs<dim>(o, nc);
     const bool dense = o.coarse_solver == "cholesky" ||
-                       (o.coarse_solver == "auto" && coarse_dofs <= double(multigrid::max_dense_coarse_dofs));
+                       (o.coarse_solver == "auto" && coarse_dofs <= double(device_multigrid
+                                                                             ? multigrid::max_device_dense_coarse_dofs
+                                                                             : multigrid::max_dense_coarse_dofs));
     if (o.coarse_solver == "cholesky" && coarse_dofs > double(multigrid::max_cholesky_coarse_dofs)) {
       char msg[200];
       std::snprintf(msg, sizeof msg, "--coarse-solver cholesky: the coarsest level has %.0f DoFs; a dense factor is "
                     "allowed up to %zu (use auto or cg)", coarse_dofs, multigrid::max_cholesky_coarse_dofs);
       throw InputError(msg);
     }
-    if (dense) estimate += 8.0 * coarse_dofs * coarse_dofs;
+    if (dense && !device_multigrid) estimate += 8.0 * coarse_dofs * coarse_dofs;  // (the device holds its factor)
   }
   const double available = double(available_host_memory());
   if (n_dofs_est > double(std::numeric_limits<index_t>::max() / 4) || (available > 0 && estimate > 0.9 * available))

@@ -134,7 +134,7 @@ std::unique_ptr<CoarseSolver<DeviceVector<Number>>> make_device_coarse_solver(
     const operators::OperatorConfig& config, const LevelOperator<DeviceVector<Number>>& op,
     const std::vector<Number>& diagonal, double cg_tolerance, CoarseSolverKind& chosen) {
   if (kind == CoarseSolverKind::automatic)
-    kind = dofs.n_local() <= max_dense_coarse_dofs ? CoarseSolverKind::cholesky : CoarseSolverKind::cg;
+    kind = dofs.n_local() <= max_device_dense_coarse_dofs ? CoarseSolverKind::cholesky : CoarseSolverKind::cg;
   chosen = kind;
   if (kind == CoarseSolverKind::cholesky) {
     return DeviceCholeskyCoarseSolver<Number>::factor_on_device(coarse_matrix<dim>(mesh, dofs, config));

@@ -57,7 +57,7 @@ class DeviceCgCoarseSolver final : public CoarseSolver<DeviceVector<Number>> {
   mutable int last_iterations_ = 0;
 };
 
-/// The coarse solver of `kind` (automatic: Cholesky up to max_dense_coarse_dofs DoFs, else CG);
+/// The coarse solver of `kind` (automatic: Cholesky up to max_device_dense_coarse_dofs DoFs, else CG);
 /// `chosen` receives the kind used. `diagonal`: the coarsest operator's diagonal (host).
 template <int dim, typename Number>
 std::unique_ptr<CoarseSolver<DeviceVector<Number>>> make_device_coarse_solver(

@@ -303,7 +303,7 @@ DeviceMultigrid<dim, Number>::DeviceMultigrid(const LevelHierarchy<dim>& hierarc
     if (hierarchy.stored(0)) {
       std::vector<Number> coarse_diagonal;
       if (kind == CoarseSolverKind::automatic)
-        kind = hierarchy.dofs(0).n_local() <= max_dense_coarse_dofs ? CoarseSolverKind::cholesky : CoarseSolverKind::cg;
+        kind = hierarchy.dofs(0).n_local() <= max_device_dense_coarse_dofs ? CoarseSolverKind::cholesky : CoarseSolverKind::cg;
       if (kind == CoarseSolverKind::cg)
         coarse_diagonal = host_diagonal<dim, Number>(hierarchy.mesh(0), hierarchy.dofs(0), config);
       coarse_ = make_device_coarse_solver<dim, Number>(kind, hierarchy.mesh(0), hierarchy.dofs(0), config,

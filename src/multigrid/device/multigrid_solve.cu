@@ -193,7 +193,17 @@ MultigridSolveReport solve_with_multigrid_cuda(const mesh::BoxMesh<dim>& mesh, c
   if (comm.distributed() && options.device_rhs)
     throw Error("solve_with_multigrid_cuda: a distributed mesh takes b from the host");
   // this rank's part (a distributed mesh: its ghosted box), refused on every rank where one lacks memory
-  const auto need = estimate_device_multigrid_memory(dim, double(dofs.n_local()), config, mesh.geometry(), settings);
+  auto need = estimate_device_multigrid_memory(dim, double(dofs.n_local()), config, mesh.geometry(), settings);
+  {
+    // a dense coarse factor (fp64) beyond the estimate's fixed part
+    double coarse = 1.0;
+    for (const int c : LevelHierarchy<dim>::coarsest_cells(mesh.n_cells()))
+      coarse *= config.disc == fe::Disc::cg ? double(c) * config.degree + 1 : double(c) * (config.degree + 1);
+    const auto kind = settings.multigrid.coarse;
+    if (kind == CoarseSolverKind::cholesky ||
+        (kind == CoarseSolverKind::automatic && coarse <= double(max_device_dense_coarse_dofs)))
+      need.fixed += 8.0 * coarse * coarse;
+  }
   collective(comm, [&] {
     if (need.total() > 0.9 * double(dev.free_memory))
       throw InputError(device_memory_refusal(need, double(dofs.n_local()), double(dev.free_memory), dev.name, settings));
