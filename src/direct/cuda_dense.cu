@@ -67,6 +67,24 @@ void cuda_cholesky_factor_in_place(std::int64_t n, double* d_a, const char* what
                 "): the matrix is not positive definite");
 }
 
+void cuda_cholesky_inverse_in_place(std::int64_t n, double* d_l, const char* what) {
+  if (n == 0) return;
+  const int ni = static_cast<int>(n);
+  CusolverHandle handle;
+  int lwork = 0;
+  TCFEM_CUSOLVER_CHECK(cusolverDnDpotri_bufferSize(handle.get(), CUBLAS_FILL_MODE_LOWER, ni, d_l, ni, &lwork));
+  DeviceBuffer<double> work(static_cast<std::size_t>(std::max(lwork, 1)));
+  DeviceBuffer<int> info(1);
+  TCFEM_CUSOLVER_CHECK(cusolverDnDpotri(handle.get(), CUBLAS_FILL_MODE_LOWER, ni, d_l, ni, work.data(),
+                                        static_cast<int>(work.size()), info.data()));
+  if (const int i = device_info(info); i != 0)
+    throw Error(std::string("inversion of ") + what + " failed (cuSOLVER info " + std::to_string(i) + ")");
+  const dim3 threads(32, 8);
+  const dim3 blocks(static_cast<unsigned>((n + 31) / 32), static_cast<unsigned>((n + 7) / 8));
+  mirror_lower_kernel<<<blocks, threads>>>(ni, d_l);
+  TCFEM_CUDA_CHECK_LAUNCH();
+}
+
 double cuda_spd_inverse_bytes(std::int64_t n) { return 8.0 * double(n) * double(n) * 1.05 + 256e6; }
 
 void cuda_spd_inverse(std::int64_t n, double* a, std::int64_t lda, const char* what) {

@@ -16,6 +16,10 @@ void cuda_spd_inverse(std::int64_t n, double* a, std::int64_t lda, const char* w
 /// when the matrix is not positive definite (`what` names it).
 void cuda_cholesky_factor_in_place(std::int64_t n, double* d_a, const char* what);
 
+/// Replaces the Cholesky factor L (lower triangle of `d_l`, as cuda_cholesky_factor_in_place leaves
+/// it) by the whole inverse (L L^T)^{-1}, both triangles (cuSOLVER potri, FP64).
+void cuda_cholesky_inverse_in_place(std::int64_t n, double* d_l, const char* what);
+
 /// Device memory cuda_spd_inverse needs for an n x n matrix (matrix and workspace estimate).
 double cuda_spd_inverse_bytes(std::int64_t n);
 

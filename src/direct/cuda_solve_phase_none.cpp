@@ -16,6 +16,9 @@ void cuda_spd_inverse(std::int64_t, double*, std::int64_t, const char*) {
 void cuda_cholesky_factor_in_place(std::int64_t, double*, const char*) {
   throw InputError("--backend cuda: this build of tcfem has no CUDA backend");
 }
+void cuda_cholesky_inverse_in_place(std::int64_t, double*, const char*) {
+  throw InputError("--backend cuda: this build of tcfem has no CUDA backend");
+}
 double cuda_spd_inverse_bytes(std::int64_t n) { return 8.0 * double(n) * double(n); }
 
 }  // namespace tcfem::direct

@@ -1,9 +1,10 @@
 #pragma once
 // Coarse-grid solvers of the device backend, chosen as on the CPU (multigrid/host/coarse_solver.h):
 //   DeviceCholeskyCoarseSolver: the dense Cholesky factor of the assembled coarsest matrix
-//     (assembled on the host as CholeskyCoarseSolver does, factored on the device by cuSOLVER potrf);
-//     each solve is two triangular solves in double by cuBLAS dtrsv (L y = b, L^T x = y), the
-//     vectors of a float V-cycle converted on entry and exit. Exact.
+//     (assembled on the host as CholeskyCoarseSolver does, factored on the device by cuSOLVER potrf)
+//     and the inverse formed from it (potri); each solve is one product with the inverse in double
+//     (cuBLAS dgemv: one read of the matrix, where two triangular solves are latency-bound), the
+//     vectors of a float V-cycle converted on entry and exit. Exact up to the conditioning.
 //   DeviceCgCoarseSolver: Jacobi-preconditioned CG on the device in the V-cycle's precision to
 //     the relative residual max(tolerance, 10 unit roundoffs), at most 10000 iterations (three
 //     scalars per iteration go to the host).
@@ -24,8 +25,10 @@ template <typename Number>
 class DeviceCholeskyCoarseSolver final : public CoarseSolver<DeviceVector<Number>> {
  public:
   /// `factor`: n x n column-major, lower triangle = L with A = L L^T (the upper part is ignored).
+  /// Every constructor and factory ends with the inverse A^{-1} = L^{-T} L^{-1} formed from the
+  /// factor (cuSOLVER potri, both triangles), so that a solve is one matrix-vector product.
   DeviceCholeskyCoarseSolver(const std::vector<double>& factor, std::size_t n);
-  /// An n x n factor to be filled (zeroed).
+  /// An n x n factor to be filled (zeroed; the factories invert it once filled).
   explicit DeviceCholeskyCoarseSolver(std::size_t n);
   /// Factors the SPD matrix `matrix` (n x n column-major, lower triangle read) on the device.
   static std::unique_ptr<DeviceCholeskyCoarseSolver> factor_on_device(const std::vector<double>& matrix,
@@ -37,8 +40,8 @@ class DeviceCholeskyCoarseSolver final : public CoarseSolver<DeviceVector<Number
 
  private:
   std::size_t n_;
-  DeviceBuffer<double> factor_;
-  mutable DeviceVector<double> work_;
+  DeviceBuffer<double> factor_;  // the factor, then the inverse
+  mutable DeviceVector<double> work_, result_;
 };
 
 template <typename Number>
