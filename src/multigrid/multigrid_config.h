@@ -38,9 +38,10 @@ enum class SweepOrder { forward, backward };
 
 /// Largest coarsest level the automatic choice solves by dense Cholesky (a 288 MB factor).
 inline constexpr std::size_t max_dense_coarse_dofs = 6000;
-/// The same on the device backend (a 2 GB factor, which cuSOLVER factors in a fraction of a
-/// second): on an H200 a coarsest level of 11,025 DoFs took 2.4 ms per coarse solve by the two
-/// triangular solves against 8.5 ms by CG (docs/performance.md).
+/// The same on the device backend (a 2 GB matrix, which cuSOLVER factors and inverts in a fraction
+/// of a second): on an H200 a coarsest level of 11,025 DoFs took 2.4 ms per coarse solve by two
+/// triangular solves against 8.5 ms by CG (docs/performance.md); a solve is now one product with
+/// the inverse.
 inline constexpr std::size_t max_device_dense_coarse_dofs = 16000;
 /// Largest coarsest level an explicitly requested Cholesky solve factors (a 4.6 GB dense factor).
 inline constexpr std::size_t max_cholesky_coarse_dofs = 24000;
