@@ -554,8 +554,11 @@ int run_solve(const SolveOptions& o) {
         exchange_path = device_mg->exchange_path;
         exchange_seconds = device_mg->exchange_seconds;
         exchange_calls = device_mg->exchange_calls;
-        std::snprintf(line, sizeof line, "  exchange        %s: %.4f s in %ld updates, every level (rank 0)\n",
-                      exchange_path.c_str(), exchange_seconds, exchange_calls);
+        exchange_bytes = device_mg->exchange_bytes;
+        std::snprintf(line, sizeof line,
+                      "  exchange        %s: %.4f s in %ld updates, every level; %.3g MB sent per fp64 update of the "
+                      "finest level (rank 0)\n",
+                      exchange_path.c_str(), exchange_seconds, exchange_calls, double(exchange_bytes) / 1e6);
         say(line);
       }
     } else {

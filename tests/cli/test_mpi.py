@@ -103,6 +103,9 @@ def same_solve(tmp, name, args, rank_counts=(2, 3), problem=None, multi_args=())
         check(dist["ranks"] == ranks and len(dist["owned_cells"]) == ranks and len(dist["solve_seconds"]) == ranks,
               f"{name}: {ranks} ranks: report {dist}")
         check(r.stdout.count("tcfem solve:") == 1, f"{name}: {ranks} ranks: the summary printed more than once")
+        if GPU:
+            check(dist.get("exchange_bytes_rank0", 0) > 0 and len(dist.get("exchange_seconds", [])) == ranks,
+                  f"{name}: {ranks} ranks: exchange report {dist}")
         check(f"ranks           {ranks}" in r.stdout, f"{name}: {ranks} ranks: no ranks line")
         # the sums at the sub-box interfaces and the dot products add in another order than on one
         # rank; a long Jacobi-preconditioned CG amplifies that rounding, which may move the last

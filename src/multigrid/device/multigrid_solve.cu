@@ -54,7 +54,10 @@ MultigridSolveReport run(const mesh::BoxMesh<dim>& mesh, const fe::DofLayout<dim
                                   options.exchange);
   DeviceGhostExchange* fine_ghosts = mg.fine_ghosts();  // distributed: the outer operator's ghost update
   const device::DeviceReduction* reduction = mg.fine_reduction();
-  if (fine_ghosts) info.exchange_path = to_string(fine_ghosts->path());
+  if (fine_ghosts) {
+    info.exchange_path = to_string(fine_ghosts->path());
+    info.exchange_bytes = fine_ghosts->bytes_sent();
+  }
   t_stage = clock_type::now();
   const int finest = mg.n_levels() - 1;
   // the outer fp64 operator: the finest level's when the V-cycle runs in fp64

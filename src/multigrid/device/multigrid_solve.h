@@ -44,6 +44,7 @@ struct DeviceMultigridInfo {
   std::string exchange_path;               ///< a distributed mesh: to_string of the exchange's path
   double exchange_seconds = 0.0;           ///< this rank's time in ghost updates (setup and solve)
   long exchange_calls = 0;
+  std::size_t exchange_bytes = 0;          ///< bytes this rank sends per fp64 ghost update of the finest level
   std::string outer_kernel;                ///< the fp64 operator of the outer solver
   std::vector<std::string> level_kernels;  ///< the V-cycle's operators, level 0 first
   std::size_t device_bytes = 0;            ///< estimate of what the solve holds on the device
