@@ -975,8 +975,8 @@ std::function<int()> add_solve_command(CLI::App& app) {
   std::vector<CLI::Option*> mg_options;
   mg_options.push_back(
       cmd->add_option("--smoother", opts->smoother,
-                      "Multigrid smoother: auto (patch; chebyshev with Neumann parts, and for dg on mapped geometry or "
-                      "with a variable coefficient), patch (multiplicative vertex patch; separable surrogates of curved "
+                      "Multigrid smoother: auto (patch; chebyshev with Neumann parts, for dg on mapped geometry or "
+                      "with a variable coefficient, and on several ranks with --backend cuda), patch (multiplicative vertex patch; separable surrogates of curved "
                       "cells and variable coefficients for cg), patch-additive, chebyshev (point Jacobi)")
           ->check(CLI::IsMember({"auto", "patch", "patch-additive", "chebyshev"}))
           ->capture_default_str());
