@@ -26,7 +26,9 @@ bool have_device() { return query_device(0).available; }
 template <int dim, typename Number>
 /// items: work items per worker (tuning cuda_core_items_per_worker; 0 the default, on the small test
 /// meshes items of one layer; small values give long items).
-double cuda_core_error(fe::Disc disc, int k, const std::array<int, dim>& nc, double items, std::uint64_t seed) {
+/// interior: the apply split around these cells (vmult_interior + vmult_rest) instead of vmult.
+double cuda_core_error(fe::Disc disc, int k, const std::array<int, dim>& nc, double items, std::uint64_t seed,
+                       const operators::CellRange* interior = nullptr) {
   mesh::BoxMesh<dim> mesh(nc, mesh::GeometryKind::cartesian);
   fe::DofLayout<dim> dofs(mesh, disc, k);
   operators::OperatorConfig cfg;
@@ -43,6 +45,10 @@ double cuda_core_error(fe::Disc disc, int k, const std::array<int, dim>& nc, dou
   operators::DeviceTuning tuning;
   tuning.cuda_core_items_per_worker = items;
   const auto D = operators::make_device_operator<dim>(mesh, dofs, key, tuning);
+  if (interior) {
+    EXPECT_TRUE(D->split_apply(*interior));
+    EXPECT_TRUE(D->is_split());
+  }
   EXPECT_FALSE(D->choices().empty());
   EXPECT_EQ(D->n_local(), dofs.n_local());
   EXPECT_GT(D->flops_per_apply(), 0.0);
@@ -57,8 +63,14 @@ double cuda_core_error(fe::Disc disc, int k, const std::array<int, dim>& nc, dou
   A.vmult(ref, x);
   DeviceBuffer<Number> d_x(xs), d_y(out);  // d_y poisoned with NaN
   // twice: the second apply must not depend on the state the first one left
-  D->vmult(d_y.data(), d_x.data());
-  D->vmult(d_y.data(), d_x.data());
+  for (int twice = 0; twice < 2; ++twice) {
+    if (interior) {
+      D->vmult_interior(d_y.data(), d_x.data());
+      D->vmult_rest(d_y.data(), d_x.data());
+    } else {
+      D->vmult(d_y.data(), d_x.data());
+    }
+  }
   TCFEM_CUDA_CHECK(cudaDeviceSynchronize());
   d_y.copy_to_host(out.data(), n);
   double diff = 0.0, norm = 0.0;
@@ -87,6 +99,12 @@ void check_all(fe::Disc disc, int k, std::mt19937_64& seeds) {
     EXPECT_LT((cuda_core_error<3, double>(disc, k, {1, n, 2}, 0.0, seeds())), 1e-12) << what;
     EXPECT_LT((cuda_core_error<3, double>(disc, k, {n, 1, 1}, 0.0, seeds())), 1e-12) << what;
     EXPECT_LT((cuda_core_error<3, float>(disc, k, {1, 1, n}, 0.01, seeds())), 1e-5) << what << " fp32";
+    // the apply split around an interior box (tiles are at most 16 cells wide: 35 cells give an
+    // interior tile): cut in z only, and on every side (six regions around it)
+    operators::CellRange z_cut{{0, 0, 1}, {35, 3, 4}}, all_cut{{1, 2, 1}, {34, 32, 4}};
+    EXPECT_LT((cuda_core_error<3, double>(disc, k, {35, 3, 5}, 0.0, seeds(), &z_cut)), 1e-12) << what << " split z";
+    EXPECT_LT((cuda_core_error<3, double>(disc, k, {35, 34, 5}, 0.0, seeds(), &all_cut)), 1e-12) << what << " split";
+    EXPECT_LT((cuda_core_error<3, float>(disc, k, {35, 34, 5}, 0.01, seeds(), &all_cut)), 1e-5) << what << " split fp32";
   } else {
     const int n = 9 - k / 2;
     for (double items : {0.0, 0.002, 0.01}) {
@@ -98,7 +116,27 @@ void check_all(fe::Disc disc, int k, std::mt19937_64& seeds) {
     EXPECT_LT((cuda_core_error<2, double>(disc, k, {1, n}, 0.0, seeds())), 1e-12) << what;
     EXPECT_LT((cuda_core_error<2, double>(disc, k, {n, 1}, 0.0, seeds())), 1e-12) << what;
     EXPECT_LT((cuda_core_error<2, float>(disc, k, {1, 1}, 0.0, seeds())), 1e-5) << what << " fp32";
+    // split applies (2D tiles are at most 32 cells wide)
+    operators::CellRange y_cut{{0, 2}, {70, 5}}, all_cut{{1, 1}, {69, 5}};
+    EXPECT_LT((cuda_core_error<2, double>(disc, k, {70, 6}, 0.0, seeds(), &y_cut)), 1e-12) << what << " split y";
+    EXPECT_LT((cuda_core_error<2, double>(disc, k, {70, 6}, 0.0, seeds(), &all_cut)), 1e-12) << what << " split";
+    EXPECT_LT((cuda_core_error<2, float>(disc, k, {70, 6}, 0.005, seeds(), &all_cut)), 1e-5) << what << " split fp32";
   }
+}
+
+// An interior box that holds no whole tile and layer: no split, whole applies.
+TEST(CudaCoreSplit, EmptyInteriorKeepsWholeApplies) {
+  if (!have_device()) GTEST_SKIP() << "no CUDA device: GPU tests skip";
+  mesh::BoxMesh<3> mesh({6, 5, 4}, mesh::GeometryKind::cartesian);
+  fe::DofLayout<3> dofs(mesh, fe::Disc::cg, 3);
+  DeviceKernelKey key;
+  key.degree = 3;
+  key.variant = operators::Variant::cuda_core;
+  const auto D = operators::make_device_operator<3>(mesh, dofs, key);
+  EXPECT_FALSE(D->split_apply(operators::CellRange{{1, 1, 2}, {5, 4, 2}}));
+  EXPECT_FALSE(D->is_split());
+  DeviceBuffer<double> a(dofs.n_local()), b(dofs.n_local());
+  EXPECT_THROW(D->vmult_interior(a.data(), b.data()), Error);
 }
 
 class CudaCore : public ::testing::TestWithParam<int> {};

@@ -261,4 +261,97 @@ TEST(CudaCoreEmulation, CartesianCgMatchesCpu) {
   check_cg_emulation<8>();
 }
 
+/// The apply split around the cells [lo, hi) (split_regions), each region a launch of its own
+/// with items of `chunk` layers, added into one zeroed output, against the CPU operator.
+template <int dim, int k>
+double emulated_split_error(fe::Disc disc, const std::array<int, dim>& nc, int chunk, const int lo[3], const int hi[3],
+                            std::size_t expected_regions, std::uint64_t seed) {
+  mesh::BoxMesh<dim> mesh(nc, mesh::GeometryKind::cartesian);
+  fe::DofLayout<dim> dofs(mesh, disc, k);
+  operators::OperatorConfig cfg;
+  cfg.disc = disc;
+  cfg.degree = k;
+  operators::MatrixFreeOperator<dim, double> A(mesh, dofs, cfg, operators::Form::laplace);
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> dist(-1.0, 1.0);
+  const std::size_t n = dofs.n_local();
+  Vector<double> x(n), ref(n);
+  std::vector<double> xs(n), out(n, 0.0);
+  for (std::size_t i = 0; i < n; ++i) x[i] = xs[i] = dist(rng);
+  A.vmult(ref, x);
+  int cells[3] = {1, 1, 1};
+  for (int d = 0; d < dim; ++d) cells[d] = nc[d];
+  auto run = [&](const auto& whole, int T, auto&& emulate) {
+    const auto r = split_regions(whole, T, dim, cells, lo, hi);
+    EXPECT_FALSE(r.interior.empty());
+    EXPECT_EQ(r.rest.size(), expected_regions);
+    // every (tile, layer) unit in exactly one region
+    std::vector<int> covered(std::size_t(whole.n_tiles() * whole.layers), 0);
+    std::vector<WorkRegion> all{r.interior};
+    all.insert(all.end(), r.rest.begin(), r.rest.end());
+    for (const auto& g : all)
+      for (int z = g.layer0; z < g.layer1; ++z)
+        for (int ty = g.tile0[1]; ty < g.tile1[1]; ++ty)
+          for (int tx = g.tile0[0]; tx < g.tile1[0]; ++tx)
+            ++covered[std::size_t((std::int64_t(z) * whole.tiles[1] + ty) * whole.tiles[0] + tx)];
+    for (int c : covered) EXPECT_EQ(c, 1);
+    for (const auto& g : all) {
+      auto p = whole;
+      p.region = g;
+      emulate(p);
+    }
+  };
+  if (disc == fe::Disc::cg) {
+    const auto whole = make_cg_params<dim, k, double>(mesh, chunk);
+    if constexpr (dim == 3)
+      run(whole, Cg3Program<k, double>::L.T, [&](const auto& p) { emulate_cg3<k, double>(p, xs.data(), out.data(), false); });
+    else
+      run(whole, Cg2Program<k, double>::L.T, [&](const auto& p) { emulate_cg2<k, double>(p, xs.data(), out.data(), false); });
+  } else {
+    const auto whole = make_dg_params<dim, k, double>(mesh, chunk);
+    if constexpr (dim == 3)
+      run(whole, Dg3Program<k, double>::L.T, [&](const auto& p) { emulate_dg3<k, double>(p, xs.data(), out.data()); });
+    else
+      run(whole, Dg2Program<k, double>::L.T, [&](const auto& p) { emulate_dg2<k, double>(p, xs.data(), out.data()); });
+  }
+  return rel_error(ref, out);
+}
+
+template <int k>
+void check_split_emulation() {
+  std::random_device rd;
+  for (const auto disc : {fe::Disc::cg, fe::Disc::dg}) {
+    const std::string what = std::string(fe::to_string(disc)) + " k=" + std::to_string(k);
+    // 3D: a cut on every side (tiles are at most 16 cells wide), and in z only
+    const int lo3[3] = {1, 2, 1}, hi3[3] = {34, 33, 4};
+    EXPECT_LT((emulated_split_error<3, k>(disc, {35, 34, 5}, 2, lo3, hi3, 6, rd())), 1e-12) << what;
+    const int loz[3] = {0, 0, 2}, hiz[3] = {3, 2, 3};
+    EXPECT_LT((emulated_split_error<3, k>(disc, {3, 2, 4}, 1, loz, hiz, 2, rd())), 1e-12) << what << " z";
+    // 2D: tiles are at most 32 cells wide
+    const int lo2[3] = {1, 1, 0}, hi2[3] = {69, 5, 1};
+    EXPECT_LT((emulated_split_error<2, k>(disc, {70, 6}, 2, lo2, hi2, 4, rd())), 1e-12) << what << " 2D";
+  }
+}
+
+TEST(CudaCoreEmulation, SplitApplyMatchesCpu) {
+  check_split_emulation<1>();
+  check_split_emulation<2>();
+  check_split_emulation<4>();
+  check_split_emulation<7>();
+}
+
+TEST(CudaCoreEmulation, SplitRegionsOfAnEmptyInterior) {
+  TileWork w;
+  w.tiles[0] = 3;
+  w.tiles[1] = 2;
+  w.layers = 5;
+  w.region = w.whole_region();
+  const int cells[3] = {24, 16, 5}, lo[3] = {1, 1, 1}, hi[3] = {7, 15, 4};  // no whole tile of 8 cells in x
+  const auto r = split_regions(w, 8, 3, cells, lo, hi);
+  EXPECT_TRUE(r.interior.empty());
+  ASSERT_EQ(r.rest.size(), 1u);
+  EXPECT_EQ(r.rest[0].n_tiles(), 6);
+  EXPECT_EQ(r.rest[0].n_layers(), 5);
+}
+
 }  // namespace

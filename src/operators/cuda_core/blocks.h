@@ -6,7 +6,7 @@
 // check the index logic of the device kernels.
 //
 // Algorithm (3D; 2D drops the y phase). A block works on a tile of T x T cells in x and y and a
-// range of its cell layers in z (a work item, see item_segment). The operator of the tile is a sum of Kronecker products of the assembled 1D
+// range of its cell layers in z (a work item, see TileWork::segment). The operator of the tile is a sum of Kronecker products of the assembled 1D
 // matrices of its lines (a Cartesian brick is a tensor product of 1D cell lines), so nodes shared
 // by cells of the tile are summed inside the contractions and only the tile's edge columns and the
 // segment's end planes need atomics. The block streams through the layers of its segment: per layer
@@ -124,31 +124,61 @@ TCFEM_HD inline std::int64_t count_items(std::int64_t tiles, int layers, int chu
   return tiles * ((layers + chunk - 1) / chunk);
 }
 
-TCFEM_HD inline Segment item_segment(std::int64_t tiles, int layers, int chunk, std::int64_t item) {
-  Segment s;
-  s.tile = item % tiles;
-  s.cz0 = int(item / tiles) * chunk;
-  s.cz1 = s.cz0 + chunk < layers ? s.cz0 + chunk : layers;
-  return s;
-}
+/// The tiles [tile0[d], tile1[d]) (d = x, and y in 3D) and the layers [layer0, layer1) one launch
+/// works on. A whole apply is one launch over every tile and layer; an apply split for the overlap
+/// with a ghost exchange (DeviceOperator::split_apply) runs an interior region first and the
+/// regions around it once the ghosts have arrived.
+struct WorkRegion {
+  int tile0[2] = {0, 0}, tile1[2] = {1, 1};
+  int layer0 = 0, layer1 = 1;
+  TCFEM_HD int tiles_x() const { return tile1[0] - tile0[0]; }
+  TCFEM_HD std::int64_t n_tiles() const { return std::int64_t(tile1[0] - tile0[0]) * (tile1[1] - tile0[1]); }
+  TCFEM_HD int n_layers() const { return layer1 - layer0; }
+  TCFEM_HD bool empty() const { return tile1[0] <= tile0[0] || tile1[1] <= tile0[1] || layer1 <= layer0; }
+};
+
+/// The work distribution of the tile-streaming kernels (the base of their parameters): the tile
+/// grid, the layers, the items of one launch (chunks of `chunk` layers of the tiles of `region`,
+/// chunk-major) and the queue counter the workers take them from.
+struct TileWork {
+  int tiles[2] = {1, 1};      ///< tiles along x (and y in 3D)
+  int layers = 1;             ///< cells along the streaming direction
+  int chunk = 1;              ///< layers per work item
+  WorkRegion region;          ///< the tiles and layers of this launch (whole_region(): all)
+  unsigned* queue = nullptr;  ///< work-item counter, 0 at the start of a launch
+  TCFEM_HD std::int64_t n_tiles() const { return std::int64_t(tiles[0]) * tiles[1]; }
+  TCFEM_HD std::int64_t n_items() const { return count_items(region.n_tiles(), region.n_layers(), chunk); }
+  /// Item `item` of the launch: its tile (numbered over the whole tile grid) and layers.
+  TCFEM_HD Segment segment(std::int64_t item) const {
+    const std::int64_t rt = region.n_tiles();
+    const std::int64_t t = item % rt;
+    const int rx = region.tiles_x();
+    Segment s;
+    s.tile = (region.tile0[1] + t / rx) * tiles[0] + region.tile0[0] + t % rx;
+    s.cz0 = region.layer0 + int(item / rt) * chunk;
+    s.cz1 = s.cz0 + chunk < region.layer1 ? s.cz0 + chunk : region.layer1;
+    return s;
+  }
+  /// Every tile and layer.
+  TCFEM_HD WorkRegion whole_region() const {
+    WorkRegion r;
+    r.tile1[0] = tiles[0];
+    r.tile1[1] = tiles[1];
+    r.layer1 = layers;
+    return r;
+  }
+};
 
 // ---- parameters ------------------------------------------------------------------------------------
 
 /// Kernel parameters of the Cartesian cg Laplacian (passed by value: the matrices land in the
 /// constant bank and feed the FMAs directly).
 template <int dim, int k, typename Number>
-struct CgParams {
+struct CgParams : TileWork {
   EvenOdd<k + 1, Number> mass;         ///< reference 1D mass matrix
   EvenOdd<k + 1, Number> stiff[dim];   ///< c_d * reference 1D stiffness matrix
   int lattice[3] = {1, 1, 1};          ///< nodes per direction
   std::int64_t plane = 1;              ///< nodes of one lattice plane normal to the streaming direction
-  int tiles[2] = {1, 1};               ///< tiles along x (and y in 3D)
-  int layers = 1;                      ///< cells along the streaming direction
-  int chunk = 1;                       ///< layers per work item
-  unsigned* queue = nullptr;           ///< work-item counter, 0 at the start of a launch
-  TCFEM_HD std::int64_t n_tiles() const { return std::int64_t(tiles[0]) * tiles[1]; }
-  TCFEM_HD std::int64_t n_items() const { return count_items(n_tiles(), layers, chunk); }
-  TCFEM_HD Segment segment(std::int64_t item) const { return item_segment(n_tiles(), layers, chunk, item); }
 };
 
 // ---- 3D program ------------------------------------------------------------------------------------
@@ -297,7 +327,8 @@ struct Cg3Program {
   }
 
   /// f(index) for every node the kernel updates with atomics, Dirichlet nodes left out: the x- and
-  /// y-planes between tiles and the z-planes between chunks. Grid-stride: first, first + stride, ...
+  /// y-planes between tiles and the z-planes between chunks of a whole apply (p.region every tile and
+  /// layer). Grid-stride: first, first + stride, ...
   template <class F>
   TCFEM_HD static void zero_nodes(const Params& p, std::int64_t first, std::int64_t stride, F&& f) {
     const std::int64_t Lx = p.lattice[0], Ly = p.lattice[1], Lz = p.lattice[2], TK = L.T * k;

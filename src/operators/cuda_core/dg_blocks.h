@@ -33,7 +33,7 @@
 namespace tcfem::operators::cuda_core {
 
 template <int dim, int k, typename Number>
-struct DgParams {
+struct DgParams : TileWork {
   static constexpr int n = k + 1;
   EvenOdd<n, Number> mass;       ///< reference 1D mass matrix
   EvenOdd<n, Number> self[dim];  ///< s_d * interior SIPG self block of direction d
@@ -41,13 +41,6 @@ struct DgParams {
   Number d0[n], d1[n];           ///< reference basis derivatives at 0 and 1
   Number a[dim], b[dim];         ///< s_d gamma_d and s_d / (2 h_d)
   int cells[3] = {1, 1, 1};
-  int tiles[2] = {1, 1};
-  int layers = 1;             ///< cells along the streaming direction
-  int chunk = 1;              ///< layers per work item (see item_segment)
-  unsigned* queue = nullptr;  ///< work-item counter, 0 at the start of a launch
-  TCFEM_HD std::int64_t n_tiles() const { return std::int64_t(tiles[0]) * tiles[1]; }
-  TCFEM_HD std::int64_t n_items() const { return count_items(n_tiles(), layers, chunk); }
-  TCFEM_HD Segment segment(std::int64_t item) const { return item_segment(n_tiles(), layers, chunk, item); }
 };
 
 /// Face data of a line: value and derivative at both ends.

@@ -29,11 +29,13 @@ void emulate_line_phase(int n_units, Compute&& compute, Store&& store) {
 
 /// dst = A src with the 3D cg block program. Only the nodes updated with atomics are zeroed first
 /// (the operator zeroes all of dst), so the tests also check that the program writes every other node.
+/// `zero` false: nothing is zeroed (a launch of a split apply adds to what dst holds; p.region
+/// the launch's tiles and layers).
 template <int k, typename Number>
-void emulate_cg3(const CgParams<3, k, Number>& p, const Number* src, Number* dst) {
+void emulate_cg3(const CgParams<3, k, Number>& p, const Number* src, Number* dst, bool zero = true) {
   using Prog = Cg3Program<k, Number>;
   constexpr auto L = Prog::L;
-  Prog::zero_nodes(p, 0, 1, [&](std::int64_t i) { dst[i] = Number(0); });
+  if (zero) Prog::zero_nodes(p, 0, 1, [&](std::int64_t i) { dst[i] = Number(0); });
   std::vector<Number> smem(Prog::smem_elements());
   const auto sm = Prog::smem_arrays(smem.data());
   std::vector<typename Prog::Thread> th(L.threads);
@@ -74,10 +76,10 @@ void emulate_cg3(const CgParams<3, k, Number>& p, const Number* src, Number* dst
 
 /// dst = A src with the 2D cg block program (zeroing as in emulate_cg3).
 template <int k, typename Number>
-void emulate_cg2(const CgParams<2, k, Number>& p, const Number* src, Number* dst) {
+void emulate_cg2(const CgParams<2, k, Number>& p, const Number* src, Number* dst, bool zero = true) {
   using Prog = Cg2Program<k, Number>;
   constexpr auto L = Prog::L;
-  Prog::zero_nodes(p, 0, 1, [&](std::int64_t i) { dst[i] = Number(0); });
+  if (zero) Prog::zero_nodes(p, 0, 1, [&](std::int64_t i) { dst[i] = Number(0); });
   std::vector<Number> smem(Prog::smem_elements());
   const auto sm = Prog::smem_arrays(smem.data(), 0);
   std::vector<typename Prog::Thread> th(warp_lanes);

@@ -65,6 +65,49 @@ KernelChoices split_choices(const WorkSplit& split, int chunk, std::int64_t bloc
           {"blocks", std::to_string(blocks)}};
 }
 
+/// The launches of an apply split for the overlap with a ghost exchange: [0] the interior region,
+/// then the regions around it (split_regions), each with its own work items and queue counter.
+template <class Params>
+struct SplitLaunches {
+  struct One {
+    Params params;
+    std::int64_t blocks = 1;
+  };
+  std::vector<One> launches;
+  mutable DeviceBuffer<unsigned> queues;
+
+  /// False (and nothing planned) where no tile and layer lies inside `interior`.
+  bool plan(const Params& whole, const CellRange& interior, int T, int dim, const int cells[3], std::int64_t resident,
+            int warps_per_block, const WorkSplit& split) {
+    launches.clear();
+    const auto r = split_regions(whole, T, dim, cells, interior.lo, interior.hi);
+    if (r.interior.empty()) return false;
+    std::vector<WorkRegion> all{r.interior};
+    all.insert(all.end(), r.rest.begin(), r.rest.end());
+    queues = DeviceBuffer<unsigned>(all.size());
+    for (std::size_t i = 0; i < all.size(); ++i) {
+      const auto l = plan_launch(all[i].n_tiles(), all[i].n_layers(), resident, warps_per_block, split);
+      One o{whole, l.blocks};
+      o.params.region = all[i];
+      o.params.chunk = l.chunk;
+      o.params.queue = queues.data() + i;
+      launches.push_back(o);
+    }
+    return true;
+  }
+  bool planned() const { return !launches.empty(); }
+  /// The interior launch (the queue counters of every launch reset first).
+  template <class Launch>
+  void interior(Launch&& launch) const {
+    TCFEM_CUDA_CHECK(cudaMemsetAsync(queues.data(), 0, launches.size() * sizeof(unsigned)));
+    launch(launches[0].params, launches[0].blocks);
+  }
+  template <class Launch>
+  void rest(Launch&& launch) const {
+    for (std::size_t i = 1; i < launches.size(); ++i) launch(launches[i].params, launches[i].blocks);
+  }
+};
+
 // ---- work models -------------------------------------------------------------------------------
 
 /// Work of one apply as the kernel performs it (active lanes; phantom cells of partial tiles included).
@@ -146,6 +189,8 @@ class CgCartesianOperator final : public DeviceOperatorBase {
       params_ = p;
       blocks_ = launch.blocks;
       chunk_ = launch.chunk;
+      workers_ = resident;
+      tile_ = Prog::L.T;
     } else {
       using Prog = Cg2Program<k, Number>;
       threads_ = Prog::L.warps * warp_lanes;
@@ -157,7 +202,11 @@ class CgCartesianOperator final : public DeviceOperatorBase {
       params_ = p;
       blocks_ = launch.blocks;
       chunk_ = launch.chunk;
+      workers_ = std::int64_t(resident) * Prog::L.warps;
+      warps_per_block_ = Prog::L.warps;
+      tile_ = Prog::L.T;
     }
+    for (int d = 0; d < dim; ++d) cells_[d] = mesh.n_cells()[d];
     params_.queue = queue_.data();
     const auto w = cg_work(params_);
     flops_ = w.flops;
@@ -167,25 +216,49 @@ class CgCartesianOperator final : public DeviceOperatorBase {
   }
   void vmult(void* dst, const void* src) const override {
     auto* d = static_cast<Number*>(dst);
-    const auto* s = static_cast<const Number*>(src);
     TCFEM_CUDA_CHECK(cudaMemsetAsync(queue_.data(), 0, sizeof(unsigned)));
     TCFEM_CUDA_CHECK(cudaMemsetAsync(d, 0, n_local_ * sizeof(Number)));
-    if constexpr (dim == 3)
-      cg3_kernel<k, Number><<<static_cast<unsigned>(blocks_), threads_, smem_>>>(params_, s, d);
-    else
-      cg2_kernel<k, Number><<<static_cast<unsigned>(blocks_), threads_, smem_>>>(params_, s, d);
-    TCFEM_CUDA_CHECK_LAUNCH();
+    launch(params_, blocks_, static_cast<const Number*>(src), d);
+  }
+  bool split_apply(const CellRange& interior) override {
+    return parts_.plan(params_, interior, tile_, dim, cells_, workers_, warps_per_block_, split_);
+  }
+  bool is_split() const override { return parts_.planned(); }
+  void vmult_interior(void* dst, const void* src) const override {
+    if (!parts_.planned()) DeviceOperator::vmult_interior(dst, src);
+    auto* d = static_cast<Number*>(dst);
+    TCFEM_CUDA_CHECK(cudaMemsetAsync(d, 0, n_local_ * sizeof(Number)));
+    parts_.interior([&](const auto& p, std::int64_t blocks) { launch(p, blocks, static_cast<const Number*>(src), d); });
+  }
+  void vmult_rest(void* dst, const void* src) const override {
+    if (!parts_.planned()) DeviceOperator::vmult_rest(dst, src);
+    parts_.rest([&](const auto& p, std::int64_t blocks) {
+      launch(p, blocks, static_cast<const Number*>(src), static_cast<Number*>(dst));
+    });
   }
   std::size_t value_size() const override { return sizeof(Number); }
   std::size_t device_bytes() const override { return 0; }
-  KernelChoices choices() const override { return split_choices(split_, chunk_, blocks_); }
+  KernelChoices choices() const override {
+    auto c = split_choices(split_, chunk_, blocks_);
+    if (parts_.planned()) c.push_back({"split_launches", std::to_string(parts_.launches.size())});
+    return c;
+  }
 
  private:
+  void launch(const CgParams<dim, k, Number>& p, std::int64_t blocks, const Number* s, Number* d) const {
+    if constexpr (dim == 3)
+      cg3_kernel<k, Number><<<static_cast<unsigned>(blocks), threads_, smem_>>>(p, s, d);
+    else
+      cg2_kernel<k, Number><<<static_cast<unsigned>(blocks), threads_, smem_>>>(p, s, d);
+    TCFEM_CUDA_CHECK_LAUNCH();
+  }
   mutable DeviceBuffer<unsigned> queue_{1};  // work-item counter, reset before each launch
   CgParams<dim, k, Number> params_{};
   WorkSplit split_;
-  std::int64_t blocks_ = 0;
-  int threads_ = 32, smem_ = 0, chunk_ = 1;
+  SplitLaunches<CgParams<dim, k, Number>> parts_;
+  std::int64_t blocks_ = 0, workers_ = 1;
+  int threads_ = 32, smem_ = 0, chunk_ = 1, tile_ = 1, warps_per_block_ = 1;
+  int cells_[3] = {1, 1, 1};
 };
 
 template <int dim, int k, typename Number>
@@ -245,6 +318,8 @@ class DgCartesianOperator final : public DeviceOperatorBase {
       blocks_ = launch.blocks;
       chunk_ = launch.chunk;
       halo_reads_ = 4.0 / Prog::L.T;  // face data of the cells around a tile, per cell of the tile
+      workers_ = resident;
+      tile_ = Prog::L.T;
     } else {
       using Prog = Dg2Program<k, Number>;
       threads_ = Prog::L.warps * warp_lanes;
@@ -257,7 +332,11 @@ class DgCartesianOperator final : public DeviceOperatorBase {
       blocks_ = launch.blocks;
       chunk_ = launch.chunk;
       halo_reads_ = 2.0 / Prog::L.T / (k + 1);
+      workers_ = std::int64_t(resident) * Prog::L.warps;
+      warps_per_block_ = Prog::L.warps;
+      tile_ = Prog::L.T;
     }
+    for (int d = 0; d < dim; ++d) cells_[d] = mesh.n_cells()[d];
     params_.queue = queue_.data();
     const auto w = dg_work(params_);
     flops_ = w.flops;
@@ -266,25 +345,49 @@ class DgCartesianOperator final : public DeviceOperatorBase {
     dram_ = 2.0 * double(n_local_) * sizeof(Number);
   }
   void vmult(void* dst, const void* src) const override {
-    auto* d = static_cast<Number*>(dst);
-    const auto* s = static_cast<const Number*>(src);
     TCFEM_CUDA_CHECK(cudaMemsetAsync(queue_.data(), 0, sizeof(unsigned)));
-    if constexpr (dim == 3)
-      dg3_kernel<k, Number><<<static_cast<unsigned>(blocks_), threads_, smem_>>>(params_, s, d);
-    else
-      dg2_kernel<k, Number><<<static_cast<unsigned>(blocks_), threads_, smem_>>>(params_, s, d);
-    TCFEM_CUDA_CHECK_LAUNCH();
+    launch(params_, blocks_, static_cast<const Number*>(src), static_cast<Number*>(dst));
+  }
+  bool split_apply(const CellRange& interior) override {
+    return parts_.plan(params_, interior, tile_, dim, cells_, workers_, warps_per_block_, split_);
+  }
+  bool is_split() const override { return parts_.planned(); }
+  // each cell writes its own DoFs: the parts write disjoint entries (no zeroing)
+  void vmult_interior(void* dst, const void* src) const override {
+    if (!parts_.planned()) DeviceOperator::vmult_interior(dst, src);
+    parts_.interior([&](const auto& p, std::int64_t blocks) {
+      launch(p, blocks, static_cast<const Number*>(src), static_cast<Number*>(dst));
+    });
+  }
+  void vmult_rest(void* dst, const void* src) const override {
+    if (!parts_.planned()) DeviceOperator::vmult_rest(dst, src);
+    parts_.rest([&](const auto& p, std::int64_t blocks) {
+      launch(p, blocks, static_cast<const Number*>(src), static_cast<Number*>(dst));
+    });
   }
   std::size_t value_size() const override { return sizeof(Number); }
   std::size_t device_bytes() const override { return 0; }
-  KernelChoices choices() const override { return split_choices(split_, chunk_, blocks_); }
+  KernelChoices choices() const override {
+    auto c = split_choices(split_, chunk_, blocks_);
+    if (parts_.planned()) c.push_back({"split_launches", std::to_string(parts_.launches.size())});
+    return c;
+  }
 
  private:
+  void launch(const DgParams<dim, k, Number>& p, std::int64_t blocks, const Number* s, Number* d) const {
+    if constexpr (dim == 3)
+      dg3_kernel<k, Number><<<static_cast<unsigned>(blocks), threads_, smem_>>>(p, s, d);
+    else
+      dg2_kernel<k, Number><<<static_cast<unsigned>(blocks), threads_, smem_>>>(p, s, d);
+    TCFEM_CUDA_CHECK_LAUNCH();
+  }
   mutable DeviceBuffer<unsigned> queue_{1};  // work-item counter, reset before each launch
   DgParams<dim, k, Number> params_{};
   WorkSplit split_;
-  std::int64_t blocks_ = 0;
-  int threads_ = 32, smem_ = 0, chunk_ = 1;
+  SplitLaunches<DgParams<dim, k, Number>> parts_;
+  std::int64_t blocks_ = 0, workers_ = 1;
+  int threads_ = 32, smem_ = 0, chunk_ = 1, tile_ = 1, warps_per_block_ = 1;
+  int cells_[3] = {1, 1, 1};
   double halo_reads_ = 0;
 };
 

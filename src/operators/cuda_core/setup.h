@@ -61,6 +61,65 @@ inline int choose_chunk(std::int64_t tiles, int layers, std::int64_t workers, do
   return std::clamp(int(per_item), 1, std::max(1, layers));
 }
 
+/// The work regions of an apply split around a box of cells (DeviceOperator::split_apply).
+struct SplitRegions {
+  WorkRegion interior;            ///< the tiles and layers wholly inside the box (empty: none)
+  std::vector<WorkRegion> rest;   ///< every other tile and layer, each in one region
+};
+
+/// The split of the tile grid of `w` (tiles of T cells along x, and y in 3D; layers along the last
+/// direction; `cells` per direction) around the cells [lo[d], hi[d]): the interior region holds
+/// the tiles wholly inside the box (a partial last tile counts where the box reaches the grid's
+/// end) and its layers; the rest, at most 6 regions in 3D and 2 in 2D, the layers below and above
+/// it, then (3D) the tile rows before and after it, then the tiles left and right of it. An empty
+/// interior leaves one rest region, the whole grid.
+inline SplitRegions split_regions(const TileWork& w, int T, int dim, const int cells[3], const int lo[3],
+                                  const int hi[3]) {
+  SplitRegions r;
+  const WorkRegion whole = w.whole_region();
+  WorkRegion in = whole;
+  for (int d = 0; d + 1 < dim; ++d) {
+    in.tile0[d] = (std::max(lo[d], 0) + T - 1) / T;
+    in.tile1[d] = hi[d] >= cells[d] ? w.tiles[d] : std::max(hi[d], 0) / T;
+  }
+  const int s = dim - 1;  // the streaming direction
+  in.layer0 = std::clamp(lo[s], 0, w.layers);
+  in.layer1 = std::clamp(hi[s], 0, w.layers);
+  if (in.empty()) {
+    r.interior = WorkRegion{{0, 0}, {0, 0}, 0, 0};
+    r.rest.push_back(whole);
+    return r;
+  }
+  r.interior = in;
+  auto add = [&](WorkRegion g) {
+    if (!g.empty()) r.rest.push_back(g);
+  };
+  WorkRegion g = whole;
+  g.layer1 = in.layer0;  // below
+  add(g);
+  g = whole;
+  g.layer0 = in.layer1;  // above
+  add(g);
+  g = whole;
+  g.layer0 = in.layer0;
+  g.layer1 = in.layer1;
+  WorkRegion rows = g;
+  rows.tile1[1] = in.tile0[1];  // the tile rows before (3D)
+  add(rows);
+  rows = g;
+  rows.tile0[1] = in.tile1[1];  // and after
+  add(rows);
+  g.tile0[1] = in.tile0[1];
+  g.tile1[1] = in.tile1[1];
+  WorkRegion side = g;
+  side.tile1[0] = in.tile0[0];  // left
+  add(side);
+  side = g;
+  side.tile0[0] = in.tile1[0];  // right
+  add(side);
+  return r;
+}
+
 /// Parameters of the Cartesian cg kernel with work items of `chunk` layers (the queue pointer is
 /// the operator's).
 template <int dim, int k, typename Number>
@@ -94,6 +153,7 @@ CgParams<dim, k, Number> make_cg_params(const mesh::BoxMesh<dim>& mesh, int chun
     p.layers = nc[1];
   }
   p.chunk = std::clamp(chunk, 1, p.layers);
+  p.region = p.whole_region();
   return p;
 }
 
@@ -137,6 +197,7 @@ DgParams<dim, k, Number> make_dg_params(const mesh::BoxMesh<dim>& mesh, int chun
     p.layers = nc[1];
   }
   p.chunk = std::clamp(chunk, 1, p.layers);
+  p.region = p.whole_region();
   return p;
 }
 

@@ -46,6 +46,12 @@ struct DeviceKernelKey {
   std::string to_string() const;
 };
 
+/// A box of cells [lo[d], hi[d]) of an operator's mesh (directions beyond its dimension: [0, 1)).
+struct CellRange {
+  int lo[3] = {0, 0, 0};
+  int hi[3] = {1, 1, 1};
+};
+
 /// A matrix-free operator living on the device.
 class DeviceOperator {
  public:
@@ -87,6 +93,21 @@ class DeviceOperator {
     (void)src;
     return false;
   }
+  /// Splits the apply in two for overlapping a ghost exchange with it (an operator on a rank's
+  /// ghosted box): vmult_interior applies the cells of `interior` (those that read no value the
+  /// exchange writes) and vmult_rest the other cells. Returns false, and keeps whole applies,
+  /// where the family has no split apply or no cell of `interior` fills one of its work units.
+  virtual bool split_apply(const CellRange& interior) {
+    (void)interior;
+    return false;
+  }
+  /// Whether split_apply succeeded.
+  virtual bool is_split() const { return false; }
+  /// dst = the interior cells' part of A src, dst zeroed first (asynchronous, default stream).
+  /// Only after split_apply returned true.
+  virtual void vmult_interior(void* dst, const void* src) const;
+  /// dst += the other cells' part of A src: after vmult_interior, once src's ghosts are complete.
+  virtual void vmult_rest(void* dst, const void* src) const;
 };
 
 /// What every device operator keeps alike: its key, its local size and the work model of one

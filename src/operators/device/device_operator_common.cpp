@@ -31,4 +31,11 @@ std::string DeviceKernelKey::to_string() const {
   return s.str();
 }
 
+void DeviceOperator::vmult_interior(void*, const void*) const {
+  throw Error("DeviceOperator::vmult_interior: the operator's apply is not split (split_apply)");
+}
+void DeviceOperator::vmult_rest(void*, const void*) const {
+  throw Error("DeviceOperator::vmult_rest: the operator's apply is not split (split_apply)");
+}
+
 }  // namespace tcfem::operators
