@@ -67,6 +67,7 @@ struct SolveOptions {
   std::string quadrature = "bp3";
   std::string geometry_form = "pa";
   std::string exchange = "auto";  // distributed GPU runs: auto, host-staged, cuda-aware
+  std::string exchange_overlap = "on";  // distributed GPU runs: the exchange beside the interior cells
   std::string operator_path = "auto";
   double tol = 1e-10;
   int max_iter = 20000;
@@ -102,12 +103,14 @@ struct SolveOptions {
 };
 
 bool uses_multigrid(const SolveOptions& o) { return o.precond == "mg" || o.solver == "mg" || o.solver == "fmg"; }
-/// --exchange as a path (none: auto).
-std::optional<ExchangePath> exchange_choice(const SolveOptions& o) {
-  if (o.exchange == "host-staged") return ExchangePath::host_staged;
-  if (o.exchange == "cuda-aware") return ExchangePath::device_mpi;
-  if (o.exchange == "cuda-ipc") return ExchangePath::cuda_ipc;
-  return std::nullopt;
+/// --exchange (none: auto) and --exchange-overlap.
+ExchangeOptions exchange_choice(const SolveOptions& o) {
+  ExchangeOptions e;
+  if (o.exchange == "host-staged") e.path = ExchangePath::host_staged;
+  if (o.exchange == "cuda-aware") e.path = ExchangePath::device_mpi;
+  if (o.exchange == "cuda-ipc") e.path = ExchangePath::cuda_ipc;
+  e.overlap = o.exchange_overlap == "on";
+  return e;
 }
 /// The outer solver starts from one full-multigrid cycle.
 bool fmg_start(const SolveOptions& o) { return uses_multigrid(o) && (o.solver == "fmg" || o.mg_start == "fmg"); }
@@ -267,6 +270,9 @@ void validate(const SolveOptions& o) {
   }
   if (o.exchange != "auto" && !(o.comm.distributed() && o.backend == "cuda"))
     throw InputError("--exchange " + o.exchange + ": the ghost exchange of a distributed run with --backend cuda");
+  if (o.exchange_overlap != "on" && !(o.comm.distributed() && o.backend == "cuda"))
+    throw InputError("--exchange-overlap " + o.exchange_overlap +
+                     ": the ghost exchange of a distributed run with --backend cuda");
   if (o.comm.distributed()) {  // a sub-box of at least one cell per rank
     if (o.dim == 2)
       mesh::choose_process_grid<2>({o.cell_counts[0], o.cell_counts[1]}, o.comm.size());
@@ -495,6 +501,7 @@ int run_solve(const SolveOptions& o) {
   std::optional<multigrid::DeviceMultigridInfo> device_mg;
   // distributed: how the ghost values travel, and (GPU) the time it took on this rank
   std::string exchange_path = "MPI on the host (CPU backend)";
+  bool exchange_overlapped = false;
   double exchange_seconds = 0.0;
   long exchange_calls = 0;
   std::size_t exchange_bytes = 0;
@@ -552,6 +559,7 @@ int run_solve(const SolveOptions& o) {
       say(line);
       if (o.comm.distributed()) {
         exchange_path = device_mg->exchange_path;
+        exchange_overlapped = device_mg->exchange_overlapped;
         exchange_seconds = device_mg->exchange_seconds;
         exchange_calls = device_mg->exchange_calls;
         exchange_bytes = device_mg->exchange_bytes;
@@ -623,6 +631,7 @@ int run_solve(const SolveOptions& o) {
     }
     if (o.comm.distributed()) {
       exchange_path = info.exchange_path;
+      exchange_overlapped = info.exchange_overlapped;
       exchange_seconds = info.exchange_seconds;
       exchange_calls = info.exchange_calls;
       exchange_bytes = info.exchange_bytes;
@@ -770,6 +779,7 @@ int run_solve(const SolveOptions& o) {
         dj["exchange"] = exchange_path;
         dj["ghost_width"] = part.ghost_width;
         if (o.backend == "cuda") {
+          dj["exchange_overlapped"] = exchange_overlapped;
           dj["exchange_seconds"] = rank_exchange;
           dj["exchange_calls"] = exchange_calls;
           dj["exchange_bytes_rank0"] = exchange_bytes;
@@ -950,6 +960,13 @@ std::function<int()> add_solve_command(CLI::App& app) {
                   "host-staged), host-staged (through pinned host buffers), cuda-aware (device buffers in the MPI "
                   "calls) or cuda-ipc (device-to-device copies into the neighbours' mapped buffers, one host)")
       ->check(CLI::IsMember({"auto", "host-staged", "cuda-aware", "cuda-ipc"}))
+      ->capture_default_str();
+  cmd->add_option("--exchange-overlap", opts->exchange_overlap,
+                  "Distributed runs on the GPU: on (the ghost exchange before an apply runs beside the apply's "
+                  "interior cells, which read no ghost value; the cells touching the cuts follow once the ghosts "
+                  "arrived; cuda-core kernels on Cartesian meshes, the other kernels exchange first) or off (every "
+                  "apply waits for its exchange)")
+      ->check(CLI::IsMember({"on", "off"}))
       ->capture_default_str();
   cmd->add_option("--operator-path", opts->operator_path,
                   "auto (Kronecker fast path on Cartesian meshes), general (quadrature-point data) or "

@@ -79,10 +79,16 @@ struct DeviceGhostExchange::Impl {
   // the same buffers)
   std::vector<void*> mapped;
   std::vector<std::uint64_t> remote_offset;
+  // the pack's completion, and the stream of the device copies (not synchronized with the
+  // default stream, so that the copies pass the work queued after the pack)
+  cudaEvent_t packed = nullptr;
+  cudaStream_t copies = nullptr;
   double seconds = 0.0;
   long calls = 0;
   ~Impl() {
     for (void* p : mapped) cudaIpcCloseMemHandle(p);
+    if (packed) cudaEventDestroy(packed);
+    if (copies) cudaStreamDestroy(copies);
   }
 };
 
@@ -141,6 +147,8 @@ DeviceGhostExchange::DeviceGhostExchange(const GhostLayout& layout, ExchangePath
       m.remote_offset.push_back(t.offset);
     }
   }
+  TCFEM_CUDA_CHECK(cudaEventCreateWithFlags(&m.packed, cudaEventDisableTiming));
+  TCFEM_CUDA_CHECK(cudaStreamCreateWithFlags(&m.copies, cudaStreamNonBlocking));
   std::vector<std::uint8_t> mask(layout.n_local(), 1);
   for (const auto g : plan.ghosts) mask[std::size_t(g)] = 0;
   m.mask = DeviceBuffer<std::uint8_t>(mask);
@@ -149,19 +157,37 @@ DeviceGhostExchange::DeviceGhostExchange(const GhostLayout& layout, ExchangePath
 DeviceGhostExchange::~DeviceGhostExchange() = default;
 
 template <typename T>
-void DeviceGhostExchange::update(T* v) {
+void DeviceGhostExchange::begin(T* v) {
+  auto& m = *impl_;
+  const auto t0 = std::chrono::steady_clock::now();
+  const std::int64_t ns = std::int64_t(m.send_offset.back());
+  if (ns > 0) {
+    gather<<<grid_for(ns), 256>>>(v, m.send_idx.data(), ns, reinterpret_cast<T*>(m.send_buf.data()));
+    TCFEM_CUDA_CHECK_LAUNCH();
+  }
+  // also marks this rank's earlier unpacks (queued before) done: its receive buffer is free then
+  TCFEM_CUDA_CHECK(cudaEventRecord(m.packed, 0));
+  m.seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+template <typename T>
+void DeviceGhostExchange::end(T* v) {
   auto& m = *impl_;
   T* send_buf = reinterpret_cast<T*>(m.send_buf.data());
   T* recv_buf = reinterpret_cast<T*>(m.recv_buf.data());
   const auto t0 = std::chrono::steady_clock::now();
-  const std::int64_t ns = std::int64_t(m.send_offset.back()), nr = std::int64_t(m.recv_offset.back());
-  if (ns > 0) {
-    gather<<<grid_for(ns), 256>>>(v, m.send_idx.data(), ns, send_buf);
-    TCFEM_CUDA_CHECK_LAUNCH();
-  }
+  const std::int64_t nr = std::int64_t(m.recv_offset.back()), ns = std::int64_t(m.send_offset.back());
+  TCFEM_CUDA_CHECK(cudaEventSynchronize(m.packed));
+  auto unpack = [&] {
+    if (nr > 0) {
+      scatter<<<grid_for(nr), 256>>>(recv_buf, m.recv_idx.data(), nr, v);
+      TCFEM_CUDA_CHECK_LAUNCH();
+    }
+    m.seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    ++m.calls;
+  };
   if (m.path == ExchangePath::cuda_ipc) {
-    TCFEM_CUDA_CHECK(cudaStreamSynchronize(0));  // packed; this rank's earlier unpacks are done
-    // handshake: each rank's receive buffer is free (its earlier unpacks finished above)
+    // handshake: each rank's receive buffer is free (its earlier unpacks finished before its pack)
     std::vector<char> ready_in(m.send_rank.size()), ready_out(m.recv_rank.size(), 1);
     std::vector<Communicator::Message> recvs, sends;
     for (std::size_t i = 0; i < m.send_rank.size(); ++i) recvs.push_back({m.send_rank[i], &ready_in[i], 1});
@@ -171,9 +197,10 @@ void DeviceGhostExchange::update(T* v) {
       const std::size_t count = m.send_offset[i + 1] - m.send_offset[i];
       if (count)
         TCFEM_CUDA_CHECK(cudaMemcpyAsync(static_cast<T*>(m.mapped[i]) + m.remote_offset[i],
-                                         send_buf + m.send_offset[i], count * sizeof(T), cudaMemcpyDeviceToDevice));
+                                         send_buf + m.send_offset[i], count * sizeof(T), cudaMemcpyDeviceToDevice,
+                                         m.copies));
     }
-    TCFEM_CUDA_CHECK(cudaStreamSynchronize(0));  // written into the neighbours' buffers
+    TCFEM_CUDA_CHECK(cudaStreamSynchronize(m.copies));  // written into the neighbours' buffers
     // handshake: the data is there
     std::vector<char> done_in(m.recv_rank.size()), done_out(m.send_rank.size(), 1);
     recvs.clear();
@@ -181,37 +208,41 @@ void DeviceGhostExchange::update(T* v) {
     for (std::size_t i = 0; i < m.recv_rank.size(); ++i) recvs.push_back({m.recv_rank[i], &done_in[i], 1});
     for (std::size_t i = 0; i < m.send_rank.size(); ++i) sends.push_back({m.send_rank[i], &done_out[i], 1});
     m.comm.exchange(recvs, sends, 203);
-    if (nr > 0) {
-      scatter<<<grid_for(nr), 256>>>(recv_buf, m.recv_idx.data(), nr, v);
-      TCFEM_CUDA_CHECK_LAUNCH();
-    }
-    m.seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    ++m.calls;
+    unpack();
     return;
   }
   const bool staged = m.path == ExchangePath::host_staged;
   T* send = staged ? (ns ? reinterpret_cast<T*>(m.send_host->p) : nullptr) : send_buf;
   T* recv = staged ? (nr ? reinterpret_cast<T*>(m.recv_host->p) : nullptr) : recv_buf;
-  if (staged && ns > 0) TCFEM_CUDA_CHECK(cudaMemcpyAsync(send, send_buf, ns * sizeof(T), cudaMemcpyDeviceToHost));
-  TCFEM_CUDA_CHECK(cudaStreamSynchronize(0));  // the packed values (and the vector) are complete
+  if (staged && ns > 0) {
+    TCFEM_CUDA_CHECK(cudaMemcpyAsync(send, send_buf, ns * sizeof(T), cudaMemcpyDeviceToHost, m.copies));
+    TCFEM_CUDA_CHECK(cudaStreamSynchronize(m.copies));
+  }
   std::vector<Communicator::Message> recvs, sends;
   for (std::size_t i = 0; i < m.recv_rank.size(); ++i)
     recvs.push_back({m.recv_rank[i], recv + m.recv_offset[i], (m.recv_offset[i + 1] - m.recv_offset[i]) * sizeof(T)});
   for (std::size_t i = 0; i < m.send_rank.size(); ++i)
     sends.push_back({m.send_rank[i], send + m.send_offset[i], (m.send_offset[i + 1] - m.send_offset[i]) * sizeof(T)});
   m.comm.exchange(recvs, sends, 201);
-  if (staged && nr > 0)
-    TCFEM_CUDA_CHECK(cudaMemcpyAsync(recv_buf, recv, nr * sizeof(T), cudaMemcpyHostToDevice));
-  if (nr > 0) {
-    scatter<<<grid_for(nr), 256>>>(recv_buf, m.recv_idx.data(), nr, v);
-    TCFEM_CUDA_CHECK_LAUNCH();
+  if (staged && nr > 0) {
+    TCFEM_CUDA_CHECK(cudaMemcpyAsync(recv_buf, recv, nr * sizeof(T), cudaMemcpyHostToDevice, m.copies));
+    TCFEM_CUDA_CHECK(cudaStreamSynchronize(m.copies));
   }
-  m.seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  ++m.calls;
+  unpack();
 }
 
-void DeviceGhostExchange::update_ghosts(double* v) { update(v); }
-void DeviceGhostExchange::update_ghosts(float* v) { update(v); }
+void DeviceGhostExchange::update_ghosts(double* v) {
+  begin(v);
+  end(v);
+}
+void DeviceGhostExchange::update_ghosts(float* v) {
+  begin(v);
+  end(v);
+}
+void DeviceGhostExchange::begin_update(double* v) { begin(v); }
+void DeviceGhostExchange::begin_update(float* v) { begin(v); }
+void DeviceGhostExchange::end_update(double* v) { end(v); }
+void DeviceGhostExchange::end_update(float* v) { end(v); }
 
 const std::uint8_t* DeviceGhostExchange::owned_mask() const { return impl_->mask.data(); }
 ExchangePath DeviceGhostExchange::path() const { return impl_->path; }

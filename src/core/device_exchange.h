@@ -24,6 +24,14 @@ enum class ExchangePath {
 };
 const char* to_string(ExchangePath p);
 
+/// How a distributed GPU run moves its ghost values: the path (none: default_exchange_path) and
+/// whether the exchange before an operator apply runs beside the apply's interior cells (where the
+/// operator splits its apply: DeviceOperator::split_apply).
+struct ExchangeOptions {
+  std::optional<ExchangePath> path;
+  bool overlap = true;
+};
+
 /// The fastest path a run has: device_mpi where the MPI library reports CUDA support at run time
 /// (mpi_device_aware); else cuda_ipc where every rank is on one host; else host_staged. Collective.
 ExchangePath default_exchange_path(const Communicator& comm);
@@ -45,19 +53,30 @@ class DeviceGhostExchange {
   void update_ghosts(double* v);
   /// The same for a vector of floats (the messages carry floats).
   void update_ghosts(float* v);
+  /// update_ghosts in two halves, for work that reads no ghost queued between them (the interior
+  /// cells of an apply): begin_update queues the pack of v's owned entries on the default stream
+  /// and returns; end_update waits for the pack only (not for the work queued after it), moves
+  /// the messages (their device copies on a stream of their own) and queues the unpack on the
+  /// default stream. Nothing may change v's owned entries in between.
+  void begin_update(double* v);
+  void begin_update(float* v);
+  void end_update(double* v);
+  void end_update(float* v);
   /// Device array of n_local bytes: 1 on owned entries, 0 on ghosts (masked dot products).
   const std::uint8_t* owned_mask() const;
   ExchangePath path() const;
   /// Bytes this rank sends in one update of a vector of doubles.
   std::size_t bytes_sent() const;
   int neighbours() const;
-  /// Wall time in update_ghosts and its calls.
+  /// Wall time in update_ghosts (begin_update and end_update) and its calls.
   double seconds() const;
   long calls() const;
 
  private:
   template <typename T>
-  void update(T* v);
+  void begin(T* v);
+  template <typename T>
+  void end(T* v);
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };

@@ -9,6 +9,7 @@
 #include "core/device_exchange.h"
 #include "fe/dof_exchange.h"
 #include "operators/device/device_operator.h"
+#include "operators/device/ghosted_apply.h"
 #include "solvers/cuda_solve.h"
 
 namespace tcfem::solvers {
@@ -90,7 +91,7 @@ template <int dim>
 CudaSolveInfo solve_cg_cuda(const mesh::BoxMesh<dim>& mesh, const fe::DofLayout<dim>& dofs,
                             const operators::OperatorConfig& config, const Vector<double>& b,
                             const Vector<double>& diagonal, Vector<double>& x, const SolverControl& control,
-                            VariantChoice variant, std::optional<ExchangePath> exchange_choice) {
+                            VariantChoice variant, const ExchangeOptions& exchange_options) {
   using clock = std::chrono::steady_clock;
   const auto t0 = clock::now();
   CudaSolveInfo info;
@@ -144,24 +145,24 @@ CudaSolveInfo solve_cg_cuda(const mesh::BoxMesh<dim>& mesh, const fe::DofLayout<
   }
   const auto op = operators::make_device_operator<dim>(op_mesh, op_dofs, key, config.device_tuning, config.coefficient,
                                                        config.coefficient_source);
-  info.kernel = key.to_string() + operators::describe(op->choices());
   std::optional<DeviceGhostExchange> exchange;
   std::shared_ptr<const GhostLayout> ghosts_one_layer;
   if (distributed) {
-    const ExchangePath path = choose_exchange_path(comm, exchange_choice);
+    const ExchangePath path = choose_exchange_path(comm, exchange_options.path);
     // the owned nodes read the ghosts of one cell layer; the second layer only keeps the box's
     // constrained faces away (its values never reach an owned entry)
     ghosts_one_layer = fe::make_dof_exchange<dim>(part, dofs.disc(), dofs.degree(), 1);
     exchange.emplace(*ghosts_one_layer, path);
-    info.exchange_path = to_string(exchange->path());
+    if (exchange_options.overlap) op->split_apply(operators::interior_cells(part));
+    info.exchange_overlapped = op->is_split();
+    info.exchange_path = std::string(to_string(exchange->path())) +
+                         (op->is_split() ? ", beside the interior cells" : ", before the apply");
     info.exchange_bytes = exchange->bytes_sent();
   }
+  info.kernel = key.to_string() + operators::describe(op->choices());
   const std::uint8_t* mask = exchange ? exchange->owned_mask() : nullptr;
   // dst = A src: src's ghosts from their owners first
-  auto apply = [&](double* dst, double* src) {
-    if (exchange) exchange->update_ghosts(src);
-    op->vmult(dst, src);
-  };
+  auto apply = [&](double* dst, double* src) { operators::ghosted_vmult(*op, exchange ? &*exchange : nullptr, dst, src); };
   std::vector<double> inv(n);
   for (std::size_t i = 0; i < n; ++i) inv[i] = 1.0 / diagonal[i];
   DeviceBuffer<double> d_b(n), d_x(n), d_r(n), d_z(n), d_p(n), d_Ap(n), d_inv(inv);
@@ -294,10 +295,10 @@ CudaSolveInfo solve_cg_cuda(const mesh::BoxMesh<dim>& mesh, const fe::DofLayout<
 template CudaSolveInfo solve_cg_cuda<2>(const mesh::BoxMesh<2>&, const fe::DofLayout<2>&,
                                         const operators::OperatorConfig&, const Vector<double>&,
                                         const Vector<double>&, Vector<double>&, const SolverControl&,
-                                        VariantChoice, std::optional<ExchangePath>);
+                                        VariantChoice, const ExchangeOptions&);
 template CudaSolveInfo solve_cg_cuda<3>(const mesh::BoxMesh<3>&, const fe::DofLayout<3>&,
                                         const operators::OperatorConfig&, const Vector<double>&,
                                         const Vector<double>&, Vector<double>&, const SolverControl&,
-                                        VariantChoice, std::optional<ExchangePath>);
+                                        VariantChoice, const ExchangeOptions&);
 
 }  // namespace tcfem::solvers

@@ -25,6 +25,7 @@ struct CudaSolveInfo {
   double apply_seconds = 0.0;  ///< the applies inside the iteration (CUDA events), ghost exchange included
   long apply_calls = 0;
   std::string exchange_path;
+  bool exchange_overlapped = false;  ///< the exchange ran beside the interior cells (split applies)
   double exchange_seconds = 0.0;
   long exchange_calls = 0;
   std::size_t exchange_bytes = 0;
@@ -42,6 +43,6 @@ CudaSolveInfo solve_cg_cuda(const mesh::BoxMesh<dim>& mesh, const fe::DofLayout<
                             const operators::OperatorConfig& config, const Vector<double>& b,
                             const Vector<double>& diagonal, Vector<double>& x, const SolverControl& control,
                             VariantChoice variant = VariantChoice::automatic,
-                            std::optional<ExchangePath> exchange = std::nullopt);
+                            const ExchangeOptions& exchange = {});
 
 }  // namespace tcfem::solvers

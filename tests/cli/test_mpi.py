@@ -82,8 +82,20 @@ ANNULUS_3D = {
 }
 
 
-def same_solve(tmp, name, args, rank_counts=(2, 3), problem=None, multi_args=()):
-    """The run on every rank count matches the run on one rank."""
+# a box twice as long in x: two ranks cut it across x (the cuts of the split apply are then tile
+# columns, not layers)
+BOX_X = {
+    "dim": 3, "degree": 3,
+    "geometry": {"box": [[0, 2], [0, 1], [0, 1]], "cells": [24, 8, 8]},
+    "rhs": "0",
+    "dirichlet": {f: U3 for f in ("xmin", "xmax", "ymin", "ymax", "zmin", "zmax")},
+    "exact": U3,
+}
+
+
+def same_solve(tmp, name, args, rank_counts=(2, 3), problem=None, multi_args=(), overlapped=None):
+    """The run on every rank count matches the run on one rank. overlapped (GPU): whether the report
+    says the exchange ran beside the interior cells."""
     if problem is not None:
         path = os.path.join(tmp, name + ".problem.json")
         with open(path, "w") as f:
@@ -106,6 +118,10 @@ def same_solve(tmp, name, args, rank_counts=(2, 3), problem=None, multi_args=())
         if GPU:
             check(dist.get("exchange_bytes_rank0", 0) > 0 and len(dist.get("exchange_seconds", [])) == ranks,
                   f"{name}: {ranks} ranks: exchange report {dist}")
+            if overlapped is not None:
+                check(dist.get("exchange_overlapped") == overlapped,
+                      f"{name}: {ranks} ranks: exchange_overlapped {dist.get('exchange_overlapped')}, "
+                      f"expected {overlapped}")
         check(f"ranks           {ranks}" in r.stdout, f"{name}: {ranks} ranks: no ranks line")
         # the sums at the sub-box interfaces and the dot products add in another order than on one
         # rank; a long Jacobi-preconditioned CG amplifies that rounding, which may move the last
@@ -185,7 +201,10 @@ def gpu_main():
     with tempfile.TemporaryDirectory() as tmp:
         for path in ("auto", "host-staged"):
             same_solve(tmp, "gpu_box_" + path, ["--dim", "3", "--degree", "4", "--cells", "9", "--tol", "1e-12"], (2,),
-                       multi_args=["--exchange", path])
+                       multi_args=["--exchange", path], overlapped=True)
+        same_solve(tmp, "gpu_box_no_overlap", ["--dim", "3", "--degree", "4", "--cells", "9", "--tol", "1e-12"], (2,),
+                   multi_args=["--exchange-overlap", "off"], overlapped=False)
+        same_solve(tmp, "gpu_box_x_cut", ["--tol", "1e-12"], (2,), problem=BOX_X, overlapped=True)
         same_solve(tmp, "gpu_box_2d", ["--dim", "2", "--degree", "6", "--cells", "7", "--tol", "1e-12"], (2,))
         same_solve(tmp, "gpu_deformed", ["--dim", "3", "--degree", "3", "--cells", "6", "--geometry", "deformed",
                                          "--tol", "1e-10"], (2,))
@@ -208,6 +227,9 @@ def gpu_main():
         same_solve(tmp, "gpu_mg_gmres", ["--dim", "2", "--degree", "2", "--cells", "64", "--solver", "gmres",
                                          "--tol", "1e-10"] + mg, (2,))
         same_solve(tmp, "gpu_mg_annulus", ["--cells", "8", "--tol", "1e-10"] + mg, (2,), problem=ANNULUS_3D)
+        same_solve(tmp, "gpu_mg_x_cut", ["--tol", "1e-10"] + mg, (2,), problem=BOX_X, overlapped=True)
+        same_solve(tmp, "gpu_mg_no_overlap", ["--tol", "1e-10"] + mg, (2,), problem=BOX_X,
+                   multi_args=["--exchange-overlap", "off"], overlapped=False)
         check_pvtu(tmp, 2, "cuda", mg)
         expect_refused(tmp, "gpu_patches", 2, ["solve", "--cells", "8", "--backend", "cuda", "--precond", "mg",
                                                "--smoother", "patch"], "vertex patches on --backend cuda")
@@ -286,6 +308,8 @@ def main():
         expect_refused(tmp, "vtu_name", 2, ["solve", "--cells", "4", "--vtu", os.path.join(tmp, "u.vtu")], ".pvtu")
         check(not any(f.startswith("u") and "vtu" in f for f in os.listdir(tmp)), "vtu_name: a file was written")
         expect_refused(tmp, "bench", 2, ["bench"], "runs on one process")
+        expect_refused(tmp, "overlap_cpu", 2, ["solve", "--cells", "4", "--backend", "cpu", "--exchange-overlap",
+                                               "off"], "--exchange-overlap off")
         # a coefficient <= 0 only in the upper sub-box: found by one rank, reported once by all
         bad = dict(ANNULUS_2D)
         bad["geometry"] = dict(ANNULUS_2D["geometry"], cells=[2, 4])

@@ -171,10 +171,10 @@ template <typename Number2>
 std::unique_ptr<DeviceLevelOperator<Number2>> DeviceMultigrid<dim, Number>::make_operator(
     int level, const operators::DeviceKernelKey& key, const operators::OperatorConfig& config) {
   DeviceGhostExchange* ghosts = !boxes_.empty() && level >= gathered_ ? boxes_[level - gathered_].near.get() : nullptr;
-  return std::make_unique<DeviceLevelOperator<Number2>>(
-      operators::make_device_operator<dim>(operator_mesh(level), operator_dofs(level), key, config.device_tuning,
-                                           config.coefficient, config.coefficient_source),
-      ghosts);
+  auto op = operators::make_device_operator<dim>(operator_mesh(level), operator_dofs(level), key, config.device_tuning,
+                                                 config.coefficient, config.coefficient_source);
+  if (ghosts && overlap_) op->split_apply(operators::interior_cells(hierarchy_->mesh(level).partition()));
+  return std::make_unique<DeviceLevelOperator<Number2>>(std::move(op), ghosts);
 }
 
 template <int dim, typename Number>
@@ -217,8 +217,8 @@ DeviceMultigrid<dim, Number>::DeviceMultigrid(const LevelHierarchy<dim>& hierarc
                                               const operators::OperatorConfig& config,
                                               const MultigridSettings& settings, precision::Precision precision,
                                               const std::function<void(const std::string&)>& progress,
-                                              std::optional<ExchangePath> exchange)
-    : hierarchy_(&hierarchy) {
+                                              const ExchangeOptions& exchange)
+    : hierarchy_(&hierarchy), overlap_(exchange.overlap) {
   using V = DeviceVector<Number>;
   const auto t0 = std::chrono::steady_clock::now();
   if (settings.pre_smooth < 0 || settings.post_smooth < 0) throw InputError("smoothing steps must be >= 0");
@@ -246,7 +246,7 @@ DeviceMultigrid<dim, Number>::DeviceMultigrid(const LevelHierarchy<dim>& hierarc
   comm_ = hierarchy.mesh(finest).partition().comm;
   if (hierarchy.distributed()) {
     gathered_ = hierarchy.gathered_level();
-    const ExchangePath path = choose_exchange_path(comm_, exchange);
+    const ExchangePath path = choose_exchange_path(comm_, exchange.path);
     boxes_.resize(std::size_t(n_levels - gathered_));
     for (int l = gathered_; l < n_levels; ++l) {
       const auto& part = hierarchy.mesh(l).partition();

@@ -21,20 +21,21 @@
 #include "multigrid/multigrid_config.h"
 #include "multigrid/vcycle.h"
 #include "operators/device/device_operator.h"
+#include "operators/device/ghosted_apply.h"
 #include "precision/precision.h"
 
 namespace tcfem::multigrid {
 
 /// A DeviceOperator as a LevelOperator of device vectors. A level spread over ranks: the operator
 /// runs on this rank's ghosted box, and `ghosts` updates the ghosts of src it reads first (they are
-/// copies of their owners' entries, so src keeps its value).
+/// copies of their owners' entries, so src keeps its value), beside the interior cells where the
+/// operator's apply is split (operators::ghosted_vmult).
 template <typename Number>
 class DeviceLevelOperator final : public LevelOperator<DeviceVector<Number>> {
  public:
   explicit DeviceLevelOperator(std::unique_ptr<operators::DeviceOperator> op, DeviceGhostExchange* ghosts = nullptr);
   void vmult(DeviceVector<Number>& dst, const DeviceVector<Number>& src) const override {
-    if (ghosts_) ghosts_->update_ghosts(const_cast<Number*>(src.data()));
-    op_->vmult(dst.data(), src.data());
+    operators::ghosted_vmult(*op_, ghosts_, dst.data(), const_cast<Number*>(src.data()));
   }
   std::size_t size() const override { return op_->n_local(); }
   const operators::DeviceOperator& device_operator() const { return *op_; }
@@ -89,7 +90,7 @@ class DeviceMultigrid {
   DeviceMultigrid(const LevelHierarchy<dim>& hierarchy, const operators::OperatorConfig& config,
                   const MultigridSettings& settings, precision::Precision precision,
                   const std::function<void(const std::string&)>& progress = {},
-                  std::optional<ExchangePath> exchange = std::nullopt);
+                  const ExchangeOptions& exchange = {});
   ~DeviceMultigrid();
 
   void vcycle(DeviceVector<Number>& x, const DeviceVector<Number>& b) const { cycle_->cycle(x, b); }
@@ -155,6 +156,7 @@ class DeviceMultigrid {
                                                               const operators::OperatorConfig& config);
 
   const LevelHierarchy<dim>* hierarchy_;
+  bool overlap_ = true;  // distributed levels: split applies beside the exchange
   Communicator comm_;
   // distributed: the levels from the gathered one up, index level - gathered_
   std::vector<DeviceLevelBox<dim>> boxes_;

@@ -55,7 +55,9 @@ MultigridSolveReport run(const mesh::BoxMesh<dim>& mesh, const fe::DofLayout<dim
   DeviceGhostExchange* fine_ghosts = mg.fine_ghosts();  // distributed: the outer operator's ghost update
   const device::DeviceReduction* reduction = mg.fine_reduction();
   if (fine_ghosts) {
-    info.exchange_path = to_string(fine_ghosts->path());
+    info.exchange_overlapped = mg.level_operator(mg.n_levels() - 1).device_operator().is_split();
+    info.exchange_path = std::string(to_string(fine_ghosts->path())) +
+                         (info.exchange_overlapped ? ", beside the interior cells" : ", before the apply");
     info.exchange_bytes = fine_ghosts->bytes_sent();
   }
   t_stage = clock_type::now();
@@ -77,6 +79,8 @@ MultigridSolveReport run(const mesh::BoxMesh<dim>& mesh, const fe::DofLayout<dim
                                                          config.device_tuning, config.coefficient,
                                                          config.coefficient_source);
     });
+    if (fine_ghosts && options.exchange.overlap)
+      outer_owned->split_apply(operators::interior_cells(mesh.partition()));
     outer = outer_owned.get();
     info.outer_kernel = key.to_string() + operators::describe(outer_owned->choices());
   }
@@ -112,8 +116,7 @@ MultigridSolveReport run(const mesh::BoxMesh<dim>& mesh, const fe::DofLayout<dim
 
   const solvers::DeviceLinearMap A = [&](solvers::DeviceVectorD& dst, const solvers::DeviceVectorD& src) {
     const auto t = timing_point();
-    if (fine_ghosts) fine_ghosts->update_ghosts(const_cast<double*>(src.data()));  // copies of their owners
-    outer->vmult(dst.data(), src.data());
+    operators::ghosted_vmult(*outer, fine_ghosts, dst.data(), const_cast<double*>(src.data()));
     report.outer_operator_seconds += std::chrono::duration<double>(timing_point() - t).count();
     ++report.outer_operator_calls;
   };

@@ -35,13 +35,14 @@ struct DeviceMultigridOptions {
   /// Whether the solution is copied back into x (off: x is left as it was; it may be empty, the
   /// initial guess then being zero).
   bool copy_solution = true;
-  /// A distributed mesh: how the ghost values travel (none: default_exchange_path).
-  std::optional<ExchangePath> exchange;
+  /// A distributed mesh: how the ghost values travel, and whether beside the interior cells.
+  ExchangeOptions exchange;
 };
 
 struct DeviceMultigridInfo {
   std::string device_name;
   std::string exchange_path;               ///< a distributed mesh: to_string of the exchange's path
+  bool exchange_overlapped = false;        ///< the finest level's exchange ran beside its interior cells
   double exchange_seconds = 0.0;           ///< this rank's time in ghost updates (setup and solve)
   long exchange_calls = 0;
   std::size_t exchange_bytes = 0;          ///< bytes this rank sends per fp64 ghost update of the finest level
