@@ -450,10 +450,32 @@ int run_solve(const SolveOptions& o) {
   // compiled), the terms of boundary cells here
   std::optional<problem::DeviceProblem<dim>> device_problem;
   problem::BoundaryTerms boundary_terms;
-  // (a distributed run assembles b here, on each rank's cells)
-  const bool device_rhs = device_multigrid && !o.comm.distributed();
+  // a distributed run: each rank integrates over its ghosted box as a mesh of its own (the
+  // lattice of its vectors; the terms are then exact on the owned entries), errors over its cells
+  const bool device_rhs = device_multigrid;
+  std::optional<mesh::BoxMesh<dim>> rhs_box_mesh;
+  std::optional<fe::DofLayout<dim>> rhs_box_dofs;
+  const mesh::BoxMesh<dim>* rhs_mesh = &mesh;
+  const fe::DofLayout<dim>* rhs_dofs = &dofs;
+  if (device_rhs && o.comm.distributed()) {
+    const auto& part = mesh.partition();
+    rhs_box_mesh.emplace(mesh::ghosted_box_mesh(mesh));
+    rhs_box_dofs.emplace(*rhs_box_mesh, dofs.disc(), dofs.degree(),
+                         fe::ghosted_box_dirichlet(part, dofs.dirichlet_faces()));
+    rhs_mesh = &*rhs_box_mesh;
+    rhs_dofs = &*rhs_box_dofs;
+  }
   if (device_rhs) {
-    device_problem.emplace(mesh, dofs, prob ? &*prob : nullptr);
+    device_problem.emplace(*rhs_mesh, *rhs_dofs, prob ? &*prob : nullptr);
+    if (o.comm.distributed()) {
+      const auto& part = mesh.partition();
+      operators::CellRange owned;
+      for (int d = 0; d < dim; ++d) {
+        owned.lo[d] = part.owned.begin[d] - part.ghosted.begin[d];
+        owned.hi[d] = part.owned.end[d] - part.ghosted.begin[d];
+      }
+      device_problem->set_owned_cells(owned, o.comm);
+    }
     char text[160];
     std::snprintf(text, sizeof text, "expressions for the device (%s, %.2f s)", device_problem->evaluation().c_str(),
                   device_problem->compile_seconds());
@@ -461,6 +483,16 @@ int run_solve(const SolveOptions& o) {
     if (prob) {
       // the cg Dirichlet lift and the Neumann terms on the device; dg's Nitsche terms here
       boundary_terms = problem::assemble_boundary_terms<dim>(mesh, dofs, cfg, *prob);
+      if (o.comm.distributed()) {  // owned cell numbers -> the ghosted box's
+        const auto& part = mesh.partition();
+        for (auto& c : boundary_terms.cells) {
+          const auto idx = mesh.cell_index(c);
+          std::size_t number = 0;
+          for (int d = dim - 1; d >= 0; --d)
+            number = number * std::size_t(part.ghosted.extent(d)) + std::size_t(idx[d] - part.ghosted.begin[d]);
+          c = number;
+        }
+      }
       std::snprintf(text, sizeof text, "boundary terms (%zu cells on the host)", boundary_terms.cells.size());
       stage(text);
     }
@@ -473,7 +505,7 @@ int run_solve(const SolveOptions& o) {
     b = problem::assemble_rhs<dim>(mesh, dofs);
     stage("right-hand side");
   }
-  Vector<double> x = device_rhs ? Vector<double>() : fe::make_vector<double>(dofs);
+  Vector<double> x = device_rhs && !o.comm.distributed() ? Vector<double>() : fe::make_vector<double>(dofs);
   const double t_setup = seconds_since(t_start);
   std::snprintf(line, sizeof line, "  DoFs            %zu (all, boundary included)\n  operator path   %s%s\n  setup           %.3f s\n",
                 dofs.n_dofs(), assembled ? "assembled" : operators::to_string(path),
@@ -532,8 +564,8 @@ int run_solve(const SolveOptions& o) {
           device_problem->set_rhs_lift(d_b, A, cfg);  // first: it overwrites b
           device_problem->add_rhs_volume(d_b, rhs_rule);
           device_problem->add_rhs_neumann(d_b, rhs_rule);
-          problem::add_cell_vectors<dim>(mesh, dofs, boundary_terms.cells, boundary_terms.rhs, d_b);
-          problem::zero_constrained<dim>(mesh, dofs, d_b);
+          problem::add_cell_vectors<dim>(*rhs_mesh, *rhs_dofs, boundary_terms.cells, boundary_terms.rhs, d_b);
+          problem::zero_constrained<dim>(*rhs_mesh, *rhs_dofs, d_b);
         };
         options.device_solution = [&](double* d_x) {
           // cg: u = w + g_h, w zero on the constrained nodes

@@ -84,9 +84,10 @@ __global__ void integrate_cells(Grid g, const double* tables, std::int64_t first
 
 /// Error integrals of u against ue (values) and ge (gradient, ge[d * qs + ...]); sums[0] +=
 /// ||u - ue||^2, sums[1] += ||grad u - ge||^2.
+/// Cells outside `window` add nothing (a rank's owned cells in its ghosted box).
 __global__ void error_cells(Grid g, const double* tables, std::int64_t first, std::int64_t m, const double* u,
                            const double* ue, const double* ge, const double* jxw, const double* inv, std::int64_t qs,
-                           double* sums) {
+                           operators::CellRange window, double* sums) {
   extern __shared__ double smem[];
   const int dim = g.dim, nb = g.nb, nq = g.nq;
   const int nbc = ipow(nb, dim), nqc = ipow(nq, dim);
@@ -101,6 +102,9 @@ __global__ void error_cells(Grid g, const double* tables, std::int64_t first, st
   for (std::int64_t slot = blockIdx.x; slot < m; slot += gridDim.x) {
     int c[3];
     cell_of(g, first + slot, c);
+    bool inside = true;
+    for (int d = 0; d < dim; ++d) inside = inside && c[d] >= window.lo[d] && c[d] < window.hi[d];
+    if (!inside) continue;  // the same for every thread of the block
     for (int i = threadIdx.x; i < nbc; i += blockDim.x) buf_a[i] = u[dof_of(g, c, i)];
     __syncthreads();
     // the value at [0] and the derivative along b at [(1 + b) * nqc]
@@ -321,6 +325,10 @@ struct DeviceProblem<dim>::Impl {
   bool gradient_given = false;
   bool have_exact = false;
   double scale = 1.0;  // 1 / c for a constant coefficient
+  // errors(): the cells integrated (all by default) and the ranks summed over (null: none)
+  operators::CellRange owned{{0, 0, 0}, {1 << 30, 1 << 30, 1 << 30}};
+  Communicator comm_copy;
+  const Communicator* comm = nullptr;
   std::function<mesh::Point<dim>(const mesh::Point<dim>&)> host_gradient;
   /// cg: g of each Dirichlet face (empty functions elsewhere), and after set_rhs_lift the
   /// lift's values at the nodes of each Dirichlet face with their DoF numbers (-1: skipped)
@@ -664,12 +672,20 @@ Errors DeviceProblem<dim>::errors(const double* u) const {
     m.exact.evaluate(dim, points.xq(), qs, count * nqc, ue.data());
     m.exact_gradient(points.xq(), qs, count * nqc, ge.data());
     error_cells<<<grid_for(count, 1), threads, smem>>>(g, tables.data(), first, count, u, ue.data(), ge.data(),
-                                                      points.jxw(), points.inv(), qs, sums.data());
+                                                      points.jxw(), points.inv(), qs, m.owned, sums.data());
     TCFEM_CUDA_CHECK_LAUNCH();
   }
   double s[2];
   sums.copy_to_host(s, 2);
+  if (m.comm) m.comm->sum(s, 2);
   return {std::sqrt(std::max(0.0, s[0])), std::sqrt(std::max(0.0, s[1]))};
+}
+
+template <int dim>
+void DeviceProblem<dim>::set_owned_cells(const operators::CellRange& owned, const Communicator& comm) {
+  impl_->owned = owned;
+  impl_->comm_copy = comm;
+  impl_->comm = &impl_->comm_copy;
 }
 
 template <int dim>

@@ -12,6 +12,7 @@
 // Declared without CUDA headers; builds without CUDA throw InputError.
 #include <memory>
 
+#include "core/communicator.h"
 #include "fe/dof_layout.h"
 #include "fe/quadrature.h"
 #include "mesh/box_mesh.h"
@@ -21,6 +22,7 @@
 
 namespace tcfem::operators {
 class DeviceOperator;
+struct CellRange;
 }
 
 namespace tcfem::problem {
@@ -60,6 +62,11 @@ class DeviceProblem {
   /// The errors of u (n_local doubles on the device) by Gauss quadrature with k+2 points, as
   /// compute_errors on the host.
   Errors errors(const double* u) const;
+  /// A rank's part of a distributed problem (the mesh is its ghosted box, mesh::ghosted_box_mesh):
+  /// errors() integrates the cells of `owned` only (the rank's owned cells in the box's
+  /// coordinates) and sums the integrals over `comm`'s ranks (collective). The other terms need
+  /// nothing: integrated over the whole box, they are exact on the owned entries.
+  void set_owned_cells(const operators::CellRange& owned, const Communicator& comm);
   /// Seconds spent compiling the expressions.
   double compile_seconds() const;
   /// How the functions are evaluated, for reports ("compiled (NVRTC)" or "host threads").

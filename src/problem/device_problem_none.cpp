@@ -1,5 +1,7 @@
 #include "problem/device_problem.h"
 
+#include "operators/device/device_operator.h"
+
 #include "core/error.h"
 
 namespace tcfem::problem {
@@ -33,6 +35,8 @@ template <int dim>
 Errors DeviceProblem<dim>::errors(const double*) const {
   return {};
 }
+template <int dim>
+void DeviceProblem<dim>::set_owned_cells(const operators::CellRange&, const Communicator&) {}
 template <int dim>
 double DeviceProblem<dim>::compile_seconds() const {
   return 0.0;

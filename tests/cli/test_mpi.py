@@ -228,6 +228,12 @@ def gpu_main():
                                          "--tol", "1e-10"] + mg, (2,))
         same_solve(tmp, "gpu_mg_annulus", ["--cells", "8", "--tol", "1e-10"] + mg, (2,), problem=ANNULUS_3D)
         same_solve(tmp, "gpu_mg_x_cut", ["--tol", "1e-10"] + mg, (2,), problem=BOX_X, overlapped=True)
+        # the right-hand side and the errors on the device per rank: the built-in deformation, and
+        # dg with Nitsche terms, a coefficient and Neumann parts
+        same_solve(tmp, "gpu_mg_deformed", ["--dim", "3", "--degree", "3", "--cells", "8", "--geometry", "deformed",
+                                            "--tol", "1e-10"] + mg, (2,))
+        same_solve(tmp, "gpu_mg_annulus_dg", ["--cells", "16", "--disc", "dg", "--tol", "1e-10"] + mg, (2,),
+                   problem=ANNULUS_2D)
         same_solve(tmp, "gpu_mg_no_overlap", ["--tol", "1e-10"] + mg, (2,), problem=BOX_X,
                    multi_args=["--exchange-overlap", "off"], overlapped=False)
         check_pvtu(tmp, 2, "cuda", mg)

@@ -270,7 +270,9 @@ DeviceMultigrid<dim, Number>::DeviceMultigrid(const LevelHierarchy<dim>& hierarc
     return !boxes_.empty() && l >= gathered_ ? &boxes_[l - gathered_] : nullptr;
   };
   operators::DeviceKernelKey geometry;
-  operators::set_geometry(geometry, hierarchy.mesh(finest), hierarchy.dofs(finest), config);
+  // the meshes the kernels run on (a spread level: the ghosted box, whose geometry is a map of its
+  // own where the mesh is the built-in deformation)
+  operators::set_geometry(geometry, operator_mesh(finest), operator_dofs(finest), config);
   // first what may fail on some ranks only (det J and the coefficient at a rank's points; rank
   // 0's levels and coarse solver): every rank learns of an error before the collective steps
   CoarseSolverKind kind = settings.coarse;

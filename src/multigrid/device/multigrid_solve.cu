@@ -41,8 +41,6 @@ MultigridSolveReport run(const mesh::BoxMesh<dim>& mesh, const fe::DofLayout<dim
     options.progress(text);
   };
   LevelHierarchy<dim> hierarchy(mesh, dofs.dirichlet_faces(), config.disc, config.degree);
-  operators::DeviceKernelKey geometry;
-  operators::set_geometry(geometry, mesh, dofs, config);
   progress("level meshes and DoF layouts");
   const std::size_t n = hierarchy.dofs(hierarchy.finest()).n_local();
   TCFEM_ASSERT((options.device_rhs || n == b.size()) && (!options.copy_solution || n == x.size() || x.size() == 0),
@@ -62,6 +60,8 @@ MultigridSolveReport run(const mesh::BoxMesh<dim>& mesh, const fe::DofLayout<dim
   }
   t_stage = clock_type::now();
   const int finest = mg.n_levels() - 1;
+  operators::DeviceKernelKey geometry;  // of the mesh the kernels run on (distributed: the ghosted box)
+  operators::set_geometry(geometry, mg.operator_mesh(finest), mg.operator_dofs(finest), config);
   // the outer fp64 operator: the finest level's when the V-cycle runs in fp64
   std::unique_ptr<operators::DeviceOperator> outer_owned;
   const operators::DeviceOperator* outer = nullptr;
@@ -88,6 +88,9 @@ MultigridSolveReport run(const mesh::BoxMesh<dim>& mesh, const fe::DofLayout<dim
   if (options.device_rhs) {
     device::set_zero(d_b);
     options.device_rhs(d_b.data(), *outer);
+    // distributed: the ghost entries the operator reads as their owners' (b's terms are exact on
+    // the owned entries only)
+    if (fine_ghosts) fine_ghosts->update_ghosts(d_b.data());
     device::synchronize();
     progress("right-hand side on the device");
   } else {
@@ -168,6 +171,8 @@ MultigridSolveReport run(const mesh::BoxMesh<dim>& mesh, const fe::DofLayout<dim
   }
   device::synchronize();
   report.solve_seconds = seconds_since(t_solve);
+  // distributed: the ghosts of one cell layer from their owners (the owned cells' errors read them)
+  if (fine_ghosts && (options.device_solution || options.copy_solution)) fine_ghosts->update_ghosts(d_x.data());
   if (options.device_solution) options.device_solution(d_x.data());
   if (options.copy_solution) {
     if (x.size() != n) x.resize(n);
@@ -196,8 +201,6 @@ MultigridSolveReport solve_with_multigrid_cuda(const mesh::BoxMesh<dim>& mesh, c
   info.device_name = dev.name;
   check_outer_solver_precision(settings);
   const auto& comm = mesh.partition().comm;
-  if (comm.distributed() && options.device_rhs)
-    throw Error("solve_with_multigrid_cuda: a distributed mesh takes b from the host");
   // this rank's part (a distributed mesh: its ghosted box), refused on every rank where one lacks memory
   auto need = estimate_device_multigrid_memory(dim, double(dofs.n_local()), config, mesh.geometry(), settings);
   {

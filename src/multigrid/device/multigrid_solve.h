@@ -28,9 +28,13 @@ struct DeviceMultigridOptions {
   std::function<void(const std::string&)> progress;
   /// When set, b is built on the device: the callback receives the zeroed device vector (n_local
   /// doubles) and the outer solver's fp64 operator (for the Dirichlet lift: DeviceProblem::
-  /// set_rhs_lift) during the setup, and the host b is not read (it may be empty).
+  /// set_rhs_lift) during the setup, and the host b is not read (it may be empty). A distributed
+  /// mesh: the operator and the vector are those of the rank's ghosted box (the lattice of
+  /// mesh::ghosted_box_mesh), whose owned entries must be exact; the ghosts are then filled from
+  /// their owners.
   std::function<void(double* b, const operators::DeviceOperator& A)> device_rhs;
-  /// When set, receives the solution on the device after the solve (before it is copied back).
+  /// When set, receives the solution on the device after the solve (before it is copied back;
+  /// distributed: the ghosts of one cell layer filled from their owners).
   std::function<void(double* x)> device_solution;
   /// Whether the solution is copied back into x (off: x is left as it was; it may be empty, the
   /// initial guess then being zero).
@@ -74,7 +78,7 @@ std::string device_memory_refusal(const DeviceMemoryEstimate& need, double fine_
 /// InputError before allocating when the estimate exceeds the free device memory. A distributed
 /// mesh (a ghost layer of two cells): collective, one device per rank, b and x distributed
 /// vectors of the host (b's owned entries are read; x receives every local entry, ghosts
-/// included), Chebyshev smoothers; `options.device_rhs` is not available there.
+/// included), Chebyshev smoothers.
 template <int dim>
 MultigridSolveReport solve_with_multigrid_cuda(const mesh::BoxMesh<dim>& mesh, const fe::DofLayout<dim>& dofs,
                                                const operators::OperatorConfig& config, const Vector<double>& b,
