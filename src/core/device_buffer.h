@@ -1,5 +1,5 @@
 #pragma once
-// Owning device allocation (cudaMalloc / cudaFree) with checked copies.
+// Owning device allocation (cudaMalloc / cudaFree) with checked copies, and pinned host memory.
 #include <cuda_runtime.h>
 
 #include <cstddef>
@@ -62,6 +62,50 @@ class DeviceBuffer {
  private:
   void release() noexcept {
     if (ptr_) cudaFree(ptr_);
+    ptr_ = nullptr;
+    n_ = 0;
+  }
+  T* ptr_ = nullptr;
+  std::size_t n_ = 0;
+};
+
+/// Owning page-locked host allocation (cudaMallocHost / cudaFreeHost): the staging buffers of
+/// messages between devices and MPI (asynchronous copies need them).
+template <typename T>
+class PinnedBuffer {
+ public:
+  PinnedBuffer() = default;
+  explicit PinnedBuffer(std::size_t n) { allocate(n); }
+  ~PinnedBuffer() { release(); }
+  PinnedBuffer(const PinnedBuffer&) = delete;
+  PinnedBuffer& operator=(const PinnedBuffer&) = delete;
+  PinnedBuffer(PinnedBuffer&& o) noexcept : ptr_(o.ptr_), n_(o.n_) {
+    o.ptr_ = nullptr;
+    o.n_ = 0;
+  }
+  PinnedBuffer& operator=(PinnedBuffer&& o) noexcept {
+    if (this != &o) {
+      release();
+      ptr_ = o.ptr_;
+      n_ = o.n_;
+      o.ptr_ = nullptr;
+      o.n_ = 0;
+    }
+    return *this;
+  }
+  void allocate(std::size_t n) {
+    release();
+    if (n == 0) return;
+    TCFEM_CUDA_CHECK(cudaMallocHost(&ptr_, n * sizeof(T)));
+    n_ = n;
+  }
+  T* data() { return ptr_; }
+  const T* data() const { return ptr_; }
+  std::size_t size() const { return n_; }
+
+ private:
+  void release() noexcept {
+    if (ptr_) cudaFreeHost(ptr_);
     ptr_ = nullptr;
     n_ = 0;
   }

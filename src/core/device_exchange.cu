@@ -25,19 +25,6 @@ __global__ void scatter(const T* in, const std::int64_t* idx, std::int64_t n, T*
 
 int grid_for(std::int64_t n) { return int(std::min<std::int64_t>((n + 255) / 256, 4096)); }
 
-/// Pinned host memory of n doubles.
-struct Pinned {
-  double* p = nullptr;
-  explicit Pinned(std::size_t n) {
-    if (n) TCFEM_CUDA_CHECK(cudaMallocHost(&p, n * sizeof(double)));
-  }
-  ~Pinned() {
-    if (p) cudaFreeHost(p);
-  }
-  Pinned(const Pinned&) = delete;
-  Pinned& operator=(const Pinned&) = delete;
-};
-
 }  // namespace
 
 const char* to_string(ExchangePath p) {
@@ -73,7 +60,7 @@ struct DeviceGhostExchange::Impl {
   DeviceBuffer<std::int64_t> recv_idx, send_idx;
   DeviceBuffer<double> recv_buf, send_buf;
   DeviceBuffer<std::uint8_t> mask;
-  std::unique_ptr<Pinned> recv_host, send_host;
+  PinnedBuffer<double> recv_host, send_host;
   // cuda_ipc: each send neighbour's receive buffer mapped here (its base, to close) and where this
   // rank's part starts (in entries of the vector's type: a float exchange uses the first half of
   // the same buffers)
@@ -125,8 +112,8 @@ DeviceGhostExchange::DeviceGhostExchange(const GhostLayout& layout, ExchangePath
   m.recv_buf.allocate(r.size());
   m.send_buf.allocate(s.size());
   if (path == ExchangePath::host_staged) {
-    m.recv_host = std::make_unique<Pinned>(r.size());
-    m.send_host = std::make_unique<Pinned>(s.size());
+    m.recv_host.allocate(r.size());
+    m.send_host.allocate(s.size());
   }
   if (path == ExchangePath::cuda_ipc) {
     // a receive buffer for every rank at least (cudaIpcGetMemHandle needs an allocation)
@@ -212,8 +199,8 @@ void DeviceGhostExchange::end(T* v) {
     return;
   }
   const bool staged = m.path == ExchangePath::host_staged;
-  T* send = staged ? (ns ? reinterpret_cast<T*>(m.send_host->p) : nullptr) : send_buf;
-  T* recv = staged ? (nr ? reinterpret_cast<T*>(m.recv_host->p) : nullptr) : recv_buf;
+  T* send = staged ? reinterpret_cast<T*>(m.send_host.data()) : send_buf;
+  T* recv = staged ? reinterpret_cast<T*>(m.recv_host.data()) : recv_buf;
   if (staged && ns > 0) {
     TCFEM_CUDA_CHECK(cudaMemcpyAsync(send, send_buf, ns * sizeof(T), cudaMemcpyDeviceToHost, m.copies));
     TCFEM_CUDA_CHECK(cudaStreamSynchronize(m.copies));

@@ -143,22 +143,27 @@ DeviceGatherTransfer<dim, Number>::DeviceGatherTransfer(const fe::DofLayout<dim>
   const bool root = comm_.rank() == 0;
   TCFEM_ASSERT(!root || (coarse_mesh && coarse_dofs && gathered_mesh && gathered_dofs),
                "DeviceGatherTransfer: rank 0 needs the gathered level and the one below it");
-  auto plan = make_gather_plan(fine_dofs, root ? gathered_dofs->n_local() : 0);
+  const auto plan = make_gather_plan(fine_dofs, root ? gathered_dofs->n_local() : 0);
   owned_ = DeviceBuffer<std::int64_t>(plan.owned);
   packed_.allocate(plan.owned.size());
-  owned_global_ = std::move(plan.owned_global);
-  stored_global_ = std::move(plan.stored_global);
   if (root) {
     serial_ = std::make_unique<DeviceTransfer<dim, Number>>(*coarse_mesh, *coarse_dofs, *gathered_mesh,
                                                             *gathered_dofs);
     gathered_.resize(gathered_dofs->n_local());
     device::set_zero(gathered_);
-    host_.resize(gathered_dofs->n_local());
-    buffers_.resize(std::size_t(comm_.size()));
-    for (int r = 1; r < comm_.size(); ++r)
-      buffers_[r].resize(std::max(owned_global_[r].size(), stored_global_[r].size()));
+    // the other ranks' messages, one after the other: owned entries in, stored entries out
+    offset_.assign(std::size_t(comm_.size()) + 1, 0);
+    for (int r = 0; r < comm_.size(); ++r) {
+      owned_global_.emplace_back(plan.owned_global[r]);
+      stored_global_.emplace_back(plan.stored_global[r]);
+      const std::size_t n = r == 0 ? 0 : std::max(plan.owned_global[r].size(), plan.stored_global[r].size());
+      offset_[std::size_t(r) + 1] = offset_[std::size_t(r)] + n;
+    }
+    staged_.allocate(offset_.back());
+    host_.allocate(offset_.back());
+  } else {
+    host_.allocate(std::max(plan.owned.size(), n_local_));
   }
-  own_.resize(std::max(owned_.size(), n_local_));
 }
 
 template <int dim, typename Number>
@@ -169,21 +174,20 @@ void DeviceGatherTransfer<dim, Number>::restrict_to_coarse(DeviceVector<Number>&
                                                            const DeviceVector<Number>& fine) const {
   TCFEM_ASSERT(fine.size() == n_local_, "transfer vector sizes");
   gather(fine.data(), owned_, packed_.data());
-  packed_.copy_to_host(own_.data(), owned_.size());
   std::vector<Communicator::Message> receives, sends;
-  const bool root = comm_.rank() == 0;
-  if (root) {
-    for (int r = 1; r < comm_.size(); ++r)
-      receives.push_back({r, buffers_[r].data(), owned_global_[r].size() * sizeof(Number)});
-  } else {
-    sends.push_back({0, own_.data(), owned_.size() * sizeof(Number)});
+  if (comm_.rank() != 0) {
+    if (packed_.size()) packed_.copy_to_host(host_.data(), packed_.size());
+    sends.push_back({0, host_.data(), packed_.size() * sizeof(Number)});
+    comm_.exchange(receives, sends, 304);
+    return;
   }
-  comm_.exchange(receives, sends, 304);
-  if (!root) return;
-  for (std::size_t i = 0; i < owned_global_[0].size(); ++i) host_[std::size_t(owned_global_[0][i])] = own_[i];
+  // rank 0: its own entries on the device, the others' through the host
+  scatter(packed_.data(), owned_global_[0], gathered_.data());
   for (int r = 1; r < comm_.size(); ++r)
-    for (std::size_t i = 0; i < owned_global_[r].size(); ++i) host_[std::size_t(owned_global_[r][i])] = buffers_[r][i];
-  gathered_.copy_from_host(host_.data(), host_.size());
+    receives.push_back({r, host_.data() + offset_[r], owned_global_[r].size() * sizeof(Number)});
+  comm_.exchange(receives, sends, 304);
+  if (offset_.back()) staged_.copy_from_host(host_.data(), offset_.back());
+  for (int r = 1; r < comm_.size(); ++r) scatter(staged_.data() + offset_[r], owned_global_[r], gathered_.data());
   serial_->restrict_to_coarse(coarse, gathered_);
 }
 
@@ -191,28 +195,29 @@ template <int dim, typename Number>
 void DeviceGatherTransfer<dim, Number>::prolongate(DeviceVector<Number>& fine, const DeviceVector<Number>& coarse) const {
   TCFEM_ASSERT(fine.size() == n_local_, "transfer vector sizes");
   std::vector<Communicator::Message> receives, sends;
-  const bool root = comm_.rank() == 0;
-  if (root) {
-    serial_->prolongate(gathered_, coarse);
-    gathered_.copy_to_host(host_.data());
-    for (int r = 1; r < comm_.size(); ++r) {
-      const auto& idx = stored_global_[r];
-      for (std::size_t i = 0; i < idx.size(); ++i) buffers_[r][i] = host_[std::size_t(idx[i])];
-      sends.push_back({r, buffers_[r].data(), idx.size() * sizeof(Number)});
-    }
-    const auto& idx = stored_global_[0];
-    for (std::size_t i = 0; i < idx.size(); ++i) own_[i] = host_[std::size_t(idx[i])];
-  } else {
-    receives.push_back({0, own_.data(), n_local_ * sizeof(Number)});
+  if (comm_.rank() != 0) {
+    receives.push_back({0, host_.data(), n_local_ * sizeof(Number)});
+    comm_.exchange(receives, sends, 305);
+    fine.copy_from_host(host_.data(), n_local_);
+    return;
   }
+  serial_->prolongate(gathered_, coarse);
+  for (int r = 1; r < comm_.size(); ++r) {
+    gather(gathered_.data(), stored_global_[r], staged_.data() + offset_[r]);
+    sends.push_back({r, host_.data() + offset_[r], stored_global_[r].size() * sizeof(Number)});
+  }
+  if (offset_.back()) staged_.copy_to_host(host_.data(), offset_.back());
+  gather(gathered_.data(), stored_global_[0], fine.data());
   comm_.exchange(receives, sends, 305);
-  fine.copy_from_host(own_.data(), n_local_);
 }
 
 template <int dim, typename Number>
 std::size_t DeviceGatherTransfer<dim, Number>::device_bytes() const {
+  std::size_t index = owned_.size();
+  for (const auto& v : owned_global_) index += v.size();
+  for (const auto& v : stored_global_) index += v.size();
   return (serial_ ? serial_->device_bytes() : 0) + gathered_.size() * sizeof(Number) +
-         owned_.size() * (sizeof(std::int64_t) + sizeof(Number));
+         (packed_.size() + staged_.size()) * sizeof(Number) + index * sizeof(std::int64_t);
 }
 
 template class DeviceBoxTransfer<2, double>;

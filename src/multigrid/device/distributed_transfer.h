@@ -76,14 +76,15 @@ class DeviceGatherTransfer final : public Transfer<DeviceVector<Number>> {
  private:
   Communicator comm_;
   std::size_t n_local_;
-  DeviceBuffer<std::int64_t> owned_;                         // this rank's owned local entries
-  std::vector<std::vector<std::int64_t>> owned_global_, stored_global_;  // rank 0
-  std::unique_ptr<DeviceTransfer<dim, Number>> serial_;      // rank 0
-  mutable DeviceVector<Number> gathered_;                    // rank 0: the gathered level's vector
-  mutable DeviceBuffer<Number> packed_;                      // this rank's owned entries
-  mutable std::vector<Number> host_;                         // rank 0: the gathered level on the host
-  mutable std::vector<std::vector<Number>> buffers_;         // rank 0: one message per rank
-  mutable std::vector<Number> own_;                          // this rank's message
+  DeviceBuffer<std::int64_t> owned_;                     // this rank's owned local entries
+  // rank 0, per rank: the gathered level's entries of its owned and of its stored entries
+  std::vector<DeviceBuffer<std::int64_t>> owned_global_, stored_global_;
+  std::vector<std::size_t> offset_;                        // rank 0: each rank's part of staged_
+  std::unique_ptr<DeviceTransfer<dim, Number>> serial_;  // rank 0
+  mutable DeviceVector<Number> gathered_;                // rank 0: the gathered level's vector
+  mutable DeviceBuffer<Number> packed_;                  // this rank's owned entries
+  mutable DeviceBuffer<Number> staged_;                  // rank 0: the other ranks' messages on the device
+  mutable PinnedBuffer<Number> host_;                    // the messages on the host (rank 0: all)
 };
 
 }  // namespace tcfem::multigrid
