@@ -142,7 +142,8 @@ TEST(DeviceMultigrid, VectorOps) {
 }
 
 // The tall-skinny products of the device FGMRES against host sums: c = V^T w over 11 columns (two
-// passes of the 8-column kernel), y += alpha V a; fresh random data, NaN-poisoned c.
+// passes of the 8-column kernel), with w^T w in the last pass, y += alpha V a; fresh random data,
+// NaN-poisoned c.
 TEST(DeviceMultigrid, MultiDotAndAxpyMatchHost) {
   SKIP_WITHOUT_DEVICE();
   std::random_device rd;
@@ -155,9 +156,16 @@ TEST(DeviceMultigrid, MultiDotAndAxpyMatchHost) {
       for (auto& v : w) v = u(gen);
       for (auto& v : y) v = u(gen);
       for (auto& v : a) v = u(gen);
-      DeviceBuffer<double> Vd(V), wd(w), yd(y), ad(a), cd{static_cast<std::size_t>(k)};
+      DeviceBuffer<double> Vd(V), wd(w), yd(y), ad(a), cd{static_cast<std::size_t>(k)}, sd{static_cast<std::size_t>(k + 1)};
       TCFEM_CUDA_CHECK(cudaMemset(cd.data(), 0xFF, k * sizeof(double)));
+      TCFEM_CUDA_CHECK(cudaMemset(sd.data(), 0xFF, (k + 1) * sizeof(double)));
       multigrid::device::multi_dot(Vd.data(), n, k, wd.data(), cd.data());
+      multigrid::device::multi_dot(Vd.data(), n, k, wd.data(), sd.data(), nullptr, true);
+      std::vector<double> cs(k + 1);
+      TCFEM_CUDA_CHECK(cudaMemcpy(cs.data(), sd.data(), (k + 1) * sizeof(double), cudaMemcpyDeviceToHost));
+      double ww = 0.0;
+      for (std::size_t i = 0; i < n; ++i) ww += w[i] * w[i];
+      EXPECT_LT(std::abs(cs[k] - ww), 1e-13 * ww) << "w^T w n=" << n << " k=" << k;
       const double alpha = -0.7;
       multigrid::device::multi_axpy(alpha, Vd.data(), n, k, ad.data(), yd.data());
       std::vector<double> c(k), yo(n);
@@ -171,6 +179,7 @@ TEST(DeviceMultigrid, MultiDotAndAxpyMatchHost) {
           mag += std::abs(V[i + j * n] * w[i]);
         }
         worst_c = std::max(worst_c, std::abs(c[j] - ref) / mag);
+        EXPECT_EQ(cs[j], c[j]) << "multi_dot with the squares, column " << j;
       }
       for (std::size_t i = 0; i < n; ++i) {
         double s = 0.0, mag = 0.0;

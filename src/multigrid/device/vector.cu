@@ -95,27 +95,29 @@ __global__ void finish_sum_kernel(const double* partial, int n, double* result) 
 /// Columns of one pass of multi_dot.
 constexpr int multi_columns = 8;
 
-/// partial[c reduce_grid + blockIdx.x] = the block's share of sum_i V[i + c n] w[i], c < k <= 8
-/// (only the entries with mask 1 where a mask is given)
-__global__ void partial_multi_dot_kernel(const double* __restrict__ V, std::int64_t n, int k,
+/// partial[c reduce_grid + blockIdx.x] = the block's share of sum_i V[i + c n] w[i], c < k <= 8,
+/// and with `square` of sum_i w[i]^2 at c = k (only the entries with mask 1 where a mask is given)
+__global__ void partial_multi_dot_kernel(const double* __restrict__ V, std::int64_t n, int k, bool square,
                                          const double* __restrict__ w, const std::uint8_t* __restrict__ mask,
                                          double* __restrict__ partial) {
   using Reduce = cub::BlockReduce<double, block>;
   __shared__ typename Reduce::TempStorage tmp;
-  double s[multi_columns];
+  double s[multi_columns + 1];
 #pragma unroll
-  for (int c = 0; c < multi_columns; ++c) s[c] = 0.0;
+  for (int c = 0; c <= multi_columns; ++c) s[c] = 0.0;
   for (std::int64_t i = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; i < n;
        i += std::int64_t(gridDim.x) * blockDim.x) {
     const double wi = (!mask || mask[i]) ? w[i] : 0.0;
 #pragma unroll
     for (int c = 0; c < multi_columns; ++c)
       if (c < k) s[c] += V[i + c * n] * wi;
+    if (square) s[multi_columns] += wi * wi;
   }
 #pragma unroll
-  for (int c = 0; c < multi_columns; ++c) {
-    if (c >= k) break;  // uniform over the block
-    const double t = Reduce(tmp).Sum(s[c]);
+  for (int c = 0; c <= multi_columns; ++c) {
+    const bool sq = square && c == k;  // the squares go to column k
+    if (c >= k && !sq) break;          // uniform over the block
+    const double t = Reduce(tmp).Sum(sq ? s[multi_columns] : s[c]);
     if (threadIdx.x == 0) partial[c * reduce_grid + blockIdx.x] = t;
     __syncthreads();  // tmp is reused
   }
@@ -156,7 +158,7 @@ DotScratch& scratch() {
   return s;
 }
 DeviceBuffer<double>& multi_scratch() {
-  static DeviceBuffer<double> partial(std::size_t(multi_columns) * reduce_grid);
+  static DeviceBuffer<double> partial(std::size_t(multi_columns + 1) * reduce_grid);
   return partial;
 }
 
@@ -255,25 +257,28 @@ double norm(const DeviceVector<Number>& x, const DeviceReduction* red) {
   return std::sqrt(std::max(0.0, dot(x, x, red)));
 }
 
-void multi_dot(const double* V, std::size_t n, int k, const double* w, double* c, const DeviceReduction* red) {
+void multi_dot(const double* V, std::size_t n, int k, const double* w, double* c, const DeviceReduction* red,
+               bool with_square) {
   if (k <= 0) return;
+  const int values = k + (with_square ? 1 : 0);
   if (n == 0) {
-    TCFEM_CUDA_CHECK(cudaMemsetAsync(c, 0, std::size_t(k) * sizeof(double)));
+    TCFEM_CUDA_CHECK(cudaMemsetAsync(c, 0, std::size_t(values) * sizeof(double)));
   } else {
     auto& partial = multi_scratch();
     const int grid = static_cast<int>(std::min<std::size_t>((n + block - 1) / block, reduce_grid));
     for (int c0 = 0; c0 < k; c0 += multi_columns) {
       const int kc = std::min(multi_columns, k - c0);
-      partial_multi_dot_kernel<<<grid, block>>>(V + std::size_t(c0) * n, std::int64_t(n), kc, w,
+      const bool square = with_square && c0 + kc == k;  // with the last pass
+      partial_multi_dot_kernel<<<grid, block>>>(V + std::size_t(c0) * n, std::int64_t(n), kc, square, w,
                                                 red ? red->owned : nullptr, partial.data());
       TCFEM_CUDA_CHECK_LAUNCH();
-      finish_multi_sum_kernel<<<kc, block>>>(partial.data(), grid, c + c0);
+      finish_multi_sum_kernel<<<kc + (square ? 1 : 0), block>>>(partial.data(), grid, c + c0);
       TCFEM_CUDA_CHECK_LAUNCH();
     }
   }
   if (!spread(red)) return;
-  // the ranks' sums added on the host, one message for the k values
-  std::vector<double> h(static_cast<std::size_t>(k));
+  // the ranks' sums added on the host, one message for the values
+  std::vector<double> h(static_cast<std::size_t>(values));
   TCFEM_CUDA_CHECK(cudaMemcpy(h.data(), c, h.size() * sizeof(double), cudaMemcpyDeviceToHost));
   red->comm->sum(h.data(), h.size());
   TCFEM_CUDA_CHECK(cudaMemcpy(c, h.data(), h.size() * sizeof(double), cudaMemcpyHostToDevice));

@@ -91,9 +91,10 @@ double norm(const DeviceVector<Number>& x, const DeviceReduction* red = nullptr)
 /// c = V^T w for the first k columns of V (column-major, n rows, leading dimension n), c (k
 /// entries) on the device: the block inner products of the Arnoldi orthogonalization as one
 /// tall-skinny product, one pass over V and w per 8 columns on a fixed grid (deterministic); over
-/// the ranks of `red` where given (the k sums travel through the host).
+/// the ranks of `red` where given (the k sums travel through the host). `with_square`: also
+/// c[k] = w^T w, in the same pass and reduction.
 void multi_dot(const double* V, std::size_t n, int k, const double* w, double* c,
-               const DeviceReduction* red = nullptr);
+               const DeviceReduction* red = nullptr, bool with_square = false);
 /// y += alpha V a for the first k columns of V (column-major, n rows), a (k entries) on the device.
 void multi_axpy(double alpha, const double* V, std::size_t n, int k, const double* a, double* y);
 /// dst = src converted entrywise (round to nearest), sizes equal
