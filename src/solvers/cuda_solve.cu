@@ -216,6 +216,7 @@ CudaSolveInfo solve_cg_cuda(const mesh::BoxMesh<dim>& mesh, const fe::DofLayout<
       cudaEventDestroy(b);
     }
   } event_guard{ev0, ev1};
+  if (distributed) comm.barrier();  // every rank starts the clock together
   const auto ts = clock::now();
   auto last_report = ts;
   SolverResult& res = info.result;
