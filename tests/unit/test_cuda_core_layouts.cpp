@@ -154,27 +154,41 @@ double rel_error(const Vector<double>& ref, const std::vector<Number>& out) {
   return std::sqrt(d / r);
 }
 
+/// A Cartesian mesh with `nc` cells, a random input (rounded to Number) and its image under the
+/// CPU operator, the reference of the emulated kernels.
+template <int dim, typename Number>
+struct CpuReference {
+  mesh::BoxMesh<dim> mesh;
+  fe::DofLayout<dim> dofs;
+  std::vector<Number> x;
+  Vector<double> ref;
+  CpuReference(const std::array<int, dim>& nc, fe::Disc disc, int k, std::uint64_t seed)
+      : mesh(nc, mesh::GeometryKind::cartesian), dofs(mesh, disc, k) {
+    operators::OperatorConfig cfg;
+    cfg.disc = disc;
+    cfg.degree = k;
+    operators::MatrixFreeOperator<dim, double> A(mesh, dofs, cfg, operators::Form::laplace);
+    std::mt19937_64 rng(seed);
+    std::uniform_real_distribution<double> dist(-1.0, 1.0);
+    const std::size_t n = dofs.n_local();
+    Vector<double> xd(n);
+    x.resize(n);
+    ref = Vector<double>(n);
+    for (std::size_t i = 0; i < n; ++i) xd[i] = x[i] = static_cast<Number>(dist(rng));
+    A.vmult(ref, xd);
+  }
+};
+
 template <int dim, int k, typename Number>
 double emulated_cg_error(const std::array<int, dim>& nc, int chunk, std::uint64_t seed) {
-  mesh::BoxMesh<dim> mesh(nc, mesh::GeometryKind::cartesian);
-  fe::DofLayout<dim> dofs(mesh, fe::Disc::cg, k);
-  operators::OperatorConfig cfg;
-  cfg.disc = fe::Disc::cg;
-  cfg.degree = k;
-  operators::MatrixFreeOperator<dim, double> A(mesh, dofs, cfg, operators::Form::laplace);
-  std::mt19937_64 rng(seed);
-  std::uniform_real_distribution<double> dist(-1.0, 1.0);
-  const std::size_t n = dofs.n_local();
-  Vector<double> x(n), ref(n);
-  std::vector<Number> xs(n), out(n, std::numeric_limits<Number>::quiet_NaN());
-  for (std::size_t i = 0; i < n; ++i) x[i] = xs[i] = static_cast<Number>(dist(rng));
-  A.vmult(ref, x);
-  const auto p = make_cg_params<dim, k, Number>(mesh, chunk);
+  const CpuReference<dim, Number> c(nc, fe::Disc::cg, k, seed);
+  std::vector<Number> out(c.x.size(), std::numeric_limits<Number>::quiet_NaN());
+  const auto p = make_cg_params<dim, k, Number>(c.mesh, chunk);
   if constexpr (dim == 3)
-    emulate_cg3<k, Number>(p, xs.data(), out.data());
+    emulate_cg3<k, Number>(p, c.x.data(), out.data());
   else
-    emulate_cg2<k, Number>(p, xs.data(), out.data());
-  return rel_error(ref, out);
+    emulate_cg2<k, Number>(p, c.x.data(), out.data());
+  return rel_error(c.ref, out);
 }
 
 // Work items of 1, 2 and all layers.
@@ -199,25 +213,14 @@ void check_cg_emulation() {
 
 template <int dim, int k, typename Number>
 double emulated_dg_error(const std::array<int, dim>& nc, int chunk, std::uint64_t seed) {
-  mesh::BoxMesh<dim> mesh(nc, mesh::GeometryKind::cartesian);
-  fe::DofLayout<dim> dofs(mesh, fe::Disc::dg, k);
-  operators::OperatorConfig cfg;
-  cfg.disc = fe::Disc::dg;
-  cfg.degree = k;
-  operators::MatrixFreeOperator<dim, double> A(mesh, dofs, cfg, operators::Form::laplace);
-  std::mt19937_64 rng(seed);
-  std::uniform_real_distribution<double> dist(-1.0, 1.0);
-  const std::size_t n = dofs.n_local();
-  Vector<double> x(n), ref(n);
-  std::vector<Number> xs(n), out(n, std::numeric_limits<Number>::quiet_NaN());
-  for (std::size_t i = 0; i < n; ++i) x[i] = xs[i] = static_cast<Number>(dist(rng));
-  A.vmult(ref, x);
-  const auto p = make_dg_params<dim, k, Number>(mesh, chunk);
+  const CpuReference<dim, Number> c(nc, fe::Disc::dg, k, seed);
+  std::vector<Number> out(c.x.size(), std::numeric_limits<Number>::quiet_NaN());
+  const auto p = make_dg_params<dim, k, Number>(c.mesh, chunk);
   if constexpr (dim == 3)
-    emulate_dg3<k, Number>(p, xs.data(), out.data());
+    emulate_dg3<k, Number>(p, c.x.data(), out.data());
   else
-    emulate_dg2<k, Number>(p, xs.data(), out.data());
-  return rel_error(ref, out);
+    emulate_dg2<k, Number>(p, c.x.data(), out.data());
+  return rel_error(c.ref, out);
 }
 
 template <int k>
@@ -266,19 +269,10 @@ TEST(CudaCoreEmulation, CartesianCgMatchesCpu) {
 template <int dim, int k>
 double emulated_split_error(fe::Disc disc, const std::array<int, dim>& nc, int chunk, const int lo[3], const int hi[3],
                             std::size_t expected_regions, std::uint64_t seed) {
-  mesh::BoxMesh<dim> mesh(nc, mesh::GeometryKind::cartesian);
-  fe::DofLayout<dim> dofs(mesh, disc, k);
-  operators::OperatorConfig cfg;
-  cfg.disc = disc;
-  cfg.degree = k;
-  operators::MatrixFreeOperator<dim, double> A(mesh, dofs, cfg, operators::Form::laplace);
-  std::mt19937_64 rng(seed);
-  std::uniform_real_distribution<double> dist(-1.0, 1.0);
-  const std::size_t n = dofs.n_local();
-  Vector<double> x(n), ref(n);
-  std::vector<double> xs(n), out(n, 0.0);
-  for (std::size_t i = 0; i < n; ++i) x[i] = xs[i] = dist(rng);
-  A.vmult(ref, x);
+  const CpuReference<dim, double> c(nc, disc, k, seed);
+  const auto& mesh = c.mesh;
+  const auto& xs = c.x;
+  std::vector<double> out(xs.size(), 0.0);
   int cells[3] = {1, 1, 1};
   for (int d = 0; d < dim; ++d) cells[d] = nc[d];
   auto run = [&](const auto& whole, int T, auto&& emulate) {
@@ -314,7 +308,7 @@ double emulated_split_error(fe::Disc disc, const std::array<int, dim>& nc, int c
     else
       run(whole, Dg2Program<k, double>::L.T, [&](const auto& p) { emulate_dg2<k, double>(p, xs.data(), out.data()); });
   }
-  return rel_error(ref, out);
+  return rel_error(c.ref, out);
 }
 
 template <int k>
