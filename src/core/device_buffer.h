@@ -9,38 +9,81 @@
 
 namespace tcfem {
 
-namespace detail {
-struct DeviceMemory {
-  static void* allocate(std::size_t bytes) {
-    void* p = nullptr;
-    TCFEM_CUDA_CHECK(cudaMalloc(&p, bytes));
-    return p;
-  }
-  static void release(void* p) noexcept { cudaFree(p); }
-};
-struct PinnedMemory {
-  static void* allocate(std::size_t bytes) {
-    void* p = nullptr;
-    TCFEM_CUDA_CHECK(cudaMallocHost(&p, bytes));
-    return p;
-  }
-  static void release(void* p) noexcept { cudaFreeHost(p); }
-};
-
-/// An owning array of n T in the memory of `Memory` (movable, not copyable).
-template <typename T, class Memory>
-class OwnedArray {
+template <typename T>
+class DeviceBuffer {
  public:
-  OwnedArray() = default;
-  explicit OwnedArray(std::size_t n) { allocate(n); }
-  ~OwnedArray() { release(); }
-  OwnedArray(const OwnedArray&) = delete;
-  OwnedArray& operator=(const OwnedArray&) = delete;
-  OwnedArray(OwnedArray&& o) noexcept : ptr_(o.ptr_), n_(o.n_) {
+  DeviceBuffer() = default;
+  explicit DeviceBuffer(std::size_t n) { allocate(n); }
+  explicit DeviceBuffer(const std::vector<T>& host) {
+    allocate(host.size());
+    copy_from_host(host.data(), host.size());
+  }
+  ~DeviceBuffer() { release(); }
+  DeviceBuffer(const DeviceBuffer&) = delete;
+  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+  DeviceBuffer(DeviceBuffer&& o) noexcept : ptr_(o.ptr_), n_(o.n_) {
     o.ptr_ = nullptr;
     o.n_ = 0;
   }
-  OwnedArray& operator=(OwnedArray&& o) noexcept {
+  DeviceBuffer& operator=(DeviceBuffer&& o) noexcept {
+    if (this != &o) {
+      release();
+      ptr_ = o.ptr_;
+      n_ = o.n_;
+      o.ptr_ = nullptr;
+      o.n_ = 0;
+    }
+    return *this;
+  }
+
+  void allocate(std::size_t n) {
+    release();
+    if (n == 0) return;
+    TCFEM_CUDA_CHECK(cudaMalloc(&ptr_, n * sizeof(T)));
+    n_ = n;
+  }
+  void copy_from_host(const T* host, std::size_t n) {
+    TCFEM_ASSERT(n <= n_, "device buffer too small");
+    if (n) TCFEM_CUDA_CHECK(cudaMemcpy(ptr_, host, n * sizeof(T), cudaMemcpyHostToDevice));
+  }
+  void copy_to_host(T* host, std::size_t n) const {
+    TCFEM_ASSERT(n <= n_, "device buffer too small");
+    if (n) TCFEM_CUDA_CHECK(cudaMemcpy(host, ptr_, n * sizeof(T), cudaMemcpyDeviceToHost));
+  }
+  std::vector<T> to_host() const {
+    std::vector<T> h(n_);
+    copy_to_host(h.data(), n_);
+    return h;
+  }
+  T* data() { return ptr_; }
+  const T* data() const { return ptr_; }
+  std::size_t size() const { return n_; }
+
+ private:
+  void release() noexcept {
+    if (ptr_) cudaFree(ptr_);
+    ptr_ = nullptr;
+    n_ = 0;
+  }
+  T* ptr_ = nullptr;
+  std::size_t n_ = 0;
+};
+
+/// Owning page-locked host allocation (cudaMallocHost / cudaFreeHost): the staging buffers of
+/// messages between devices and MPI (asynchronous copies need them).
+template <typename T>
+class PinnedBuffer {
+ public:
+  PinnedBuffer() = default;
+  explicit PinnedBuffer(std::size_t n) { allocate(n); }
+  ~PinnedBuffer() { release(); }
+  PinnedBuffer(const PinnedBuffer&) = delete;
+  PinnedBuffer& operator=(const PinnedBuffer&) = delete;
+  PinnedBuffer(PinnedBuffer&& o) noexcept : ptr_(o.ptr_), n_(o.n_) {
+    o.ptr_ = nullptr;
+    o.n_ = 0;
+  }
+  PinnedBuffer& operator=(PinnedBuffer&& o) noexcept {
     if (this != &o) {
       release();
       ptr_ = o.ptr_;
@@ -53,7 +96,7 @@ class OwnedArray {
   void allocate(std::size_t n) {
     release();
     if (n == 0) return;
-    ptr_ = static_cast<T*>(Memory::allocate(n * sizeof(T)));
+    TCFEM_CUDA_CHECK(cudaMallocHost(&ptr_, n * sizeof(T)));
     n_ = n;
   }
   T* data() { return ptr_; }
@@ -62,41 +105,12 @@ class OwnedArray {
 
  private:
   void release() noexcept {
-    if (ptr_) Memory::release(ptr_);
+    if (ptr_) cudaFreeHost(ptr_);
     ptr_ = nullptr;
     n_ = 0;
   }
   T* ptr_ = nullptr;
   std::size_t n_ = 0;
 };
-}  // namespace detail
-
-/// Device memory with checked copies to and from the host.
-template <typename T>
-class DeviceBuffer : public detail::OwnedArray<T, detail::DeviceMemory> {
-  using Base = detail::OwnedArray<T, detail::DeviceMemory>;
-
- public:
-  using Base::Base;
-  explicit DeviceBuffer(const std::vector<T>& host) : Base(host.size()) { copy_from_host(host.data(), host.size()); }
-  void copy_from_host(const T* host, std::size_t n) {
-    TCFEM_ASSERT(n <= this->size(), "device buffer too small");
-    if (n) TCFEM_CUDA_CHECK(cudaMemcpy(this->data(), host, n * sizeof(T), cudaMemcpyHostToDevice));
-  }
-  void copy_to_host(T* host, std::size_t n) const {
-    TCFEM_ASSERT(n <= this->size(), "device buffer too small");
-    if (n) TCFEM_CUDA_CHECK(cudaMemcpy(host, this->data(), n * sizeof(T), cudaMemcpyDeviceToHost));
-  }
-  std::vector<T> to_host() const {
-    std::vector<T> h(this->size());
-    copy_to_host(h.data(), this->size());
-    return h;
-  }
-};
-
-/// Page-locked host memory (cudaMallocHost): the staging buffers of messages between devices and
-/// MPI.
-template <typename T>
-using PinnedBuffer = detail::OwnedArray<T, detail::PinnedMemory>;
 
 }  // namespace tcfem
