@@ -122,25 +122,11 @@ DgVertexPatchSmoother<dim, Number>::DgVertexPatchSmoother(const mesh::BoxMesh<di
   }
   // patches of the interior vertices this process owns (the vertex v: the owner of cell v), colored
   // by the vertex coordinates modulo 3
-  colors_.resize(ipow(3, dim));
-  std::array<int, dim> first, count;
-  std::size_t n_vertices = 1;
-  for (int d = 0; d < dim; ++d) {
-    first[d] = std::max(1, part.owned.begin[d]);
-    count[d] = std::max(0, std::min(n_cells_[d] - 1, part.owned.end[d] - 1) - first[d] + 1);
-    n_vertices *= static_cast<std::size_t>(count[d]);
-  }
-  Patch v;
-  for (std::size_t i = 0; i < n_vertices; ++i) {
-    std::size_t r = i;
-    for (int d = 0; d < dim; ++d) {  // lexicographic, direction 0 fastest
-      v[d] = first[d] + static_cast<int>(r % count[d]);
-      r /= count[d];
-    }
+  colors_ = owned_interior_vertices<dim>(part, ipow(3, dim), [](const Patch& v) {
     int color = 0;
     for (int d = dim - 1; d >= 0; --d) color = 3 * color + v[d] % 3;
-    colors_[color].push_back(v);
-  }
+    return color;
+  });
   // 1D matrices of the localized residual in the level's precision
   const auto h = mesh.cell_size();
   for (int d = 0; d < dim; ++d) {

@@ -263,25 +263,11 @@ VertexPatchSmoother<dim, Number>::VertexPatchSmoother(const mesh::BoxMesh<dim>& 
     s *= ext[d];
   }
   // patches of the interior vertices this process owns (the vertex v: the owner of cell v), by color
-  colors_.resize(1 << dim);
-  const auto& n = mesh.n_cells();
-  std::array<int, dim> v, first, count;
-  std::size_t n_vertices = 1;
-  for (int d = 0; d < dim; ++d) {
-    first[d] = std::max(1, part.owned.begin[d]);
-    count[d] = std::max(0, std::min(n[d] - 1, part.owned.end[d] - 1) - first[d] + 1);
-    n_vertices *= static_cast<std::size_t>(count[d]);
-  }
-  for (std::size_t i = 0; i < n_vertices; ++i) {
-    std::size_t r = i;
+  colors_ = owned_interior_vertices<dim>(part, 1 << dim, [](const Patch& v) {
     int color = 0;
-    for (int d = 0; d < dim; ++d) {
-      v[d] = first[d] + static_cast<int>(r % count[d]);
-      r /= count[d];
-      color |= (v[d] & 1) << d;
-    }
-    colors_[color].push_back(v);
-  }
+    for (int d = 0; d < dim; ++d) color |= (v[d] & 1) << d;
+    return color;
+  });
   const auto& mask = dofs.boundary_mask();
   for (std::size_t i = 0; i < mask.size(); ++i)
     if (mask[i]) constrained_.push_back(static_cast<index_t>(i));

@@ -5,14 +5,41 @@
 //   solve(patch, r)            r = A_j^{-1} r
 //   gather(patch, u, r)        r = R_j u
 //   add(patch, s, r, u)        u += s R_j^T r
+#include <algorithm>
+#include <array>
 #include <cstddef>
 #include <vector>
 
 #include "core/vector.h"
+#include "mesh/box_mesh.h"
 #include "multigrid/interfaces.h"
 #include "multigrid/multigrid_config.h"
 
 namespace tcfem::multigrid {
+
+/// The patches this rank runs: the interior vertices v (1 <= v_d <= n_d - 1) it owns (the owner
+/// of cell v), lexicographic with direction 0 fastest, sorted into `n_colors` colors by color(v).
+template <int dim, class Color>
+std::vector<std::vector<std::array<int, dim>>> owned_interior_vertices(const mesh::Partition<dim>& part, int n_colors,
+                                                                       Color&& color) {
+  std::vector<std::vector<std::array<int, dim>>> colors(static_cast<std::size_t>(n_colors));
+  std::array<int, dim> v, first, count;
+  std::size_t n_vertices = 1;
+  for (int d = 0; d < dim; ++d) {
+    first[d] = std::max(1, part.owned.begin[d]);
+    count[d] = std::max(0, std::min(part.global_cells[d] - 1, part.owned.end[d] - 1) - first[d] + 1);
+    n_vertices *= static_cast<std::size_t>(count[d]);
+  }
+  for (std::size_t i = 0; i < n_vertices; ++i) {
+    std::size_t r = i;
+    for (int d = 0; d < dim; ++d) {
+      v[d] = first[d] + static_cast<int>(r % count[d]);
+      r /= count[d];
+    }
+    colors[static_cast<std::size_t>(color(v))].push_back(v);
+  }
+  return colors;
+}
 
 /// The work vectors of a sweep: `residual` (n DoFs), `r` (one patch), `buffer` (a color's
 /// residuals, PatchVariant::separate), `correction` (n DoFs, additive sweep and distributed
