@@ -485,13 +485,7 @@ int run_solve(const SolveOptions& o) {
       boundary_terms = problem::assemble_boundary_terms<dim>(mesh, dofs, cfg, *prob);
       if (o.comm.distributed()) {  // owned cell numbers -> the ghosted box's
         const auto& part = mesh.partition();
-        for (auto& c : boundary_terms.cells) {
-          const auto idx = mesh.cell_index(c);
-          std::size_t number = 0;
-          for (int d = dim - 1; d >= 0; --d)
-            number = number * std::size_t(part.ghosted.extent(d)) + std::size_t(idx[d] - part.ghosted.begin[d]);
-          c = number;
-        }
+        for (auto& c : boundary_terms.cells) c = part.ghosted.number(mesh.cell_index(c));
       }
       std::snprintf(text, sizeof text, "boundary terms (%zu cells on the host)", boundary_terms.cells.size());
       stage(text);

@@ -257,22 +257,12 @@ Point<dim> BoxMesh<dim>::parameter_point(const Point<dim>& cell_coordinates) con
 
 template <int dim>
 std::array<int, dim> BoxMesh<dim>::cell_index(std::size_t cell) const {
-  std::array<int, dim> c;
-  for (int d = 0; d < dim; ++d) {
-    const auto e = static_cast<std::size_t>(partition_.owned.extent(d));
-    c[d] = partition_.owned.begin[d] + static_cast<int>(cell % e);
-    cell /= e;
-  }
-  return c;
+  return partition_.owned.cell(cell);
 }
 
 template <int dim>
 std::size_t BoxMesh<dim>::cell_number(const std::array<int, dim>& c) const {
-  std::size_t n = 0;
-  for (int d = dim - 1; d >= 0; --d)
-    n = n * static_cast<std::size_t>(partition_.owned.extent(d)) +
-        static_cast<std::size_t>(c[d] - partition_.owned.begin[d]);
-  return n;
+  return partition_.owned.number(c);
 }
 
 template <int dim>

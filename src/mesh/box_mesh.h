@@ -56,6 +56,23 @@ struct CellBox {
       if (c[d] < begin[d] || c[d] >= end[d]) return false;
     return true;
   }
+  /// The number of cell c (inside the box) in the box's lexicographic order, direction 0 fastest.
+  std::size_t number(const std::array<int, dim>& c) const {
+    std::size_t n = 0;
+    for (int d = dim - 1; d >= 0; --d)
+      n = n * static_cast<std::size_t>(extent(d)) + static_cast<std::size_t>(c[d] - begin[d]);
+    return n;
+  }
+  /// The cell of number n (< n_cells()): the inverse of number().
+  std::array<int, dim> cell(std::size_t n) const {
+    std::array<int, dim> c;
+    for (int d = 0; d < dim; ++d) {
+      const auto e = static_cast<std::size_t>(extent(d));
+      c[d] = begin[d] + static_cast<int>(n % e);
+      n /= e;
+    }
+    return c;
+  }
 };
 
 /// Which cells this process owns, and which it stores as ghosts (the owned box grown by

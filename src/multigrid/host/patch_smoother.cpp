@@ -210,11 +210,7 @@ std::vector<double> ghosted_cell_metric(const mesh::BoxMesh<dim>& mesh, const st
   constexpr int per_cell = 1 << dim;
   const auto exchange = fe::make_dof_exchange<dim>(part, fe::Disc::dg, 1);
   std::vector<double> cells(part.ghosted.n_cells() * per_cell, 0.0);
-  auto ghosted_number = [&](const std::array<int, dim>& c) {
-    std::size_t n = 0;
-    for (int d = dim - 1; d >= 0; --d) n = n * std::size_t(part.ghosted.extent(d)) + std::size_t(c[d] - part.ghosted.begin[d]);
-    return n;
-  };
+  auto ghosted_number = [&](const std::array<int, dim>& c) { return part.ghosted.number(c); };
   for (std::size_t cell = 0; cell < mesh.n_owned_cells(); ++cell) {
     const std::size_t g = ghosted_number(mesh.cell_index(cell));
     for (int d = 0; d < dim; ++d) cells[g * per_cell + d] = owned[cell * dim + d];

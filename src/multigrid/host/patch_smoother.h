@@ -133,10 +133,9 @@ std::array<double, dim> patch_mean_metric(const mesh::CellBox<dim>& cells, const
                                           const std::array<int, dim>& v) {
   std::array<double, dim> g{};
   for (int corner = 0; corner < (1 << dim); ++corner) {
-    std::size_t cell = 0;
-    for (int d = dim - 1; d >= 0; --d)
-      cell = cell * std::size_t(cells.extent(d)) + std::size_t(v[d] - 1 + ((corner >> d) & 1) - cells.begin[d]);
-    const double* m = cell_metric.data() + cell * dim;
+    std::array<int, dim> c;
+    for (int d = 0; d < dim; ++d) c[d] = v[d] - 1 + ((corner >> d) & 1);
+    const double* m = cell_metric.data() + cells.number(c) * dim;
     for (int d = 0; d < dim; ++d) g[d] += m[d];
   }
   for (int d = 0; d < dim; ++d) g[d] /= double(1 << dim);

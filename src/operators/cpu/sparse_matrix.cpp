@@ -341,20 +341,8 @@ SparseMatrix assemble_operator(const mesh::BoxMesh<dim>& mesh, const fe::DofLayo
   const auto& N = mesh.n_cells();
   const auto& owned = mesh.partition().owned;
   const auto& ghosted = mesh.partition().ghosted;
-  auto ghost_id = [&](const std::array<int, dim>& c) {
-    std::size_t id = 0;
-    for (int d = dim - 1; d >= 0; --d)
-      id = id * static_cast<std::size_t>(ghosted.extent(d)) + static_cast<std::size_t>(c[d] - ghosted.begin[d]);
-    return id;
-  };
-  auto ghost_cell = [&](std::size_t id) {
-    std::array<int, dim> c;
-    for (int d = 0; d < dim; ++d) {
-      c[d] = ghosted.begin[d] + static_cast<int>(id % static_cast<std::size_t>(ghosted.extent(d)));
-      id /= static_cast<std::size_t>(ghosted.extent(d));
-    }
-    return c;
-  };
+  auto ghost_id = [&](const std::array<int, dim>& c) { return ghosted.number(c); };
+  auto ghost_cell = [&](std::size_t id) { return ghosted.cell(id); };
 
   // Faces treated, as the operator does: positions in the owned box (one more along d).
   struct Face {
