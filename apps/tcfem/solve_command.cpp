@@ -109,6 +109,7 @@ ExchangeOptions exchange_choice(const SolveOptions& o) {
   if (o.exchange == "host-staged") e.path = ExchangePath::host_staged;
   if (o.exchange == "cuda-aware") e.path = ExchangePath::device_mpi;
   if (o.exchange == "cuda-ipc") e.path = ExchangePath::cuda_ipc;
+  if (o.exchange == "nccl") e.path = ExchangePath::nccl;
   e.overlap = o.exchange_overlap == "on";
   return e;
 }
@@ -811,6 +812,8 @@ int run_solve(const SolveOptions& o) {
           dj["exchange_bytes_rank0"] = exchange_bytes;
         }
         dj["mpi_library"] = mpi_library_version();
+        dj["mpi_device_aware"] = mpi_device_aware();
+        dj["nccl"] = nccl_version();  // "": a build without NCCL
         const auto summary = fe::summarize(*dofs.ghost_layout());
         dj["rank0"] = {{"neighbours", summary.neighbours},
                        {"owned_entries", summary.owned_entries},
@@ -981,11 +984,13 @@ std::function<int()> add_solve_command(CLI::App& app) {
       ->check(CLI::IsMember({"auto", "pa", "mf"}))
       ->capture_default_str();
   cmd->add_option("--exchange", opts->exchange,
-                  "Ghost exchange of distributed runs on the GPU (mpirun -np N ... --backend cuda): auto (cuda-aware "
-                  "where the MPI library reports CUDA support, else cuda-ipc where all ranks share a host, else "
-                  "host-staged), host-staged (through pinned host buffers), cuda-aware (device buffers in the MPI "
-                  "calls) or cuda-ipc (device-to-device copies into the neighbours' mapped buffers, one host)")
-      ->check(CLI::IsMember({"auto", "host-staged", "cuda-aware", "cuda-ipc"}))
+                  "Ghost exchange of distributed runs on the GPU (mpirun -np N ... --backend cuda): auto (cuda-ipc "
+                  "where all ranks share a host, else nccl in a build with NCCL, else cuda-aware where the MPI "
+                  "library reports CUDA support, else host-staged), nccl (NCCL send and receive queued on a stream: the "
+                  "host never waits for an exchange), host-staged (through pinned host buffers), cuda-aware (device "
+                  "buffers in the MPI calls) or cuda-ipc (device-to-device copies into the neighbours' mapped "
+                  "buffers, one host)")
+      ->check(CLI::IsMember({"auto", "nccl", "host-staged", "cuda-aware", "cuda-ipc"}))
       ->capture_default_str();
   cmd->add_option("--exchange-overlap", opts->exchange_overlap,
                   "Distributed runs on the GPU: on (the ghost exchange before an apply runs beside the apply's "

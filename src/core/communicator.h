@@ -21,6 +21,10 @@ std::string mpi_library_version();
 /// Whether the MPI library takes device (GPU) buffers in its messages (CUDA-aware MPI), as the
 /// library itself reports at run time (Open MPI: MPIX_Query_cuda_support); false without MPI.
 bool mpi_device_aware();
+/// Whether this build of tcfem has NCCL (the stream-ordered ghost exchange of distributed GPU
+/// runs, core/nccl_comm.h), and the NCCL library's version at run time ("" without NCCL).
+bool nccl_available();
+std::string nccl_version();
 
 class Communicator {
  public:

@@ -5,6 +5,7 @@
 #include "core/communicator.h"
 #include "core/device_buffer.h"
 #include "core/device_exchange.h"
+#include "core/nccl_comm.h"
 
 namespace tcfem {
 namespace {
@@ -31,14 +32,19 @@ const char* to_string(ExchangePath p) {
   switch (p) {
     case ExchangePath::device_mpi: return "CUDA-aware MPI (device buffers)";
     case ExchangePath::cuda_ipc: return "CUDA IPC (device-to-device copies between the ranks of one host)";
+    case ExchangePath::nccl: {
+      static const std::string text = "NCCL " + nccl_version() + " (send and receive queued on a stream)";
+      return text.c_str();
+    }
     default: return "MPI on the host (staged through pinned buffers)";
   }
 }
 
 ExchangePath default_exchange_path(const Communicator& comm) {
-  if (mpi_device_aware()) return ExchangePath::device_mpi;
   // every rank on one host (the same answer on every rank)
   if (comm.min(static_cast<long long>(comm.local_size() == comm.size())) == 1) return ExchangePath::cuda_ipc;
+  if (nccl_available()) return ExchangePath::nccl;
+  if (mpi_device_aware()) return ExchangePath::device_mpi;
   return ExchangePath::host_staged;
 }
 
@@ -49,6 +55,9 @@ ExchangePath choose_exchange_path(const Communicator& comm, std::optional<Exchan
   if (path == ExchangePath::device_mpi && !mpi_device_aware())
     throw InputError("--exchange cuda-aware: the MPI library (" + mpi_library_version() +
                      ") reports no CUDA support; use --exchange host-staged or auto");
+  if (path == ExchangePath::nccl && !nccl_available())
+    throw InputError("--exchange nccl: this build of tcfem has no NCCL (it was not found when tcfem was configured); "
+                     "use --exchange auto");
   return path;
 }
 
@@ -66,6 +75,9 @@ struct DeviceGhostExchange::Impl {
   // the same buffers)
   std::vector<void*> mapped;
   std::vector<std::uint64_t> remote_offset;
+  // nccl: the run's NCCL communicator, and the messages' completion on the copies stream
+  std::shared_ptr<NcclComm> nccl;
+  cudaEvent_t received = nullptr;
   // the pack's completion, and the stream of the device copies (not synchronized with the
   // default stream, so that the copies pass the work queued after the pack)
   cudaEvent_t packed = nullptr;
@@ -75,6 +87,7 @@ struct DeviceGhostExchange::Impl {
   ~Impl() {
     for (void* p : mapped) cudaIpcCloseMemHandle(p);
     if (packed) cudaEventDestroy(packed);
+    if (received) cudaEventDestroy(received);
     if (copies) cudaStreamDestroy(copies);
   }
 };
@@ -134,6 +147,10 @@ DeviceGhostExchange::DeviceGhostExchange(const GhostLayout& layout, ExchangePath
       m.remote_offset.push_back(t.offset);
     }
   }
+  if (path == ExchangePath::nccl) {
+    m.nccl = NcclComm::get(m.comm);
+    TCFEM_CUDA_CHECK(cudaEventCreateWithFlags(&m.received, cudaEventDisableTiming));
+  }
   TCFEM_CUDA_CHECK(cudaEventCreateWithFlags(&m.packed, cudaEventDisableTiming));
   TCFEM_CUDA_CHECK(cudaStreamCreateWithFlags(&m.copies, cudaStreamNonBlocking));
   std::vector<std::uint8_t> mask(layout.n_local(), 1);
@@ -164,7 +181,6 @@ void DeviceGhostExchange::end(T* v) {
   T* recv_buf = reinterpret_cast<T*>(m.recv_buf.data());
   const auto t0 = std::chrono::steady_clock::now();
   const std::int64_t nr = std::int64_t(m.recv_offset.back()), ns = std::int64_t(m.send_offset.back());
-  TCFEM_CUDA_CHECK(cudaEventSynchronize(m.packed));
   auto unpack = [&] {
     if (nr > 0) {
       scatter<<<grid_for(nr), 256>>>(recv_buf, m.recv_idx.data(), nr, v);
@@ -173,6 +189,22 @@ void DeviceGhostExchange::end(T* v) {
     m.seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     ++m.calls;
   };
+  if (m.path == ExchangePath::nccl) {
+    // stream-ordered: the messages after the pack (and this rank's earlier unpacks, so the receive
+    // buffer is free), the unpack after the messages (so the send buffer is free for the next pack)
+    std::vector<NcclComm::Message> recvs, sends;
+    for (std::size_t i = 0; i < m.recv_rank.size(); ++i)
+      recvs.push_back({m.recv_rank[i], recv_buf + m.recv_offset[i], m.recv_offset[i + 1] - m.recv_offset[i]});
+    for (std::size_t i = 0; i < m.send_rank.size(); ++i)
+      sends.push_back({m.send_rank[i], send_buf + m.send_offset[i], m.send_offset[i + 1] - m.send_offset[i]});
+    TCFEM_CUDA_CHECK(cudaStreamWaitEvent(m.copies, m.packed, 0));
+    m.nccl->exchange(recvs, sends, sizeof(T) == 4, m.copies);
+    TCFEM_CUDA_CHECK(cudaEventRecord(m.received, m.copies));
+    TCFEM_CUDA_CHECK(cudaStreamWaitEvent(0, m.received, 0));
+    unpack();
+    return;
+  }
+  TCFEM_CUDA_CHECK(cudaEventSynchronize(m.packed));
   if (m.path == ExchangePath::cuda_ipc) {
     // handshake: each rank's receive buffer is free (its earlier unpacks finished before its pack)
     std::vector<char> ready_in(m.send_rank.size()), ready_out(m.recv_rank.size(), 1);

@@ -1,11 +1,12 @@
 #pragma once
 // The ghost exchange of vectors in device memory (the GPU side of core/vector.h's GhostLayout):
 // owners' entries packed by a kernel, sent to the ranks that hold them as ghosts and unpacked by
-// a kernel. Three paths: device buffers handed to a CUDA-aware MPI library; between the ranks of
-// one host, copies from device to device (CUDA IPC: each rank maps its neighbours' receive
-// buffers and writes into them over NVLink or PCIe, with MPI messages only for the handshakes);
-// or copies through pinned host buffers and MPI on the host. Usable without CUDA headers; built
-// with the CUDA backend only.
+// a kernel. Four paths: device buffers handed to a CUDA-aware MPI library; NCCL's point-to-point
+// messages queued on a stream (stream-ordered: the host never waits for an exchange); between the
+// ranks of one host, copies from device to device (CUDA IPC: each rank maps its neighbours'
+// receive buffers and writes into them over NVLink or PCIe, with MPI messages only for the
+// handshakes); or copies through pinned host buffers and MPI on the host. Usable without CUDA
+// headers; built with the CUDA backend only.
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -21,6 +22,7 @@ enum class ExchangePath {
   host_staged,  ///< device -> pinned host buffers -> MPI -> pinned host buffers -> device
   device_mpi,   ///< device buffers in the MPI calls (a CUDA-aware MPI library)
   cuda_ipc,     ///< ranks of one host: device-to-device copies into the neighbours' mapped buffers
+  nccl,         ///< NCCL send and receive queued on a stream (a build with NCCL)
 };
 const char* to_string(ExchangePath p);
 
@@ -32,17 +34,19 @@ struct ExchangeOptions {
   bool overlap = true;
 };
 
-/// The fastest path a run has: device_mpi where the MPI library reports CUDA support at run time
-/// (mpi_device_aware); else cuda_ipc where every rank is on one host; else host_staged. Collective.
+/// The fastest path a run has: cuda_ipc where every rank is on one host (on two H200s as fast as
+/// nccl, within 2%, docs/performance.md); else nccl in a build with NCCL; else device_mpi where the
+/// MPI library reports CUDA support at run time (mpi_device_aware); else host_staged. Collective.
 ExchangePath default_exchange_path(const Communicator& comm);
 /// The path a run asked for (`requested`; none: default_exchange_path), checked: cuda_ipc needs
-/// every rank on one host and device_mpi a CUDA-aware MPI library (InputError naming the option
-/// --exchange otherwise). Collective.
+/// every rank on one host, device_mpi a CUDA-aware MPI library and nccl a build with NCCL
+/// (InputError naming the option --exchange otherwise). Collective.
 ExchangePath choose_exchange_path(const Communicator& comm, std::optional<ExchangePath> requested);
 
 class DeviceGhostExchange {
  public:
-  /// Collective over the layout's communicator (cuda_ipc: the ranks swap their buffers' handles).
+  /// Collective over the layout's communicator (cuda_ipc: the ranks swap their buffers' handles;
+  /// nccl: the first exchange of a communicator sets up its NCCL communicator).
   DeviceGhostExchange(const GhostLayout& layout, ExchangePath path);
   ~DeviceGhostExchange();
   DeviceGhostExchange(const DeviceGhostExchange&) = delete;
@@ -57,7 +61,9 @@ class DeviceGhostExchange {
   /// cells of an apply): begin_update queues the pack of v's owned entries on the default stream
   /// and returns; end_update waits for the pack only (not for the work queued after it), moves
   /// the messages (their device copies on a stream of their own) and queues the unpack on the
-  /// default stream. Nothing may change v's owned entries in between.
+  /// default stream. Nothing may change v's owned entries in between. The nccl path waits for
+  /// nothing: the messages are queued on the exchange's stream after the pack, the unpack after
+  /// them, and both calls return at once.
   void begin_update(double* v);
   void begin_update(float* v);
   void end_update(double* v);
@@ -68,7 +74,8 @@ class DeviceGhostExchange {
   /// Bytes this rank sends in one update of a vector of doubles.
   std::size_t bytes_sent() const;
   int neighbours() const;
-  /// Wall time in update_ghosts (begin_update and end_update) and its calls.
+  /// Wall time in update_ghosts (begin_update and end_update) and its calls (nccl: the time to
+  /// queue the work, which the host does not wait for).
   double seconds() const;
   long calls() const;
 

@@ -93,9 +93,10 @@ BOX_X = {
 }
 
 
-def same_solve(tmp, name, args, rank_counts=(2, 3), problem=None, multi_args=(), overlapped=None):
+def same_solve(tmp, name, args, rank_counts=(2, 3), problem=None, multi_args=(), overlapped=None, exchange=None):
     """The run on every rank count matches the run on one rank. overlapped (GPU): whether the report
-    says the exchange ran beside the interior cells."""
+    says the exchange ran beside the interior cells; exchange (GPU): how the report's exchange path
+    begins."""
     if problem is not None:
         path = os.path.join(tmp, name + ".problem.json")
         with open(path, "w") as f:
@@ -118,6 +119,9 @@ def same_solve(tmp, name, args, rank_counts=(2, 3), problem=None, multi_args=(),
         if GPU:
             check(dist.get("exchange_bytes_rank0", 0) > 0 and len(dist.get("exchange_seconds", [])) == ranks,
                   f"{name}: {ranks} ranks: exchange report {dist}")
+            if exchange is not None:
+                check(dist.get("exchange", "").startswith(exchange),
+                      f"{name}: {ranks} ranks: exchange {dist.get('exchange')}, expected {exchange}")
             if overlapped is not None:
                 check(dist.get("exchange_overlapped") == overlapped,
                       f"{name}: {ranks} ranks: exchange_overlapped {dist.get('exchange_overlapped')}, "
@@ -198,10 +202,18 @@ def gpu_main():
         lines = [l for l in probe.stderr.splitlines() if l.startswith("tcfem")] or ["exit %d" % probe.returncode]
         print("no CUDA device for each of 2 ranks: GPU tests skip (" + lines[0] + ")")
         return 0
+    # the paths of this build and machine: NCCL where tcfem was built with it
+    nccl = run(2, ["solve", "--backend", "cuda", "--cells", "2", "--degree", "1", "--quiet", "--exchange", "nccl"])
+    if nccl.returncode != 0:
+        check("no NCCL" in nccl.stderr, f"--exchange nccl refused without naming NCCL: {nccl.stderr}")
+    # auto: CUDA IPC, the two ranks sharing a host
+    paths = {"auto": "CUDA IPC", "host-staged": "MPI on the host", "cuda-ipc": "CUDA IPC"}
+    if nccl.returncode == 0:
+        paths["nccl"] = "NCCL"
     with tempfile.TemporaryDirectory() as tmp:
-        for path in ("auto", "host-staged"):
+        for path, text in paths.items():
             same_solve(tmp, "gpu_box_" + path, ["--dim", "3", "--degree", "4", "--cells", "9", "--tol", "1e-12"], (2,),
-                       multi_args=["--exchange", path], overlapped=True)
+                       multi_args=["--exchange", path], overlapped=True, exchange=text)
         same_solve(tmp, "gpu_box_no_overlap", ["--dim", "3", "--degree", "4", "--cells", "9", "--tol", "1e-12"], (2,),
                    multi_args=["--exchange-overlap", "off"], overlapped=False)
         same_solve(tmp, "gpu_box_x_cut", ["--tol", "1e-12"], (2,), problem=BOX_X, overlapped=True)
@@ -214,12 +226,12 @@ def gpu_main():
         same_solve(tmp, "gpu_annulus_dg", ["--disc", "dg", "--tol", "1e-10"], (2,), problem=ANNULUS_2D)
         check_pvtu(tmp, 2, "cuda", ["--precond", "jacobi"])
         # multigrid across the GPUs (Chebyshev; the one-GPU run smooths the same way): FGMRES with
-        # an fp32 V-cycle and the FMG start, on both exchange paths; CG with an fp64 V-cycle in 2D;
+        # an fp32 V-cycle and the FMG start, on every exchange path; CG with an fp64 V-cycle in 2D;
         # dg V-cycles; GMRES; the mapped problem with a coefficient and Neumann parts
         mg = ["--precond", "mg", "--smoother", "chebyshev"]
-        for path in ("auto", "host-staged"):
+        for path, text in paths.items():
             same_solve(tmp, "gpu_mg_" + path, ["--dim", "3", "--degree", "3", "--cells", "16", "--tol", "1e-10"] + mg,
-                       (2,), multi_args=["--exchange", path])
+                       (2,), multi_args=["--exchange", path], exchange=text)
         same_solve(tmp, "gpu_mg_cg_2d", ["--dim", "2", "--degree", "4", "--cells", "32", "--solver", "cg",
                                          "--mg-precision", "fp64", "--tol", "1e-10"] + mg, (2,))
         same_solve(tmp, "gpu_mg_dg", ["--dim", "3", "--degree", "2", "--cells", "8", "--disc", "dg", "--solver", "mg",
