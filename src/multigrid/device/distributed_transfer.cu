@@ -138,8 +138,9 @@ DeviceGatherTransfer<dim, Number>::DeviceGatherTransfer(const fe::DofLayout<dim>
                                                         const mesh::BoxMesh<dim>* coarse_mesh,
                                                         const fe::DofLayout<dim>* coarse_dofs,
                                                         const mesh::BoxMesh<dim>* gathered_mesh,
-                                                        const fe::DofLayout<dim>* gathered_dofs)
-    : comm_(fine_dofs.communicator()), n_local_(fine_dofs.n_local()) {
+                                                        const fe::DofLayout<dim>* gathered_dofs,
+                                                        std::shared_ptr<NcclComm> nccl)
+    : comm_(fine_dofs.communicator()), nccl_(std::move(nccl)), n_local_(fine_dofs.n_local()) {
   const bool root = comm_.rank() == 0;
   TCFEM_ASSERT(!root || (coarse_mesh && coarse_dofs && gathered_mesh && gathered_dofs),
                "DeviceGatherTransfer: rank 0 needs the gathered level and the one below it");
@@ -160,8 +161,8 @@ DeviceGatherTransfer<dim, Number>::DeviceGatherTransfer(const fe::DofLayout<dim>
       offset_[std::size_t(r) + 1] = offset_[std::size_t(r)] + n;
     }
     staged_.allocate(offset_.back());
-    host_.allocate(offset_.back());
-  } else {
+    if (!nccl_) host_.allocate(offset_.back());
+  } else if (!nccl_) {
     host_.allocate(std::max(plan.owned.size(), n_local_));
   }
 }
@@ -174,6 +175,22 @@ void DeviceGatherTransfer<dim, Number>::restrict_to_coarse(DeviceVector<Number>&
                                                            const DeviceVector<Number>& fine) const {
   TCFEM_ASSERT(fine.size() == n_local_, "transfer vector sizes");
   gather(fine.data(), owned_, packed_.data());
+  constexpr bool fp32 = sizeof(Number) == 4;
+  if (nccl_) {
+    // stream-ordered: the messages after the gather, the scatters after the messages
+    if (comm_.rank() != 0) {
+      nccl_->exchange({}, {{0, packed_.data(), packed_.size()}}, fp32, 0);
+      return;
+    }
+    scatter(packed_.data(), owned_global_[0], gathered_.data());
+    std::vector<NcclComm::Message> receives;
+    for (int r = 1; r < comm_.size(); ++r)
+      receives.push_back({r, staged_.data() + offset_[r], owned_global_[r].size()});
+    nccl_->exchange(receives, {}, fp32, 0);
+    for (int r = 1; r < comm_.size(); ++r) scatter(staged_.data() + offset_[r], owned_global_[r], gathered_.data());
+    serial_->restrict_to_coarse(coarse, gathered_);
+    return;
+  }
   std::vector<Communicator::Message> receives, sends;
   if (comm_.rank() != 0) {
     if (packed_.size()) packed_.copy_to_host(host_.data(), packed_.size());
@@ -194,6 +211,22 @@ void DeviceGatherTransfer<dim, Number>::restrict_to_coarse(DeviceVector<Number>&
 template <int dim, typename Number>
 void DeviceGatherTransfer<dim, Number>::prolongate(DeviceVector<Number>& fine, const DeviceVector<Number>& coarse) const {
   TCFEM_ASSERT(fine.size() == n_local_, "transfer vector sizes");
+  constexpr bool fp32 = sizeof(Number) == 4;
+  if (nccl_) {
+    if (comm_.rank() != 0) {
+      nccl_->exchange({{0, fine.data(), n_local_}}, {}, fp32, 0);
+      return;
+    }
+    serial_->prolongate(gathered_, coarse);
+    std::vector<NcclComm::Message> sends;
+    for (int r = 1; r < comm_.size(); ++r) {
+      gather(gathered_.data(), stored_global_[r], staged_.data() + offset_[r]);
+      sends.push_back({r, staged_.data() + offset_[r], stored_global_[r].size()});
+    }
+    gather(gathered_.data(), stored_global_[0], fine.data());
+    nccl_->exchange({}, sends, fp32, 0);
+    return;
+  }
   std::vector<Communicator::Message> receives, sends;
   if (comm_.rank() != 0) {
     receives.push_back({0, host_.data(), n_local_ * sizeof(Number)});

@@ -16,15 +16,17 @@
 // the coarse vector. dg: children lie in their parent, so no exchange is needed.
 //
 // DeviceGatherTransfer: between the gathered level (the coarsest distributed one) and the level
-// below it, stored on rank 0: the owned entries travel to rank 0 through the host (the levels
-// here are small), which restricts with the transfer of one process; prolongation runs on rank 0
-// and sends every rank its stored entries.
+// below it, stored on rank 0: the owned entries travel to rank 0 (NCCL messages queued on the
+// default stream where the run's exchange is NCCL's, else through the host: the levels here are
+// small), which restricts with the transfer of one process; prolongation runs on rank 0 and sends
+// every rank its stored entries.
 #include <cstdint>
 #include <memory>
 #include <vector>
 
 #include "core/communicator.h"
 #include "core/device_exchange.h"
+#include "core/nccl_comm.h"
 #include "fe/dof_layout.h"
 #include "mesh/box_mesh.h"
 #include "multigrid/device/transfer.h"
@@ -63,10 +65,11 @@ class DeviceGatherTransfer final : public Transfer<DeviceVector<Number>> {
  public:
   /// `fine_dofs`: the gathered level as distributed; on rank 0 also the level below it
   /// (`coarse_*`) and the gathered level as a mesh of one process (`gathered_*`); the other ranks
-  /// pass null for those and have coarse vectors of size 0. Collective.
+  /// pass null for those and have coarse vectors of size 0. `nccl`: the messages as NCCL's,
+  /// stream-ordered (null: MPI through pinned host buffers). Collective.
   DeviceGatherTransfer(const fe::DofLayout<dim>& fine_dofs, const mesh::BoxMesh<dim>* coarse_mesh,
                        const fe::DofLayout<dim>* coarse_dofs, const mesh::BoxMesh<dim>* gathered_mesh,
-                       const fe::DofLayout<dim>* gathered_dofs);
+                       const fe::DofLayout<dim>* gathered_dofs, std::shared_ptr<NcclComm> nccl = nullptr);
   ~DeviceGatherTransfer() override;
 
   void prolongate(DeviceVector<Number>& fine, const DeviceVector<Number>& coarse) const override;
@@ -75,6 +78,7 @@ class DeviceGatherTransfer final : public Transfer<DeviceVector<Number>> {
 
  private:
   Communicator comm_;
+  std::shared_ptr<NcclComm> nccl_;
   std::size_t n_local_;
   DeviceBuffer<std::int64_t> owned_;                     // this rank's owned local entries
   // rank 0, per rank: the gathered level's entries of its owned and of its stored entries

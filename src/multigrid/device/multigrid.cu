@@ -192,7 +192,8 @@ std::unique_ptr<Transfer<DeviceVector<Number2>>> DeviceMultigrid<dim, Number>::m
     const bool root = h.stored(level - 1);
     auto t = std::make_unique<DeviceGatherTransfer<dim, Number2>>(
         h.dofs(level), root ? &h.mesh(level - 1) : nullptr, root ? &h.dofs(level - 1) : nullptr,
-        root ? &h.gathered_mesh() : nullptr, root ? &h.gathered_dofs() : nullptr);
+        root ? &h.gathered_mesh() : nullptr, root ? &h.gathered_dofs() : nullptr,
+        path_ == ExchangePath::nccl ? NcclComm::get(comm_) : nullptr);
     device_bytes_ += t->device_bytes();
     return t;
   }
@@ -246,7 +247,7 @@ DeviceMultigrid<dim, Number>::DeviceMultigrid(const LevelHierarchy<dim>& hierarc
   comm_ = hierarchy.mesh(finest).partition().comm;
   if (hierarchy.distributed()) {
     gathered_ = hierarchy.gathered_level();
-    const ExchangePath path = choose_exchange_path(comm_, exchange.path);
+    const ExchangePath path = path_ = choose_exchange_path(comm_, exchange.path);
     boxes_.resize(std::size_t(n_levels - gathered_));
     for (int l = gathered_; l < n_levels; ++l) {
       const auto& part = hierarchy.mesh(l).partition();

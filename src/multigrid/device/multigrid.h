@@ -157,6 +157,7 @@ class DeviceMultigrid {
 
   const LevelHierarchy<dim>* hierarchy_;
   bool overlap_ = true;  // distributed levels: split applies beside the exchange
+  ExchangePath path_ = ExchangePath::host_staged;  // distributed levels: the exchange's path
   Communicator comm_;
   // distributed: the levels from the gathered one up, index level - gathered_
   std::vector<DeviceLevelBox<dim>> boxes_;
