@@ -38,13 +38,14 @@ enum class SweepOrder { forward, backward };
 
 /// Largest coarsest level the automatic choice solves by dense Cholesky (a 288 MB factor).
 inline constexpr std::size_t max_dense_coarse_dofs = 6000;
-/// The same on the device backend (a 2 GB matrix, which cuSOLVER factors and inverts in a fraction
-/// of a second): on an H200 a coarsest level of 11,025 DoFs took 2.4 ms per coarse solve by two
-/// triangular solves against 8.5 ms by CG (docs/performance.md); a solve is now one product with
-/// the inverse.
-inline constexpr std::size_t max_device_dense_coarse_dofs = 16000;
-/// Largest coarsest level an explicitly requested Cholesky solve factors (a 4.6 GB dense factor).
-inline constexpr std::size_t max_cholesky_coarse_dofs = 24000;
+/// The same on the device backend (an 8.2 GB fp64 matrix, which cuSOLVER factors and inverts in
+/// about a second; an fp32 V-cycle keeps the inverse in fp32, 4.1 GB): on an H200 a coarsest
+/// level of 11,025 DoFs took 2.4 ms per coarse solve by two triangular solves against 8.5 ms by
+/// CG, and the 28,665-DoF coarsest level of a 4-GPU solve took 88 ms by CG in the whole solve
+/// (docs/performance.md); a solve is one product with the inverse.
+inline constexpr std::size_t max_device_dense_coarse_dofs = 32000;
+/// Largest coarsest level an explicitly requested Cholesky solve factors (an 8.2 GB dense factor).
+inline constexpr std::size_t max_cholesky_coarse_dofs = 32000;
 
 /// Products of the line phases of the device vertex-patch kernels (docs/patch_smoother_kernels.md).
 ///   automatic: even_odd where the patch matrices have the symmetry (Cartesian patches), else dense

@@ -369,7 +369,8 @@ void check_coarse(fe::Disc disc, mesh::GeometryKind g, int k, int cells) {
   const int cg_its = static_cast<const DeviceCgCoarseSolver<Number>&>(*cg).last_iterations();
   std::printf("mgdev coarse %dD %s k=%d %s n=%zu: cholesky %.1e, cg %.1e (%d iterations)\n", dim, fe::to_string(disc),
               k, name<Number>(), n, e_chol, e_cg, cg_its);
-  // Cholesky runs in double: exact up to the conditioning; CG to its tolerance
+  // Cholesky factors and inverts in double (fp32: the inverse rounded to fp32, the product in
+  // fp32): exact up to the conditioning and the rounding; CG to its tolerance
   const double tol = sizeof(Number) == 8 ? 1e-10 : 1e-4;
   EXPECT_LT(e_chol, tol);
   // CG stops at a relative residual of 1e-12 (fp64) or 1.2e-6 (fp32): the error is that times the condition

@@ -26,7 +26,8 @@ class DeviceCholeskyCoarseSolver final : public CoarseSolver<DeviceVector<Number
  public:
   /// `factor`: n x n column-major, lower triangle = L with A = L L^T (the upper part is ignored).
   /// Every constructor and factory ends with the inverse A^{-1} = L^{-T} L^{-1} formed from the
-  /// factor (cuSOLVER potri, both triangles), so that a solve is one matrix-vector product.
+  /// factor (cuSOLVER potri, both triangles, in fp64), so that a solve is one matrix-vector
+  /// product; an fp32 solver keeps the inverse rounded to fp32 (half the bytes each solve reads).
   DeviceCholeskyCoarseSolver(const std::vector<double>& factor, std::size_t n);
   /// An n x n factor to be filled (zeroed; the factories invert it once filled).
   explicit DeviceCholeskyCoarseSolver(std::size_t n);
@@ -39,8 +40,11 @@ class DeviceCholeskyCoarseSolver final : public CoarseSolver<DeviceVector<Number
   void solve(DeviceVector<Number>& x, const DeviceVector<Number>& b) const override;
 
  private:
+  /// After the inversion: the inverse in the solver's precision.
+  void keep_inverse();
   std::size_t n_;
-  DeviceBuffer<double> factor_;  // the factor, then the inverse
+  DeviceBuffer<double> factor_;  // the factor, then the inverse (fp64 solvers)
+  DeviceBuffer<float> inverse32_;  // fp32 solvers: the inverse, rounded (factor_ released)
   mutable DeviceVector<double> work_, result_;
 };
 
