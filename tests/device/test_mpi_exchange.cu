@@ -21,6 +21,7 @@
 #include "fe/dof_exchange.h"
 #include "fe/dof_layout.h"
 #include "mesh/box_mesh.h"
+#include "../unit/mpi_gtest.h"
 
 namespace tcfem {
 namespace {
@@ -28,12 +29,7 @@ namespace {
 bool gpus_on_every_rank = false;
 
 Communicator world() { return Communicator::world(); }
-
-unsigned shared_seed() {
-  std::string s = std::to_string(std::random_device{}());
-  world().broadcast(s, 0);
-  return unsigned(std::stoul(s));
-}
+using test::shared_seed;
 
 /// The paths this run can take.
 std::vector<ExchangePath> paths() {
@@ -213,10 +209,5 @@ int main(int argc, char** argv) {
       std::printf("%d ranks, one GPU each (%s); NCCL %s\n", comm.size(), info.name.c_str(),
                   tcfem::nccl_available() ? tcfem::nccl_version().c_str() : "not in this build");
   }
-  if (comm.rank() != 0) {
-    auto& listeners = ::testing::UnitTest::GetInstance()->listeners();
-    delete listeners.Release(listeners.default_result_printer());
-  }
-  const int rc = RUN_ALL_TESTS();
-  return int(comm.max(static_cast<long long>(rc)));
+  return tcfem::test::run_all_tests_on_every_rank(comm);
 }

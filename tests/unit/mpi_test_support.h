@@ -6,19 +6,13 @@
 #include <string>
 
 #include "core/communicator.h"
+#include "mpi_gtest.h"
 #include "mesh/box_mesh.h"
 #include "operators/cpu/laplace_operator.h"
 
 namespace tcfem::test {
 
 inline Communicator world() { return Communicator::world(); }
-
-/// A fresh seed, rank 0's on every rank, so that every rank draws the same global vectors.
-inline unsigned shared_seed() {
-  std::string s = std::to_string(std::random_device{}());
-  world().broadcast(s, 0);
-  return unsigned(std::stoul(s));
-}
 
 /// The operator configuration of a test: disc and degree, with `coefficient` a smooth positive
 /// variable coefficient (a constant one otherwise).

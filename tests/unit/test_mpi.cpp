@@ -271,12 +271,5 @@ TEST(Collective, AnErrorOfOneRankReachesEveryRank) {
 int main(int argc, char** argv) {
   tcfem::MpiSession mpi(argc, argv, tcfem::mpi_available());
   ::testing::InitGoogleTest(&argc, argv);
-  const auto comm = tcfem::Communicator::world();
-  if (comm.rank() != 0) {  // one report: rank 0's (a failure on another rank still fails its exit code)
-    auto& listeners = ::testing::UnitTest::GetInstance()->listeners();
-    delete listeners.Release(listeners.default_result_printer());
-  }
-  const int rc = RUN_ALL_TESTS();
-  // every rank's result: the exit code of each is the worst
-  return int(comm.max(static_cast<long long>(rc)));
+  return tcfem::test::run_all_tests_on_every_rank(tcfem::Communicator::world());
 }
