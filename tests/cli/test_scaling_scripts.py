@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""The scaling scripts on the measurements in docs/notebook: scaling_model.py (the apply's model)
-and plot_scaling.py (efficiencies and the plot) run, print what they should, draw their plot, and
+"""The scaling scripts on the measurements in docs/notebook: scaling_model.py (the apply's model),
+solve_model.py (the full solve's) and plot_scaling.py (efficiencies and the plot) run, print what they should, draw their plot, and
 answer a malformed file with exit status 2.
 
 Usage: test_scaling_scripts.py SOURCE_DIR
@@ -50,6 +50,22 @@ with tempfile.TemporaryDirectory() as tmp:
         f.write('{"gpus": [1, 2]}')
     r = run("plot_scaling.py", bad)
     check(r.returncode == 2 and "plot_scaling" in r.stderr, f"plot_scaling.py on a malformed file: exit {r.returncode}")
+    # the solve's model reproduces the four-GPU run it was fitted to within 2%, and predicts
+    # efficiencies that fall with the neighbours and the reduction steps
+    r = run("solve_model.py", data_file)
+    check(r.returncode == 0, f"solve_model.py: exit {r.returncode}: {r.stderr}")
+    m = data["solve_model"]
+    four = [l for l in r.stdout.splitlines() if l.startswith("4 GPUs: model")]
+    check(len(four) == 1, f"solve_model.py: no 4-GPU line in {r.stdout}")
+    if four:
+        t = float(four[0].split()[3])
+        check(abs(t - m["four_gpus_slowest_s"]) < 0.02 * m["four_gpus_slowest_s"],
+              f"solve_model.py: 4 GPUs {t} s against the measured {m['four_gpus_slowest_s']} s")
+    effs = [float(l.rsplit(" ", 1)[1].rstrip("%")) for l in r.stdout.splitlines() if "weak efficiency" in l]
+    check(len(effs) == len(m["predict"]) and effs == sorted(effs, reverse=True) and all(0 < e < 100 for e in effs),
+          f"solve_model.py: predictions {effs}")
+    r = run("solve_model.py", bad)
+    check(r.returncode == 2 and "solve_model" in r.stderr, f"solve_model.py on a malformed file: exit {r.returncode}")
     r = run("scaling_model.py", os.path.join(NOTEBOOK, "exchange_h100x2.json"))
     check(r.returncode == 0 and "alpha" in r.stdout, f"scaling_model.py: exit {r.returncode}: {r.stderr}")
     r = run("scaling_model.py", bad)
