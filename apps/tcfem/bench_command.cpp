@@ -22,6 +22,7 @@
 #include "core/device.h"
 #include "core/error.h"
 #include "core/memory.h"
+#include "io/gmsh_reader.h"
 #include "io/json_report.h"
 
 #ifndef TCFEM_GIT_SHA
@@ -46,6 +47,7 @@ struct BenchOptions {
   std::string geometry = "cartesian";
   std::string quadrature = "bp3";
   std::string geometry_form = "pa";
+  std::string mesh_file;  // --geometry mesh
   std::string precisions = "fp64";
   std::string variants = "generic,cuda-core,tensor-core";
   std::string dofs;  // empty: the backend's default
@@ -190,6 +192,16 @@ std::string build_kernels() {
   return s;
 }
 
+/// Cells per direction as "n^dim" (a cube) or "n0 x n1 x n2".
+std::string cells_text(const std::vector<int>& cells) {
+  bool cube = true;
+  for (const int c : cells) cube = cube && c == cells.front();
+  if (cube && !cells.empty()) return std::to_string(cells.front()) + "^" + std::to_string(cells.size());
+  std::string s;
+  for (const int c : cells) s += (s.empty() ? "" : " x ") + std::to_string(c);
+  return s;
+}
+
 /// Validates every option and builds the list of measurements; throws InputError before anything runs.
 Plan make_plan(const BenchOptions& o) {
   Plan plan;
@@ -206,6 +218,22 @@ Plan make_plan(const BenchOptions& o) {
   if (o.ceilings && plan.backend != bench::Backend::cuda)
     throw InputError("--ceilings: measures the ceilings of a CUDA device; it needs --backend cuda");
   if (!o.json_file.empty()) io::check_output_path("--json", o.json_file);
+  // a mesh file's structured block (read once, shared by every case)
+  std::shared_ptr<const bench::BenchBlock> block;
+  if (o.geometry == "mesh") {
+    if (o.mesh_file.empty()) throw InputError("--geometry mesh: give the mesh file with --mesh FILE");
+    auto b = std::make_shared<bench::BenchBlock>();
+    b->file = o.mesh_file;
+    if (o.dim == 2)
+      b->block2 = std::make_shared<const mesh::StructuredBlock<2>>(
+          mesh::StructuredBlock<2>::recognize(io::read_gmsh_mesh<2>(o.mesh_file)));
+    else
+      b->block3 = std::make_shared<const mesh::StructuredBlock<3>>(
+          mesh::StructuredBlock<3>::recognize(io::read_gmsh_mesh<3>(o.mesh_file)));
+    block = std::move(b);
+  } else if (!o.mesh_file.empty()) {
+    throw InputError("--mesh: a mesh file is read with --geometry mesh only (given: --geometry " + o.geometry + ")");
+  }
   if (plan.backend == bench::Backend::cuda) plan.device = require_device("--backend cuda");
 
   auto make_case = [&](Variant variant, Precision precision, int degree, double target) {
@@ -216,8 +244,9 @@ Plan make_plan(const BenchOptions& o) {
     c.key.degree = degree;
     c.key.disc = o.disc == "cg" ? fe::Disc::cg : fe::Disc::dg;
     c.key.cartesian = o.geometry == "cartesian";
-    c.key.general_field = o.geometry == "map" || o.geometry == "trilinear";
+    c.key.general_field = o.geometry == "map" || o.geometry == "trilinear" || o.geometry == "mesh";
     c.trilinear_map = o.geometry == "trilinear";
+    c.block = block;
     c.key.quadrature = o.quadrature == "bp3" ? fe::QuadratureKind::gauss_k2 : fe::QuadratureKind::gll_k1;
     c.key.geometry_form = !c.key.general_field    ? operators::GeometryForm::pa
                           : o.geometry_form == "mf"   ? operators::GeometryForm::mf
@@ -268,11 +297,10 @@ Plan make_plan(const BenchOptions& o) {
   const double host_available = double(available_host_memory());
   for (const auto& c : plan.cases) {
     const auto m = bench::estimate_memory(c);
-    const auto size = bench::size_for_target(c.key.dim, c.key.degree, c.key.disc, c.target_dofs);
+    const auto size = bench::size_for_case(c);
     auto refuse = [&](const char* where, double need, double have) {
       throw InputError("--dofs: the measurement " + c.key.to_string() + " at " + format_g(c.target_dofs) +
-                       " target DoFs (" + format_g(size.n_dofs, "%.4g") + " DoFs, " +
-                       std::to_string(size.cells_per_direction) + "^" + std::to_string(c.key.dim) +
+                       " target DoFs (" + format_g(size.n_dofs, "%.4g") + " DoFs, " + cells_text(size.cells) +
                        " cells) needs an estimated " + format_bytes(need) + " of " + where + " memory, but only " +
                        format_bytes(have) + " is available");
     };
@@ -381,6 +409,11 @@ nlohmann::json row_json(const Context& ctx, const bench::BenchCase& c, const ben
   j["n_dofs"] = r.n_dofs;
   j["n_cells"] = r.n_cells;
   j["cells_per_direction"] = r.cells_per_direction;
+  j["cells"] = r.cells;
+  if (c.block) {
+    j["mesh"] = c.block->file;
+    j["mesh_refinement"] = r.cells_per_direction;  // each of the file's cells split into m^dim
+  }
   j["repetitions"] = c.repetitions;
   j["warmup"] = c.warmup;
   j["median_seconds"] = r.median_seconds;
@@ -473,7 +506,7 @@ int run_bench(const BenchOptions& o) {
     std::printf("  %dD %s, %s geometry%s, degrees %s, %zu measurements, %d repetitions after %d warm-up applies\n",
                 o.dim, o.disc.c_str(), o.geometry.c_str(),
                 o.geometry == "cartesian" ? ""
-                : o.geometry == "map" || o.geometry == "trilinear"
+                : o.geometry == "map" || o.geometry == "trilinear" || o.geometry == "mesh"
                     ? (", quadrature " + o.quadrature + ", geometry form " + o.geometry_form).c_str()
                                           : (", quadrature " + o.quadrature).c_str(),
                 degree_list(plan.degrees).c_str(), plan.cases.size(), o.repetitions, o.warmup);
@@ -498,12 +531,12 @@ int run_bench(const BenchOptions& o) {
   for (std::size_t i = 0; i < plan.cases.size(); ++i) {
     auto c = plan.cases[i];
     c.seed = 1000 + i;
-    const auto size = bench::size_for_target(c.key.dim, c.key.degree, c.key.disc, c.target_dofs);
+    const auto size = bench::size_for_case(c);
     if (!o.quiet) {
-      std::printf("  [%zu/%zu] %s %s Q%d: %d^%d cells, %.0f DoFs\n", i + 1, plan.cases.size(),
+      std::printf("  [%zu/%zu] %s %s Q%d: %s cells, %.0f DoFs\n", i + 1, plan.cases.size(),
                   std::string(operators::to_string(c.key.variant)).c_str(),
-                  std::string(precision::to_string(c.key.precision)).c_str(), c.key.degree, size.cells_per_direction,
-                  c.key.dim, size.n_dofs);
+                  std::string(precision::to_string(c.key.precision)).c_str(), c.key.degree,
+                  cells_text(size.cells).c_str(), size.n_dofs);
       std::fflush(stdout);
     }
     bench::BenchResult r;
@@ -557,6 +590,7 @@ int run_bench(const BenchOptions& o) {
     for (auto v : plan.variants) variants.emplace_back(operators::to_string(v));
     j["config"] = {{"dim", o.dim},           {"degrees", plan.degrees},       {"disc", o.disc},
                    {"geometry", o.geometry}, {"quadrature", o.quadrature},    {"precisions", precisions},
+                   {"mesh", o.mesh_file.empty() ? nlohmann::json(nullptr) : nlohmann::json(o.mesh_file)},
                    {"variants", variants},   {"dofs", plan.dofs},             {"repetitions", o.repetitions},
                    {"warmup", o.warmup},     {"operator", "laplace"}};
     j["ceilings"] = ceilings ? ceilings_json(*ceilings) : nlohmann::json(nullptr);
@@ -597,15 +631,20 @@ std::function<int()> add_bench_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--geometry", opts->geometry,
                   "cartesian (Kronecker fast path), deformed (general path, the built-in separable map), map "
-                  "(general path, the quarter annulus (1+x) cos(pi y/2), (1+x) sin(pi y/2): stored geometry) or "
-                  "trilinear (general path, the multilinear map x + xy/4, y + yz/5, z + zx/8: trilinear cells)")
-      ->check(CLI::IsMember({"cartesian", "deformed", "map", "trilinear"}))
+                  "(general path, the quarter annulus (1+x) cos(pi y/2), (1+x) sin(pi y/2): stored geometry), "
+                  "trilinear (general path, the multilinear map x + xy/4, y + yz/5, z + zx/8: trilinear cells) or "
+                  "mesh (general path, the structured block of the Gmsh mesh --mesh FILE, its cells refined "
+                  "uniformly to the target DoFs)")
+      ->check(CLI::IsMember({"cartesian", "deformed", "map", "trilinear", "mesh"}))
       ->capture_default_str();
+  cmd->add_option("--mesh", opts->mesh_file,
+                  "With --geometry mesh: a Gmsh mesh (.msh 2.2 or 4.1) of hexahedra (quadrilaterals with --dim 2) "
+                  "of order 1 or 2 forming one structured block");
   cmd->add_option("--quadrature", opts->quadrature, "General-geometry quadrature: bp3 (k+2 Gauss) or bp5 (k+1 Gauss-Lobatto)")
       ->check(CLI::IsMember({"bp3", "bp5"}))
       ->capture_default_str();
   cmd->add_option("--geometry-form", opts->geometry_form,
-                  "With --geometry map or trilinear: pa (stored quadrature-point data) or mf (the geometry "
+                  "With --geometry map, trilinear or mesh: pa (stored quadrature-point data) or mf (the geometry "
                   "recomputed from the nodes in every apply; cuda-core, 3D, bp5) or auto (what the solver's auto "
                   "takes: mf for trilinear cells of a Cartesian mesh where measured faster, else pa)")
       ->check(CLI::IsMember({"pa", "mf", "auto"}))

@@ -33,11 +33,21 @@ inline mesh::GeometryKind geometry_of(const operators::DeviceKernelKey& key) {
 /// quarter annulus x = (1 + X) cos(pi Y / 2), y = (1 + X) sin(pi Y / 2) (z = Z), a map without the
 /// deformed box's separable structure, with its CUDA form for the device setup; with `trilinear`
 /// the multilinear map x = X + X Y / 4, y = Y + Y Z / 5, z = Z + Z X / 8 (y = Y in 2D), whose
-/// cells are trilinear (bilinear).
+/// cells are trilinear (bilinear); with `block`, the mesh file's block (its map of the parameter
+/// box, `cells` a uniform refinement of its cells).
 template <int dim>
 mesh::BoxMesh<dim> bench_mesh(const std::array<int, dim>& cells, const operators::DeviceKernelKey& key,
-                              bool trilinear = false) {
+                              bool trilinear = false, const BenchBlock* block = nullptr) {
   if (!key.general_field) return mesh::BoxMesh<dim>(cells, geometry_of(key));
+  if (block) {
+    if constexpr (dim == 2) {
+      TCFEM_ASSERT(block->block2, "bench block of another dimension");
+      return mesh::BoxMesh<dim>(cells, block->block2->domain());
+    } else {
+      TCFEM_ASSERT(block->block3, "bench block of another dimension");
+      return mesh::BoxMesh<dim>(cells, block->block3->domain());
+    }
+  }
   mesh::Point<dim> lo, hi;
   lo.fill(0.0);
   hi.fill(1.0);

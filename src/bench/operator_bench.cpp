@@ -33,9 +33,41 @@ BenchSize size_for_target(int dim, int degree, fe::Disc disc, double target_dofs
   while (n < max_cells && dofs_of(dim, degree, disc, n) < target_dofs) n += 1;
   BenchSize s;
   s.cells_per_direction = int(n);
+  s.cells.assign(std::size_t(dim), int(n));
   s.n_cells = std::pow(n, dim);
   s.n_dofs = dofs_of(dim, degree, disc, n);
   return s;
+}
+
+std::vector<int> BenchBlock::cells() const {
+  if (block2) return {block2->cells()[0], block2->cells()[1]};
+  if (block3) return {block3->cells()[0], block3->cells()[1], block3->cells()[2]};
+  return {};
+}
+
+BenchSize size_for_case(const BenchCase& c) {
+  if (!c.block) return size_for_target(c.key.dim, c.key.degree, c.key.disc, c.target_dofs);
+  const std::vector<int> base = c.block->cells();
+  TCFEM_ASSERT(int(base.size()) == c.key.dim, "bench block of another dimension");
+  constexpr int max_cells = 1 << 20;
+  auto size_of = [&](int m) {
+    BenchSize s;
+    s.cells_per_direction = m;
+    s.n_cells = 1.0;
+    s.n_dofs = 1.0;
+    for (const int b : base) {
+      const double n = double(b) * m;
+      s.cells.push_back(int(std::min(n, double(max_cells))));
+      s.n_cells *= n;
+      s.n_dofs *= c.key.disc == fe::Disc::cg ? n * c.key.degree + 1.0 : n * (c.key.degree + 1.0);
+    }
+    return s;
+  };
+  int largest = 1;
+  for (const int b : base) largest = std::max(largest, b);
+  int m = 1;
+  while (size_of(m).n_dofs < c.target_dofs && double(largest) * (m + 1) <= double(max_cells)) ++m;
+  return size_of(m);
 }
 
 bool needs_check(const BenchCase& c) {
@@ -68,7 +100,7 @@ double check_tolerance(precision::Precision p) {
 }
 
 MemoryEstimate estimate_memory(const BenchCase& c) {
-  const auto size = size_for_target(c.key.dim, c.key.degree, c.key.disc, c.target_dofs);
+  const auto size = size_for_case(c);
   const double n = size.n_dofs;
   const double value = precision::stores_double(c.key.precision) ? 8.0 : 4.0;
   // the fp64 estimate bounds the operator data of every precision (and of the fp64 reference)
@@ -95,16 +127,17 @@ using clock_type = std::chrono::steady_clock;
 
 template <int dim, typename Number>
 BenchResult run_cpu_typed(const BenchCase& c) {
-  const auto size = size_for_target(dim, c.key.degree, c.key.disc, c.target_dofs);
+  const auto size = size_for_case(c);
   std::array<int, dim> cells;
-  cells.fill(size.cells_per_direction);
-  const mesh::BoxMesh<dim> mesh = bench_mesh<dim>(cells, c.key, c.trilinear_map);
+  std::copy(size.cells.begin(), size.cells.end(), cells.begin());
+  const mesh::BoxMesh<dim> mesh = bench_mesh<dim>(cells, c.key, c.trilinear_map, c.block.get());
   fe::DofLayout<dim> dofs(mesh, c.key.disc, c.key.degree);
   const auto config = operator_config(c.key);
   const std::size_t n = dofs.n_local();
 
   BenchResult r;
   r.cells_per_direction = size.cells_per_direction;
+  r.cells = size.cells;
   r.n_cells = mesh.n_global_cells();
   r.n_dofs = dofs.n_dofs();
   Vector<Number> src(n), dst(n);

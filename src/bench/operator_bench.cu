@@ -78,14 +78,15 @@ template <int dim>
 BenchResult run_cuda_typed(const BenchCase& c) {
   require_device("--backend cuda");
   TCFEM_ASSERT(c.repetitions >= 1 && c.warmup >= 0, "bench repetitions >= 1 and warmup >= 0");
-  const auto size = size_for_target(dim, c.key.degree, c.key.disc, c.target_dofs);
+  const auto size = size_for_case(c);
   std::array<int, dim> cells;
-  cells.fill(size.cells_per_direction);
-  const mesh::BoxMesh<dim> mesh = bench_mesh<dim>(cells, c.key, c.trilinear_map);
+  std::copy(size.cells.begin(), size.cells.end(), cells.begin());
+  const mesh::BoxMesh<dim> mesh = bench_mesh<dim>(cells, c.key, c.trilinear_map, c.block.get());
   fe::DofLayout<dim> dofs(mesh, c.key.disc, c.key.degree);
 
   BenchResult r;
   r.cells_per_direction = size.cells_per_direction;
+  r.cells = size.cells;
   r.n_cells = mesh.n_global_cells();
   r.n_dofs = dofs.n_dofs();
   auto op = operators::make_device_operator<dim>(mesh, dofs, c.key, c.tuning);

@@ -6,10 +6,14 @@
 // lives in operator_bench.cu, with a stub in builds without CUDA.
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <optional>
+#include <string>
 #include <string_view>
+#include <vector>
 
 #include "fe/dof_layout.h"
+#include "mesh/structured_block.h"
 #include "operators/device/device_operator.h"
 #include "precision/precision.h"
 
@@ -18,8 +22,18 @@ namespace tcfem::bench {
 enum class Backend { cpu, cuda };
 std::string_view to_string(Backend backend);
 
-/// One measurement. The mesh is the unit box (key.cartesian) or its deformed image (general
-/// path with key.quadrature); the operator is always the Laplacian.
+/// A mesh file's structured block the bench runs on (`--geometry mesh`), its cells refined
+/// uniformly (each split into m^dim) until a case reaches its target DoFs.
+struct BenchBlock {
+  std::string file;
+  std::shared_ptr<const mesh::StructuredBlock<2>> block2;  ///< dim 2
+  std::shared_ptr<const mesh::StructuredBlock<3>> block3;  ///< dim 3
+  std::vector<int> cells() const;
+};
+
+/// One measurement. The mesh is the unit box (key.cartesian), its deformed image, a mapped box
+/// (key.general_field: the quarter annulus, the trilinear map, or a mesh file's block); the
+/// operator is always the Laplacian.
 struct BenchCase {
   Backend backend = Backend::cpu;
   operators::DeviceKernelKey key;
@@ -31,15 +45,21 @@ struct BenchCase {
   std::uint64_t seed = 1;
   /// key.general_field: the trilinear map of bench_mesh instead of the quarter annulus
   bool trilinear_map = false;
+  /// key.general_field: a mesh file's block instead of a map (null: a map)
+  std::shared_ptr<const BenchBlock> block;
 };
 
-/// The problem size of a case: the smallest box of n^dim cells with at least the target DoFs.
+/// The problem size of a case: the smallest box of n^dim cells with at least the target DoFs, or
+/// the smallest uniform refinement m of a mesh file's block (its cells times m per direction).
 struct BenchSize {
-  int cells_per_direction = 1;
+  int cells_per_direction = 1;  ///< n; a block: its refinement m
+  std::vector<int> cells;       ///< cells per direction
   double n_cells = 0.0;
   double n_dofs = 0.0;
 };
 BenchSize size_for_target(int dim, int degree, fe::Disc disc, double target_dofs);
+/// The size of case c: size_for_target, or the block's refinement.
+BenchSize size_for_case(const BenchCase& c);
 
 /// Memory a case needs, estimated before anything is allocated.
 struct MemoryEstimate {
@@ -63,7 +83,8 @@ operators::DeviceKernelKey check_reference_key(const BenchCase& c);
 
 /// What one measurement gives.
 struct BenchResult {
-  int cells_per_direction = 0;
+  int cells_per_direction = 0;  ///< a block: its refinement
+  std::vector<int> cells;       ///< cells per direction
   std::size_t n_cells = 0;
   std::size_t n_dofs = 0;  ///< all DoFs of the space, boundary included
   double median_seconds = 0.0, min_seconds = 0.0, max_seconds = 0.0;

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """End-to-end tests of `tcfem bench` (CPU backend) and of bench/scripts/plot_bench.py.
 
-Usage: test_bench.py TCFEM_BINARY PLOT_BENCH_SCRIPT
+Usage: test_bench.py TCFEM_BINARY PLOT_BENCH_SCRIPT [GMSH_MESH_WRITER]
+(without the mesh writer, a build without Gmsh: --geometry mesh must say so)
 """
 import json
 import math
@@ -12,6 +13,7 @@ import tempfile
 
 TCFEM = sys.argv[1]
 PLOT = sys.argv[2]
+MESH_WRITER = sys.argv[3] if len(sys.argv) > 3 and sys.argv[3] else None
 failures = []
 
 ROW_FIELDS = [
@@ -117,6 +119,60 @@ def test_cpu_mapped_geometry(tmp):
         check(row["geometry"] == "map" and row["path"] == "general", f"map geometry: {row['geometry']} {row['path']}")
         if row["precision"] == "fp32":
             check(row["check_passed"] is True and row["check_rel_diff"] < 1e-5, f"fp32 on the map: {row['check_rel_diff']}")
+
+
+def test_mesh_geometry(tmp):
+    """--geometry mesh: a Gmsh mesh's structured block (the quarter annulus, order 2), refined to the
+    target DoFs, on the general path, fp32 checked against fp64; bad meshes and options."""
+    missing = os.path.join(tmp, "absent.msh")
+    if MESH_WRITER is None:
+        r = run(["bench", "--backend", "cpu", "--dim", "2", "--geometry", "mesh", "--mesh", missing])
+        check(r.returncode == 2 and "built without Gmsh" in r.stderr, f"mesh bench without Gmsh: {r.stderr}")
+        return
+
+    def write(args, name):
+        path = os.path.join(tmp, name)
+        w = subprocess.run([MESH_WRITER] + [str(a) for a in args] + [path], capture_output=True, text=True)
+        check(w.returncode == 0, f"gmsh_mesh_writer {args}: {w.stderr}")
+        return path
+
+    for dim, n, version, degrees, target in [(2, 3, "4.1", "2,3", 2e3), (3, 2, "2.2", "2", 3e3)]:
+        mesh = write(["annulus", dim, n, 2, version], f"annulus{dim}d.msh")
+        path = os.path.join(tmp, f"mesh{dim}.json")
+        r = run(["bench", "--backend", "cpu", "--dim", str(dim), "--geometry", "mesh", "--mesh", mesh, "--degrees",
+                 degrees, "--dofs", str(target), "--precisions", "fp64,fp32", "--repetitions", "2", "--warmup", "0",
+                 "--json", path])
+        check(r.returncode == 0, f"mesh bench {dim}D exit {r.returncode}: {r.stderr}")
+        if r.returncode != 0:
+            continue
+        data = load(path)
+        check(data["config"]["geometry"] == "mesh" and data["config"]["mesh"] == mesh, f"mesh config {data['config']}")
+        rows = data["rows"]
+        check(len(rows) == 2 * len(degrees.split(",")), f"mesh bench {dim}D: {len(rows)} rows")
+        for row in rows:
+            k, m = row["degree"], row["mesh_refinement"]
+            check(row["geometry"] == "mesh" and row["path"] == "general" and row["mesh"] == mesh,
+                  f"mesh row: {row['geometry']} {row['path']} {row.get('mesh')}")
+            check(row["cells"] == [n * m] * dim and row["n_cells"] == (n * m) ** dim,
+                  f"mesh row cells {row['cells']} for refinement {m}")
+            # the smallest refinement that reaches the target
+            dofs = lambda mm: (n * mm * k + 1) ** dim
+            check(row["n_dofs"] == dofs(m) and dofs(m) >= target and (m == 1 or dofs(m - 1) < target),
+                  f"mesh row {dim}D k={k}: refinement {m}, {row['n_dofs']} DoFs for target {target}")
+            if row["precision"] == "fp32":
+                check(row["check_passed"] is True and row["check_rel_diff"] < 1e-5,
+                      f"fp32 on the mesh: {row['check_rel_diff']}")
+
+    def refused(args, part):
+        r = run(["bench", "--backend", "cpu", "--degrees", "2", "--dofs", "1e3"] + args)
+        check(r.returncode == 2 and part in r.stderr, f"bench {args}: exit {r.returncode}, stderr {r.stderr!r}")
+
+    refused(["--dim", "2", "--geometry", "mesh"], "--mesh FILE")
+    refused(["--dim", "2", "--mesh", os.path.join(tmp, "annulus2d.msh")], "--geometry mesh only")
+    refused(["--dim", "2", "--geometry", "mesh", "--mesh", missing], "cannot read")
+    refused(["--dim", "3", "--geometry", "mesh", "--mesh", write(["simplex", 3], "tets.msh")], "tetrahedra")
+    refused(["--dim", "2", "--geometry", "mesh", "--mesh", write(["unstructured", 2], "unstructured.msh")],
+            "not one structured block")
 
 
 def test_skipped_and_strict(tmp):
@@ -238,6 +294,8 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         cpu_report = test_cpu_report(tmp)
         test_cpu_fp32_check_and_quiet(tmp)
+        test_cpu_mapped_geometry(tmp)
+        test_mesh_geometry(tmp)
         test_skipped_and_strict(tmp)
         test_bad_input(tmp)
         test_cuda_without_device(tmp)
