@@ -328,6 +328,9 @@ def main():
         expect_refused(tmp, "bench", 2, ["bench"], "runs on one process")
         expect_refused(tmp, "overlap_cpu", 2, ["solve", "--cells", "4", "--backend", "cpu", "--exchange-overlap",
                                                "off"], "--exchange-overlap off")
+        expect_refused(tmp, "nccl_cpu", 2, ["solve", "--cells", "4", "--backend", "cpu", "--exchange", "nccl"],
+                       "--exchange nccl: the ghost exchange of a distributed run with --backend cuda")
+        expect_refused(tmp, "exchange_name", 2, ["solve", "--cells", "4", "--exchange", "mpi"], "--exchange")
         # a coefficient <= 0 only in the upper sub-box: found by one rank, reported once by all
         bad = dict(ANNULUS_2D)
         bad["geometry"] = dict(ANNULUS_2D["geometry"], cells=[2, 4])
