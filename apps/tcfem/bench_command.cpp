@@ -17,6 +17,8 @@
 #include "bench/operator_bench.h"
 #include "backend.h"
 #include "commands.h"
+#include "core/communicator.h"
+#include "core/device_exchange.h"
 #include "core/parallel.h"
 #include "tuning.h"
 #include "core/device.h"
@@ -57,6 +59,9 @@ struct BenchOptions {
   std::string json_file;
   bool quiet = false;
   bool precisions_given = false, variants_given = false;
+  std::string exchange = "auto";        // several ranks, --backend cuda: the ghost exchange's path
+  std::string exchange_overlap = "on";  // ... and whether it runs beside the interior cells
+  Communicator comm;                    // the ranks every measurement's box is cut over
 };
 
 constexpr double max_target_dofs = 1e12;
@@ -218,6 +223,15 @@ Plan make_plan(const BenchOptions& o) {
   if (o.ceilings && plan.backend != bench::Backend::cuda)
     throw InputError("--ceilings: measures the ceilings of a CUDA device; it needs --backend cuda");
   if (!o.json_file.empty()) io::check_output_path("--json", o.json_file);
+  const bool distributed = o.comm.distributed();
+  if (o.ceilings && distributed)
+    throw InputError("--ceilings: measures one device; run it on one process (this run has " +
+                     std::to_string(o.comm.size()) + " ranks)");
+  if (o.exchange != "auto" && !(distributed && plan.backend == bench::Backend::cuda))
+    throw InputError("--exchange " + o.exchange + ": the ghost exchange of a distributed run with --backend cuda");
+  if (o.exchange_overlap != "on" && !(distributed && plan.backend == bench::Backend::cuda))
+    throw InputError("--exchange-overlap " + o.exchange_overlap +
+                     ": the ghost exchange of a distributed run with --backend cuda");
   // a mesh file's structured block (read once, shared by every case)
   std::shared_ptr<const bench::BenchBlock> block;
   if (o.geometry == "mesh") {
@@ -258,6 +272,12 @@ Plan make_plan(const BenchOptions& o) {
     c.target_dofs = target;
     c.warmup = o.warmup;
     c.repetitions = o.repetitions;
+    c.comm = o.comm;
+    if (o.exchange == "host-staged") c.exchange.path = ExchangePath::host_staged;
+    if (o.exchange == "cuda-aware") c.exchange.path = ExchangePath::device_mpi;
+    if (o.exchange == "cuda-ipc") c.exchange.path = ExchangePath::cuda_ipc;
+    if (o.exchange == "nccl") c.exchange.path = ExchangePath::nccl;
+    c.exchange.overlap = o.exchange_overlap == "on";
     return c;
   };
   auto supported = [&](const bench::BenchCase& c) {
@@ -293,16 +313,19 @@ Plan make_plan(const BenchOptions& o) {
     throw InputError("--variants / --precisions: none of the requested kernels exists; " +
                      (plan.backend == bench::Backend::cpu ? cpu_limits() : "this build has:" + build_kernels()));
 
-  // memory: refuse before allocating
-  const double host_available = double(available_host_memory());
+  // several ranks: a sub-box of at least one cell per rank (InputError otherwise)
+  if (distributed)
+    for (const auto& c : plan.cases) bench::process_grid_for_case(c);
+  // memory (per rank): refuse before allocating
+  const double host_available = double(available_host_memory()) / std::max(1, o.comm.local_size());
   for (const auto& c : plan.cases) {
     const auto m = bench::estimate_memory(c);
     const auto size = bench::size_for_case(c);
     auto refuse = [&](const char* where, double need, double have) {
       throw InputError("--dofs: the measurement " + c.key.to_string() + " at " + format_g(c.target_dofs) +
                        " target DoFs (" + format_g(size.n_dofs, "%.4g") + " DoFs, " + cells_text(size.cells) +
-                       " cells) needs an estimated " + format_bytes(need) + " of " + where + " memory, but only " +
-                       format_bytes(have) + " is available");
+                       " cells) needs an estimated " + format_bytes(need) + " of " + where + " memory" +
+                       (distributed ? " per rank" : "") + ", but only " + format_bytes(have) + " is available");
     };
     if (plan.backend == bench::Backend::cuda && m.device_bytes > 0.9 * double(plan.device.free_memory))
       refuse("device", m.device_bytes, double(plan.device.free_memory));
@@ -440,9 +463,21 @@ nlohmann::json row_json(const Context& ctx, const bench::BenchCase& c, const ben
   j["check_rel_diff"] = r.checked ? opt(r.check_rel_diff) : nlohmann::json(nullptr);
   j["check_tolerance"] = r.checked ? nlohmann::json(bench::check_tolerance(c.key.precision)) : nlohmann::json(nullptr);
   j["check_passed"] = r.checked ? nlohmann::json(r.check_passed) : nlohmann::json(nullptr);
+  j["output_norm"] = opt(r.output_norm);
   nlohmann::json choices = nlohmann::json::object();
   for (const auto& [name, value] : r.choices) choices[name] = value;
   j["kernel_choices"] = choices;
+  if (r.distributed) {
+    const auto& dd = *r.distributed;
+    j["distributed"] = {{"ranks", dd.ranks},
+                        {"process_grid", dd.process_grid},
+                        {"exchange", dd.exchange},
+                        {"exchange_overlapped", dd.overlapped},
+                        {"max_neighbours", dd.max_neighbours},
+                        {"max_bytes_sent_per_apply", dd.max_bytes_sent},
+                        {"rank_median_seconds", dd.rank_median_seconds},
+                        {"rank_local_dofs", dd.rank_local_dofs}};
+  }
   return j;
 }
 
@@ -490,19 +525,46 @@ void print_skipped(const std::vector<Skipped>& skipped) {
     std::printf("  skipped %s (degrees %s)\n", what.c_str(), degree_list(degrees).c_str());
 }
 
+/// Several ranks: the report's figures of the whole box (bytes, FLOPs and operator memory summed
+/// over the ranks' operators, each on its ghosted sub-box).
+void sum_over_ranks(const Communicator& comm, bench::BenchResult& r) {
+  if (!comm.distributed()) return;
+  double v[4] = {r.dram_bytes_per_apply, r.flops_per_apply.value_or(0.0), r.shared_bytes_per_apply.value_or(0.0),
+                 double(r.operator_bytes)};
+  comm.sum(v, 4);
+  r.dram_bytes_per_apply = v[0];
+  if (r.flops_per_apply) r.flops_per_apply = v[1];
+  if (r.shared_bytes_per_apply) r.shared_bytes_per_apply = v[2];
+  r.operator_bytes = std::size_t(v[3]);
+}
+
+std::string grid_text(const std::vector<int>& grid) {
+  std::string s;
+  for (const int g : grid) s += (s.empty() ? "" : " x ") + std::to_string(g);
+  return s;
+}
+
 int run_bench(const BenchOptions& o) {
-  Plan plan = make_plan(o);
+  Plan plan;
+  collective(o.comm, [&] { plan = make_plan(o); });
   const bool cuda = plan.backend == bench::Backend::cuda;
+  const bool distributed = o.comm.distributed();
+  const bool talk = !o.quiet && o.comm.rank() == 0;  // rank 0 reports
   Context ctx{&o, cuda ? plan.device.name : cpu_model_name(), std::nullopt};
   if (cuda) ctx.sm_clock_ghz = plan.device.clock_ghz;
 
-  if (!o.quiet) {
+  if (talk) {
     if (cuda)
       std::printf("tcfem bench: backend cuda (%s), %s (sm_%d%d, %d SMs, %.2f GHz)\n", o.backend_reason.c_str(),
                   ctx.device_name.c_str(), plan.device.sm_major, plan.device.sm_minor, plan.device.sm_count,
                   plan.device.clock_ghz);
     else
       std::printf("tcfem bench: backend cpu (%s), %s\n", o.backend_reason.c_str(), ctx.device_name.c_str());
+    if (distributed)
+      std::printf("  ranks %d, %s%s\n", o.comm.size(), mpi_library_version().c_str(),
+                  cuda ? ", one GPU per rank (its number among the ranks of its host); each apply's time is the "
+                         "slowest rank's"
+                       : "; each apply's time is the slowest rank's");
     std::printf("  %dD %s, %s geometry%s, degrees %s, %zu measurements, %d repetitions after %d warm-up applies\n",
                 o.dim, o.disc.c_str(), o.geometry.c_str(),
                 o.geometry == "cartesian" ? ""
@@ -516,27 +578,28 @@ int run_bench(const BenchOptions& o) {
 
   std::optional<bench::Ceilings> ceilings;
   if (o.ceilings) {
-    if (!o.quiet) {
+    if (talk) {
       std::printf("  measuring ceilings ...\n");
       std::fflush(stdout);
     }
     ceilings = bench::measure_ceilings(bench::CeilingOptions{});
-    if (!o.quiet) print_ceilings(*ceilings);
+    if (talk) print_ceilings(*ceilings);
   }
 
   nlohmann::json rows = nlohmann::json::array();
   std::vector<std::string> failures;
   std::optional<std::string> first_error;
-  if (!o.quiet) print_table_header();
+  if (talk) print_table_header();
   for (std::size_t i = 0; i < plan.cases.size(); ++i) {
     auto c = plan.cases[i];
     c.seed = 1000 + i;
     const auto size = bench::size_for_case(c);
-    if (!o.quiet) {
-      std::printf("  [%zu/%zu] %s %s Q%d: %s cells, %.0f DoFs\n", i + 1, plan.cases.size(),
+    if (talk) {
+      std::printf("  [%zu/%zu] %s %s Q%d: %s cells, %.0f DoFs%s\n", i + 1, plan.cases.size(),
                   std::string(operators::to_string(c.key.variant)).c_str(),
                   std::string(precision::to_string(c.key.precision)).c_str(), c.key.degree,
-                  cells_text(size.cells).c_str(), size.n_dofs);
+                  cells_text(size.cells).c_str(), size.n_dofs,
+                  distributed ? (", sub-boxes " + grid_text(bench::process_grid_for_case(c))).c_str() : "");
       std::fflush(stdout);
     }
     bench::BenchResult r;
@@ -545,12 +608,22 @@ int run_bench(const BenchOptions& o) {
     } catch (const InputError& e) {  // a kernel that cannot run this case on this device
       if (!first_error) first_error = e.what();
       plan.skipped.push_back({c.key.variant, c.key.precision, c.key.degree, c.target_dofs, e.what()});
-      if (!o.quiet) std::printf("  skipped: %s\n", e.what());
+      if (talk) std::printf("  skipped: %s\n", e.what());
       continue;
     }
+    sum_over_ranks(o.comm, r);
     const Derived d = derive(c, r, ceilings);
-    if (!o.quiet) {
+    if (talk) {
       print_row(c, r, d);
+      if (r.distributed)
+        std::printf("  %-12s exchange %s; at most %d neighbour(s), %.3g MB sent per apply by the busiest rank; "
+                    "slowest rank's median %.4g ms, fastest %.4g ms\n",
+                    "", r.distributed->exchange.c_str(), r.distributed->max_neighbours,
+                    r.distributed->max_bytes_sent / 1e6,
+                    1e3 * *std::max_element(r.distributed->rank_median_seconds.begin(),
+                                            r.distributed->rank_median_seconds.end()),
+                    1e3 * *std::min_element(r.distributed->rank_median_seconds.begin(),
+                                            r.distributed->rank_median_seconds.end()));
       std::fflush(stdout);
     }
     if (r.checked && !r.check_passed)
@@ -562,7 +635,7 @@ int run_bench(const BenchOptions& o) {
   }
   if (rows.empty() && first_error) throw InputError(*first_error);
 
-  if (!o.json_file.empty()) {
+  if (!o.json_file.empty() && o.comm.rank() == 0) {
     nlohmann::json j;
     j["command"] = "bench";
     j["version"] = "0.1.0";
@@ -575,6 +648,17 @@ int run_bench(const BenchOptions& o) {
     j["backend_reason"] = o.backend_reason;
     j["tuning"] = to_json(o.tuning);
     j["threads"] = host_threads();
+    {
+      nlohmann::json dj;
+      dj["ranks"] = o.comm.size();
+      if (distributed) {
+        dj["mpi_library"] = mpi_library_version();
+        dj["mpi_device_aware"] = mpi_device_aware();
+        dj["nccl"] = nccl_version();  // "": a build without NCCL
+        dj["timing"] = "each apply's time is the slowest rank's; rows give every rank's median";
+      }
+      j["distributed"] = dj;
+    }
     if (cuda)
       j["device"] = {{"name", plan.device.name},
                      {"sm", std::to_string(plan.device.sm_major) + "." + std::to_string(plan.device.sm_minor)},
@@ -605,12 +689,13 @@ int run_bench(const BenchOptions& o) {
     j["skipped"] = skipped;
     j["check_failures"] = failures.size();
     io::write_file_atomically(o.json_file, j.dump(2) + "\n");
-    if (!o.quiet) std::printf("  wrote %s\n", o.json_file.c_str());
+    if (talk) std::printf("  wrote %s\n", o.json_file.c_str());
   }
   if (!failures.empty()) {
     std::string msg;
     for (const auto& f : failures) msg += (msg.empty() ? "" : ", ") + f;
-    std::cerr << "tcfem bench: " << failures.size()
+    if (o.comm.rank() == 0)
+      std::cerr << "tcfem bench: " << failures.size()
               << " measurement(s) differ from the generic fp64 reference beyond tolerance: " << msg << "\n";
     return exit_internal;
   }
@@ -663,14 +748,33 @@ std::function<int()> add_bench_command(CLI::App& app) {
                 "Measure the device ceilings first (DRAM, FP64/FP32 FMA, DMMA, HMMA, TF32, shared memory)");
   cmd->add_option("--json", opts->json_file, "Write the report (one row per measurement) as JSON to FILE");
   cmd->add_flag("--quiet,-q", opts->quiet, "Print nothing but errors");
+  cmd->add_option("--exchange", opts->exchange,
+                  "Several MPI ranks with --backend cuda: the ghost exchange's path: auto (the fastest the run has), "
+                  "cuda-ipc, nccl, cuda-aware or host-staged")
+      ->check(CLI::IsMember({"auto", "host-staged", "cuda-aware", "cuda-ipc", "nccl"}))
+      ->capture_default_str();
+  cmd->add_option("--exchange-overlap", opts->exchange_overlap,
+                  "Several MPI ranks with --backend cuda: on (the exchange beside the interior cells, where the "
+                  "kernel family splits its apply) or off")
+      ->check(CLI::IsMember({"on", "off"}))
+      ->capture_default_str();
   return [opts, precisions, variants]() {
     opts->precisions_given = precisions->count() > 0;
     opts->variants_given = variants->count() > 0;
-    const auto choice = resolve_backend(opts->backend, "");
+    opts->comm = Communicator::world();
+    // several ranks: each takes the GPU of its number among the ranks of its host; --backend auto
+    // takes the GPU only where every rank has one
+    if (opts->comm.distributed() && opts->backend != "cpu") set_process_device(opts->comm.local_rank());
+    auto choice = resolve_backend(opts->backend, "");
+    if (opts->comm.distributed() && opts->backend == "auto" &&
+        opts->comm.min(static_cast<long long>(choice.backend == "cuda")) != 1 && choice.backend == "cuda")
+      choice = {"cpu", "auto: not every rank has a usable CUDA device"};
     opts->backend = choice.backend;
     opts->backend_reason = choice.reason;
-    apply_threads(opts->threads);
-    if (!opts->tuning_file.empty()) opts->tuning = read_tuning_file(opts->tuning_file);
+    collective(opts->comm, [&] {
+      apply_threads(opts->threads);
+      if (!opts->tuning_file.empty()) opts->tuning = read_tuning_file(opts->tuning_file);
+    });
     return run_bench(*opts);
   };
 }

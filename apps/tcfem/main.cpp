@@ -59,10 +59,9 @@ int main(int argc, char** argv) {
   }
   try {
     if (app.got_subcommand("solve")) return run_solve();
-    if (world.distributed() && !app.got_subcommand("solve"))  // every rank sees the same command line
-      throw CollectiveInputError(std::string(app.got_subcommand("bench") ? "bench" : "direct") +
-                                 ": runs on one process; of the commands only solve runs on several MPI ranks");
     if (app.got_subcommand("bench")) return run_bench();
+    if (world.distributed())  // every rank sees the same command line
+      throw CollectiveInputError("direct: runs on one process; of the commands solve and bench run on several MPI ranks");
     if (app.got_subcommand("direct")) return run_direct();
   } catch (const InputError& e) {
     return fail(e, "tcfem: error: ", app::exit_bad_input);

@@ -35,17 +35,18 @@ inline mesh::GeometryKind geometry_of(const operators::DeviceKernelKey& key) {
 /// the multilinear map x = X + X Y / 4, y = Y + Y Z / 5, z = Z + Z X / 8 (y = Y in 2D), whose
 /// cells are trilinear (bilinear); with `block`, the mesh file's block (its map of the parameter
 /// box, `cells` a uniform refinement of its cells).
+/// `partition`: the mesh's part on this process (serial: the whole box).
 template <int dim>
 mesh::BoxMesh<dim> bench_mesh(const std::array<int, dim>& cells, const operators::DeviceKernelKey& key,
-                              bool trilinear = false, const BenchBlock* block = nullptr) {
-  if (!key.general_field) return mesh::BoxMesh<dim>(cells, geometry_of(key));
+                              bool trilinear, const BenchBlock* block, const mesh::Partition<dim>& partition) {
+  if (!key.general_field) return mesh::BoxMesh<dim>(cells, geometry_of(key), partition);
   if (block) {
     if constexpr (dim == 2) {
       TCFEM_ASSERT(block->block2, "bench block of another dimension");
-      return mesh::BoxMesh<dim>(cells, block->block2->domain());
+      return mesh::BoxMesh<dim>(cells, block->block2->domain(), partition);
     } else {
       TCFEM_ASSERT(block->block3, "bench block of another dimension");
-      return mesh::BoxMesh<dim>(cells, block->block3->domain());
+      return mesh::BoxMesh<dim>(cells, block->block3->domain(), partition);
     }
   }
   mesh::Point<dim> lo, hi;
@@ -64,7 +65,7 @@ mesh::BoxMesh<dim> bench_mesh(const std::array<int, dim>& cells, const operators
     domain.map_source[0].expression = "x[0] + 0.25 * x[0] * x[1]";
     domain.map_source[1].expression = dim == 3 ? "x[1] + 0.2 * x[1] * x[2]" : "x[1]";
     if constexpr (dim == 3) domain.map_source[2].expression = "x[2] + 0.125 * x[2] * x[0]";
-    return mesh::BoxMesh<dim>(cells, domain);
+    return mesh::BoxMesh<dim>(cells, domain, partition);
   }
   auto domain = mesh::Domain<dim>::box(lo, hi, [](const mesh::Point<dim>& X) {
     mesh::Point<dim> x = X;
@@ -75,7 +76,21 @@ mesh::BoxMesh<dim> bench_mesh(const std::array<int, dim>& cells, const operators
   domain.map_source[0].expression = "(1.0 + x[0]) * cos(0.5 * 3.141592653589793 * x[1])";
   domain.map_source[1].expression = "(1.0 + x[0]) * sin(0.5 * 3.141592653589793 * x[1])";
   if constexpr (dim == 3) domain.map_source[2].expression = "x[2]";
-  return mesh::BoxMesh<dim>(cells, domain);
+  return mesh::BoxMesh<dim>(cells, domain, partition);
+}
+
+template <int dim>
+mesh::BoxMesh<dim> bench_mesh(const std::array<int, dim>& cells, const operators::DeviceKernelKey& key,
+                              bool trilinear = false, const BenchBlock* block = nullptr) {
+  return bench_mesh<dim>(cells, key, trilinear, block, mesh::Partition<dim>::serial(cells));
+}
+
+/// The partition of a case's box over c.comm's ranks with `ghost_width` ghost cells (serial: one
+/// process owns the box).
+template <int dim>
+mesh::Partition<dim> bench_partition(const BenchCase& c, const std::array<int, dim>& cells, int ghost_width) {
+  return c.comm.distributed() ? mesh::Partition<dim>::distributed(cells, c.comm, ghost_width)
+                              : mesh::Partition<dim>::serial(cells);
 }
 
 inline operators::OperatorConfig operator_config(const operators::DeviceKernelKey& key) {
@@ -111,6 +126,44 @@ void record_check(const Number* y, const double* ref, std::size_t n, double tole
   if (finite && norm > 0.0) r.check_rel_diff = std::sqrt(diff / norm);
   else if (finite && diff == 0.0) r.check_rel_diff = 0.0;
   r.check_passed = r.check_rel_diff.has_value() && *r.check_rel_diff <= tolerance;
+}
+
+/// Several ranks: each apply's time is the slowest rank's; the report keeps every rank's median.
+inline void summarize_distributed_times(const Communicator& comm, std::vector<double> times, BenchResult& r) {
+  BenchResult own;
+  summarize_times(times, own);
+  for (auto& t : times) t = comm.max(t);
+  summarize_times(std::move(times), r);
+  auto& d = r.distributed.emplace();
+  d.ranks = comm.size();
+  d.rank_median_seconds = comm.all_gather(own.median_seconds);
+}
+
+/// Several ranks: the check of record_check over the owned entries of every rank (`layout`).
+template <typename Number>
+void record_distributed_check(const Number* y, const double* ref, std::size_t n, const GhostLayout& layout,
+                              double tolerance, BenchResult& r) {
+  std::vector<double> diff(n);
+  for (std::size_t i = 0; i < n; ++i) diff[i] = double(y[i]) - ref[i];
+  // a NaN on an owned entry of any rank fails the check; ghost entries are not compared
+  double sums[2] = {layout.owned_dot(diff.data(), diff.data()), layout.owned_dot(ref, ref)};
+  layout.communicator().sum(sums, 2);
+  r.checked = true;
+  r.check_rel_diff.reset();
+  if (std::isfinite(sums[0]) && std::isfinite(sums[1]) && sums[1] > 0.0) r.check_rel_diff = std::sqrt(sums[0] / sums[1]);
+  else if (std::isfinite(sums[0]) && sums[0] == 0.0) r.check_rel_diff = 0.0;
+  r.check_passed = r.check_rel_diff.has_value() && *r.check_rel_diff <= tolerance;
+}
+
+/// ||y|| over the owned entries of every rank (layout null: every entry).
+template <typename Number>
+double owned_norm(const Number* y, std::size_t n, const GhostLayout* layout) {
+  if (!layout) {
+    double s = 0.0;
+    for (std::size_t i = 0; i < n; ++i) s += double(y[i]) * double(y[i]);
+    return std::sqrt(s);
+  }
+  return std::sqrt(layout->communicator().sum(layout->owned_dot(y, y)));
 }
 
 }  // namespace tcfem::bench

@@ -5,6 +5,7 @@
 
 #include "bench/bench_common.h"
 #include "core/error.h"
+#include "fe/dof_exchange.h"
 
 namespace tcfem::bench {
 
@@ -99,9 +100,37 @@ double check_tolerance(precision::Precision p) {
   }
 }
 
+std::vector<int> process_grid_for_case(const BenchCase& c) {
+  const auto size = size_for_case(c);
+  const int ranks = c.comm.size();
+  if (c.key.dim == 2) {
+    const auto g = mesh::choose_process_grid<2>({size.cells[0], size.cells[1]}, ranks);
+    return {g[0], g[1]};
+  }
+  const auto g = mesh::choose_process_grid<3>({size.cells[0], size.cells[1], size.cells[2]}, ranks);
+  return {g[0], g[1], g[2]};
+}
+
+namespace {
+
+/// Entries the largest rank stores: its sub-box (the larger share of every direction) with two
+/// ghost cells on every side (the device's ghosted box; the CPU stores one).
+double largest_local_dofs(const BenchCase& c, const BenchSize& size) {
+  if (!c.comm.distributed()) return size.n_dofs;
+  const auto grid = process_grid_for_case(c);
+  double n = 1.0;
+  for (int d = 0; d < c.key.dim; ++d) {
+    const double cells = std::min(double(size.cells[d]), std::ceil(double(size.cells[d]) / grid[d]) + 4.0);
+    n *= c.key.disc == fe::Disc::cg ? cells * c.key.degree + 1.0 : cells * (c.key.degree + 1.0);
+  }
+  return n;
+}
+
+}  // namespace
+
 MemoryEstimate estimate_memory(const BenchCase& c) {
   const auto size = size_for_case(c);
-  const double n = size.n_dofs;
+  const double n = largest_local_dofs(c, size);
   const double value = precision::stores_double(c.key.precision) ? 8.0 : 4.0;
   // the fp64 estimate bounds the operator data of every precision (and of the fp64 reference)
   const double op = n * (c.key.dim == 2 ? operator_bytes_per_dof<2>(c.key) : operator_bytes_per_dof<3>(c.key));
@@ -130,29 +159,41 @@ BenchResult run_cpu_typed(const BenchCase& c) {
   const auto size = size_for_case(c);
   std::array<int, dim> cells;
   std::copy(size.cells.begin(), size.cells.end(), cells.begin());
-  const mesh::BoxMesh<dim> mesh = bench_mesh<dim>(cells, c.key, c.trilinear_map, c.block.get());
+  const mesh::Partition<dim> part = bench_partition<dim>(c, cells, 1);
+  const mesh::BoxMesh<dim> mesh = bench_mesh<dim>(cells, c.key, c.trilinear_map, c.block.get(), part);
   fe::DofLayout<dim> dofs(mesh, c.key.disc, c.key.degree);
   const auto config = operator_config(c.key);
   const std::size_t n = dofs.n_local();
+  const bool distributed = c.comm.distributed();
 
   BenchResult r;
   r.cells_per_direction = size.cells_per_direction;
   r.cells = size.cells;
   r.n_cells = mesh.n_global_cells();
   r.n_dofs = dofs.n_dofs();
+  // the input by global index (the same vector on any number of ranks, ghosts equal to their owners)
   Vector<Number> src(n), dst(n);
-  for (std::size_t i = 0; i < n; ++i) src[i] = static_cast<Number>(random_value(c.seed, i));
   {
-    auto op = std::make_unique<operators::MatrixFreeOperator<dim, Number>>(mesh, dofs, config,
-                                                                          operators::Form::laplace);
+    const auto global = dofs.global_indices();
+    for (std::size_t i = 0; i < n; ++i) src[i] = static_cast<Number>(random_value(c.seed, std::uint64_t(global[i])));
+  }
+  {
+    // collective: a rank that cannot build its operator ends the case on every rank
+    std::unique_ptr<operators::MatrixFreeOperator<dim, Number>> op;
+    collective(c.comm, [&] {
+      op = std::make_unique<operators::MatrixFreeOperator<dim, Number>>(mesh, dofs, config, operators::Form::laplace);
+    });
     for (int i = 0; i < c.warmup; ++i) op->vmult(dst, src);
     std::vector<double> times(c.repetitions);
+    if (distributed) c.comm.barrier();
     for (auto& t : times) {
       const auto start = clock_type::now();
       op->vmult(dst, src);
       t = std::chrono::duration<double>(clock_type::now() - start).count();
     }
-    summarize_times(std::move(times), r);
+    if (distributed) summarize_distributed_times(c.comm, std::move(times), r);
+    else summarize_times(std::move(times), r);
+    r.output_norm = owned_norm(dst.data(), n, distributed ? dofs.ghost_layout().get() : nullptr);
     r.operator_bytes = op->memory_bytes();
     r.dram_bytes_per_apply = 2.0 * double(n) * sizeof(Number) + double(r.operator_bytes);
     if (needs_check(c)) {
@@ -160,12 +201,24 @@ BenchResult run_cpu_typed(const BenchCase& c) {
       op->vmult(dst, src);
     }
   }
+  if (distributed) {
+    auto& d = *r.distributed;
+    d.process_grid.assign(part.process_grid.begin(), part.process_grid.end());
+    d.exchange = "MPI on the host (CPU backend)";
+    const auto summary = fe::summarize(*dofs.ghost_layout());
+    d.max_neighbours = int(c.comm.max(static_cast<long long>(summary.neighbours)));
+    d.max_bytes_sent = c.comm.max(double(summary.sent_entries) * sizeof(Number));
+    for (const double v : c.comm.all_gather(double(n))) d.rank_local_dofs.push_back(std::size_t(v));
+  }
   if (needs_check(c)) {
     operators::MatrixFreeOperator<dim, double> reference(mesh, dofs, config, operators::Form::laplace);
     Vector<double> x(n), y(n, std::numeric_limits<double>::quiet_NaN());
     for (std::size_t i = 0; i < n; ++i) x[i] = double(src[i]);
     reference.vmult(y, x);
-    record_check(dst.data(), y.data(), n, check_tolerance(c.key.precision), r);
+    if (distributed)
+      record_distributed_check(dst.data(), y.data(), n, *dofs.ghost_layout(), check_tolerance(c.key.precision), r);
+    else
+      record_check(dst.data(), y.data(), n, check_tolerance(c.key.precision), r);
   }
   return r;
 }

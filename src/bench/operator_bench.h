@@ -12,6 +12,8 @@
 #include <string_view>
 #include <vector>
 
+#include "core/communicator.h"
+#include "core/device_exchange.h"
 #include "fe/dof_layout.h"
 #include "mesh/structured_block.h"
 #include "operators/device/device_operator.h"
@@ -47,6 +49,12 @@ struct BenchCase {
   bool trilinear_map = false;
   /// key.general_field: a mesh file's block instead of a map (null: a map)
   std::shared_ptr<const BenchBlock> block;
+  /// The ranks the box is cut over (mesh::Partition::distributed: one sub-box per rank, each rank's
+  /// operator on its ghosted sub-box, the ghost exchange in every apply); serial: one process.
+  /// Collective over comm: every rank runs the case.
+  Communicator comm;
+  /// --backend cuda on several ranks: the exchange's path and whether it runs beside the interior cells.
+  ExchangeOptions exchange;
 };
 
 /// The problem size of a case: the smallest box of n^dim cells with at least the target DoFs, or
@@ -61,7 +69,10 @@ BenchSize size_for_target(int dim, int degree, fe::Disc disc, double target_dofs
 /// The size of case c: size_for_target, or the block's refinement.
 BenchSize size_for_case(const BenchCase& c);
 
-/// Memory a case needs, estimated before anything is allocated.
+/// The process grid of a case on c.comm's ranks (InputError where a rank would own no cell).
+std::vector<int> process_grid_for_case(const BenchCase& c);
+
+/// Memory a case needs (per rank on several ranks), estimated before anything is allocated.
 struct MemoryEstimate {
   double host_bytes = 0.0;
   double device_bytes = 0.0;  ///< 0 on the CPU backend
@@ -97,6 +108,22 @@ struct BenchResult {
   std::optional<double> check_rel_diff;
   bool check_passed = true;
   operators::KernelChoices choices;  ///< the kernel choices the operator resolved
+  /// ||A x|| over the owned entries of every rank, x_i = random_value(seed, global index of i): the
+  /// same on any number of ranks up to rounding.
+  std::optional<double> output_norm;
+  /// Several ranks: each apply's time is the slowest rank's (the medians and extremes above are of
+  /// those), the check's norms are summed over the ranks' owned entries.
+  struct Distributed {
+    int ranks = 1;
+    std::vector<int> process_grid;
+    std::vector<double> rank_median_seconds;  ///< each rank's own median, in rank order
+    std::vector<std::size_t> rank_local_dofs;  ///< entries each rank stores (owned and ghost)
+    std::string exchange;  ///< the exchange path and where it runs
+    bool overlapped = false;  ///< the exchange beside the interior cells (cuda)
+    int max_neighbours = 0;   ///< the most ranks one rank exchanges with
+    double max_bytes_sent = 0.0;  ///< the most bytes one rank sends per apply's exchange
+  };
+  std::optional<Distributed> distributed;
 };
 
 /// The measurement on the CPU (MatrixFreeOperator<dim, double or float>).

@@ -325,7 +325,7 @@ def main():
                                                "--precond", "jacobi"], "runs on --backend cpu only")
         expect_refused(tmp, "vtu_name", 2, ["solve", "--cells", "4", "--vtu", os.path.join(tmp, "u.vtu")], ".pvtu")
         check(not any(f.startswith("u") and "vtu" in f for f in os.listdir(tmp)), "vtu_name: a file was written")
-        expect_refused(tmp, "bench", 2, ["bench"], "runs on one process")
+        expect_refused(tmp, "direct", 2, ["direct"], "runs on one process")
         expect_refused(tmp, "overlap_cpu", 2, ["solve", "--cells", "4", "--backend", "cpu", "--exchange-overlap",
                                                "off"], "--exchange-overlap off")
         expect_refused(tmp, "nccl_cpu", 2, ["solve", "--cells", "4", "--backend", "cpu", "--exchange", "nccl"],
