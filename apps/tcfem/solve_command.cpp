@@ -164,9 +164,9 @@ void resolve_defaults(SolveOptions& o) {
   } else if (o.refine_given && o.refine >= 0 && o.refine <= 20) {
     o.cell_counts.assign(o.dim, 1 << o.refine);
   }
-  // distributed runs on the GPU smooth with Chebyshev (the vertex patches run on one GPU)
+  // distributed dg runs on the GPU smooth with Chebyshev (the dg vertex patches run on one GPU)
   const bool gpu_requested = o.backend == "cuda" || (o.backend == "auto" && o.gpu_on_every_rank);
-  if (o.smoother == "auto" && o.comm.distributed() && gpu_requested) o.smoother = "chebyshev";
+  if (o.smoother == "auto" && o.comm.distributed() && gpu_requested && o.disc == "dg") o.smoother = "chebyshev";
   if (o.smoother == "auto") {
     // cg: the vertex patches, on curved cells and with a variable coefficient with their separable
     // surrogates (multigrid/host/patch_smoother.h); the dg patches have the local solvers of the
@@ -262,9 +262,10 @@ void validate(const SolveOptions& o) {
     throw InputError("--solver " + o.solver + ": runs on --backend cpu only, or with --precond mg on --backend cuda");
   if (o.comm.distributed()) {
     const std::string ranks = std::to_string(o.comm.size()) + " ranks";
-    if (uses_multigrid(o) && o.backend == "cuda" && o.smoother != "chebyshev")
-      throw InputError("--smoother " + o.smoother + ": the vertex patches on --backend cuda run on one rank; a "
-                       "distributed GPU run (" + ranks + ") smooths with --smoother chebyshev, or use --backend cpu");
+    if (uses_multigrid(o) && o.backend == "cuda" && o.smoother != "chebyshev" && o.disc == "dg")
+      throw InputError("--smoother " + o.smoother + " with --disc dg: the dg vertex patches on --backend cuda run on "
+                       "one rank; a distributed GPU run (" + ranks + ") smooths dg with --smoother chebyshev, or use "
+                       "--backend cpu");
     if (o.operator_path == "assembled")
       throw InputError("--operator-path assembled: runs on one rank (this run has " + ranks + ")");
     if (!o.vtu_file.empty()) io::pvtu_piece_path(o.vtu_file, 0);  // a .pvtu name (each rank writes a piece)

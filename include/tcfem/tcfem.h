@@ -118,8 +118,8 @@ struct SolverSettings {
   /// and errors are those of the whole problem, cell_node_values those of the rank's cells.
   /// Several ranks solve on the CPU (every solver) unless backend is Backend::cuda: then each rank
   /// takes the GPU of its number among the ranks of its host and the multigrid solvers run with
-  /// the Chebyshev smoother (Jacobi is refused); write_vtu then writes a .pvtu. Empty: this
-  /// process alone.
+  /// the smoothers of one GPU (dg: Chebyshev; Jacobi is refused); write_vtu then writes a .pvtu.
+  /// Empty: this process alone.
   std::optional<int> mpi_communicator;
 };
 

@@ -287,9 +287,9 @@ Result<dim> solve(const Problem<dim>& pr, const SolverSettings& s) {
                       (s.multigrid_precision == Precision::automatic && cuda && s.solver != Solver::gmres);
     mgs.precision = fp32 ? precision::Precision::fp32 : precision::Precision::fp64;
     // cg: the vertex patches (separable surrogates on curved cells and with a coefficient); dg: on
-    // boxes with a constant coefficient
-    // (several ranks on the GPU: Chebyshev, the patches run on one GPU)
-    bool patch = !any_neumann && !(dg && (curved || def->coefficient)) && !(cuda && comm.distributed());
+    // boxes with a constant coefficient (several ranks on the GPU: Chebyshev, the dg patches run on
+    // one GPU)
+    bool patch = !any_neumann && !(dg && (curved || def->coefficient)) && !(dg && cuda && comm.distributed());
     if (s.smoother == Smoother::patch) patch = true;
     if (s.smoother == Smoother::chebyshev) patch = false;
     mgs.multigrid.smoother.kind = patch ? multigrid::SmootherKind::patch : multigrid::SmootherKind::chebyshev;

@@ -115,6 +115,13 @@ BenchResult run_cuda_typed(const BenchCase& c) {
   }
   const auto& op_mesh = distributed ? *box_mesh : mesh;
   const auto& op_dofs = distributed ? *box_dofs : dofs;
+  // the kernel key of the ghosted sub-box, as the solvers take it: the built-in deformation is a
+  // map of the sub-box there (general geometry, stored), Cartesian and mapped boxes keep theirs
+  operators::DeviceKernelKey key = c.key;
+  if (distributed) {
+    operators::set_geometry(key, op_mesh, op_dofs, operator_config(c.key));
+    key.geometry_form = c.key.general_field ? c.key.geometry_form : operators::GeometryForm::pa;
+  }
 
   BenchResult r;
   r.cells_per_direction = size.cells_per_direction;
@@ -123,7 +130,7 @@ BenchResult run_cuda_typed(const BenchCase& c) {
   r.n_dofs = dofs.n_dofs();
   // collective: a rank that cannot build its operator ends the case on every rank
   std::unique_ptr<operators::DeviceOperator> op;
-  collective(c.comm, [&] { op = operators::make_device_operator<dim>(op_mesh, op_dofs, c.key, c.tuning); });
+  collective(c.comm, [&] { op = operators::make_device_operator<dim>(op_mesh, op_dofs, key, c.tuning); });
   r.choices = op->choices();
   const std::size_t n = op->n_local();
   // the ghosts of one cell layer (what the owned entries read; the second layer is never read)
@@ -190,8 +197,10 @@ BenchResult run_cuda_typed(const BenchCase& c) {
   r.shared_bytes_per_apply = op->shared_bytes_per_apply();
   r.operator_bytes = op->device_bytes();
   if (!needs_check(c)) return r;
-  const auto ref_key = check_reference_key(c);
+  auto ref_key = check_reference_key(c);
   if (ref_key.variant == c.key.variant && ref_key.precision == c.key.precision) return r;  // would compare with itself
+  ref_key.cartesian = key.cartesian;
+  ref_key.general_field = key.general_field;
 
   // the operator under test on a poisoned output ...
   dst.poison();

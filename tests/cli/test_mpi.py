@@ -249,8 +249,29 @@ def gpu_main():
         same_solve(tmp, "gpu_mg_no_overlap", ["--tol", "1e-10"] + mg, (2,), problem=BOX_X,
                    multi_args=["--exchange-overlap", "off"], overlapped=False)
         check_pvtu(tmp, 2, "cuda", mg)
-        expect_refused(tmp, "gpu_patches", 2, ["solve", "--cells", "8", "--backend", "cuda", "--precond", "mg",
-                                               "--smoother", "patch"], "vertex patches on --backend cuda")
+        # the vertex patches across the GPUs (cg): the default smoother, cut across z and across x,
+        # the additive and the global-residual variants, the separable surrogates of a curved map
+        # with a variable coefficient; dg keeps its patches on one GPU
+        same_solve(tmp, "gpu_mg_patch", ["--dim", "3", "--degree", "3", "--cells", "16", "--precond", "mg",
+                                         "--tol", "1e-10"], (2,))
+        same_solve(tmp, "gpu_mg_patch_x_cut", ["--tol", "1e-10", "--precond", "mg", "--smoother", "patch"], (2,),
+                   problem=BOX_X)
+        same_solve(tmp, "gpu_mg_patch_2d_fp64", ["--dim", "2", "--degree", "5", "--cells", "32", "--solver", "cg",
+                                                 "--precond", "mg", "--mg-precision", "fp64", "--smoother", "patch",
+                                                 "--tol", "1e-10"], (2,))
+        same_solve(tmp, "gpu_mg_patch_additive", ["--dim", "3", "--degree", "2", "--cells", "16", "--precond", "mg",
+                                                  "--smoother", "patch-additive", "--tol", "1e-10"], (2,))
+        same_solve(tmp, "gpu_mg_patch_global", ["--dim", "3", "--degree", "4", "--cells", "8", "--precond", "mg",
+                                                "--smoother", "patch", "--patch-variant", "global", "--tol", "1e-10"],
+                   (2,))
+        annulus_dirichlet = dict(ANNULUS_2D, geometry=dict(ANNULUS_2D["geometry"], cells=[16, 16]),
+                                 dirichlet={f: U for f in ("xmin", "xmax", "ymin", "ymax")})
+        del annulus_dirichlet["neumann"]
+        same_solve(tmp, "gpu_mg_patch_annulus", ["--precond", "mg", "--smoother", "patch", "--tol", "1e-10"], (2,),
+                   problem=annulus_dirichlet)
+        expect_refused(tmp, "gpu_dg_patches", 2, ["solve", "--cells", "8", "--backend", "cuda", "--precond", "mg",
+                                                  "--disc", "dg", "--smoother", "patch"],
+                       "dg vertex patches on --backend cuda")
     for f in failures:
         print("FAIL:", f)
     print(f"test_mpi --gpu: {len(failures)} failures")
@@ -319,8 +340,9 @@ def main():
             json.dump(mixed, f)
         expect_refused(tmp, "patch_neumann", 2, ["solve", "--problem", mixed_path, "--backend", "cpu",
                                                  "--smoother", "patch"], "Dirichlet problems only")
-        expect_refused(tmp, "patches_cuda", 2, ["solve", "--cells", "8", "--backend", "cuda", "--precond", "mg",
-                                                "--smoother", "patch"], "vertex patches on --backend cuda run on one rank")
+        expect_refused(tmp, "dg_patches_cuda", 2, ["solve", "--cells", "8", "--backend", "cuda", "--precond", "mg",
+                                                   "--disc", "dg", "--smoother", "patch"],
+                       "dg vertex patches on --backend cuda run on one rank")
         expect_refused(tmp, "fgmres_cuda", 2, ["solve", "--cells", "4", "--backend", "cuda", "--solver", "fgmres",
                                                "--precond", "jacobi"], "runs on --backend cpu only")
         expect_refused(tmp, "vtu_name", 2, ["solve", "--cells", "4", "--vtu", os.path.join(tmp, "u.vtu")], ".pvtu")

@@ -80,12 +80,13 @@ std::unique_ptr<Smoother<DeviceVector<Number>>> make_device_smoother(const Smoot
                                                                      LevelInfo& info, std::size_t& device_bytes,
                                                                      double lambda_max = 0.0,
                                                                      const DeviceLevelBox<dim>* box = nullptr,
-                                                                     const fe::DofLayout<dim>* spread_dofs = nullptr) {
+                                                                     const fe::DofLayout<dim>* spread_dofs = nullptr,
+                                                                     const std::array<int, dim>& box_origin = {}) {
   char text[200];
-  if (box && s.kind != SmootherKind::chebyshev)
+  if (box && s.kind != SmootherKind::chebyshev && dofs.disc() == fe::Disc::dg)
     throw InputError(std::string("--smoother ") + to_string(s.kind) +
-                     " on --backend cuda: the vertex patches run on one rank; a distributed GPU run smooths with "
-                     "--smoother chebyshev");
+                     " with --disc dg on --backend cuda: the dg vertex patches run on one rank; a distributed GPU "
+                     "run with dg smooths with --smoother chebyshev");
   switch (s.kind) {
     case SmootherKind::chebyshev: {
       std::vector<char> constrained;
@@ -143,9 +144,19 @@ std::unique_ptr<Smoother<DeviceVector<Number>>> make_device_smoother(const Smoot
                            op.device_operator().key().to_string() +
                            ") stores no quadrature data for the separable patch surrogates; use --smoother chebyshev");
       }
+      // spread over ranks: the residuals of the distributed apply, the ghosts of one cell layer
+      typename DevicePatchSmoother<dim, Number>::Spread spread;
+      if (box) {
+        spread.ghosts = box->near.get();
+        spread.origin = box_origin;
+      }
+      DeviceGhostExchange* ghosts = spread.ghosts;
       auto patch = std::make_unique<DevicePatchSmoother<dim, Number>>(
           mesh, dofs, quadrature, s,
-          [level_op](Number* dst, const Number* src) { level_op->device_operator().vmult(dst, src); }, metric);
+          [level_op, ghosts](Number* dst, const Number* src) {
+            operators::ghosted_vmult(level_op->device_operator(), ghosts, dst, const_cast<Number*>(src));
+          },
+          metric, spread);
       info.smoother = patch->description();
       return std::make_unique<DevicePatchSmootherAdapter<dim, Number>>(std::move(patch));
     }
@@ -270,6 +281,12 @@ DeviceMultigrid<dim, Number>::DeviceMultigrid(const LevelHierarchy<dim>& hierarc
   auto box_of = [&](int l) -> const DeviceLevelBox<dim>* {
     return !boxes_.empty() && l >= gathered_ ? &boxes_[l - gathered_] : nullptr;
   };
+  // the global index of the first cell of a spread level's ghosted box (the patches' colors)
+  auto box_origin = [&](int l) {
+    std::array<int, dim> o{};
+    for (int d = 0; d < dim; ++d) o[d] = hierarchy.mesh(l).partition().ghosted.begin[d];
+    return o;
+  };
   operators::DeviceKernelKey geometry;
   // the meshes the kernels run on (a spread level: the ghosted box, whose geometry is a map of its
   // own where the mesh is the built-in deformation)
@@ -334,7 +351,7 @@ DeviceMultigrid<dim, Number>::DeviceMultigrid(const LevelHierarchy<dim>& hierarc
       if (!smoothers_[l])  // a level spread over the ranks (collective: their errors agree)
         smoothers_[l] = make_device_smoother<dim, Number>(settings.smoother, operator_mesh(l), operator_dofs(l),
                                                            config, *operators_[l], info, device_bytes_, 0.0, box_of(l),
-                                                           &hierarchy.dofs(l));
+                                                           &hierarchy.dofs(l), box_origin(l));
       levels[l].smoother = smoothers_[l].get();
       levels[l].transfer = transfers_[l].get();
     }
@@ -354,7 +371,7 @@ DeviceMultigrid<dim, Number>::DeviceMultigrid(const LevelHierarchy<dim>& hierarc
     fine_smoother64_ = make_device_smoother<dim, double>(settings.smoother, operator_mesh(finest),
                                                          operator_dofs(finest), config, *fine_operator64_, info64,
                                                          device_bytes_, info_[finest].lambda_max, box_of(finest),
-                                                         &hierarchy.dofs(finest));
+                                                         &hierarchy.dofs(finest), box_origin(finest));
     info_[finest].smoother += "; post-smoothing in fp64";
     finest_post = 0;
     stage("fp64 operator and smoother of the finest level");

@@ -86,7 +86,7 @@ class DeviceMultigrid {
   /// line per level built (may be empty). A distributed hierarchy: collective; each rank runs the
   /// levels from the gathered one up on its ghosted boxes (the fine mesh's partition needs a ghost
   /// width of two), rank 0 those below; the ghosts travel by `exchange` (default:
-  /// default_exchange_path). Chebyshev smoothers only (the patch smoothers run on one rank).
+  /// default_exchange_path). dg: Chebyshev smoothers only (the dg patch smoothers run on one rank).
   DeviceMultigrid(const LevelHierarchy<dim>& hierarchy, const operators::OperatorConfig& config,
                   const MultigridSettings& settings, precision::Precision precision,
                   const std::function<void(const std::string&)>& progress = {},

@@ -108,6 +108,15 @@ struct DevicePatchSmoother<dim, Number>::Impl {
   mutable DeviceBuffer<Number> residual, color_buffer;  // work vectors of a step
   DeviceBuffer<long long> constrained;
   std::vector<PatchKernelParams<Number>> colors;  // per color; pointers to vectors set per step
+  DeviceGhostExchange* ghosts = nullptr;  // a level spread over ranks: the ghosts of one cell layer
+  int color_shift = 0;  // bit d: the parity of the box's first global vertex along d
+
+  /// The box's color of global color i (the colors of the global vertex parities).
+  int local_color(int i) const { return i ^ color_shift; }
+  template <typename T>
+  void update_ghosts(T* v) const {
+    if (ghosts) ghosts->update_ghosts(v);
+  }
 
   void launch(KernelKind kind, const PatchKernelParams<Number>& p) const {
     if (p.n_patches == 0) return;
@@ -119,6 +128,7 @@ struct DevicePatchSmoother<dim, Number>::Impl {
     patch_kernels::residual_from_product_kernel<<<grid_1d(static_cast<long long>(n), 256), 256>>>(
         residual.data(), b, static_cast<long long>(n));
     TCFEM_CUDA_CHECK_LAUNCH();
+    update_ghosts(residual.data());  // spread: the patches at the cuts read their neighbours' residuals
   }
 };
 
@@ -127,7 +137,7 @@ DevicePatchSmoother<dim, Number>::DevicePatchSmoother(const mesh::BoxMesh<dim>& 
                                                       const fe::Quadrature1D& quadrature,
                                                       const SmootherSettings& settings,
                                                       std::function<void(Number* dst, const Number* src)> level_vmult,
-                                                      const std::vector<double>& cell_metric)
+                                                      const std::vector<double>& cell_metric, const Spread& spread)
     : impl_(std::make_unique<Impl>()) {
   auto& I = *impl_;
   if (settings.kind != SmootherKind::patch && settings.kind != SmootherKind::patch_additive)
@@ -142,6 +152,8 @@ DevicePatchSmoother<dim, Number>::DevicePatchSmoother(const mesh::BoxMesh<dim>& 
       throw InputError("--backend cuda: the device patch smoother needs the whole mesh on one device");
   if (!query_device().available)
     throw InputError("--backend cuda: no CUDA device available for the patch smoother");
+  I.ghosts = spread.ghosts;
+  for (int d = 0; d < dim; ++d) I.color_shift |= (spread.origin[d] & 1) << d;
   I.additive = settings.kind == SmootherKind::patch_additive;
   I.surrogate = !cell_metric.empty();
   I.variant = mesh.geometry() == mesh::GeometryKind::cartesian && !I.surrogate ? settings.patch_variant
@@ -222,16 +234,21 @@ void DevicePatchSmoother<dim, Number>::smooth(Number* x, const Number* b, SweepO
   const int n_colors = 1 << dim;
   if (I.additive) {
     I.global_residual(x, b);
-    for (int c = 0; c < n_colors; ++c) {  // colored accumulation of the corrections into x
-      auto p = I.colors[c];
+    for (int i = 0; i < n_colors; ++i) {  // colored accumulation of the corrections into x
+      auto p = I.colors[I.local_color(i)];
       p.x = x;
       p.r_in = I.residual.data();
       I.launch(KernelKind::solve_from_vector, p);
     }
   } else {
+    // spread: the localized residuals of the patches at the cuts read b at their neighbours' nodes
+    // (its ghosts are copies of the owners' entries: the vector keeps its value)
+    if (I.variant != PatchVariant::global) I.update_ghosts(const_cast<Number*>(b));
     for (int i = 0; i < n_colors; ++i) {
-      auto p = I.colors[order == SweepOrder::forward ? i : n_colors - 1 - i];
-      if (p.n_patches == 0) continue;
+      auto p = I.colors[I.local_color(order == SweepOrder::forward ? i : n_colors - 1 - i)];
+      // spread: every rank takes part in the exchanges, with patches of this color or without
+      if (I.variant != PatchVariant::global) I.update_ghosts(x);
+      if (p.n_patches == 0 && !I.ghosts) continue;
       p.x = x;
       p.b = b;
       switch (I.variant) {

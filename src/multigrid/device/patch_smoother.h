@@ -8,12 +8,14 @@
 // VertexPatchSmoother<dim, Number> for the same settings. Kernels: multigrid/patch_kernels/kernels.cuh,
 // layouts and work counts: multigrid/patch_kernels/layouts.h, documentation: docs/patch_smoother_kernels.md.
 // No CUDA headers here; builds without CUDA throw InputError from the constructor.
+#include <array>
 #include <cstddef>
 #include <functional>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "core/device_exchange.h"
 #include "fe/dof_layout.h"
 #include "fe/quadrature.h"
 #include "mesh/box_mesh.h"
@@ -28,10 +30,23 @@ class DevicePatchSmoother {
   /// additive variants); settings.kind is patch or patch_additive. `cell_metric` ([cell * dim + d],
   /// the level operator's cell metric): the separable surrogates of VertexPatchSmoother with the
   /// global residual; empty: the exact patches of the parameter grid. Throws InputError if unsupported.
+  ///
+  /// A level spread over ranks (`spread`): `mesh` and `dofs` are this rank's ghosted box (two cells
+  /// wide, fe::ghosted_box_dirichlet) as a mesh of its own, level_vmult the distributed apply. The
+  /// patches of every interior vertex of the box run, so each owned node gets the corrections of
+  /// every patch holding it (those of vertices owned by other ranks computed again here, from the
+  /// same values); before each color the ghosts of x (of the residual in the global and additive
+  /// variants, of b once per step) are updated; the colors follow the parity of the global vertex
+  /// coordinates, so every rank sweeps them in the same order. Owned entries of x equal those of
+  /// one process running the whole level; ghost entries are left stale.
+  struct Spread {
+    DeviceGhostExchange* ghosts = nullptr;  ///< the ghosts of one cell layer
+    std::array<int, dim> origin{};          ///< global index of the box's first cell
+  };
   DevicePatchSmoother(const mesh::BoxMesh<dim>& mesh, const fe::DofLayout<dim>& dofs,
                       const fe::Quadrature1D& quadrature, const SmootherSettings& settings,
                       std::function<void(Number* dst, const Number* src)> level_vmult,
-                      const std::vector<double>& cell_metric = {});
+                      const std::vector<double>& cell_metric = {}, const Spread& spread = {});
   ~DevicePatchSmoother();
   /// One smoothing step x <- S(x, b) on device vectors (default stream, asynchronous).
   void smooth(Number* x, const Number* b, SweepOrder order) const;
