@@ -207,7 +207,8 @@ def gpu_main():
     if nccl.returncode != 0:
         check("no NCCL" in nccl.stderr, f"--exchange nccl refused without naming NCCL: {nccl.stderr}")
     # auto: CUDA IPC, the two ranks sharing a host
-    paths = {"auto": "CUDA IPC", "host-staged": "MPI on the host", "cuda-ipc": "CUDA IPC"}
+    paths = {"auto": "CUDA IPC", "host-staged": "MPI on the host", "cuda-ipc": "CUDA IPC",
+             "cuda-ipc-stream": "CUDA IPC, stream-ordered"}
     if nccl.returncode == 0:
         paths["nccl"] = "NCCL"
     with tempfile.TemporaryDirectory() as tmp:
