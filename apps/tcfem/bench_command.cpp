@@ -276,7 +276,6 @@ Plan make_plan(const BenchOptions& o) {
     if (o.exchange == "host-staged") c.exchange.path = ExchangePath::host_staged;
     if (o.exchange == "cuda-aware") c.exchange.path = ExchangePath::device_mpi;
     if (o.exchange == "cuda-ipc") c.exchange.path = ExchangePath::cuda_ipc;
-    if (o.exchange == "cuda-ipc-stream") c.exchange.path = ExchangePath::cuda_ipc_stream;
     if (o.exchange == "nccl") c.exchange.path = ExchangePath::nccl;
     c.exchange.overlap = o.exchange_overlap == "on";
     return c;
@@ -751,8 +750,8 @@ std::function<int()> add_bench_command(CLI::App& app) {
   cmd->add_flag("--quiet,-q", opts->quiet, "Print nothing but errors");
   cmd->add_option("--exchange", opts->exchange,
                   "Several MPI ranks with --backend cuda: the ghost exchange's path: auto (the fastest the run has), "
-                  "cuda-ipc, cuda-ipc-stream, nccl, cuda-aware or host-staged")
-      ->check(CLI::IsMember({"auto", "host-staged", "cuda-aware", "cuda-ipc", "cuda-ipc-stream", "nccl"}))
+                  "cuda-ipc, nccl, cuda-aware or host-staged")
+      ->check(CLI::IsMember({"auto", "host-staged", "cuda-aware", "cuda-ipc", "nccl"}))
       ->capture_default_str();
   cmd->add_option("--exchange-overlap", opts->exchange_overlap,
                   "Several MPI ranks with --backend cuda: on (the exchange beside the interior cells, where the "

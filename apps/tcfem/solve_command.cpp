@@ -109,7 +109,6 @@ ExchangeOptions exchange_choice(const SolveOptions& o) {
   if (o.exchange == "host-staged") e.path = ExchangePath::host_staged;
   if (o.exchange == "cuda-aware") e.path = ExchangePath::device_mpi;
   if (o.exchange == "cuda-ipc") e.path = ExchangePath::cuda_ipc;
-  if (o.exchange == "cuda-ipc-stream") e.path = ExchangePath::cuda_ipc_stream;
   if (o.exchange == "nccl") e.path = ExchangePath::nccl;
   e.overlap = o.exchange_overlap == "on";
   return e;
@@ -990,11 +989,9 @@ std::function<int()> add_solve_command(CLI::App& app) {
                   "where all ranks share a host, else nccl in a build with NCCL, else cuda-aware where the MPI "
                   "library reports CUDA support, else host-staged), nccl (NCCL send and receive queued on a stream: the "
                   "host never waits for an exchange), host-staged (through pinned host buffers), cuda-aware (device "
-                  "buffers in the MPI calls), cuda-ipc (device-to-device copies into the neighbours' mapped "
-                  "buffers, one host) or cuda-ipc-stream (one host: the pack kernel writes into the neighbours' "
-                  "mapped buffers and signals through device flags, the unpack kernel waits for them; the host "
-                  "never waits)")
-      ->check(CLI::IsMember({"auto", "nccl", "host-staged", "cuda-aware", "cuda-ipc", "cuda-ipc-stream"}))
+                  "buffers in the MPI calls) or cuda-ipc (device-to-device copies into the neighbours' mapped "
+                  "buffers, one host)")
+      ->check(CLI::IsMember({"auto", "nccl", "host-staged", "cuda-aware", "cuda-ipc"}))
       ->capture_default_str();
   cmd->add_option("--exchange-overlap", opts->exchange_overlap,
                   "Distributed runs on the GPU: on (the ghost exchange before an apply runs beside the apply's "

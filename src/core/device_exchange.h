@@ -23,10 +23,6 @@ enum class ExchangePath {
   device_mpi,   ///< device buffers in the MPI calls (a CUDA-aware MPI library)
   cuda_ipc,     ///< ranks of one host: device-to-device copies into the neighbours' mapped buffers
   nccl,         ///< NCCL send and receive queued on a stream (a build with NCCL)
-  /// ranks of one host, stream-ordered: the pack kernel writes into the neighbours' mapped buffers
-  /// and signals through flags in device memory, the unpack kernel waits for the flags (no host
-  /// synchronization, no MPI message per update)
-  cuda_ipc_stream,
 };
 const char* to_string(ExchangePath p);
 

@@ -207,8 +207,7 @@ def gpu_main():
     if nccl.returncode != 0:
         check("no NCCL" in nccl.stderr, f"--exchange nccl refused without naming NCCL: {nccl.stderr}")
     # auto: CUDA IPC, the two ranks sharing a host
-    paths = {"auto": "CUDA IPC", "host-staged": "MPI on the host", "cuda-ipc": "CUDA IPC",
-             "cuda-ipc-stream": "CUDA IPC, stream-ordered"}
+    paths = {"auto": "CUDA IPC", "host-staged": "MPI on the host", "cuda-ipc": "CUDA IPC"}
     if nccl.returncode == 0:
         paths["nccl"] = "NCCL"
     with tempfile.TemporaryDirectory() as tmp:

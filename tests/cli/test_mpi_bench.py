@@ -126,8 +126,7 @@ def gpu_main():
         lines = [l for l in probe.stderr.splitlines() if l.startswith("tcfem")] or ["exit %d" % probe.returncode]
         print("no CUDA device for each of 2 ranks: GPU tests skip (" + lines[0] + ")")
         return 0
-    paths = {"auto": "CUDA IPC", "host-staged": "MPI on the host", "cuda-ipc": "CUDA IPC",
-             "cuda-ipc-stream": "CUDA IPC, stream-ordered"}
+    paths = {"auto": "CUDA IPC", "host-staged": "MPI on the host", "cuda-ipc": "CUDA IPC"}
     nccl = run(2, ["bench", "--backend", "cuda", "--degrees", "1", "--dofs", "1000", "--variants", "generic",
                    "--repetitions", "1", "--quiet", "--exchange", "nccl"])
     if nccl.returncode == 0:

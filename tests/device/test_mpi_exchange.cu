@@ -35,10 +35,7 @@ using test::shared_seed;
 std::vector<ExchangePath> paths() {
   const auto comm = world();
   std::vector<ExchangePath> out{ExchangePath::host_staged};
-  if (comm.min(static_cast<long long>(comm.local_size() == comm.size())) == 1) {
-    out.push_back(ExchangePath::cuda_ipc);
-    out.push_back(ExchangePath::cuda_ipc_stream);
-  }
+  if (comm.min(static_cast<long long>(comm.local_size() == comm.size())) == 1) out.push_back(ExchangePath::cuda_ipc);
   if (nccl_available()) out.push_back(ExchangePath::nccl);
   if (mpi_device_aware()) out.push_back(ExchangePath::device_mpi);
   return out;
