@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
-"""Weak and strong scaling efficiency of the distributed apply and full solve from a measurements
-file (docs/notebook/scaling_h200x4.json): prints the table and, with --plot, draws it.
+"""Weak and strong scaling efficiency of the distributed apply and full solve (and, where the file
+has it, the full solve with the vertex-patch smoother: solve_patches) from a measurements file
+(docs/notebook/scaling_h200x4.json): prints the table and, with --plot, draws it.
 
 Efficiency: weak t_1 / t_P (the same DoFs per GPU), strong t_1 / (P t_P) (the same problem). Where
 the P = 2 runs come from another lease than the P = 1 run of the table, the file gives that lease's
@@ -36,8 +37,9 @@ def main():
         with open(args.measurements) as f:
             data = json.load(f)
         gpus = data["gpus"]
+        sections = ["apply", "solve"] + (["solve_patches"] if "solve_patches" in data else [])
         table = {(what, kind): efficiencies(data[what], kind, gpus)
-                 for what in ("apply", "solve") for kind in ("weak", "strong")}
+                 for what in sections for kind in ("weak", "strong")}
     except (OSError, ValueError, KeyError) as e:
         print(f"plot_scaling: {args.measurements}: {e}", file=sys.stderr)
         return 2
@@ -49,13 +51,15 @@ def main():
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
         fig, axes = plt.subplots(1, 2, figsize=(10, 4), sharey=True)
-        targets = {("apply", "weak"): 0.95, ("apply", "strong"): 0.80, ("solve", "weak"): 0.90, ("solve", "strong"): 0.80}
+        targets = {"apply": {"weak": 0.95, "strong": 0.80}, "solve": {"weak": 0.90, "strong": 0.80}}
+        styles = {"apply": "-o", "solve": "--s", "solve_patches": ":^"}
+        labels = {"apply": "apply", "solve": "solve, Chebyshev", "solve_patches": "solve, patches"}
         for ax, kind in zip(axes, ("weak", "strong")):
-            for what, style in (("apply", "-o"), ("solve", "--s")):
+            for what in sections:
                 for k, e in table[(what, kind)].items():
-                    ax.plot(gpus, [100 * x for x in e], style, label=f"{what}, k = {k}")
-                ax.axhline(100 * targets[(what, kind)], color="gray", lw=0.8,
-                           ls="-" if what == "apply" else "--")
+                    ax.plot(gpus, [100 * x for x in e], styles[what], label=f"{labels[what]}, k = {k}")
+            for what in ("apply", "solve"):
+                ax.axhline(100 * targets[what][kind], color="gray", lw=0.8, ls="-" if what == "apply" else "--")
             ax.set_xticks(gpus)
             ax.set_xlabel("GPUs (H200)")
             ax.set_title(f"{kind} scaling")

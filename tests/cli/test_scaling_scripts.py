@@ -45,6 +45,11 @@ with tempfile.TemporaryDirectory() as tmp:
     want = f"4 GPUs {100 * t[0] / (4 * t[2]):5.1f}%"
     line = [l for l in r.stdout.splitlines() if l.startswith("solve strong k=6")]
     check(len(line) == 1 and want in line[0], f"plot_scaling.py: solve strong k=6 line {line}, expected {want}")
+    # the vertex-patch solve's section: its own lines
+    t = data["solve_patches"]["weak"]["4"]
+    want = f"4 GPUs {100 * t[0] / t[2]:5.1f}%"
+    line = [l for l in r.stdout.splitlines() if l.startswith("solve_patches weak   k=4")]
+    check(len(line) == 1 and want in line[0], f"plot_scaling.py: solve_patches weak k=4 line {line}, expected {want}")
     bad = os.path.join(tmp, "bad.json")
     with open(bad, "w") as f:
         f.write('{"gpus": [1, 2]}')
