@@ -140,10 +140,13 @@ def same_solve(tmp, name, args, rank_counts=(2, 3), problem=None, multi_args=(),
                 # relative, with a floor for errors near the rounding of their own computation
                 check(abs(a - b) <= (1e-7 if GPU else 1e-9) * b + 1e-14,
                       f"{name}: {ranks} ranks: {key} error {a} against {b}")
-        # the first iterations agree to rounding (of an fp32 V-cycle's residuals: about 1e-7 relative);
-        # all end below the tolerance
+        # the first iterations agree to rounding (of an fp32 V-cycle's residuals: 1e-7 to a few 1e-6
+        # relative; on the GPU the kernels add with atomics, and a rank's apply splits around its
+        # interior cells, so the sums at shared nodes add in another order than on one GPU: the
+        # curved vertex-patch run, whose surrogate smoother takes the residual of the fp32 level
+        # operator, differed by up to 4.5e-6); all end below the tolerance
         h, h1 = data["residual_history"][:10], ref["residual_history"][:10]
-        rounding = 1e-6 if GPU else 1e-5 if "fp32" in args else 1e-8
+        rounding = 1e-5 if GPU or "fp32" in args else 1e-8
         check(all(abs(x - y) <= rounding * y + 1e-13 for x, y in zip(h, h1)),
               f"{name}: {ranks} ranks: residual history {h} against {h1}")
         check(data["converged"] and data["final_relative_residual"] <= data["config"]["tol"],

@@ -146,7 +146,8 @@ template <int dim>
 double mapped_device_vs_cpu(fe::Disc disc, int k, precision::Precision p, std::uint64_t seed, bool compiled = false,
                             double* diagonal_error = nullptr, operators::Variant variant = operators::Variant::generic,
                             fe::QuadratureKind quadrature = fe::QuadratureKind::gauss_k2, bool neumann = false,
-                            operators::GeometryForm form = operators::GeometryForm::pa, bool affine = false) {
+                            operators::GeometryForm form = operators::GeometryForm::pa, bool affine = false,
+                            bool split = false) {
   // the curved map, or an affine one (trilinear cells)
   auto map = [affine](const mesh::Point<dim>& X) {
     mesh::Point<dim> x = X;
@@ -216,6 +217,24 @@ double mapped_device_vs_cpu(fe::Disc disc, int k, precision::Precision p, std::u
     for (const auto& [name, value] : choices) found |= name == "geometry" && value == expected;
     EXPECT_TRUE(found) << "geometry " << expected << ": " << operators::describe(choices);
   }
+  // split: the apply around interior cells (vmult_interior, then vmult_rest), as a rank's ghosted
+  // box runs it beside its exchange
+  if (split) {
+    operators::CellRange interior{{1, 1, 1}, {3, 2, 2}};
+    EXPECT_TRUE(D->split_apply(interior));
+    EXPECT_TRUE(D->is_split());
+    bool found = false;
+    for (const auto& [name, value] : D->choices()) found |= name == "split_launches" && value == std::to_string(2 * dim + 1);
+    EXPECT_TRUE(found) << operators::describe(D->choices());
+  }
+  auto apply = [&](void* y, const void* x) {
+    if (!split) {
+      D->vmult(y, x);
+      return;
+    }
+    D->vmult_interior(y, x);
+    D->vmult_rest(y, x);
+  };
   operators::MatrixFreeOperator<dim, double> A(mesh, dofs, cfg, Form::laplace);
   if (diagonal_error) {
     Vector<double> d_ref;
@@ -250,14 +269,14 @@ double mapped_device_vs_cpu(fe::Disc disc, int k, precision::Precision p, std::u
   if (p == precision::Precision::fp64) {
     std::vector<double> xs(x.data(), x.data() + n), o(n, std::numeric_limits<double>::quiet_NaN());
     DeviceBuffer<double> d_x(xs), d_y(o);
-    D->vmult(d_y.data(), d_x.data());
+    apply(d_y.data(), d_x.data());
     TCFEM_CUDA_CHECK(cudaDeviceSynchronize());
     d_y.copy_to_host(out.data(), n);
   } else {
     std::vector<float> xs(n), o(n, std::numeric_limits<float>::quiet_NaN());
     for (std::size_t i = 0; i < n; ++i) xs[i] = float(x[i]);
     DeviceBuffer<float> d_x(xs), d_y(o);
-    D->vmult(d_y.data(), d_x.data());
+    apply(d_y.data(), d_x.data());
     TCFEM_CUDA_CHECK(cudaDeviceSynchronize());
     d_y.copy_to_host(o.data(), n);
     for (std::size_t i = 0; i < n; ++i) out[i] = o[i];
@@ -364,6 +383,44 @@ TEST(CudaOperator, CudaCoreStoredGeometryMatchesCpu) {
           << "3D fp32 Neumann " << what;
       EXPECT_LT(diag, 1e-5) << "3D fp32 Neumann " << what;
     }
+}
+
+TEST(CudaOperator, CudaCoreGeometrySplitMatchesCpu) {
+  // the general-geometry programs' apply split around interior cells (the interior, then up to
+  // 2 dim launches around it; NaN-poisoned output): stored geometry in 2D and 3D, BP3 and BP5,
+  // the geometry from the nodes (3D BP5, curved and trilinear), fp64 and fp32, Neumann faces
+  SKIP_WITHOUT_DEVICE();
+  std::random_device rd;
+  using P = precision::Precision;
+  using operators::Variant;
+  const auto bp3 = fe::QuadratureKind::gauss_k2, bp5 = fe::QuadratureKind::gll_k1;
+  const auto pa = operators::GeometryForm::pa, mf = operators::GeometryForm::mf;
+  for (int k = 1; k <= 8; ++k) {
+    const std::string what = "k=" + std::to_string(k);
+    const bool compiled = k % 2 == 0;
+    for (auto quad : {bp3, bp5}) {
+      EXPECT_LT(mapped_device_vs_cpu<2>(fe::Disc::cg, k, P::fp64, rd(), compiled, nullptr, Variant::cuda_core, quad,
+                                        false, pa, false, true),
+                1e-12)
+          << "2D " << what;
+      EXPECT_LT(mapped_device_vs_cpu<3>(fe::Disc::cg, k, P::fp64, rd(), compiled, nullptr, Variant::cuda_core, quad,
+                                        k % 2 == 1, pa, false, true),
+                1e-12)
+          << "3D " << what;
+      EXPECT_LT(mapped_device_vs_cpu<3>(fe::Disc::cg, k, P::fp32, rd(), !compiled, nullptr, Variant::cuda_core, quad,
+                                        false, pa, false, true),
+                1e-5)
+          << "3D fp32 " << what;
+    }
+    EXPECT_LT(mapped_device_vs_cpu<3>(fe::Disc::cg, k, P::fp64, rd(), compiled, nullptr, Variant::cuda_core, bp5, true,
+                                      mf, false, true),
+              1e-12)
+        << "3D mf Neumann " << what;
+    EXPECT_LT(mapped_device_vs_cpu<3>(fe::Disc::cg, k, P::fp32, rd(), !compiled, nullptr, Variant::cuda_core, bp5,
+                                      false, mf, true, true),
+              1e-5)
+        << "3D mf trilinear fp32 " << what;
+  }
 }
 
 TEST(CudaOperator, CudaCoreNodeGeometryMatchesCpu) {

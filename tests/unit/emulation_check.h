@@ -11,6 +11,7 @@
 #include "core/vector.h"
 #include "mesh/box_mesh.h"
 #include "operators/cpu/laplace_operator.h"
+#include "operators/device/ghosted_apply.h"
 
 namespace tcfem::test_inputs {
 
@@ -33,6 +34,30 @@ double emulation_error(const operators::MatrixFreeOperator<dim, double>& A, std:
     norm += ref[i] * ref[i];
   }
   return std::sqrt(diff / norm);
+}
+
+/// The launches of a split apply (the geometry programs' split_apply): the cells of `interior`,
+/// then those around it (operators::cells_around), each a copy of p restricted to its cells;
+/// run(params, zero) emulates one (zero: the first, which zeroes dst).
+template <int dim, class Params, class Run>
+void emulate_split(const Params& p, const operators::CellRange& interior, Run&& run) {
+  int n[3] = {1, 1, 1};
+  for (int d = 0; d < dim; ++d) n[d] = p.n_cells[d];
+  std::vector<operators::CellRange> regions{interior};
+  for (const auto& r : operators::cells_around(dim, n, interior)) regions.push_back(r);
+  bool first = true;
+  for (const auto& r : regions) {
+    Params q = p;
+    std::int64_t cells = 1;
+    for (int d = 0; d < dim; ++d) {
+      q.region_lo[d] = r.lo[d];
+      q.region_n[d] = r.hi[d] - r.lo[d];
+      cells *= r.hi[d] - r.lo[d];
+    }
+    q.total_cells = cells;
+    run(q, first);
+    first = false;
+  }
 }
 
 /// A curved map of the unit box without separable structure (a quarter annulus, bent and sheared

@@ -173,7 +173,8 @@ TEST(CudaCoreGeometry, EmulatedKernelMatchesCpu) {
 /// storage type.
 template <int dim, int k, QuadratureKind kind, typename Number>
 double stored_error(const std::array<int, dim>& nc, std::uint64_t seed, bool reverse,
-                    const fe::DirichletFaces<dim>& dirichlet = fe::all_dirichlet<dim>()) {
+                    const fe::DirichletFaces<dim>& dirichlet = fe::all_dirichlet<dim>(),
+                    const operators::CellRange* split = nullptr) {
   constexpr int q = geom_points(kind, k);
   constexpr bool colloc = kind == QuadratureKind::gll_k1;
   const mesh::BoxMesh<dim> mesh(nc, test_inputs::curved_domain<dim>());
@@ -187,8 +188,15 @@ double stored_error(const std::array<int, dim>& nc, std::uint64_t seed, bool rev
   p.coef = geometry.coef.data();
   p.dirichlet = fe::dirichlet_bits(dirichlet);
   const std::size_t n = dofs.n_local();
-  return test_inputs::emulation_error<dim, Number>(
-      A, n, seed, [&](const Number* x, Number* y) { emulate_geom<dim, k, q, colloc, Number, true>(p, x, y, n, reverse); });
+  return test_inputs::emulation_error<dim, Number>(A, n, seed, [&](const Number* x, Number* y) {
+    if (!split) {
+      emulate_geom<dim, k, q, colloc, Number, true>(p, x, y, n, reverse);
+      return;
+    }
+    test_inputs::emulate_split<dim>(p, *split, [&](const auto& g, bool zero) {
+      emulate_geom<dim, k, q, colloc, Number, true>(g, x, y, n, reverse, zero);
+    });
+  });
 }
 
 template <int k, QuadratureKind kind>
@@ -205,6 +213,17 @@ void check_stored(std::mt19937_64& seeds) {
       << "2D Neumann " << what;
   EXPECT_LT((stored_error<3, k, kind, double>(m3, seeds(), false, {true, false, false, true, false, false})), 1e-12)
       << "3D Neumann " << what;
+  // the apply split around interior cells (a rank's ghosted box): the interior, then the cells
+  // around it in up to 2 dim launches, each cell once
+  const operators::CellRange cut2{{1, 1}, {6, 4}}, cut3{{1, 1, 1}, {3, 2, 2}}, z_cut3{{0, 0, 1}, {4, 3, 2}};
+  EXPECT_LT((stored_error<2, k, kind, double>({7, 5}, seeds(), true, fe::all_dirichlet<2>(), &cut2)), 1e-12)
+      << "2D split " << what;
+  EXPECT_LT((stored_error<3, k, kind, double>({4, 3, 3}, seeds(), false, {true, false, false, true, false, false},
+                                              &cut3)),
+            1e-12)
+      << "3D split Neumann " << what;
+  EXPECT_LT((stored_error<3, k, kind, float>({4, 3, 3}, seeds(), false, fe::all_dirichlet<3>(), &z_cut3)), 1e-5)
+      << "3D split z fp32 " << what;
 }
 
 template <int... K>
@@ -216,6 +235,45 @@ void check_stored_degrees(std::integer_sequence<int, K...>, std::mt19937_64& see
 TEST(CudaCoreGeometry, StoredGeometryEmulationMatchesCpu) {
   std::mt19937_64 seeds(20261124);
   check_stored_degrees(std::make_integer_sequence<int, 8>{}, seeds);
+}
+
+TEST(CellsAround, CoverEveryCellOnce) {
+  // the inner box and the boxes around it hold every cell of the box exactly once; an empty inner
+  // box (or one outside) leaves the whole box as one
+  const int n3[3] = {5, 4, 6};
+  const std::vector<operators::CellRange> inners{{{1, 1, 1}, {4, 3, 5}}, {{0, 0, 2}, {5, 4, 3}}, {{0, 1, 0}, {5, 3, 6}},
+                                                 {{2, 0, 0}, {9, 4, 9}}, {{3, 3, 3}, {3, 4, 5}}, {{-2, 1, 1}, {2, 3, 4}}};
+  for (const auto& inner : inners) {
+    std::vector<int> count(5 * 4 * 6, 0);
+    bool empty = false;
+    for (int d = 0; d < 3; ++d) empty = empty || std::min(inner.hi[d], n3[d]) <= std::max(inner.lo[d], 0);
+    auto regions = operators::cells_around(3, n3, inner);
+    if (empty) {
+      ASSERT_EQ(regions.size(), 1u);
+    } else {
+      EXPECT_LE(regions.size(), 6u);
+      operators::CellRange clipped = inner;
+      for (int d = 0; d < 3; ++d) {
+        clipped.lo[d] = std::clamp(inner.lo[d], 0, n3[d]);
+        clipped.hi[d] = std::clamp(inner.hi[d], 0, n3[d]);
+      }
+      regions.push_back(clipped);
+    }
+    for (const auto& r : regions)
+      for (int z = r.lo[2]; z < r.hi[2]; ++z)
+        for (int y = r.lo[1]; y < r.hi[1]; ++y)
+          for (int x = r.lo[0]; x < r.hi[0]; ++x) {
+            ASSERT_TRUE(x >= 0 && x < 5 && y >= 0 && y < 4 && z >= 0 && z < 6);
+            ++count[(z * 4 + y) * 5 + x];
+          }
+    for (const int c : count) EXPECT_EQ(c, 1);
+  }
+  const int n2[2] = {7, 3};
+  const auto r2 = operators::cells_around(2, n2, operators::CellRange{{1, 1}, {6, 2}});
+  int cells = 0;
+  for (const auto& r : r2) cells += (r.hi[0] - r.lo[0]) * (r.hi[1] - r.lo[1]);
+  EXPECT_EQ(r2.size(), 4u);
+  EXPECT_EQ(cells, 7 * 3 - 5);
 }
 
 /// Worst conflict degree of the buffer ('S', 'R', 'C') and table ('T') accesses.

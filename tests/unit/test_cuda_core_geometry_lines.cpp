@@ -128,7 +128,8 @@ TEST(CudaCoreGeometryLines, EmulatedKernelMatchesCpu) {
 /// compute_cell_geometry in the storage type.
 template <int k, fe::QuadratureKind kind, typename Number>
 double stored_lines_error(const std::array<int, 3>& nc, std::uint64_t seed, bool reverse, int cells,
-                          const fe::DirichletFaces<3>& dirichlet = fe::all_dirichlet<3>()) {
+                          const fe::DirichletFaces<3>& dirichlet = fe::all_dirichlet<3>(),
+                          const operators::CellRange* split = nullptr) {
   constexpr int q = geom_points(kind, k);
   constexpr bool colloc = kind == fe::QuadratureKind::gll_k1;
   const mesh::BoxMesh<3> mesh(nc, test_inputs::curved_domain<3>());
@@ -142,8 +143,15 @@ double stored_lines_error(const std::array<int, 3>& nc, std::uint64_t seed, bool
   p.coef = geometry.coef.data();
   p.dirichlet = fe::dirichlet_bits(dirichlet);
   const std::size_t n = dofs.n_local();
-  return test_inputs::emulation_error<3, Number>(
-      A, n, seed, [&](const Number* x, Number* y) { emulate_geom_lines<k, q, colloc, Number, true>(p, x, y, n, reverse); });
+  return test_inputs::emulation_error<3, Number>(A, n, seed, [&](const Number* x, Number* y) {
+    if (!split) {
+      emulate_geom_lines<k, q, colloc, Number, true>(p, x, y, n, reverse);
+      return;
+    }
+    test_inputs::emulate_split<3>(p, *split, [&](const auto& g, bool zero) {
+      emulate_geom_lines<k, q, colloc, Number, true>(g, x, y, n, reverse, zero);
+    });
+  });
 }
 
 template <int k, fe::QuadratureKind kind>
@@ -157,6 +165,14 @@ void check_stored_lines(std::mt19937_64& seeds) {
   EXPECT_LT((stored_lines_error<k, kind, double>(m3, seeds(), true, 0, {false, true, true, false, false, true})),
             1e-12)
       << "Neumann " << what;
+  // the apply split around interior cells: the interior, then up to six launches around it
+  const operators::CellRange cut{{1, 1, 1}, {3, 2, 2}};
+  EXPECT_LT((stored_lines_error<k, kind, double>({4, 3, 3}, seeds(), false, 0, fe::all_dirichlet<3>(), &cut)), 1e-12)
+      << "split " << what;
+  EXPECT_LT((stored_lines_error<k, kind, float>({4, 3, 3}, seeds(), true, 2, {false, true, true, false, false, true},
+                                                &cut)),
+            1e-5)
+      << "split fp32 Neumann " << what;
 }
 
 template <int... K>
@@ -177,7 +193,8 @@ TEST(CudaCoreGeometryLines, StoredGeometryEmulationMatchesCpu) {
 template <int k, typename Number>
 double node_lines_error(const std::array<int, 3>& nc, const mesh::Domain<3>& domain, bool coefficient,
                         std::uint64_t seed, bool reverse, int cells, bool expect_disp,
-                        const fe::DirichletFaces<3>& dirichlet = fe::all_dirichlet<3>()) {
+                        const fe::DirichletFaces<3>& dirichlet = fe::all_dirichlet<3>(),
+                        const operators::CellRange* split = nullptr) {
   constexpr auto kind = fe::QuadratureKind::gll_k1;
   constexpr int q = k + 1;
   const mesh::BoxMesh<3> mesh(nc, domain);
@@ -201,11 +218,18 @@ double node_lines_error(const std::array<int, 3>& nc, const mesh::Domain<3>& dom
   p.a_nodes = nodes.a_nodes.empty() ? nullptr : nodes.a_nodes.data();
   p.dirichlet = fe::dirichlet_bits(dirichlet);
   const std::size_t n = dofs.n_local();
-  return test_inputs::emulation_error<3, Number>(A, n, seed, [&](const Number* x, Number* y) {
+  auto run = [&](const auto& g, const Number* x, Number* y, bool zero) {
     if (trilinear)
-      emulate_geom_lines<k, q, true, Number, false, true, true>(p, x, y, n, reverse);
+      emulate_geom_lines<k, q, true, Number, false, true, true>(g, x, y, n, reverse, zero);
     else
-      emulate_geom_lines<k, q, true, Number, false, true>(p, x, y, n, reverse);
+      emulate_geom_lines<k, q, true, Number, false, true>(g, x, y, n, reverse, zero);
+  };
+  return test_inputs::emulation_error<3, Number>(A, n, seed, [&](const Number* x, Number* y) {
+    if (!split) {
+      run(p, x, y, true);
+      return;
+    }
+    test_inputs::emulate_split<3>(p, *split, [&](const auto& g, bool zero) { run(g, x, y, zero); });
   });
 }
 
@@ -234,6 +258,16 @@ void check_node_lines(std::mt19937_64& seeds) {
       << "trilinear " << what;
   EXPECT_LT((node_lines_error<k, float>(m3, affine_domain(), false, seeds(), false, 0, false)), 1e-5)
       << "trilinear fp32 " << what;
+  // the apply split around interior cells
+  const operators::CellRange cut{{1, 1, 1}, {3, 2, 2}};
+  EXPECT_LT((node_lines_error<k, double>({4, 3, 3}, curved, true, seeds(), false, 0, true, fe::all_dirichlet<3>(),
+                                         &cut)),
+            1e-12)
+      << "split " << what;
+  EXPECT_LT((node_lines_error<k, double>({4, 3, 3}, affine_domain(), true, seeds(), true, 0, false,
+                                         fe::all_dirichlet<3>(), &cut)),
+            1e-12)
+      << "split trilinear " << what;
 }
 
 template <int... K>

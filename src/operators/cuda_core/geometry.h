@@ -81,13 +81,31 @@ TCFEM_HD constexpr int geom_address(const GeomLayout& L, int cell, int buf, int 
 /// them; Dc = D / h of the column direction (z in 3D, y in 2D); w: weights. Geometry:
 /// s[d][c * q + i] = s_d at point i of cell index c along d, ds[d][c * q + i] = s_d'(xi_i) / h_d.
 /// cells, cell_stride: cells per block and elements per cell slot of the launch (<= L.cells, >= 3 Q).
+/// Cell `i` of a launch (of its region, or of the whole mesh): its multi-index c and its index in
+/// the mesh (lexicographic, x fastest), which the stored data is indexed by.
+template <int dim, class Params>
+TCFEM_HD inline void region_cell(const Params& p, std::int64_t i, int* c, std::int64_t& cell) {
+  const bool region = p.region_n[0] > 0;
+  std::int64_t rest = i;
+  for (int d = 0; d < dim; ++d) {
+    const int extent = region ? p.region_n[d] : p.n_cells[d];
+    c[d] = (region ? p.region_lo[d] : 0) + int(rest % extent);
+    rest /= extent;
+  }
+  cell = 0;
+  for (int d = dim - 1; d >= 0; --d) cell = cell * p.n_cells[d] + c[d];
+}
+
 template <int dim, int k, int q, typename Number>
 struct GeomParams {
   static constexpr int n = k + 1;
   int n_cells[3] = {1, 1, 1};
   std::int64_t lattice[3] = {1, 1, 1};
   unsigned dirichlet = fe::all_dirichlet_bits;  ///< the constrained faces (fe/dirichlet_bits.h)
-  std::int64_t total_cells = 0;
+  std::int64_t total_cells = 0;  ///< cells of the launch: of the region, or of the mesh
+  /// The cells [region_lo, region_lo + region_n) of a split apply (region_n[0] = 0: every cell).
+  int region_lo[3] = {0, 0, 0};
+  int region_n[3] = {0, 0, 0};
   Number inv_h[3] = {1, 1, 1};
   Number eps[3] = {0, 0, 0};
   Number hprod = 1;         ///< det H
@@ -241,12 +259,7 @@ struct GeomProgram {
     th.b = dim == 3 ? r / q : 0;
     const std::int64_t cell = block * p.cells + th.slot;
     th.active = cell < p.total_cells;
-    th.cell = th.active ? cell : 0;
-    std::int64_t rest = th.cell;
-    for (int d = 0; d < dim; ++d) {
-      th.c[d] = int(rest % p.n_cells[d]);
-      rest /= p.n_cells[d];
-    }
+    region_cell<dim>(p, th.active ? cell : 0, th.c, th.cell);
   }
 
   /// Copies the 1D tables to shared memory (threads tid, tid + nthreads, ...).

@@ -21,6 +21,7 @@
 #include <string>
 #include <type_traits>
 #include <utility>
+#include <vector>
 
 #include "core/cuda_check.h"
 #include "core/device.h"
@@ -28,6 +29,7 @@
 #include "operators/cuda_core/geometry_lines_setup.h"
 #include "operators/cuda_core/geometry_setup.h"
 #include "operators/device/device_geometry.h"
+#include "operators/device/ghosted_apply.h"
 #include "operators/device/variants.h"
 
 namespace tcfem::operators::cuda_core {
@@ -124,12 +126,48 @@ class GeometryOperatorBase : public DeviceOperatorBase {
   std::size_t value_size() const override { return sizeof(Number); }
   std::size_t device_bytes() const override { return table_bytes_; }
   KernelChoices choices() const override {
-    return {{"program", program_},
-            {"geometry", geometry_name_ ? geometry_name_ : coef_ ? "stored" : "1D tables"},
-            {"min_blocks_per_sm", std::to_string(min_blocks_)},
-            {"cells_per_block", std::to_string(cells_per_block_)},
-            {"threads", std::to_string(threads_)},
-            {"shared_bytes", std::to_string(smem_)}};
+    KernelChoices c{{"program", program_},
+                    {"geometry", geometry_name_ ? geometry_name_ : coef_ ? "stored" : "1D tables"},
+                    {"min_blocks_per_sm", std::to_string(min_blocks_)},
+                    {"cells_per_block", std::to_string(cells_per_block_)},
+                    {"threads", std::to_string(threads_)},
+                    {"shared_bytes", std::to_string(smem_)}};
+    if (!regions_.empty()) c.push_back({"split_launches", std::to_string(regions_.size())});
+    return c;
+  }
+  /// The apply split around `interior` (cells of the mesh, a rank's ghosted box): the interior
+  /// cells in one launch, the cells around them in at most 2 dim more (each cell once, the shared
+  /// nodes added with the kernel's atomics, the constrained ones stored). False, with whole applies
+  /// kept, where `interior` holds no cell.
+  bool split_apply(const CellRange& interior) override {
+    regions_.clear();
+    int n[3] = {1, 1, 1}, lo[3] = {0, 0, 0}, hi[3] = {1, 1, 1};
+    std::int64_t inner = 1;
+    for (int d = 0; d < dim; ++d) {
+      n[d] = params_.n_cells[d];
+      lo[d] = std::clamp(interior.lo[d], 0, n[d]);
+      hi[d] = std::clamp(interior.hi[d], 0, n[d]);
+      inner *= std::max(0, hi[d] - lo[d]);
+    }
+    if (inner == 0) return false;
+    CellRange in;
+    for (int d = 0; d < dim; ++d) {
+      in.lo[d] = lo[d];
+      in.hi[d] = hi[d];
+    }
+    regions_.push_back(region(in));
+    for (const auto& r : cells_around(dim, n, in)) regions_.push_back(region(r));
+    return true;
+  }
+  bool is_split() const override { return !regions_.empty(); }
+  void vmult_interior(void* dst, const void* src) const override {
+    if (regions_.empty()) DeviceOperator::vmult_interior(dst, src);
+    TCFEM_CUDA_CHECK(cudaMemsetAsync(dst, 0, n_local_ * sizeof(Number)));
+    launch_region(regions_.front(), dst, src);
+  }
+  void vmult_rest(void* dst, const void* src) const override {
+    if (regions_.empty()) DeviceOperator::vmult_rest(dst, src);
+    for (std::size_t i = 1; i < regions_.size(); ++i) launch_region(regions_[i], dst, src);
   }
   /// Stored geometry: the diagonal from the stored cell data (the generic operator's algorithm).
   bool diagonal(void* diag) const override {
@@ -152,6 +190,32 @@ class GeometryOperatorBase : public DeviceOperatorBase {
     kernel_<<<static_cast<unsigned>(blocks_), threads_, smem_>>>(p, static_cast<const Number*>(src), d);
     TCFEM_CUDA_CHECK_LAUNCH();
   }
+
+  /// A launch over the cells of one region of a split apply (no zeroing).
+  struct Region {
+    Params params;
+    std::int64_t blocks = 0;
+  };
+  Region region(const CellRange& r) const {
+    Region g;
+    g.params = params_;
+    std::int64_t cells = 1;
+    for (int d = 0; d < dim; ++d) {
+      g.params.region_lo[d] = r.lo[d];
+      g.params.region_n[d] = r.hi[d] - r.lo[d];
+      cells *= r.hi[d] - r.lo[d];
+    }
+    g.params.total_cells = cells;
+    g.blocks = (cells + cells_per_block_ - 1) / cells_per_block_;
+    return g;
+  }
+  void launch_region(const Region& g, void* dst, const void* src) const {
+    if (g.blocks == 0) return;
+    kernel_<<<static_cast<unsigned>(g.blocks), threads_, smem_>>>(g.params, static_cast<const Number*>(src),
+                                                                    static_cast<Number*>(dst));
+    TCFEM_CUDA_CHECK_LAUNCH();
+  }
+  std::vector<Region> regions_;  ///< split apply: the interior, then the regions around it
 
   /// Stored geometry: computes coef[cell][sym][point] = a w |det J| J^{-1} J^{-T} of every owned
   /// cell on the device (operators/device/device_geometry.h: the mesh's map, compiled or on the host

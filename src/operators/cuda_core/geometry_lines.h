@@ -190,7 +190,10 @@ struct GeomLinesParams {
   int n_cells[3] = {1, 1, 1};
   std::int64_t lattice[3] = {1, 1, 1};
   unsigned dirichlet = fe::all_dirichlet_bits;  ///< the constrained faces (fe/dirichlet_bits.h)
-  std::int64_t total_cells = 0;
+  std::int64_t total_cells = 0;  ///< cells of the launch: of the region, or of the mesh
+  /// The cells [region_lo, region_lo + region_n) of a split apply (region_n[0] = 0: every cell).
+  int region_lo[3] = {0, 0, 0};
+  int region_n[3] = {0, 0, 0};
   Number eps[3] = {0, 0, 0};
   Number hprod = 1;
   Number w[q] = {};
@@ -254,12 +257,7 @@ struct GeomLinesProgram {
     th.b = r / q;
     const std::int64_t cell = block * L.cells + th.slot;
     th.active = cell < p.total_cells;
-    th.cell = th.active ? cell : 0;
-    std::int64_t rest = th.cell;
-    for (int d = 0; d < 3; ++d) {
-      th.c[d] = int(rest % p.n_cells[d]);
-      rest /= p.n_cells[d];
-    }
+    region_cell<3>(p, th.active ? cell : 0, th.c, th.cell);
   }
 
   TCFEM_HD static Number* cell(const Params& p, Number* smem, const Thread& th) {

@@ -216,13 +216,15 @@ constexpr GeomWork geom_lines_cell_work(int k, int q, bool colloc, bool stored =
 }
 
 /// dst = A src by the lines program on the host, thread by thread and phase by phase, with the
-/// kernel's zeroing of dst; `reverse` runs the threads of each phase in reverse order.
+/// kernel's zeroing of dst (`zero`; false: dst += the cells' part, as a split apply's later
+/// launches); `reverse` runs the threads of each phase in reverse order.
 template <int k, int q, bool colloc, typename Number, bool stored = false, bool nodes = false, bool trilinear = false>
 void emulate_geom_lines(const GeomLinesParams<k, q, Number>& p, const Number* src, Number* dst, std::size_t n_dofs,
-                        bool reverse = false) {
+                        bool reverse = false, bool zero = true) {
   using Prog = GeomLinesProgram<k, q, colloc, Number, stored, nodes, trilinear>;
   const auto& L = p.layout;
-  for (std::size_t i = 0; i < n_dofs; ++i) dst[i] = Number(0);
+  if (zero)
+    for (std::size_t i = 0; i < n_dofs; ++i) dst[i] = Number(0);
   std::vector<Number> smem(L.smem_elements(), Number(std::nan("")));
   std::vector<typename Prog::Thread> th(L.threads);
   const std::int64_t blocks = (p.total_cells + L.cells - 1) / L.cells;

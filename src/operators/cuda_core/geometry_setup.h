@@ -245,14 +245,16 @@ constexpr GeomWork geom_cell_work() {
 }
 
 /// dst = A src by the block program on the host, thread by thread and phase by phase, with the
-/// kernel's zeroing of dst. `reverse` runs the threads of each phase in reverse order (a phase that
-/// read what another thread of the same phase writes would then give a different result).
+/// kernel's zeroing of dst (`zero`; false: dst += the cells' part, as a split apply's later
+/// launches). `reverse` runs the threads of each phase in reverse order (a phase that read what
+/// another thread of the same phase writes would then give a different result).
 template <int dim, int k, int q, bool colloc, typename Number, bool stored = false>
 void emulate_geom(const GeomParams<dim, k, q, Number>& p, const Number* src, Number* dst, std::size_t n_dofs,
-                  bool reverse = false) {
+                  bool reverse = false, bool zero = true) {
   using Prog = GeomProgram<dim, k, q, colloc, Number, stored>;
   const auto L = geom_tuned_layout(Prog::L, p.cells, p.cell_stride);
-  for (std::size_t i = 0; i < n_dofs; ++i) dst[i] = Number(0);
+  if (zero)
+    for (std::size_t i = 0; i < n_dofs; ++i) dst[i] = Number(0);
   std::vector<Number> smem(L.smem_elements(), Number(std::nan("")));
   const auto t = Prog::arrays(smem.data(), p);
   std::vector<typename Prog::Thread> th(L.threads);

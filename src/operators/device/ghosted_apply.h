@@ -3,6 +3,9 @@
 // owners first. Where the operator's apply is split (DeviceOperator::split_apply), the exchange
 // runs beside the interior cells: pack, interior cells, messages, unpack, the other cells.
 // Usable without CUDA headers.
+#include <algorithm>
+#include <vector>
+
 #include "core/device_exchange.h"
 #include "mesh/box_mesh.h"
 #include "operators/device/device_operator.h"
@@ -53,6 +56,42 @@ CellRange interior_cells(const mesh::Partition<dim>& part) {
     r.hi[d] = part.owned.end[d] - g0 - (part.ghosted.end[d] > part.owned.end[d] ? 1 : 0);
   }
   return r;
+}
+
+/// The cells of a box of `n` cells per direction outside `inner` (clipped to the box) as at most
+/// 2 dim disjoint boxes: for each direction from the last to the first, the slab below and the slab
+/// above `inner` in that direction, within `inner`'s extent in the directions already taken. Empty
+/// boxes are left out; an empty `inner` gives the whole box.
+inline std::vector<CellRange> cells_around(int dim, const int* n, const CellRange& inner) {
+  CellRange in;
+  bool empty = false;
+  for (int d = 0; d < dim; ++d) {
+    in.lo[d] = std::clamp(inner.lo[d], 0, n[d]);
+    in.hi[d] = std::clamp(inner.hi[d], 0, n[d]);
+    empty = empty || in.hi[d] <= in.lo[d];
+  }
+  CellRange cur;
+  for (int d = 0; d < dim; ++d) {
+    cur.lo[d] = 0;
+    cur.hi[d] = n[d];
+  }
+  if (empty) return {cur};
+  std::vector<CellRange> out;
+  for (int d = dim - 1; d >= 0; --d) {
+    if (in.lo[d] > cur.lo[d]) {
+      CellRange below = cur;
+      below.hi[d] = in.lo[d];
+      out.push_back(below);
+    }
+    if (in.hi[d] < cur.hi[d]) {
+      CellRange above = cur;
+      above.lo[d] = in.hi[d];
+      out.push_back(above);
+    }
+    cur.lo[d] = in.lo[d];
+    cur.hi[d] = in.hi[d];
+  }
+  return out;
 }
 
 }  // namespace tcfem::operators
