@@ -6,6 +6,7 @@
 #include <string>
 
 #include "core/device.h"
+#include "core/device_exchange.h"
 #include "core/error.h"
 #include "core/parallel.h"
 
@@ -45,6 +46,38 @@ inline void add_run_options(CLI::App* cmd, std::string& backend, std::string& tu
                   "Kernel choices of the device kernel families, a JSON file (docs/user_guide.md, \"Tuning\")");
   cmd->add_option("--threads", threads, "Host threads of the CPU loops; 0: all hardware threads")
       ->capture_default_str();
+}
+
+/// Adds --exchange and --exchange-overlap (solve and bench: the ghost exchange of a distributed
+/// run with --backend cuda).
+inline void add_exchange_options(CLI::App* cmd, std::string& exchange, std::string& overlap) {
+  cmd->add_option("--exchange", exchange,
+                  "Ghost exchange of distributed runs on the GPU (mpirun -np N ... --backend cuda): auto (cuda-ipc "
+                  "where all ranks share a host, else nccl in a build with NCCL, else cuda-aware where the MPI "
+                  "library reports CUDA support, else host-staged), nccl (NCCL send and receive queued on a stream: the "
+                  "host never waits for an exchange), host-staged (through pinned host buffers), cuda-aware (device "
+                  "buffers in the MPI calls) or cuda-ipc (device-to-device copies into the neighbours' mapped "
+                  "buffers, one host)")
+      ->check(CLI::IsMember({"auto", "nccl", "host-staged", "cuda-aware", "cuda-ipc"}))
+      ->capture_default_str();
+  cmd->add_option("--exchange-overlap", overlap,
+                  "Distributed runs on the GPU: on (the ghost exchange before an apply runs beside the apply's "
+                  "interior cells, which read no ghost value; the cells touching the cuts follow once the ghosts "
+                  "arrived; the cuda-core kernels, the generic and tensor-core ones exchange first) or off (every "
+                  "apply waits for its exchange)")
+      ->check(CLI::IsMember({"on", "off"}))
+      ->capture_default_str();
+}
+
+/// The exchange options named by --exchange (auto: none, the run's default path) and --exchange-overlap.
+inline ExchangeOptions exchange_options(const std::string& exchange, const std::string& overlap) {
+  ExchangeOptions e;
+  if (exchange == "host-staged") e.path = ExchangePath::host_staged;
+  if (exchange == "cuda-aware") e.path = ExchangePath::device_mpi;
+  if (exchange == "cuda-ipc") e.path = ExchangePath::cuda_ipc;
+  if (exchange == "nccl") e.path = ExchangePath::nccl;
+  e.overlap = overlap == "on";
+  return e;
 }
 
 }  // namespace tcfem::app

@@ -273,11 +273,7 @@ Plan make_plan(const BenchOptions& o) {
     c.warmup = o.warmup;
     c.repetitions = o.repetitions;
     c.comm = o.comm;
-    if (o.exchange == "host-staged") c.exchange.path = ExchangePath::host_staged;
-    if (o.exchange == "cuda-aware") c.exchange.path = ExchangePath::device_mpi;
-    if (o.exchange == "cuda-ipc") c.exchange.path = ExchangePath::cuda_ipc;
-    if (o.exchange == "nccl") c.exchange.path = ExchangePath::nccl;
-    c.exchange.overlap = o.exchange_overlap == "on";
+    c.exchange = exchange_options(o.exchange, o.exchange_overlap);
     return c;
   };
   auto supported = [&](const bench::BenchCase& c) {
@@ -748,16 +744,7 @@ std::function<int()> add_bench_command(CLI::App& app) {
                 "Measure the device ceilings first (DRAM, FP64/FP32 FMA, DMMA, HMMA, TF32, shared memory)");
   cmd->add_option("--json", opts->json_file, "Write the report (one row per measurement) as JSON to FILE");
   cmd->add_flag("--quiet,-q", opts->quiet, "Print nothing but errors");
-  cmd->add_option("--exchange", opts->exchange,
-                  "Several MPI ranks with --backend cuda: the ghost exchange's path: auto (the fastest the run has), "
-                  "cuda-ipc, nccl, cuda-aware or host-staged")
-      ->check(CLI::IsMember({"auto", "host-staged", "cuda-aware", "cuda-ipc", "nccl"}))
-      ->capture_default_str();
-  cmd->add_option("--exchange-overlap", opts->exchange_overlap,
-                  "Several MPI ranks with --backend cuda: on (the exchange beside the interior cells, where the "
-                  "kernel family splits its apply) or off")
-      ->check(CLI::IsMember({"on", "off"}))
-      ->capture_default_str();
+  add_exchange_options(cmd, opts->exchange, opts->exchange_overlap);
   return [opts, precisions, variants]() {
     opts->precisions_given = precisions->count() > 0;
     opts->variants_given = variants->count() > 0;

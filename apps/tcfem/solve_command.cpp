@@ -104,15 +104,7 @@ struct SolveOptions {
 
 bool uses_multigrid(const SolveOptions& o) { return o.precond == "mg" || o.solver == "mg" || o.solver == "fmg"; }
 /// --exchange (none: auto) and --exchange-overlap.
-ExchangeOptions exchange_choice(const SolveOptions& o) {
-  ExchangeOptions e;
-  if (o.exchange == "host-staged") e.path = ExchangePath::host_staged;
-  if (o.exchange == "cuda-aware") e.path = ExchangePath::device_mpi;
-  if (o.exchange == "cuda-ipc") e.path = ExchangePath::cuda_ipc;
-  if (o.exchange == "nccl") e.path = ExchangePath::nccl;
-  e.overlap = o.exchange_overlap == "on";
-  return e;
-}
+ExchangeOptions exchange_choice(const SolveOptions& o) { return exchange_options(o.exchange, o.exchange_overlap); }
 /// The outer solver starts from one full-multigrid cycle.
 bool fmg_start(const SolveOptions& o) { return uses_multigrid(o) && (o.solver == "fmg" || o.mg_start == "fmg"); }
 
@@ -984,22 +976,7 @@ std::function<int()> add_solve_command(CLI::App& app) {
                   "elsewhere; its setup costs more than pa's)")
       ->check(CLI::IsMember({"auto", "pa", "mf"}))
       ->capture_default_str();
-  cmd->add_option("--exchange", opts->exchange,
-                  "Ghost exchange of distributed runs on the GPU (mpirun -np N ... --backend cuda): auto (cuda-ipc "
-                  "where all ranks share a host, else nccl in a build with NCCL, else cuda-aware where the MPI "
-                  "library reports CUDA support, else host-staged), nccl (NCCL send and receive queued on a stream: the "
-                  "host never waits for an exchange), host-staged (through pinned host buffers), cuda-aware (device "
-                  "buffers in the MPI calls) or cuda-ipc (device-to-device copies into the neighbours' mapped "
-                  "buffers, one host)")
-      ->check(CLI::IsMember({"auto", "nccl", "host-staged", "cuda-aware", "cuda-ipc"}))
-      ->capture_default_str();
-  cmd->add_option("--exchange-overlap", opts->exchange_overlap,
-                  "Distributed runs on the GPU: on (the ghost exchange before an apply runs beside the apply's "
-                  "interior cells, which read no ghost value; the cells touching the cuts follow once the ghosts "
-                  "arrived; cuda-core kernels on Cartesian meshes, the other kernels exchange first) or off (every "
-                  "apply waits for its exchange)")
-      ->check(CLI::IsMember({"on", "off"}))
-      ->capture_default_str();
+  add_exchange_options(cmd, opts->exchange, opts->exchange_overlap);
   cmd->add_option("--operator-path", opts->operator_path,
                   "auto (Kronecker fast path on Cartesian meshes), general (quadrature-point data) or "
                   "assembled (sparse matrix, small problems, cpu)")
