@@ -155,14 +155,32 @@ class BoxExchange final : public ExchangeBase {
       lines.end[0] = lines.begin[0] + 1;
       for_each(lines, [&](const std::array<long, dim>& p) { plan_.run_starts.push_back(local_index(p)); });
     }
-    // ghosts: stored units outside the owned box
-    for_each(local_, [&](const std::array<long, dim>& p) {
-      bool owned = true;
-      for (int d = 0; d < dim; ++d) owned = owned && p[d] >= mine.begin[d] && p[d] < mine.end[d];
-      if (owned) return;
-      const index_t base = local_index(p);
-      for (std::size_t i = 0; i < block_; ++i) plan_.ghosts.push_back(base + index_t(i));
-    });
+    // ghosts: stored units outside the owned box, in increasing order, x-line by x-line (a line
+    // outside the owned box in another direction whole, else its parts before and after the box):
+    // the work is the lines and the ghosts, not every stored unit
+    {
+      UnitBox<dim> lines = local_;
+      lines.end[0] = lines.begin[0] + 1;
+      const long nx = local_.end[0] - local_.begin[0];
+      const long x0 = std::clamp(mine.begin[0] - local_.begin[0], 0L, nx);
+      const long x1 = std::clamp(mine.end[0] - local_.begin[0], x0, nx);
+      const index_t block = index_t(block_);
+      plan_.ghosts.reserve((local_.size() - mine.size()) * block_);
+      for_each(lines, [&](const std::array<long, dim>& p) {
+        bool inside = true;
+        for (int d = 1; d < dim; ++d) inside = inside && p[d] >= mine.begin[d] && p[d] < mine.end[d];
+        const index_t base = local_index(p);  // the line's first unit
+        auto add = [&](long from, long to) {  // its units [from, to)
+          for (index_t i = index_t(from) * block; i < index_t(to) * block; ++i) plan_.ghosts.push_back(base + i);
+        };
+        if (!inside) {
+          add(0, nx);
+          return;
+        }
+        add(0, x0);
+        add(x1, nx);
+      });
+    }
     for (int r = 0; r < n_ranks; ++r) {
       if (r == me) continue;
       const auto from = intersect(stored_units(me, width), owned_units(r));
