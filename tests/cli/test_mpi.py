@@ -18,32 +18,19 @@ Usage: test_mpi.py TCFEM_BINARY MPIEXEC [--gpu]   (MPIEXEC may carry options: "m
 import json
 import os
 import re
-import shlex
 import subprocess
 import sys
 import tempfile
 
-TCFEM, MPIEXEC = sys.argv[1], shlex.split(sys.argv[2])  # the launcher, maybe with options
-GPU = "--gpu" in sys.argv[3:]
-ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
-           OMPI_MCA_rmaps_base_oversubscribe="1")
-failures = []
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from mpi_cli import GPU, check, finish, run  # noqa: E402  (the command line, the runner, the failures)
+
 CHECK_VTU = os.path.join(os.path.dirname(os.path.abspath(__file__)), "check_vtu.py")
 try:
     import meshio  # noqa: F401  (check_vtu.py reads the pieces with it)
     HAVE_MESHIO = True
 except ImportError:
     HAVE_MESHIO = False
-
-
-def check(cond, what):
-    if not cond:
-        failures.append(what)
-
-
-def run(ranks, args, timeout=300):
-    cmd = [TCFEM] + args if ranks == 1 else MPIEXEC + ["-np", str(ranks), "--oversubscribe", TCFEM] + args
-    return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=ENV)
 
 
 def solve(tmp, ranks, args, name):
@@ -275,10 +262,7 @@ def gpu_main():
         expect_refused(tmp, "gpu_dg_patches", 2, ["solve", "--cells", "8", "--backend", "cuda", "--precond", "mg",
                                                   "--disc", "dg", "--smoother", "patch"],
                        "dg vertex patches on --backend cuda")
-    for f in failures:
-        print("FAIL:", f)
-    print(f"test_mpi --gpu: {len(failures)} failures")
-    return 1 if failures else 0
+    return finish("test_mpi --gpu")
 
 
 def main():
@@ -366,10 +350,7 @@ def main():
         expect_refused(tmp, "coefficient_one_rank", 2, ["solve", "--problem", path, "--backend", "cpu"],
                        "rank 1: ")
 
-    for f in failures:
-        print("FAIL:", f)
-    print(f"test_mpi: {len(failures)} failures")
-    return 1 if failures else 0
+    return finish("test_mpi")
 
 
 if __name__ == "__main__":

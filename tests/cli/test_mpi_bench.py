@@ -18,26 +18,11 @@ Usage: test_mpi_bench.py TCFEM_BINARY MPIEXEC [--gpu]   (MPIEXEC may carry optio
 import json
 import math
 import os
-import shlex
-import subprocess
 import sys
 import tempfile
 
-TCFEM, MPIEXEC = sys.argv[1], shlex.split(sys.argv[2])
-GPU = "--gpu" in sys.argv[3:]
-ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
-           OMPI_MCA_rmaps_base_oversubscribe="1")
-failures = []
-
-
-def check(cond, what):
-    if not cond:
-        failures.append(what)
-
-
-def run(ranks, args, timeout=300):
-    cmd = [TCFEM] + args if ranks == 1 else MPIEXEC + ["-np", str(ranks), "--oversubscribe", TCFEM] + args
-    return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=ENV)
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from mpi_cli import GPU, check, finish, run  # noqa: E402  (the command line, the runner, the failures)
 
 
 def bench(tmp, ranks, args, name):
@@ -110,13 +95,6 @@ def expect_refused(tmp, name, ranks, args, part):
     check(r.returncode == 2, f"{name}: exit {r.returncode} (expected 2); stderr {r.stderr!r}")
     check(len(lines) == 1 and part in lines[0], f"{name}: messages {lines!r} lack {part!r} (or repeat it)")
     check(not os.path.exists(report), f"{name}: a report was written")
-
-
-def finish(label):
-    for f in failures:
-        print("FAIL:", f)
-    print(f"{label}: {len(failures)} failures")
-    return 1 if failures else 0
 
 
 def gpu_main():
