@@ -87,7 +87,7 @@ constexpr Variadic variadic_functions[] = {
     {"min", f_min, "tcfem_min"}, {"max", f_max, "tcfem_max"}, {"sum", f_sum, "+"}, {"avg", f_avg, "+"}};
 
 /// A parser of the language with the coordinates bound to x[0..dim-1].
-void define_language(mu::Parser& p, double* x, int dim) {
+void define_language(mu::Parser& p, double* x, int dim, bool time) {
   p.ClearFun();
   p.ClearConst();
   p.ClearInfixOprt();
@@ -95,6 +95,7 @@ void define_language(mu::Parser& p, double* x, int dim) {
   p.ClearOprt();
   static const char* names[3] = {"x", "y", "z"};
   for (int d = 0; d < dim; ++d) p.DefineVar(names[d], &x[d]);
+  if (time) p.DefineVar("t", &x[3]);
   p.DefineConst("pi", std::numbers::pi);
   p.DefineConst("e", std::numbers::e);
   p.DefineConst("_pi", std::numbers::pi);
@@ -109,21 +110,23 @@ void define_language(mu::Parser& p, double* x, int dim) {
 }  // namespace
 
 struct Expression::Evaluator {
-  double x[3] = {0.0, 0.0, 0.0};
+  double x[4] = {0.0, 0.0, 0.0, 0.0};  // the coordinates, then t
   mu::Parser parser;
-  Evaluator(const std::string& text, int dim) {
-    define_language(parser, x, dim);
+  Evaluator(const std::string& text, int dim, bool time) {
+    define_language(parser, x, dim, time);
     parser.SetExpr(text);
   }
 };
 
-Expression::Expression(std::string key, std::string text, int dim)
-    : key_(std::move(key)), text_(std::move(text)), dim_(dim), id_(next_id++) {
+Expression::Expression(std::string key, std::string text, int dim) : Expression(std::move(key), std::move(text), dim, false) {}
+
+Expression::Expression(std::string key, std::string text, int dim, bool time)
+    : key_(std::move(key)), text_(std::move(text)), dim_(dim), time_(time), id_(next_id++) {
   if (dim < 1 || dim > 3) throw InputError(key_ + ": expressions have 1 to 3 coordinates");
   if (text_.find_first_not_of(" \t\n\r") == std::string::npos) throw InputError(key_ + ": the expression is empty");
   try {
-    Evaluator e(text_, dim_);
-    e.x[0] = e.x[1] = e.x[2] = 0.5;
+    Evaluator e(text_, dim_, time_);
+    e.x[0] = e.x[1] = e.x[2] = e.x[3] = 0.5;
     e.parser.Eval();  // parses: syntax errors and unknown names surface here
     if (e.parser.GetNumResults() != 1)
       throw InputError(key_ + ": one expression expected, found " + std::to_string(e.parser.GetNumResults()) +
@@ -139,13 +142,16 @@ Expression::Expression(std::string key, std::string text, int dim)
 Expression::Evaluator& Expression::evaluator() const {
   thread_local std::unordered_map<unsigned long, std::unique_ptr<Evaluator>> cache;
   auto& slot = cache[id_];
-  if (!slot) slot = std::make_unique<Evaluator>(text_, dim_);
+  if (!slot) slot = std::make_unique<Evaluator>(text_, dim_, time_);
   return *slot;
 }
 
-double Expression::operator()(const double* x) const {
+double Expression::operator()(const double* x) const { return (*this)(x, 0.0); }
+
+double Expression::operator()(const double* x, double t) const {
   auto& e = evaluator();
   for (int d = 0; d < dim_; ++d) e.x[d] = x[d];
+  e.x[3] = t;
   double v;
   try {
     v = e.parser.Eval();
@@ -183,7 +189,7 @@ const auto* find_function(const Table& table, mu::erased_fun_type address) {
 
 std::string Expression::source(ExpressionDialect dialect) const {
   const bool cuda = dialect == ExpressionDialect::cuda;
-  Evaluator e(text_, dim_);
+  Evaluator e(text_, dim_, time_);
   e.x[0] = e.x[1] = e.x[2] = 0.5;
   try {
     e.parser.Eval();  // builds the byte code
@@ -198,6 +204,7 @@ std::string Expression::source(ExpressionDialect dialect) const {
   auto variable = [&](const double* p) -> std::string {
     for (int d = 0; d < dim_; ++d)
       if (p == &e.x[d]) return cuda ? cuda_names[d] : names[d];
+    if (time_ && p == &e.x[3]) return "t";
     throw untranslatable("an unknown variable");
   };
   // the byte code is a postfix program: translate it by running it on a stack of source texts

@@ -25,10 +25,16 @@ class Expression {
   /// (e.g. "rhs" or "dirichlet.xmin"). Throws InputError for a malformed expression or an unknown
   /// name, with the position.
   Expression(std::string key, std::string text, int dim);
+  /// With `time`: an expression of the coordinates and the time t (time-dependent data).
+  Expression(std::string key, std::string text, int dim, bool time);
 
   /// The value at x (dim coordinates). Thread-safe. Throws InputError naming the key and the
   /// point when the value is NaN or infinite.
   double operator()(const double* x) const;
+  /// The value at x and time t (an expression made with `time`; others ignore t).
+  double operator()(const double* x, double t) const;
+  /// Whether the expression may use t.
+  bool has_time() const { return time_; }
   /// Whether the expression uses no coordinate (a constant).
   bool is_constant() const { return constant_; }
   const std::string& key() const { return key_; }
@@ -48,6 +54,7 @@ class Expression {
   Evaluator& evaluator() const;  // this thread's parser of the expression
   std::string key_, text_;
   int dim_;
+  bool time_ = false;
   bool constant_ = false;
   unsigned long id_;
 };
