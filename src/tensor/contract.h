@@ -17,6 +17,16 @@ inline void apply_1d(const MatNumber* S, int m, int n, int d, const std::array<i
   int pre = 1, post = 1;
   for (int e = 0; e < d; ++e) pre *= sizes[e];
   for (int e = d + 1; e < 3; ++e) post *= sizes[e];
+  if (pre == 1) {  // direction 0: accumulate in a register (the same operations in the same order)
+    for (int p = 0; p < post; ++p)
+      for (int r = 0; r < n_out; ++r) {
+        Number acc = add ? out[r + n_out * p] : Number(0);
+        for (int c = 0; c < n_in; ++c)
+          acc += static_cast<Number>(transpose ? S[c * n + r] : S[r * n + c]) * in[c + n_in * p];
+        out[r + n_out * p] = acc;
+      }
+    return;
+  }
   for (int p = 0; p < post; ++p)
     for (int r = 0; r < n_out; ++r) {
       Number* o = out + pre * (r + n_out * p);
