@@ -14,5 +14,7 @@ std::function<int()> add_solve_command(CLI::App& app);
 std::function<int()> add_bench_command(CLI::App& app);
 /// Adds `direct` (the prehandled hierarchical-basis direct solver, 2D P1/Q1) to `app`.
 std::function<int()> add_direct_command(CLI::App& app);
+/// Adds `wave` (acoustic-gravity waves, RK4 in time) to `app`.
+std::function<int()> add_wave_command(CLI::App& app);
 
 }  // namespace tcfem::app

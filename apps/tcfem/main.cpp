@@ -35,13 +35,14 @@ int main(int argc, char** argv) {
     std::cerr << prefix << "rank " << world.rank() << ": " << e.what() << "\n" << std::flush;
     world.abort(code);
   };
-  CLI::App app{"tcfem: high-order matrix-free finite element solvers for the Poisson equation", "tcfem"};
+  CLI::App app{"tcfem: high-order matrix-free finite element solvers for the Poisson equation and acoustic-gravity waves", "tcfem"};
   app.set_version_flag("--version", "tcfem 0.1.0");
   app.require_subcommand(1);
   app.failure_message([](const CLI::App*, const CLI::Error& e) { return std::string(e.what()) + "\n"; });
   auto run_solve = app::add_solve_command(app);
   auto run_bench = app::add_bench_command(app);
   auto run_direct = app::add_direct_command(app);
+  auto run_wave = app::add_wave_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -53,7 +54,7 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     std::string msg = e.what();
     if (msg.rfind("A subcommand is required", 0) == 0 || msg.find("subcommand") != std::string::npos)
-      msg = "a command is required: solve, bench, direct";
+      msg = "a command is required: solve, bench, direct, wave";
     if (world.rank() == 0) std::cerr << "tcfem: error: " << msg << " (see tcfem --help)\n";
     return app::exit_bad_input;
   }
@@ -61,8 +62,10 @@ int main(int argc, char** argv) {
     if (app.got_subcommand("solve")) return run_solve();
     if (app.got_subcommand("bench")) return run_bench();
     if (world.distributed())  // every rank sees the same command line
-      throw CollectiveInputError("direct: runs on one process; of the commands solve and bench run on several MPI ranks");
+      throw CollectiveInputError(std::string(app.got_subcommand("wave") ? "wave" : "direct") +
+                                 ": runs on one process; of the commands solve and bench run on several MPI ranks");
     if (app.got_subcommand("direct")) return run_direct();
+    if (app.got_subcommand("wave")) return run_wave();
   } catch (const InputError& e) {
     return fail(e, "tcfem: error: ", app::exit_bad_input);
   } catch (const std::bad_alloc&) {

@@ -1,3 +1,4 @@
+#include <cstdio>
 #include "core/cuda_check.h"
 #include "core/device.h"
 
@@ -27,6 +28,9 @@ DeviceInfo query_device(int id) {
   }
   info.available = true;
   info.name = p.name;
+  char bus[32];
+  std::snprintf(bus, sizeof bus, "%08X:%02X:%02X.0", unsigned(p.pciDomainID), unsigned(p.pciBusID), unsigned(p.pciDeviceID));
+  info.pci_bus_id = bus;
   info.sm_major = p.major;
   info.sm_minor = p.minor;
   info.sm_count = p.multiProcessorCount;

@@ -14,6 +14,7 @@ struct DeviceInfo {
   int memory_bus_bits = 0;
   std::size_t total_memory = 0, free_memory = 0;
   std::size_t shared_memory_per_block_optin = 0;
+  std::string pci_bus_id;  ///< domain:bus:device.function, as NVML names it
 };
 
 /// True if this build contains the CUDA backend.

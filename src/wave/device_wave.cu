@@ -1,0 +1,626 @@
+// The device stepper of the wave operator (wave/device_wave.h). The cell kernel runs a few cells
+// per block with every intermediate in shared memory; each stage of the sum factorization is one
+// loop over the block's cells and output entries (x fastest), separated by barriers.
+#include <algorithm>
+#include <array>
+#include <chrono>
+#include <cmath>
+#include <vector>
+
+#include "core/cuda_check.h"
+#include "core/device.h"
+#include "core/device_buffer.h"
+#include "core/error.h"
+#include "wave/device_wave.h"
+
+namespace tcfem::wave {
+
+bool device_wave_available() { return true; }
+
+namespace {
+
+constexpr int threads_per_block = 256;
+
+template <int dim>
+struct CellParams {
+  int n_cells;
+  int cells[3];
+  long long p_stride[3];
+  const double* c;   // [cell][e * dim + d][q]
+  const double* s;   // [cell][q]
+  const double* bd;  // B (k x (k+1)) then D (k x (k+1)), row-major
+  const double* u;   // input velocity
+  const double* p;   // input pressure
+  double* du;        // output: the velocity's rate (stage < 0)
+  double* rp;        // output (added): G^T u per pressure node
+  // stage >= 0: the RK4 stage's update of the velocity in place of du (x, acc, y as rk4_update)
+  int stage;
+  double* x;
+  double* acc;
+  double* y;
+  double bw, aw;
+};
+
+/// The velocity's rate k at entry i: written (a plain apply) or applied as RK4 stage `stage`:
+/// acc (+)= bw k, y = x + aw k (stage 0..2), x = acc + bw k (stage 3). The input velocity at i is
+/// read by this thread only (before), so y may be the input.
+template <int dim>
+__device__ __forceinline__ void velocity_out(const CellParams<dim>& P, long long i, double k) {
+  if (P.stage < 0) {
+    P.du[i] = k;
+  } else if (P.stage == 3) {
+    P.x[i] = P.acc[i] + P.bw * k;
+  } else {
+    const double xi = P.x[i];
+    P.acc[i] = (P.stage == 0 ? xi : P.acc[i]) + P.bw * k;
+    P.y[i] = xi + P.aw * k;
+  }
+}
+
+template <int K>
+__host__ __device__ constexpr int cells_per_block() {
+  return 512 / ((K + 1) * (K + 1) * (K + 1)) > 1 ? 512 / ((K + 1) * (K + 1) * (K + 1)) : 1;
+}
+template <int K>
+__host__ __device__ constexpr int cells_per_block_2d() {
+  return 256 / ((K + 1) * (K + 1)) > 1 ? 256 / ((K + 1) * (K + 1)) : 1;
+}
+
+template <int dim, int K>
+__host__ __device__ constexpr int shared_doubles_per_cell() {
+  constexpr int NP = K + 1, NQ = K;
+  if constexpr (dim == 3) return NP * NP * NP + 2 * NQ * NP * NP + 3 * NQ * NQ * NP + 6 * NQ * NQ * NQ;
+  else return NP * NP + 2 * NQ * NP + 4 * NQ * NQ;
+}
+
+template <int dim, int K>
+constexpr int cells_per_block_of() {
+  if constexpr (dim == 3) return cells_per_block<K>();
+  else return cells_per_block_2d<K>();
+}
+
+template <int dim, int K>
+constexpr std::size_t shared_bytes() {
+  return sizeof(double) * (2 * K * (K + 1) + cells_per_block_of<dim, K>() * shared_doubles_per_cell<dim, K>());
+}
+
+/// The pressure node index of local node (i, j, l) of cell c.
+template <int dim>
+__device__ __forceinline__ long long node_index(const CellParams<dim>& P, int cell, int i, int j, int l, int K) {
+  const int cx = cell % P.cells[0];
+  const int rest = cell / P.cells[0];
+  const int cy = rest % P.cells[1];
+  long long idx = (long long)(cx * K + i) * P.p_stride[0] + (long long)(cy * K + j) * P.p_stride[1];
+  if constexpr (dim == 3) idx += (long long)((rest / P.cells[1]) * K + l) * P.p_stride[2];
+  return idx;
+}
+
+template <int K>
+__global__ void __launch_bounds__(threads_per_block) wave_cells_3d(CellParams<3> P) {
+  constexpr int NP = K + 1, NQ = K, CPB = cells_per_block<K>();
+  constexpr int NP3 = NP * NP * NP, NQ3 = NQ * NQ * NQ, SX = NQ * NP * NP, SY = NQ * NQ * NP;
+  constexpr int PER = shared_doubles_per_cell<3, K>();
+  extern __shared__ double smem[];
+  double* B = smem;
+  double* D = smem + NQ * NP;
+  double* cellmem = smem + 2 * NQ * NP;
+  const int first = blockIdx.x * CPB;
+  const int ncells = min(CPB, P.n_cells - first);
+  const int tid = threadIdx.x;
+  for (int i = tid; i < 2 * NQ * NP; i += blockDim.x) smem[i] = P.bd[i];
+  // gather p
+  for (int i = tid; i < ncells * NP3; i += blockDim.x) {
+    const int c = i / NP3, n = i % NP3;
+    cellmem[c * PER + n] = P.p[node_index<3>(P, first + c, n % NP, (n / NP) % NP, n / (NP * NP), K)];
+  }
+  __syncthreads();
+  // x: X0 = B_x p, X1 = D_x p   (qx, j, l)
+  for (int i = tid; i < ncells * SX; i += blockDim.x) {
+    const int c = i / SX, r = i % SX, qx = r % NQ, jl = r / NQ;
+    const double* in = cellmem + c * PER + jl * NP;
+    double b = 0, d = 0;
+#pragma unroll
+    for (int a = 0; a < NP; ++a) {
+      b += B[qx * NP + a] * in[a];
+      d += D[qx * NP + a] * in[a];
+    }
+    double* base = cellmem + c * PER + NP3;
+    base[r] = b;
+    base[SX + r] = d;
+  }
+  __syncthreads();
+  // y: Y0 = B_y X0 (BxBy), Y1 = D_y X0 (BxDy), Y2 = B_y X1 (DxBy)   (qx, qy, l)
+  for (int i = tid; i < ncells * SY; i += blockDim.x) {
+    const int c = i / SY, r = i % SY, qx = r % NQ, qy = (r / NQ) % NQ, l = r / (NQ * NQ);
+    const double* x0 = cellmem + c * PER + NP3 + qx + NQ * NP * l;
+    const double* x1 = x0 + SX;
+    double b0 = 0, d0 = 0, b1 = 0;
+#pragma unroll
+    for (int j = 0; j < NP; ++j) {
+      b0 += B[qy * NP + j] * x0[NQ * j];
+      d0 += D[qy * NP + j] * x0[NQ * j];
+      b1 += B[qy * NP + j] * x1[NQ * j];
+    }
+    double* base = cellmem + c * PER + NP3 + 2 * SX;
+    base[r] = b0;
+    base[SY + r] = d0;
+    base[2 * SY + r] = b1;
+  }
+  __syncthreads();
+  // z and the points: the gradient, the velocity's rate, the flux F = C u
+  for (int i = tid; i < ncells * NQ3; i += blockDim.x) {
+    const int c = i / NQ3, q = i % NQ3, qxy = q % (NQ * NQ), qz = q / (NQ * NQ);
+    const double* y = cellmem + c * PER + NP3 + 2 * SX + qxy;
+    double g0 = 0, g1 = 0, g2 = 0;
+#pragma unroll
+    for (int l = 0; l < NP; ++l) {
+      g0 += B[qz * NP + l] * y[2 * SY + NQ * NQ * l];
+      g1 += B[qz * NP + l] * y[SY + NQ * NQ * l];
+      g2 += D[qz * NP + l] * y[NQ * NQ * l];
+    }
+    const long long cell = first + c;
+    const double* C = P.c + cell * 9 * NQ3 + q;
+    const long long iu = cell * 3 * NQ3 + q;
+    const double* u = P.u + iu;
+    const double s = P.s[cell * NQ3 + q];
+    double cm[9];
+#pragma unroll
+    for (int m = 0; m < 9; ++m) cm[m] = C[m * NQ3];
+    const double u0 = u[0], u1 = u[NQ3], u2 = u[2 * NQ3];
+    velocity_out(P, iu, -s * (cm[0] * g0 + cm[3] * g1 + cm[6] * g2));
+    velocity_out(P, iu + NQ3, -s * (cm[1] * g0 + cm[4] * g1 + cm[7] * g2));
+    velocity_out(P, iu + 2 * NQ3, -s * (cm[2] * g0 + cm[5] * g1 + cm[8] * g2));
+    double* F = cellmem + c * PER + NP3 + 2 * SX + 3 * SY + q;
+    F[0] = cm[0] * u0 + cm[1] * u1 + cm[2] * u2;
+    F[NQ3] = cm[3] * u0 + cm[4] * u1 + cm[5] * u2;
+    F[2 * NQ3] = cm[6] * u0 + cm[7] * u1 + cm[8] * u2;
+  }
+  __syncthreads();
+  // z^T: Y0 = B_z^T F0 (x path), Y1 = B_z^T F1 (y path), Y2 = D_z^T F2 (z path)   (qx, qy, l)
+  for (int i = tid; i < ncells * SY; i += blockDim.x) {
+    const int c = i / SY, r = i % SY, qxy = r % (NQ * NQ), l = r / (NQ * NQ);
+    const double* F = cellmem + c * PER + NP3 + 2 * SX + 3 * SY + qxy;
+    double a0 = 0, a1 = 0, a2 = 0;
+#pragma unroll
+    for (int qz = 0; qz < NQ; ++qz) {
+      a0 += B[qz * NP + l] * F[NQ * NQ * qz];
+      a1 += B[qz * NP + l] * F[NQ3 + NQ * NQ * qz];
+      a2 += D[qz * NP + l] * F[2 * NQ3 + NQ * NQ * qz];
+    }
+    double* base = cellmem + c * PER + NP3 + 2 * SX;
+    base[r] = a0;
+    base[SY + r] = a1;
+    base[2 * SY + r] = a2;
+  }
+  __syncthreads();
+  // y^T: X0 = B_y^T Y0 (x path), X1 = D_y^T Y1 + B_y^T Y2 (y and z paths)   (qx, j, l)
+  for (int i = tid; i < ncells * SX; i += blockDim.x) {
+    const int c = i / SX, r = i % SX, qx = r % NQ, j = (r / NQ) % NP, l = r / (NQ * NP);
+    const double* y = cellmem + c * PER + NP3 + 2 * SX + qx + NQ * NQ * l;
+    double x0 = 0, x1 = 0;
+#pragma unroll
+    for (int qy = 0; qy < NQ; ++qy) {
+      x0 += B[qy * NP + j] * y[NQ * qy];
+      x1 += D[qy * NP + j] * y[SY + NQ * qy] + B[qy * NP + j] * y[2 * SY + NQ * qy];
+    }
+    double* base = cellmem + c * PER + NP3;
+    base[r] = x0;
+    base[SX + r] = x1;
+  }
+  __syncthreads();
+  // x^T and the scatter: rp += D_x^T X0 + B_x^T X1   (a, j, l)
+  for (int i = tid; i < ncells * NP3; i += blockDim.x) {
+    const int c = i / NP3, n = i % NP3, a = n % NP, jl = n / NP;
+    const double* x = cellmem + c * PER + NP3 + NQ * jl;
+    double v = 0;
+#pragma unroll
+    for (int qx = 0; qx < NQ; ++qx) v += D[qx * NP + a] * x[qx] + B[qx * NP + a] * x[SX + qx];
+    atomicAdd(P.rp + node_index<3>(P, first + c, a, jl % NP, jl / NP, K), v);
+  }
+}
+
+template <int K>
+__global__ void __launch_bounds__(threads_per_block) wave_cells_2d(CellParams<2> P) {
+  constexpr int NP = K + 1, NQ = K, CPB = cells_per_block_2d<K>();
+  constexpr int NP2 = NP * NP, NQ2 = NQ * NQ, SX = NQ * NP;
+  constexpr int PER = shared_doubles_per_cell<2, K>();
+  extern __shared__ double smem[];
+  double* B = smem;
+  double* D = smem + NQ * NP;
+  double* cellmem = smem + 2 * NQ * NP;
+  const int first = blockIdx.x * CPB;
+  const int ncells = min(CPB, P.n_cells - first);
+  const int tid = threadIdx.x;
+  for (int i = tid; i < 2 * NQ * NP; i += blockDim.x) smem[i] = P.bd[i];
+  for (int i = tid; i < ncells * NP2; i += blockDim.x) {
+    const int c = i / NP2, n = i % NP2;
+    cellmem[c * PER + n] = P.p[node_index<2>(P, first + c, n % NP, n / NP, 0, K)];
+  }
+  __syncthreads();
+  for (int i = tid; i < ncells * SX; i += blockDim.x) {  // (qx, j)
+    const int c = i / SX, r = i % SX, qx = r % NQ, j = r / NQ;
+    const double* in = cellmem + c * PER + j * NP;
+    double b = 0, d = 0;
+#pragma unroll
+    for (int a = 0; a < NP; ++a) {
+      b += B[qx * NP + a] * in[a];
+      d += D[qx * NP + a] * in[a];
+    }
+    cellmem[c * PER + NP2 + r] = b;
+    cellmem[c * PER + NP2 + SX + r] = d;
+  }
+  __syncthreads();
+  for (int i = tid; i < ncells * NQ2; i += blockDim.x) {  // (qx, qy)
+    const int c = i / NQ2, q = i % NQ2, qx = q % NQ, qy = q / NQ;
+    const double* x0 = cellmem + c * PER + NP2 + qx;
+    const double* x1 = x0 + SX;
+    double g0 = 0, g1 = 0;
+#pragma unroll
+    for (int j = 0; j < NP; ++j) {
+      g0 += B[qy * NP + j] * x1[NQ * j];
+      g1 += D[qy * NP + j] * x0[NQ * j];
+    }
+    const long long cell = first + c;
+    const double* C = P.c + cell * 4 * NQ2 + q;
+    const long long iu = cell * 2 * NQ2 + q;
+    const double* u = P.u + iu;
+    const double s = P.s[cell * NQ2 + q];
+    const double c00 = C[0], c01 = C[NQ2], c10 = C[2 * NQ2], c11 = C[3 * NQ2];
+    const double u0 = u[0], u1 = u[NQ2];
+    velocity_out(P, iu, -s * (c00 * g0 + c10 * g1));
+    velocity_out(P, iu + NQ2, -s * (c01 * g0 + c11 * g1));
+    double* F = cellmem + c * PER + NP2 + 2 * SX + q;
+    F[0] = c00 * u0 + c01 * u1;
+    F[NQ2] = c10 * u0 + c11 * u1;
+  }
+  __syncthreads();
+  for (int i = tid; i < ncells * SX; i += blockDim.x) {  // y^T: (qx, j)
+    const int c = i / SX, r = i % SX, qx = r % NQ, j = r / NQ;
+    const double* F = cellmem + c * PER + NP2 + 2 * SX + qx;
+    double x0 = 0, x1 = 0;
+#pragma unroll
+    for (int qy = 0; qy < NQ; ++qy) {
+      x0 += B[qy * NP + j] * F[NQ * qy];
+      x1 += D[qy * NP + j] * F[NQ2 + NQ * qy];
+    }
+    cellmem[c * PER + NP2 + r] = x0;
+    cellmem[c * PER + NP2 + SX + r] = x1;
+  }
+  __syncthreads();
+  for (int i = tid; i < ncells * NP2; i += blockDim.x) {  // x^T and the scatter: (a, j)
+    const int c = i / NP2, n = i % NP2, a = n % NP, j = n / NP;
+    const double* x = cellmem + c * PER + NP2 + NQ * j;
+    double v = 0;
+#pragma unroll
+    for (int qx = 0; qx < NQ; ++qx) v += D[qx * NP + a] * x[qx] + B[qx * NP + a] * x[SX + qx];
+    atomicAdd(P.rp + node_index<2>(P, first + c, a, j, 0, K), v);
+  }
+}
+
+/// The registry of the cell kernels: one entry per (dim, degree), with its block shape.
+template <int dim>
+struct CellKernel {
+  void (*kernel)(CellParams<dim>) = nullptr;
+  int cells_per_block = 1;
+  std::size_t shared = 0;
+};
+
+template <int dim, int K>
+CellKernel<dim> cell_kernel_entry() {
+  CellKernel<dim> e;
+  if constexpr (dim == 3) e.kernel = wave_cells_3d<K>;
+  else e.kernel = wave_cells_2d<K>;
+  e.cells_per_block = cells_per_block_of<dim, K>();
+  e.shared = shared_bytes<dim, K>();
+  TCFEM_CUDA_CHECK(cudaFuncSetAttribute(e.kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(e.shared)));
+  return e;
+}
+
+template <int dim>
+CellKernel<dim> cell_kernel(int k) {
+  switch (k) {
+    case 2: return cell_kernel_entry<dim, 2>();
+    case 3: return cell_kernel_entry<dim, 3>();
+    case 4: return cell_kernel_entry<dim, 4>();
+    case 5: return cell_kernel_entry<dim, 5>();
+    case 6: return cell_kernel_entry<dim, 6>();
+    case 7: return cell_kernel_entry<dim, 7>();
+    case 8: return cell_kernel_entry<dim, 8>();
+  }
+  throw InputError("wave: degree " + std::to_string(k) + " has no device kernel (2..8)");
+}
+
+/// out_p = M_p^-1 (rp - a p + b) for the whole pressure (skew: M_p^-1 rp), rp zeroed after
+__global__ void finish_pressure(long long n_p, const double* rp_in, double* rp, const double* inv_mass, const double* absorb,
+                                const double* p, double* out_p, bool skew) {
+  for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n_p; i += (long long)gridDim.x * blockDim.x) {
+    const double r = rp_in[i];
+    out_p[i] = inv_mass[i] * (skew ? r : r - absorb[i] * p[i]);
+    rp[i] = 0.0;
+  }
+}
+
+/// The RK4 stage update of the pressure after the stage's cell kernel (which updated the
+/// velocity): k = M_p^-1 (rp - a y_p); acc (+)= bw k; y = x + aw k; on the last stage x = acc + bw
+/// k. rp is zeroed for the next stage. Pointers are offset to the pressure part.
+__global__ void rk4_update_p(long long n_p, double* rp, const double* inv_mass, const double* absorb, double* x,
+                             double* acc, double* y, double bw, double aw, int stage) {
+  for (long long j = blockIdx.x * (long long)blockDim.x + threadIdx.x; j < n_p; j += (long long)gridDim.x * blockDim.x) {
+    const double xj = x[j];
+    const double k = inv_mass[j] * (rp[j] - absorb[j] * (stage == 0 ? xj : y[j]));
+    rp[j] = 0.0;
+    if (stage == 3) {
+      x[j] = acc[j] + bw * k;
+    } else {
+      acc[j] = (stage == 0 ? xj : acc[j]) + bw * k;
+      y[j] = xj + aw * k;
+    }
+  }
+}
+
+__global__ void scatter_add(long long n, const long long* nodes, const double* values, double* rp) {
+  for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n; i += (long long)gridDim.x * blockDim.x)
+    atomicAdd(rp + nodes[i], values[i]);
+}
+
+/// sum w_i x_i y_i over the state, w the diagonal mass: 1 / s per velocity node (every component),
+/// M_p per pressure node
+__global__ void mass_inner(long long n_u, long long n_p, int dim_nq, int nq, const double* s, const double* mass_p,
+                           const double* x, const double* y, double* result) {
+  __shared__ double part[threads_per_block];
+  double sum = 0;
+  const long long n = n_u + n_p;
+  for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n; i += (long long)gridDim.x * blockDim.x) {
+    if (i < n_u) {
+      long long cell, q;
+      if (n_u < (1LL << 31)) {
+        cell = static_cast<unsigned>(i) / static_cast<unsigned>(dim_nq);
+        q = static_cast<unsigned>(i) % static_cast<unsigned>(nq);
+      } else {
+        cell = i / dim_nq;
+        q = i % nq;
+      }
+      sum += x[i] * y[i] / s[cell * nq + q];
+    } else {
+      sum += x[i] * y[i] * mass_p[i - n_u];
+    }
+  }
+  part[threadIdx.x] = sum;
+  __syncthreads();
+  for (int w = blockDim.x / 2; w > 0; w /= 2) {
+    if (threadIdx.x < w) part[threadIdx.x] += part[threadIdx.x + w];
+    __syncthreads();
+  }
+  if (threadIdx.x == 0) atomicAdd(result, part[0]);
+}
+
+__global__ void start_vector(long long n, double* v) {
+  for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n; i += (long long)gridDim.x * blockDim.x)
+    v[i] = start_vector_entry(static_cast<unsigned long long>(i));
+}
+
+__global__ void scale_vector(long long n, double a, double* v) {
+  for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n; i += (long long)gridDim.x * blockDim.x)
+    v[i] *= a;
+}
+
+int grid_for(long long n) {
+  return static_cast<int>(std::min<long long>((n + threads_per_block - 1) / threads_per_block, 132LL * 16));
+}
+
+template <int dim>
+class DeviceWaveStepper final : public WaveStepper {
+ public:
+  DeviceWaveStepper(const WaveOperator<dim>& op, const DeviceWaveOptions&)
+      : op_(op), n_u_(op.n_u()), n_p_(op.n_p()), kernel_(cell_kernel<dim>(op.degree())) {
+    info_ = query_device();
+    c_ = DeviceBuffer<double>(op.geometry_c());
+    s_ = DeviceBuffer<double>(op.geometry_s());
+    inv_mass_ = DeviceBuffer<double>(op.inverse_mass_p());
+    mass_p_ = DeviceBuffer<double>(op.mass_p());
+    absorb_ = DeviceBuffer<double>(op.absorbing());
+    std::vector<double> bd(op.values().data);
+    bd.insert(bd.end(), op.derivatives().data.begin(), op.derivatives().data.end());
+    bd_ = DeviceBuffer<double>(bd);
+    const std::size_t n = op.n_dofs();
+    for (auto* b : {&x_, &y_, &acc_, &k_, &x0_}) b->allocate(n);
+    rp_.allocate(n_p_);
+    TCFEM_CUDA_CHECK(cudaMemset(rp_.data(), 0, n_p_ * sizeof(double)));
+    result_.allocate(1);
+    if (op.has_seafloor()) {
+      const auto nodes = op.seafloor_nodes();
+      std::vector<long long> ln(nodes.begin(), nodes.end());
+      sea_nodes_ = DeviceBuffer<long long>(ln);
+      sea_values_host_.resize(nodes.size());
+      sea_values_.allocate(nodes.size());
+    }
+    params_.n_cells = static_cast<int>(op.n_cells());
+    for (int d = 0; d < 3; ++d) {
+      params_.cells[d] = d < dim ? op.cells()[d] : 1;
+      params_.p_stride[d] = d < dim ? static_cast<long long>(op.p_strides()[d]) : 0;
+    }
+    params_.c = c_.data();
+    params_.s = s_.data();
+    params_.bd = bd_.data();
+    TCFEM_CUDA_CHECK(cudaEventCreate(&start_));
+    TCFEM_CUDA_CHECK(cudaEventCreate(&mid_));
+    TCFEM_CUDA_CHECK(cudaEventCreate(&stop_));
+  }
+  ~DeviceWaveStepper() override {
+    cudaEventDestroy(start_);
+    cudaEventDestroy(mid_);
+    cudaEventDestroy(stop_);
+  }
+
+  void set_state(const std::vector<double>& x) override { x_.copy_from_host(x.data(), x.size()); }
+  void get_state(std::vector<double>& x) override {
+    x.resize(op_.n_dofs());
+    x_.copy_to_host(x.data(), x.size());
+  }
+
+  void step(double t, double dt) override {
+    const double bws[4] = {dt / 6, dt / 3, dt / 3, dt / 6}, aws[4] = {dt / 2, dt / 2, dt, 0};
+    const double times[4] = {t, t + dt / 2, t + dt / 2, t + dt};
+    for (int stage = 0; stage < 4; ++stage) {
+      CellParams<dim> p = params_;
+      p.stage = stage;
+      p.x = x_.data();
+      p.acc = acc_.data();
+      p.y = y_.data();
+      p.bw = bws[stage];
+      p.aw = aws[stage];
+      launch_cells(stage == 0 ? x_.data() : y_.data(), nullptr, p);
+      add_seafloor(times[stage]);
+      rk4_update_p<<<grid_for(n_p_), threads_per_block>>>(n_p_, rp_.data(), inv_mass_.data(), absorb_.data(),
+                                                         x_.data() + n_u_, acc_.data() + n_u_, y_.data() + n_u_,
+                                                         bws[stage], aws[stage], stage);
+      TCFEM_CUDA_CHECK_LAUNCH();
+    }
+    ++steps_;
+  }
+
+  double energy() override { return 0.5 * inner(x_.data(), x_.data()); }
+  void set_reference() override {
+    TCFEM_CUDA_CHECK(cudaMemcpy(x0_.data(), x_.data(), op_.n_dofs() * sizeof(double), cudaMemcpyDeviceToDevice));
+    norm0_ = inner(x0_.data(), x0_.data());
+  }
+  double projection() override { return norm0_ > 0 ? inner(x_.data(), x0_.data()) / norm0_ : 0.0; }
+
+  double spectral_radius(int iterations) override {
+    // power iteration on the square of the skew part, as WaveOperator::spectral_radius
+    DeviceBuffer<double> v(op_.n_dofs()), w(op_.n_dofs());
+    start_vector<<<grid_for(n_u_ + n_p_), threads_per_block>>>(n_u_ + n_p_, v.data());
+    TCFEM_CUDA_CHECK_LAUNCH();
+    double lambda2 = 0;
+    for (int it = 0; it < iterations; ++it) {
+      const double norm = std::sqrt(inner(v.data(), v.data()));
+      scale(v.data(), 1.0 / norm);
+      timed_skew_rate(v.data(), w.data());
+      timed_skew_rate(w.data(), k_.data());
+      lambda2 = -inner(v.data(), k_.data());
+      TCFEM_CUDA_CHECK(cudaMemcpy(v.data(), k_.data(), op_.n_dofs() * sizeof(double), cudaMemcpyDeviceToDevice));
+    }
+    double damping = 0;
+    for (std::size_t i = 0; i < n_p_; ++i) damping = std::max(damping, op_.absorbing()[i] * op_.inverse_mass_p()[i]);
+    return std::sqrt(std::max(lambda2, 0.0)) + damping;
+  }
+
+  /// The full rate r = M^-1 (-A x + b(t)) (for the tests against the CPU operator).
+  void rate(double t, const double* x_host, double* r_host) {
+    DeviceBuffer<double> in(op_.n_dofs()), out(op_.n_dofs());
+    in.copy_from_host(x_host, op_.n_dofs());
+    launch_cells(in.data(), out.data());
+    add_seafloor(t);
+    finish_pressure<<<grid_for(n_p_), threads_per_block>>>(n_p_, rp_.data(), rp_.data(), inv_mass_.data(), absorb_.data(),
+                                                           in.data() + n_u_, out.data() + n_u_, false);
+    TCFEM_CUDA_CHECK_LAUNCH();
+    out.copy_to_host(r_host, op_.n_dofs());
+  }
+
+  double operator_seconds() const override { return operator_seconds_; }
+  double cell_kernel_seconds() const override { return kernel_seconds_; }
+  std::size_t operator_applies() const override { return applies_; }
+  std::size_t steps() const { return steps_; }
+  void synchronize() override { TCFEM_CUDA_CHECK(cudaDeviceSynchronize()); }
+  std::string description() const override {
+    return "cuda (" + info_.name + "), fp64, fused cell kernel on CUDA cores, stored geometry (" +
+           std::to_string(dim * dim + 1) + " values per velocity node), " + std::to_string(kernel_.cells_per_block) +
+           " cells per block";
+  }
+  std::size_t memory_bytes() const override {
+    return sizeof(double) * (5 * op_.n_dofs() + op_.geometry_c().size() + op_.geometry_s().size() + 4 * n_p_);
+  }
+
+ private:
+  void launch_cells(const double* in, double* out) {
+    CellParams<dim> p = params_;
+    p.stage = -1;
+    launch_cells(in, out, p);
+  }
+  void launch_cells(const double* in, double* out, CellParams<dim> p) {
+    p.u = in;
+    p.p = in + n_u_;
+    p.du = out;
+    p.rp = rp_.data();
+    const int blocks = (params_.n_cells + kernel_.cells_per_block - 1) / kernel_.cells_per_block;
+    kernel_.kernel<<<blocks, threads_per_block, kernel_.shared>>>(p);
+    TCFEM_CUDA_CHECK_LAUNCH();
+  }
+  void add_seafloor(double t) {
+    if (!op_.has_seafloor()) return;
+    op_.seafloor_values(t, sea_values_host_.data());
+    sea_values_.copy_from_host(sea_values_host_.data(), sea_values_host_.size());
+    scatter_add<<<grid_for(sea_values_host_.size()), threads_per_block>>>(
+        static_cast<long long>(sea_values_host_.size()), sea_nodes_.data(), sea_values_.data(), rp_.data());
+    TCFEM_CUDA_CHECK_LAUNCH();
+  }
+  /// skew_rate with the cell kernel and the whole apply timed by events
+  void timed_skew_rate(const double* in, double* out) {
+    TCFEM_CUDA_CHECK(cudaEventRecord(start_));
+    launch_cells(in, out);
+    TCFEM_CUDA_CHECK(cudaEventRecord(mid_));
+    finish_pressure<<<grid_for(n_p_), threads_per_block>>>(n_p_, rp_.data(), rp_.data(), inv_mass_.data(), absorb_.data(),
+                                                           in + n_u_, out + n_u_, true);
+    TCFEM_CUDA_CHECK_LAUNCH();
+    TCFEM_CUDA_CHECK(cudaEventRecord(stop_));
+    TCFEM_CUDA_CHECK(cudaEventSynchronize(stop_));
+    float kernel_ms = 0, all_ms = 0;
+    TCFEM_CUDA_CHECK(cudaEventElapsedTime(&kernel_ms, start_, mid_));
+    TCFEM_CUDA_CHECK(cudaEventElapsedTime(&all_ms, start_, stop_));
+    kernel_seconds_ += 1e-3 * kernel_ms;
+    operator_seconds_ += 1e-3 * all_ms;
+    ++applies_;
+  }
+  void skew_rate(const double* in, double* out) {
+    launch_cells(in, out);
+    finish_pressure<<<grid_for(n_p_), threads_per_block>>>(n_p_, rp_.data(), rp_.data(), inv_mass_.data(), absorb_.data(),
+                                                           in + n_u_, out + n_u_, true);
+    TCFEM_CUDA_CHECK_LAUNCH();
+  }
+  double inner(const double* a, const double* b) {
+    TCFEM_CUDA_CHECK(cudaMemset(result_.data(), 0, sizeof(double)));
+    mass_inner<<<grid_for(n_u_ + n_p_), threads_per_block>>>(n_u_, n_p_, dim * op_.points_per_cell(),
+                                                             op_.points_per_cell(), s_.data(), mass_p_.data(), a, b,
+                                                             result_.data());
+    TCFEM_CUDA_CHECK_LAUNCH();
+    double r = 0;
+    result_.copy_to_host(&r, 1);
+    return r;
+  }
+  void scale(double* v, double a) {
+    scale_vector<<<grid_for(n_u_ + n_p_), threads_per_block>>>(n_u_ + n_p_, a, v);
+    TCFEM_CUDA_CHECK_LAUNCH();
+  }
+
+  const WaveOperator<dim>& op_;
+  long long n_u_, n_p_;
+  CellKernel<dim> kernel_;
+  DeviceInfo info_;
+  CellParams<dim> params_{};
+  DeviceBuffer<double> c_, s_, inv_mass_, mass_p_, absorb_, bd_, x_, y_, acc_, k_, x0_, rp_, result_, sea_values_;
+  DeviceBuffer<long long> sea_nodes_;
+  std::vector<double> sea_values_host_;
+  cudaEvent_t start_{}, mid_{}, stop_{};
+  double operator_seconds_ = 0, kernel_seconds_ = 0, norm0_ = 0;
+  std::size_t applies_ = 0, steps_ = 0;
+};
+
+}  // namespace
+
+template <int dim>
+std::unique_ptr<WaveStepper> make_device_wave_stepper(const WaveOperator<dim>& op, const DeviceWaveOptions& options) {
+  if (options.device >= 0) TCFEM_CUDA_CHECK(cudaSetDevice(options.device));
+  return std::make_unique<DeviceWaveStepper<dim>>(op, options);
+}
+template std::unique_ptr<WaveStepper> make_device_wave_stepper<2>(const WaveOperator<2>&, const DeviceWaveOptions&);
+template std::unique_ptr<WaveStepper> make_device_wave_stepper<3>(const WaveOperator<3>&, const DeviceWaveOptions&);
+
+template <int dim>
+void device_wave_rate(const WaveOperator<dim>& op, double t, const double* x, double* r) {
+  DeviceWaveStepper<dim> s(op, {});
+  s.rate(t, x, r);
+}
+template void device_wave_rate<2>(const WaveOperator<2>&, double, const double*, double*);
+template void device_wave_rate<3>(const WaveOperator<3>&, double, const double*, double*);
+
+}  // namespace tcfem::wave

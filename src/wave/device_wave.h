@@ -1,0 +1,32 @@
+#pragma once
+// The wave operator and its RK4 stepping on the GPU: the state, the stored geometry (C and s per
+// velocity node, the masses and boundary terms) on the device, one fused cell kernel per stage
+// (the pressure's gradient to the velocity's rate and the velocity's divergence to the pressure's
+// residual in one pass over the cells, CUDA cores, fp64) and one fused vector pass per stage (the
+// lumped inverse mass, the absorbing and seafloor terms and the RK4 updates).
+#include <memory>
+#include <string>
+
+#include "wave/wave_stepper.h"
+
+namespace tcfem::wave {
+
+struct DeviceWaveOptions {
+  int device = -1;  ///< -1: the current device
+};
+
+/// Whether this build has the device stepper.
+bool device_wave_available();
+
+/// The device stepper of `op` (which must outlive it: the seafloor data are evaluated from it on
+/// the host at each stage). Throws DeviceError without a usable device.
+template <int dim>
+std::unique_ptr<WaveStepper> make_device_wave_stepper(const WaveOperator<dim>& op, const DeviceWaveOptions& options);
+
+}  // namespace tcfem::wave
+
+namespace tcfem::wave {
+/// r = the device operator's rate at (t, x), host vectors in and out (for the device tests).
+template <int dim>
+void device_wave_rate(const WaveOperator<dim>& op, double t, const double* x, double* r);
+}  // namespace tcfem::wave

@@ -1,0 +1,560 @@
+#include "wave/wave_operator.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <string>
+
+#include "core/error.h"
+#include "core/parallel.h"
+#include "fe/quadrature.h"
+#include "mesh/geometry_field.h"
+#include "tensor/contract.h"
+
+namespace tcfem::wave {
+
+namespace {
+std::string point_text(const double* x, int dim) {
+  char buf[96];
+  if (dim == 2) std::snprintf(buf, sizeof buf, "(%.6g, %.6g)", x[0], x[1]);
+  else std::snprintf(buf, sizeof buf, "(%.6g, %.6g, %.6g)", x[0], x[1], x[2]);
+  return buf;
+}
+
+double positive(const SpaceFunction& f, const char* name, const double* x, int dim) {
+  const double v = f(x);
+  if (!(v > 0) || !std::isfinite(v))
+    throw InputError(std::string(name) + ": must be positive; it is " + std::to_string(v) + " at the point " + point_text(x, dim));
+  return v;
+}
+
+template <int dim>
+double determinant(const double (&J)[dim][dim]) {
+  if constexpr (dim == 2) return J[0][0] * J[1][1] - J[0][1] * J[1][0];
+  else
+    return J[0][0] * (J[1][1] * J[2][2] - J[1][2] * J[2][1]) - J[0][1] * (J[1][0] * J[2][2] - J[1][2] * J[2][0]) +
+           J[0][2] * (J[1][0] * J[2][1] - J[1][1] * J[2][0]);
+}
+
+/// inv = J^-1
+template <int dim>
+void invert(const double (&J)[dim][dim], double det, double (&inv)[dim][dim]) {
+  if constexpr (dim == 2) {
+    inv[0][0] = J[1][1] / det;
+    inv[0][1] = -J[0][1] / det;
+    inv[1][0] = -J[1][0] / det;
+    inv[1][1] = J[0][0] / det;
+  } else {
+    for (int i = 0; i < 3; ++i)
+      for (int j = 0; j < 3; ++j) {
+        const int i1 = (j + 1) % 3, i2 = (j + 2) % 3, j1 = (i + 1) % 3, j2 = (i + 2) % 3;
+        inv[i][j] = (J[i1][j1] * J[i2][j2] - J[i1][j2] * J[i2][j1]) / det;
+      }
+  }
+}
+}  // namespace
+
+template <int dim>
+WaveOperator<dim>::WaveOperator(const WaveProblem<dim>& problem)
+    : k_(problem.degree), np1_(problem.degree + 1), nq_(problem.degree), cells_(problem.cells) {
+  npc_ = nqc_ = 1;
+  n_cells_ = 1;
+  for (int d = 0; d < dim; ++d) {
+    npc_ *= np1_;
+    nqc_ *= nq_;
+    n_cells_ *= static_cast<std::size_t>(cells_[d]);
+  }
+  n_u_ = n_cells_ * dim * nqc_;
+  n_p_ = 1;
+  for (int d = 0; d < dim; ++d) {
+    p_stride_[d] = n_p_;
+    n_p_ *= static_cast<std::size_t>(k_) * cells_[d] + 1;
+  }
+  const auto gll = fe::LagrangeBasis1D::gauss_lobatto(k_);
+  const auto gauss = fe::gauss(nq_);
+  const auto lobatto = fe::gauss_lobatto(np1_);
+  b_ = fe::basis_values(gll, gauss.points);
+  d_ = fe::basis_derivatives(gll, gauss.points);
+  const auto d_gll = fe::basis_derivatives(gll, gll.nodes());
+
+  // node coordinates per cell
+  const mesh::BoxMesh<dim> mesh(cells_, problem.domain);
+  const mesh::MappedCellNodes<dim> field(mesh, k_);
+  node_coords_.resize(n_cells_ * dim * npc_);
+  parallel_chunks(0, n_cells_, [&](std::size_t b, std::size_t e, int) {
+    for (std::size_t c = b; c < e; ++c) field.cell_nodes(mesh.cell_index(c), node_coords_.data() + c * dim * npc_);
+  });
+  extent_ = 0;
+  for (double v : node_coords_) extent_ = std::max(extent_, std::abs(v));
+  extent_ = std::max(extent_, 1e-300);
+
+  auto refuse_inverted = [&mesh](std::size_t c, double det, const double* x) {
+    const auto ci = mesh.cell_index(c);
+    std::string cell = "(";
+    for (int d = 0; d < dim; ++d) cell += std::to_string(ci[d]) + (d + 1 < dim ? ", " : ")");
+    throw InputError("geometry: the map is inverted or degenerate (det J = " + std::to_string(det) + ") in cell " + cell +
+                     " at the point " + point_text(x, dim));
+  };
+  // quadrature-point data: C = w det J J^-1 and s = 1 / (rho w det J)
+  c_.assign(n_cells_ * dim * dim * nqc_, 0.0);
+  s_.assign(n_cells_ * nqc_, 0.0);
+  jxw_.assign(n_cells_ * nqc_, 0.0);
+  std::vector<double> mass_parts(n_cells_ * npc_);  // per cell, w det J / K at the nodes
+  parallel_chunks(0, n_cells_, [&](std::size_t cb, std::size_t ce, int) {
+    std::vector<double> jq(dim * dim * nqc_), jg(dim * dim * npc_), tmp(2 * npc_ + 2 * nqc_), xq(dim * nqc_);
+    for (std::size_t c = cb; c < ce; ++c) {
+      const double* nodes = node_coords_.data() + c * dim * npc_;
+      for (int d = 0; d < dim; ++d) {
+        gradient(nodes + d * npc_, jq.data() + d * dim * nqc_, tmp.data());  // jq[(d * dim + e) * nqc + q]
+        // points: B along every direction
+        const double* in = nodes + d * npc_;
+        std::array<int, 3> sizes = tensor::cube_sizes<dim>(np1_);
+        double* bufs[2] = {tmp.data(), tmp.data() + npc_};
+        for (int dir = 0; dir < dim; ++dir) {
+          double* out = dir == dim - 1 ? xq.data() + d * nqc_ : bufs[dir % 2];
+          tensor::apply_1d<false, false>(b_.data.data(), nq_, np1_, dir, sizes, in, out);
+          sizes[dir] = nq_;
+          in = out;
+        }
+      }
+      for (int q = 0; q < nqc_; ++q) {
+        double J[dim][dim], inv[dim][dim], x[dim];
+        for (int d = 0; d < dim; ++d) {
+          x[d] = xq[d * nqc_ + q];
+          for (int e = 0; e < dim; ++e) J[d][e] = jq[(d * dim + e) * nqc_ + q];
+        }
+        const double det = determinant<dim>(J);
+        if (!(det > 0)) refuse_inverted(c, det, x);
+        invert<dim>(J, det, inv);
+        double w = 1;
+        int qi = q;
+        for (int d = 0; d < dim; ++d) {
+          w *= gauss.weights[qi % nq_];
+          qi /= nq_;
+        }
+        const double rho = positive(problem.rho, "rho", x, dim);
+        s_[c * nqc_ + q] = 1.0 / (rho * w * det);
+        jxw_[c * nqc_ + q] = w * det;
+        for (int e = 0; e < dim; ++e)
+          for (int d = 0; d < dim; ++d) c_[(c * dim * dim + e * dim + d) * nqc_ + q] = w * det * inv[e][d];
+      }
+      // lumped pressure mass at the nodes: w det J / K, J from the derivative matrix at the nodes
+      for (int d = 0; d < dim; ++d)
+        for (int e = 0; e < dim; ++e)
+          tensor::apply_1d<false, false>(d_gll.data.data(), np1_, np1_, e, tensor::cube_sizes<dim>(np1_), nodes + d * npc_,
+                                         jg.data() + (d * dim + e) * npc_);
+      for (int i = 0; i < npc_; ++i) {
+        double J[dim][dim], x[dim];
+        double w = 1;
+        for (int d = 0, r = i; d < dim; ++d, r /= np1_) w *= lobatto.weights[r % np1_];
+        for (int d = 0; d < dim; ++d) {
+          x[d] = nodes[d * npc_ + i];
+          for (int e = 0; e < dim; ++e) J[d][e] = jg[(d * dim + e) * npc_ + i];
+        }
+        const double det = determinant<dim>(J);
+        if (!(det > 0)) refuse_inverted(c, det, x);
+        mass_parts[c * npc_ + i] = w * det / positive(problem.K, "K", x, dim);
+      }
+    }
+  });
+  // cell colors by parity: cells of one color share no pressure node
+  colors_.assign(1u << dim, {});
+  for (std::size_t c = 0; c < n_cells_; ++c) {
+    const auto ci = mesh.cell_index(c);
+    int color = 0;
+    for (int d = 0; d < dim; ++d) color |= (ci[d] & 1) << d;
+    colors_[color].push_back(c);
+  }
+  mass_p_.assign(n_p_, 0.0);
+  for (const auto& color : colors_)
+    parallel_chunks(0, color.size(), [&](std::size_t b, std::size_t e, int) {
+      for (std::size_t i = b; i < e; ++i)
+        for (int n = 0; n < npc_; ++n) mass_p_[p_index(color[i], n)] += mass_parts[color[i] * npc_ + n];
+    }, host_threads(), 256);
+
+  // boundary faces: free surface (mass), absorbing (damping), seafloor (data); lumped at the nodes
+  absorbing_.assign(n_p_, 0.0);
+  seafloor_velocity_ = problem.seafloor_velocity;
+  for (int face = 0; face < 2 * dim; ++face) {
+    const BoundaryKind kind = problem.faces[face];
+    if (kind == BoundaryKind::wall) continue;
+    const int n = face / 2, side = face % 2;
+    for (std::size_t c = 0; c < n_cells_; ++c) {
+      const auto ci = mesh.cell_index(c);
+      if (ci[n] != (side ? cells_[n] - 1 : 0)) continue;
+      const double* nodes = node_coords_.data() + c * dim * npc_;
+      for (int i = 0; i < npc_; ++i) {
+        int idx[3] = {0, 0, 0}, r = i;
+        for (int d = 0; d < dim; ++d) {
+          idx[d] = r % np1_;
+          r /= np1_;
+        }
+        if (idx[n] != (side ? k_ : 0)) continue;
+        double w = 1, t[dim][dim], x[dim];  // tangent vectors t[e] (e != n)
+        for (int d = 0; d < dim; ++d) x[d] = nodes[d * npc_ + i];
+        for (int e = 0; e < dim; ++e) {
+          if (e == n) continue;
+          w *= lobatto.weights[idx[e]];
+          int stride = 1;
+          for (int f = 0; f < e; ++f) stride *= np1_;
+          for (int d = 0; d < dim; ++d) {
+            double v = 0;
+            for (int j = 0; j < np1_; ++j) v += d_gll(idx[e], j) * nodes[d * npc_ + i + (j - idx[e]) * stride];
+            t[e][d] = v;
+          }
+        }
+        double area;
+        if constexpr (dim == 2) {
+          const int e = 1 - n;
+          area = std::hypot(t[e][0], t[e][1]);
+        } else {
+          const int e1 = (n + 1) % 3, e2 = (n + 2) % 3;
+          const double cx = t[e1][1] * t[e2][2] - t[e1][2] * t[e2][1], cy = t[e1][2] * t[e2][0] - t[e1][0] * t[e2][2],
+                       cz = t[e1][0] * t[e2][1] - t[e1][1] * t[e2][0];
+          area = std::sqrt(cx * cx + cy * cy + cz * cz);
+        }
+        const std::size_t node = p_index(c, i);
+        if (kind == BoundaryKind::surface) {
+          mass_p_[node] += w * area / (positive(problem.rho, "rho", x, dim) * positive(problem.g, "g", x, dim));
+        } else if (kind == BoundaryKind::absorbing) {
+          const double z = std::sqrt(positive(problem.rho, "rho", x, dim) * positive(problem.K, "K", x, dim));
+          absorbing_[node] += w * area / z;
+        } else {
+          FaceNode f{node, w * area, {}};
+          for (int d = 0; d < dim; ++d) f.x[d] = x[d];
+          seafloor_.push_back(f);
+        }
+      }
+    }
+  }
+  inv_mass_p_.resize(n_p_);
+  for (std::size_t i = 0; i < n_p_; ++i) inv_mass_p_[i] = 1.0 / mass_p_[i];
+
+}
+
+template <int dim>
+std::size_t WaveOperator<dim>::p_index(std::size_t cell, int node) const {
+  std::size_t index = 0, c = cell;
+  int i = node;
+  for (int d = 0; d < dim; ++d) {
+    const std::size_t cd = c % cells_[d];
+    c /= cells_[d];
+    index += (cd * k_ + i % np1_) * p_stride_[d];
+    i /= np1_;
+  }
+  return index;
+}
+
+template <int dim>
+void WaveOperator<dim>::gradient(const double* pc, double* g, double* tmp) const {
+  for (int e = 0; e < dim; ++e) {
+    const double* in = pc;
+    std::array<int, 3> sizes = tensor::cube_sizes<dim>(np1_);
+    for (int dir = 0; dir < dim; ++dir) {
+      double* out = dir == dim - 1 ? g + e * nqc_ : tmp + (dir % 2) * npc_;
+      tensor::apply_1d<false, false>((dir == e ? d_ : b_).data.data(), nq_, np1_, dir, sizes, in, out);
+      sizes[dir] = nq_;
+      in = out;
+    }
+  }
+}
+
+template <int dim>
+void WaveOperator<dim>::gradient_transpose(const double* f, double* out, double* tmp) const {
+  std::fill(out, out + npc_, 0.0);
+  for (int e = 0; e < dim; ++e) {
+    const double* in = f + e * nqc_;
+    std::array<int, 3> sizes = tensor::cube_sizes<dim>(nq_);
+    for (int dir = dim - 1; dir >= 0; --dir) {
+      const auto& m = (dir == e ? d_ : b_).data;
+      if (dir == 0) {
+        tensor::apply_1d<true, true>(m.data(), nq_, np1_, dir, sizes, in, out);
+      } else {
+        double* o = tmp + (dir % 2) * npc_;
+        tensor::apply_1d<true, false>(m.data(), nq_, np1_, dir, sizes, in, o);
+        sizes[dir] = np1_;
+        in = o;
+      }
+    }
+  }
+}
+
+template <int dim>
+void WaveOperator<dim>::seafloor_data(double t, double* b) const {
+  std::fill(b, b + n_p_, 0.0);
+  for (const auto& f : seafloor_) b[f.node] += f.weight * seafloor_velocity_(f.x.data(), t);
+}
+
+template <int dim>
+std::vector<std::size_t> WaveOperator<dim>::seafloor_nodes() const {
+  std::vector<std::size_t> nodes;
+  for (const auto& f : seafloor_) nodes.push_back(f.node);
+  return nodes;
+}
+
+template <int dim>
+void WaveOperator<dim>::seafloor_values(double t, double* values) const {
+  parallel_chunks(0, seafloor_.size(), [&](std::size_t b, std::size_t e, int) {
+    for (std::size_t i = b; i < e; ++i) values[i] = seafloor_[i].weight * seafloor_velocity_(seafloor_[i].x.data(), t);
+  }, host_threads(), 4096);
+}
+
+template <int dim>
+void WaveOperator<dim>::rate(double t, const double* x, double* r, bool skew_only) const {
+  const double* u = x;
+  const double* p = x + n_u_;
+  double* ru = r;
+  double* rp = r + n_u_;
+  std::fill(rp, rp + n_p_, 0.0);
+  for (const auto& color : colors_) {
+    parallel_chunks(0, color.size(), [&](std::size_t b, std::size_t e, int) {
+      std::vector<double> pc(npc_), g(dim * nqc_), f(dim * nqc_), out(npc_), tmp(2 * npc_);
+      for (std::size_t i = b; i < e; ++i) {
+        const std::size_t c = color[i];
+        for (int n = 0; n < npc_; ++n) pc[n] = p[p_index(c, n)];
+        gradient(pc.data(), g.data(), tmp.data());
+        const double* cc = c_.data() + c * dim * dim * nqc_;
+        const double* uc = u + c * dim * nqc_;
+        double* rc = ru + c * dim * nqc_;
+        for (int q = 0; q < nqc_; ++q) {
+          const double s = s_[c * nqc_ + q];
+          for (int d = 0; d < dim; ++d) {
+            double v = 0;
+            for (int e2 = 0; e2 < dim; ++e2) v += cc[(e2 * dim + d) * nqc_ + q] * g[e2 * nqc_ + q];
+            rc[d * nqc_ + q] = -s * v;
+          }
+          for (int e2 = 0; e2 < dim; ++e2) {
+            double v = 0;
+            for (int d = 0; d < dim; ++d) v += cc[(e2 * dim + d) * nqc_ + q] * uc[d * nqc_ + q];
+            f[e2 * nqc_ + q] = v;
+          }
+        }
+        gradient_transpose(f.data(), out.data(), tmp.data());
+        for (int n = 0; n < npc_; ++n) rp[p_index(c, n)] += out[n];
+      }
+    }, host_threads(), 16);
+  }
+  if (!skew_only && !seafloor_.empty()) {
+    for (const auto& fnode : seafloor_) rp[fnode.node] += fnode.weight * seafloor_velocity_(fnode.x.data(), t);
+  }
+  parallel_chunks(0, n_p_, [&](std::size_t b, std::size_t e, int) {
+    for (std::size_t i = b; i < e; ++i) {
+      const double a = skew_only ? 0.0 : absorbing_[i];
+      rp[i] = inv_mass_p_[i] * (rp[i] - a * p[i]);
+    }
+  }, host_threads(), 1 << 14);
+}
+
+template <int dim>
+double WaveOperator<dim>::inner(const double* x, const double* y) const {
+  double su = 0, sp = 0;
+  for (std::size_t c = 0; c < n_cells_; ++c)
+    for (int d = 0; d < dim; ++d)
+      for (int q = 0; q < nqc_; ++q) {
+        const std::size_t i = (c * dim + d) * nqc_ + q;
+        su += x[i] * y[i] / s_[c * nqc_ + q];
+      }
+  for (std::size_t i = 0; i < n_p_; ++i) sp += x[n_u_ + i] * y[n_u_ + i] * mass_p_[i];
+  return su + sp;
+}
+
+template <int dim>
+double WaveOperator<dim>::spectral_radius(int iterations) const {
+  std::vector<double> x(n_dofs()), y(n_dofs()), z(n_dofs());
+  for (std::size_t i = 0; i < x.size(); ++i) x[i] = start_vector_entry(i);
+  double lambda2 = 0;
+  for (int it = 0; it < iterations; ++it) {
+    const double norm = std::sqrt(inner(x.data(), x.data()));
+    for (auto& v : x) v /= norm;
+    rate(0.0, x.data(), y.data(), true);
+    rate(0.0, y.data(), z.data(), true);
+    lambda2 = -inner(x.data(), z.data());  // L^2 is M-symmetric, negative semi-definite
+    x.swap(z);
+  }
+  double damping = 0;
+  for (std::size_t i = 0; i < n_p_; ++i) damping = std::max(damping, absorbing_[i] * inv_mass_p_[i]);
+  return std::sqrt(std::max(lambda2, 0.0)) + damping;
+}
+
+template <int dim>
+void WaveOperator<dim>::cell_nodes(std::size_t cell, double* out) const {
+  std::copy_n(node_coords_.data() + cell * dim * npc_, dim * npc_, out);
+}
+
+template <int dim>
+std::vector<double> WaveOperator<dim>::interpolate(const SpaceFunction& p0, const std::array<SpaceFunction, dim>& u0) const {
+  TimeFunction p;
+  std::array<TimeFunction, dim> u;
+  if (p0) p = [&p0](const double* x, double) { return p0(x); };
+  for (int d = 0; d < dim; ++d)
+    if (u0[d]) u[d] = [&f = u0[d]](const double* x, double) { return f(x); };
+  return interpolate(p, u, 0.0);
+}
+
+template <int dim>
+std::vector<double> WaveOperator<dim>::interpolate(const TimeFunction& p, const std::array<TimeFunction, dim>& u,
+                                                   double t) const {
+  std::vector<double> state(n_dofs(), 0.0);
+  parallel_chunks(0, n_cells_, [&](std::size_t cb, std::size_t ce, int) {
+    std::vector<double> xq(dim * nqc_), tmp(2 * npc_);
+    for (std::size_t c = cb; c < ce; ++c) {
+      const double* nodes = node_coords_.data() + c * dim * npc_;
+      if (p) {
+        // each lattice node once: from the cell where its local index is below k along every
+        // direction, or the last cell along that direction
+        std::array<int, dim> ci{};
+        std::size_t r = c;
+        for (int d = 0; d < dim; ++d) {
+          ci[d] = static_cast<int>(r % cells_[d]);
+          r /= cells_[d];
+        }
+        for (int i = 0; i < npc_; ++i) {
+          bool owner = true;
+          for (int d = 0, r = i; d < dim; ++d, r /= np1_) owner &= r % np1_ < k_ || ci[d] == cells_[d] - 1;
+          if (!owner) continue;
+          double x[dim];
+          for (int d = 0; d < dim; ++d) x[d] = nodes[d * npc_ + i];
+          state[n_u_ + p_index(c, i)] = p(x, t);
+        }
+      }
+      bool any_u = false;
+      for (int d = 0; d < dim; ++d) any_u |= static_cast<bool>(u[d]);
+      for (int d = 0; d < dim && any_u; ++d) {
+        const double* in = nodes + d * npc_;
+        std::array<int, 3> sizes = tensor::cube_sizes<dim>(np1_);
+        for (int dir = 0; dir < dim; ++dir) {
+          double* out = dir == dim - 1 ? xq.data() + d * nqc_ : tmp.data() + (dir % 2) * npc_;
+          tensor::apply_1d<false, false>(b_.data.data(), nq_, np1_, dir, sizes, in, out);
+          sizes[dir] = nq_;
+          in = out;
+        }
+      }
+      for (int d = 0; d < dim; ++d) {
+        if (!u[d]) continue;
+        for (int q = 0; q < nqc_; ++q) {
+          double x[dim];
+          for (int e = 0; e < dim; ++e) x[e] = xq[e * nqc_ + q];
+          state[(c * dim + d) * nqc_ + q] = u[d](x, t);
+        }
+      }
+    }
+  });
+  return state;
+}
+
+template <int dim>
+typename WaveOperator<dim>::Errors WaveOperator<dim>::errors(const double* state, const TimeFunction& p,
+                                                             const std::array<TimeFunction, dim>& u, double t) const {
+  const auto gll = fe::LagrangeBasis1D::gauss_lobatto(k_);
+  const auto rule = fe::gauss(k_ + 2);
+  const int m = rule.size();
+  int mc = 1;
+  for (int d = 0; d < dim; ++d) mc *= m;
+  const auto bv = fe::basis_values(gll, rule.points), bd = fe::basis_derivatives(gll, rule.points);
+  std::vector<Errors> parts(host_threads());
+  parallel_chunks(0, n_cells_, [&](std::size_t cb, std::size_t ce, int thread) {
+    Errors& err = parts[thread];
+    const int big = std::max(npc_, mc);
+    std::vector<double> vals((dim + 1) * mc), jac(dim * dim * mc), tmp(2 * big), pc(npc_);
+    auto interp = [&](const double* in0, double* out, int deriv) {  // B along all, D along deriv
+      const double* in = in0;
+      std::array<int, 3> sizes = tensor::cube_sizes<dim>(np1_);
+      for (int dir = 0; dir < dim; ++dir) {
+        double* o = dir == dim - 1 ? out : tmp.data() + (dir % 2) * big;
+        tensor::apply_1d<false, false>((dir == deriv ? bd : bv).data.data(), m, np1_, dir, sizes, in, o);
+        sizes[dir] = m;
+        in = o;
+      }
+    };
+    for (std::size_t c = cb; c < ce; ++c) {
+      const double* nodes = node_coords_.data() + c * dim * npc_;
+      for (int n = 0; n < npc_; ++n) pc[n] = state[n_u_ + p_index(c, n)];
+      for (int d = 0; d < dim; ++d) {
+        interp(nodes + d * npc_, vals.data() + d * mc, -1);
+        for (int e = 0; e < dim; ++e) interp(nodes + d * npc_, jac.data() + (d * dim + e) * mc, e);
+      }
+      interp(pc.data(), vals.data() + dim * mc, -1);
+      for (int q = 0; q < mc; ++q) {
+        double J[dim][dim], x[dim], w = 1;
+        int qi = q;
+        for (int d = 0; d < dim; ++d) {
+          w *= rule.weights[qi % m];
+          qi /= m;
+          x[d] = vals[d * mc + q];
+          for (int e = 0; e < dim; ++e) J[d][e] = jac[(d * dim + e) * mc + q];
+        }
+        const double jxw = w * determinant<dim>(J), pe = p(x, t), diff = vals[dim * mc + q] - pe;
+        err.p_l2 += jxw * diff * diff;
+        err.p_norm += jxw * pe * pe;
+      }
+      // velocity: at its nodes, weighted by the velocity mass (w det J)
+      std::vector<double> xq(dim * nqc_);
+      for (int d = 0; d < dim; ++d) {
+        const double* in = nodes + d * npc_;
+        std::array<int, 3> sizes = tensor::cube_sizes<dim>(np1_);
+        for (int dir = 0; dir < dim; ++dir) {
+          double* o = dir == dim - 1 ? xq.data() + d * nqc_ : tmp.data() + (dir % 2) * big;
+          tensor::apply_1d<false, false>(b_.data.data(), nq_, np1_, dir, sizes, in, o);
+          sizes[dir] = nq_;
+          in = o;
+        }
+      }
+      for (int q = 0; q < nqc_; ++q) {
+        double x[dim];
+        for (int d = 0; d < dim; ++d) x[d] = xq[d * nqc_ + q];
+        const double jxw = jxw_[c * nqc_ + q];
+        for (int d = 0; d < dim; ++d) {
+          const double ue = u[d](x, t), diff = state[(c * dim + d) * nqc_ + q] - ue;
+          err.u_l2 += jxw * diff * diff;
+          err.u_norm += jxw * ue * ue;
+        }
+      }
+    }
+  });
+  Errors total;
+  for (const auto& e : parts) {
+    total.p_l2 += e.p_l2;
+    total.p_norm += e.p_norm;
+    total.u_l2 += e.u_l2;
+    total.u_norm += e.u_norm;
+  }
+  total.p_l2 = std::sqrt(total.p_l2);
+  total.p_norm = std::sqrt(total.p_norm);
+  total.u_l2 = std::sqrt(total.u_l2);
+  total.u_norm = std::sqrt(total.u_norm);
+  return total;
+}
+
+template <int dim>
+void WaveOperator<dim>::cell_output(const double* x, std::vector<double>& points,
+                                    std::vector<std::vector<double>>& fields) const {
+  const auto gauss_basis = fe::LagrangeBasis1D(fe::gauss(nq_).points);
+  const auto to_nodes = fe::basis_values(gauss_basis, fe::LagrangeBasis1D::gauss_lobatto(k_).nodes());  // (k+1) x k
+  points.assign(n_cells_ * npc_ * 3, 0.0);
+  fields.assign(1 + dim, std::vector<double>(n_cells_ * npc_));
+  parallel_chunks(0, n_cells_, [&](std::size_t cb, std::size_t ce, int) {
+    std::vector<double> tmp(2 * npc_);
+    for (std::size_t c = cb; c < ce; ++c) {
+      const double* nodes = node_coords_.data() + c * dim * npc_;
+      for (int i = 0; i < npc_; ++i) {
+        for (int d = 0; d < dim; ++d) points[(c * npc_ + i) * 3 + d] = nodes[d * npc_ + i];
+        fields[0][c * npc_ + i] = x[n_u_ + p_index(c, i)];
+      }
+      for (int d = 0; d < dim; ++d) {
+        const double* in = x + (c * dim + d) * nqc_;
+        std::array<int, 3> sizes = tensor::cube_sizes<dim>(nq_);
+        for (int dir = 0; dir < dim; ++dir) {
+          double* o = dir == dim - 1 ? fields[1 + d].data() + c * npc_ : tmp.data() + (dir % 2) * npc_;
+          tensor::apply_1d<false, false>(to_nodes.data.data(), np1_, nq_, dir, sizes, in, o);
+          sizes[dir] = np1_;
+          in = o;
+        }
+      }
+    }
+  });
+}
+
+template class WaveOperator<2>;
+template class WaveOperator<3>;
+
+}  // namespace tcfem::wave

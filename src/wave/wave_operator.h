@@ -1,0 +1,120 @@
+#pragma once
+// The discrete acoustic-gravity operator (seed 002, eq. 4) on the CPU: the pressure p continuous
+// Q_k (Gauss-Lobatto nodes, mass lumped by the Gauss-Lobatto rule), each velocity component
+// discontinuous Q_{k-1} with its nodes at the k^dim Gauss points of the cell (the Gauss rule makes
+// its mass diagonal). The semi-discrete system is
+//   M_u du/dt = -G p,   M_p dp/dt = G^T u - A p + b(t),
+// G the gradient (grad p, tau) by the k-point Gauss rule, M_p the lumped (K^-1 p, v) plus the free
+// surface's (rho g)^-1 <p, v>, A the absorbing faces' Z^-1 <p, v> (lumped), b the seafloor's
+// <db/dt, v>. With the velocity nodes at the quadrature points, the velocity's rate is pointwise:
+//   du/dt(x_q) = -(1 / rho) grad p(x_q).
+// The geometry is stored per quadrature point (partial assembly): C = w det J J^-1 (dim x dim) and
+// s = 1 / (rho w det J), the inverse velocity mass.
+//
+// The state is one vector [u | p]: u cell by cell, per cell component by component, per
+// component the k^dim points (x fastest); p on the lattice of Gauss-Lobatto nodes of the box
+// (k n_d + 1 per direction, x fastest).
+#include <array>
+#include <cstddef>
+#include <vector>
+
+#include "core/hd.h"
+#include "fe/lagrange.h"
+#include "wave/wave_problem.h"
+
+namespace tcfem::wave {
+
+/// The start vector of the power iteration: entry i in [-1, 1) from a hash of i (splitmix64), the
+/// same on the host and the device.
+TCFEM_HD inline double start_vector_entry(unsigned long long i) {
+  unsigned long long z = i + 0x9e3779b97f4a7c15ULL;
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  z ^= z >> 31;
+  return static_cast<double>(z >> 11) * (2.0 / 9007199254740992.0) - 1.0;
+}
+
+template <int dim>
+class WaveOperator {
+ public:
+  /// Builds the geometry data, masses and boundary terms; InputError for det J <= 0 (naming the
+  /// cell) and for rho, K or g not positive at a point (naming the point).
+  explicit WaveOperator(const WaveProblem<dim>& problem);
+
+  int degree() const { return k_; }
+  const std::array<int, dim>& cells() const { return cells_; }
+  std::size_t n_cells() const { return n_cells_; }
+  std::size_t n_u() const { return n_u_; }
+  std::size_t n_p() const { return n_p_; }
+  std::size_t n_dofs() const { return n_u_ + n_p_; }
+  int points_per_cell() const { return nqc_; }  ///< k^dim velocity nodes
+  int nodes_per_cell() const { return npc_; }   ///< (k+1)^dim pressure nodes
+  std::size_t p_index(std::size_t cell, int node) const;
+
+  /// r = M^-1 (-A_full x + b(t)): the time derivative of the state x at time t. With skew_only,
+  /// only the coupling G (no absorbing term, no seafloor data): the energy-conserving part.
+  void rate(double t, const double* x, double* r, bool skew_only = false) const;
+  /// (x, y)_M with the diagonal mass of the state: 2 x the energy for y = x.
+  double inner(const double* x, const double* y) const;
+  double energy(const double* x) const { return 0.5 * inner(x, x); }
+  /// Largest |lambda| of the energy-conserving part M^-1 G-block (power iteration on its square)
+  /// plus the largest absorbing rate: the spectral bound that sets the RK4 step.
+  double spectral_radius(int iterations = 60) const;
+
+  /// The state interpolating p0 at the pressure nodes and u0 at the velocity nodes (empty: 0).
+  std::vector<double> interpolate(const SpaceFunction& p0, const std::array<SpaceFunction, dim>& u0) const;
+  std::vector<double> interpolate(const TimeFunction& p, const std::array<TimeFunction, dim>& u, double t) const;
+
+  struct Errors {
+    double p_l2 = 0, p_norm = 0;  ///< ||p_h - p|| (Gauss rule with k+2 points), ||p||
+    double u_l2 = 0, u_norm = 0;  ///< the same for u at the velocity nodes
+  };
+  Errors errors(const double* x, const TimeFunction& p, const std::array<TimeFunction, dim>& u, double t) const;
+
+  /// Per cell, the (k+1)^dim node coordinates (3 per node, z = 0 in 2D) and the fields p, u_d
+  /// there (u interpolated from its Gauss nodes), lexicographic: for VTU output.
+  void cell_output(const double* x, std::vector<double>& points, std::vector<std::vector<double>>& fields) const;
+
+  /// Stored data (the device operator copies them).
+  const std::vector<double>& geometry_c() const { return c_; }      ///< [cell][e * dim + d][q]
+  const std::vector<double>& geometry_s() const { return s_; }      ///< [cell][q]
+  const std::vector<double>& inverse_mass_p() const { return inv_mass_p_; }
+  const std::vector<double>& absorbing() const { return absorbing_; }
+  const fe::Matrix1D& values() const { return b_; }        ///< k x (k+1): GLL basis at Gauss points
+  const fe::Matrix1D& derivatives() const { return d_; }   ///< k x (k+1)
+  /// The seafloor data b(t) on the pressure nodes (zero elsewhere).
+  void seafloor_data(double t, double* b) const;
+  /// The seafloor's face nodes (a node on several seafloor faces appears once per face) and their
+  /// data weight * db/dt(x, t), in the same order.
+  std::vector<std::size_t> seafloor_nodes() const;
+  void seafloor_values(double t, double* values) const;
+  const std::vector<double>& mass_p() const { return mass_p_; }
+  const std::array<std::size_t, dim>& p_strides() const { return p_stride_; }
+  bool has_seafloor() const { return !seafloor_.empty(); }
+  /// The largest |x| of the node coordinates (for scale-aware checks)
+  double extent() const { return extent_; }
+
+ private:
+  void gradient(const double* pc, double* g, double* tmp) const;                  // g: dim x nqc
+  void gradient_transpose(const double* f, double* out, double* tmp) const;        // out: npc (overwritten)
+  void cell_nodes(std::size_t cell, double* out) const;
+
+  int k_, np1_, nq_, npc_, nqc_;
+  std::array<int, dim> cells_{};
+  std::size_t n_cells_, n_u_, n_p_;
+  std::array<std::size_t, dim> p_stride_{};
+  std::vector<double> c_, s_, jxw_, inv_mass_p_, mass_p_, absorbing_;
+  struct FaceNode {
+    std::size_t node;
+    double weight;
+    std::array<double, dim> x;
+  };
+  std::vector<FaceNode> seafloor_;
+  TimeFunction seafloor_velocity_;
+  std::vector<std::vector<std::size_t>> colors_;  // cells by parity: no two share a node
+  fe::Matrix1D b_, d_;
+  std::vector<double> node_coords_;  // per cell, dim x npc (copied from the geometry field)
+  double extent_ = 1;
+};
+
+}  // namespace tcfem::wave
