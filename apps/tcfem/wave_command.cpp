@@ -45,6 +45,7 @@ struct WaveOptions {
   double t_end = 0, dt = 0, cfl = 0;
   int steps = 0;
   std::string backend = "auto", backend_reason;
+  std::string geometry_form = "pa";
   std::string json_file, vtu_prefix;
   int vtu_every = 0, energy_every = 0;
   int threads = 0;
@@ -92,6 +93,7 @@ int run_wave(WaveOptions& o, wave::WaveFile& file) {
   std::unique_ptr<wave::WaveStepper> stepper;
   if (o.backend == "cuda") {
     wave::DeviceWaveOptions dopt;
+    dopt.geometry_form = o.geometry_form == "mf" ? wave::WaveGeometryForm::mf : wave::WaveGeometryForm::pa;
     stepper = wave::make_device_wave_stepper<dim>(op, dopt);
   } else {
     stepper = wave::make_cpu_wave_stepper<dim>(op);
@@ -229,6 +231,7 @@ int run_wave(WaveOptions& o, wave::WaveFile& file) {
                  {"problem", file.path.empty() ? "default basin" : file.path},
                  {"backend", o.backend},
                  {"backend_reason", o.backend_reason},
+                 {"geometry_form", o.backend == "cuda" ? o.geometry_form : std::string("pa")},
                  {"running", stepper->description()},
                  {"expressions", problem.texts}};
   std::vector<std::string> faces;
@@ -343,6 +346,11 @@ std::function<int()> add_wave_command(CLI::App& app) {
   cmd->add_option("--cfl", o->cfl, "Time step as a fraction of the RK4 stability limit (default 0.5)")
       ->check(CLI::PositiveNumber);
   add_run_options(cmd, o->backend, o->tuning_file, o->threads);
+  cmd->add_option("--geometry-form", o->geometry_form,
+                  "The device cell kernel's geometry: pa (stored per velocity node) or mf (recomputed from the node "
+                  "coordinates)")
+      ->check(CLI::IsMember({"pa", "mf"}))
+      ->capture_default_str();
   cmd->add_option("--json", o->json_file, "Write the JSON report to this file");
   cmd->add_option("--vtu", o->vtu_prefix, "Write VTU frames PREFIX_NNNNNN.vtu and the collection PREFIX.pvd");
   cmd->add_option("--vtu-every", o->vtu_every, "Steps between VTU frames (default: 10 frames)")->check(CLI::PositiveNumber);
@@ -386,6 +394,8 @@ std::function<int()> add_wave_command(CLI::App& app) {
     o->backend = choice.backend;
     o->backend_reason = choice.reason;
     if (o->backend == "cuda") require_device("--backend cuda");
+    if (o->backend == "cpu" && cmd->count("--geometry-form"))
+      throw InputError("--geometry-form: chooses the device cell kernel; the CPU operator stores its geometry");
     return file.dim == 2 ? run_wave<2>(*o, file) : run_wave<3>(*o, file);
   };
 }

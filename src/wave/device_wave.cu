@@ -11,11 +11,14 @@
 #include "core/device.h"
 #include "core/device_buffer.h"
 #include "core/error.h"
+#include "fe/quadrature.h"
 #include "wave/device_wave.h"
 
 namespace tcfem::wave {
 
 bool device_wave_available() { return true; }
+
+const char* to_string(WaveGeometryForm form) { return form == WaveGeometryForm::mf ? "mf" : "pa"; }
 
 namespace {
 
@@ -28,7 +31,12 @@ struct CellParams {
   long long p_stride[3];
   const double* c;   // [cell][e * dim + d][q]
   const double* s;   // [cell][q]
-  const double* bd;  // B (k x (k+1)) then D (k x (k+1)), row-major
+  const double* bd;  // B (k x (k+1)), D (k x (k+1)), row-major, then the k Gauss weights
+  // the matrix-free form: the node coordinates (component d at nodes[d * n_p + node]) and 1 / rho
+  // per velocity node ([cell][q]) instead of c and s
+  const double* nodes;
+  const double* inv_rho;
+  long long n_p;
   const double* u;   // input velocity
   const double* p;   // input pressure
   double* du;        // output: the velocity's rate (stage < 0)
@@ -57,31 +65,32 @@ __device__ __forceinline__ void velocity_out(const CellParams<dim>& P, long long
   }
 }
 
-template <int K>
-__host__ __device__ constexpr int cells_per_block() {
-  return 512 / ((K + 1) * (K + 1) * (K + 1)) > 1 ? 512 / ((K + 1) * (K + 1) * (K + 1)) : 1;
-}
-template <int K>
-__host__ __device__ constexpr int cells_per_block_2d() {
-  return 256 / ((K + 1) * (K + 1)) > 1 ? 256 / ((K + 1) * (K + 1)) : 1;
+/// Fields interpolated per cell: the pressure, and with the matrix-free form (MF) its dim
+/// coordinates too.
+template <int dim, bool MF>
+__host__ __device__ constexpr int fields() {
+  return MF ? dim + 1 : 1;
 }
 
-template <int dim, int K>
+template <int dim, int K, bool MF>
 __host__ __device__ constexpr int shared_doubles_per_cell() {
-  constexpr int NP = K + 1, NQ = K;
-  if constexpr (dim == 3) return NP * NP * NP + 2 * NQ * NP * NP + 3 * NQ * NQ * NP + 6 * NQ * NQ * NQ;
-  else return NP * NP + 2 * NQ * NP + 4 * NQ * NQ;
+  constexpr int NP = K + 1, NQ = K, NF = fields<dim, MF>();
+  if constexpr (dim == 3) return NF * NP * NP * NP + 2 * NF * NQ * NP * NP + 3 * NF * NQ * NQ * NP + 3 * NQ * NQ * NQ;
+  else return NF * NP * NP + 2 * NF * NQ * NP + 2 * NQ * NQ;
 }
 
-template <int dim, int K>
-constexpr int cells_per_block_of() {
-  if constexpr (dim == 3) return cells_per_block<K>();
-  else return cells_per_block_2d<K>();
+/// Cells per block: about 512 (3D) or 256 (2D) pressure nodes of one field per block; the
+/// matrix-free form, with dim + 1 fields in shared memory, half as many.
+template <int dim, int K, bool MF>
+__host__ __device__ constexpr int cells_per_block() {
+  constexpr int nodes = dim == 3 ? (K + 1) * (K + 1) * (K + 1) : (K + 1) * (K + 1);
+  constexpr int target = (dim == 3 ? 512 : 256) / (MF ? 2 : 1);
+  return target / nodes > 1 ? target / nodes : 1;
 }
 
-template <int dim, int K>
+template <int dim, int K, bool MF>
 constexpr std::size_t shared_bytes() {
-  return sizeof(double) * (2 * K * (K + 1) + cells_per_block_of<dim, K>() * shared_doubles_per_cell<dim, K>());
+  return sizeof(double) * (2 * K * (K + 1) + K + cells_per_block<dim, K, MF>() * shared_doubles_per_cell<dim, K, MF>());
 }
 
 /// The pressure node index of local node (i, j, l) of cell c.
@@ -95,44 +104,73 @@ __device__ __forceinline__ long long node_index(const CellParams<dim>& P, int ce
   return idx;
 }
 
-template <int K>
+/// C = w det J J^-1 (row e, column d) and s = (1 / rho) / (w det J) from J (J[d][e] = dx_d / dxi_e).
+template <int dim>
+__device__ __forceinline__ void geometry_at_point(const double (&J)[dim][dim], double w, double inv_rho, double* C,
+                                                  double& s) {
+  if constexpr (dim == 3) {
+    double A[3][3];  // adjugate: A = det J J^-1
+    for (int i = 0; i < 3; ++i)
+      for (int j = 0; j < 3; ++j) {
+        const int i1 = (j + 1) % 3, i2 = (j + 2) % 3, j1 = (i + 1) % 3, j2 = (i + 2) % 3;
+        A[i][j] = J[i1][j1] * J[i2][j2] - J[i1][j2] * J[i2][j1];
+      }
+    const double det = J[0][0] * A[0][0] + J[0][1] * A[1][0] + J[0][2] * A[2][0];
+    for (int e = 0; e < 3; ++e)
+      for (int d = 0; d < 3; ++d) C[e * 3 + d] = w * A[e][d];
+    s = inv_rho / (w * det);
+  } else {
+    const double det = J[0][0] * J[1][1] - J[0][1] * J[1][0];
+    C[0] = w * J[1][1];
+    C[1] = -w * J[0][1];
+    C[2] = -w * J[1][0];
+    C[3] = w * J[0][0];
+    s = inv_rho / (w * det);
+  }
+}
+
+template <int K, bool MF>
 __global__ void __launch_bounds__(threads_per_block) wave_cells_3d(CellParams<3> P) {
-  constexpr int NP = K + 1, NQ = K, CPB = cells_per_block<K>();
+  constexpr int NP = K + 1, NQ = K, CPB = cells_per_block<3, K, MF>(), NF = fields<3, MF>();
   constexpr int NP3 = NP * NP * NP, NQ3 = NQ * NQ * NQ, SX = NQ * NP * NP, SY = NQ * NQ * NP;
-  constexpr int PER = shared_doubles_per_cell<3, K>();
+  constexpr int PER = shared_doubles_per_cell<3, K, MF>();
+  // per cell: the fields' nodes (NF NP3), X (2 NF SX), Y (3 NF SY), the flux F (3 NQ3)
+  constexpr int OX = NF * NP3, OY = OX + 2 * NF * SX, OF = OY + 3 * NF * SY;
   extern __shared__ double smem[];
   double* B = smem;
   double* D = smem + NQ * NP;
-  double* cellmem = smem + 2 * NQ * NP;
+  double* W = smem + 2 * NQ * NP;
+  double* cellmem = smem + 2 * NQ * NP + NQ;
   const int first = blockIdx.x * CPB;
   const int ncells = min(CPB, P.n_cells - first);
   const int tid = threadIdx.x;
-  for (int i = tid; i < 2 * NQ * NP; i += blockDim.x) smem[i] = P.bd[i];
-  // gather p
-  for (int i = tid; i < ncells * NP3; i += blockDim.x) {
-    const int c = i / NP3, n = i % NP3;
-    cellmem[c * PER + n] = P.p[node_index<3>(P, first + c, n % NP, (n / NP) % NP, n / (NP * NP), K)];
+  for (int i = tid; i < 2 * NQ * NP + NQ; i += blockDim.x) smem[i] = P.bd[i];
+  for (int i = tid; i < ncells * NF * NP3; i += blockDim.x) {  // gather the fields
+    const int c = i / (NF * NP3), r = i % (NF * NP3), f = r / NP3, n = r % NP3;
+    const long long node = node_index<3>(P, first + c, n % NP, (n / NP) % NP, n / (NP * NP), K);
+    cellmem[c * PER + r] = f == 0 ? P.p[node] : P.nodes[(f - 1) * P.n_p + node];
   }
   __syncthreads();
-  // x: X0 = B_x p, X1 = D_x p   (qx, j, l)
-  for (int i = tid; i < ncells * SX; i += blockDim.x) {
-    const int c = i / SX, r = i % SX, qx = r % NQ, jl = r / NQ;
-    const double* in = cellmem + c * PER + jl * NP;
+  // x: X0 = B_x f, X1 = D_x f   (qx, j, l)
+  for (int i = tid; i < ncells * NF * SX; i += blockDim.x) {
+    const int c = i / (NF * SX), r0 = i % (NF * SX), f = r0 / SX, r = r0 % SX, qx = r % NQ, jl = r / NQ;
+    const double* in = cellmem + c * PER + f * NP3 + jl * NP;
     double b = 0, d = 0;
 #pragma unroll
     for (int a = 0; a < NP; ++a) {
       b += B[qx * NP + a] * in[a];
       d += D[qx * NP + a] * in[a];
     }
-    double* base = cellmem + c * PER + NP3;
+    double* base = cellmem + c * PER + OX + 2 * f * SX;
     base[r] = b;
     base[SX + r] = d;
   }
   __syncthreads();
   // y: Y0 = B_y X0 (BxBy), Y1 = D_y X0 (BxDy), Y2 = B_y X1 (DxBy)   (qx, qy, l)
-  for (int i = tid; i < ncells * SY; i += blockDim.x) {
-    const int c = i / SY, r = i % SY, qx = r % NQ, qy = (r / NQ) % NQ, l = r / (NQ * NQ);
-    const double* x0 = cellmem + c * PER + NP3 + qx + NQ * NP * l;
+  for (int i = tid; i < ncells * NF * SY; i += blockDim.x) {
+    const int c = i / (NF * SY), r0 = i % (NF * SY), f = r0 / SY, r = r0 % SY, qx = r % NQ, qy = (r / NQ) % NQ,
+              l = r / (NQ * NQ);
+    const double* x0 = cellmem + c * PER + OX + 2 * f * SX + qx + NQ * NP * l;
     const double* x1 = x0 + SX;
     double b0 = 0, d0 = 0, b1 = 0;
 #pragma unroll
@@ -141,36 +179,53 @@ __global__ void __launch_bounds__(threads_per_block) wave_cells_3d(CellParams<3>
       d0 += D[qy * NP + j] * x0[NQ * j];
       b1 += B[qy * NP + j] * x1[NQ * j];
     }
-    double* base = cellmem + c * PER + NP3 + 2 * SX;
+    double* base = cellmem + c * PER + OY + 3 * f * SY;
     base[r] = b0;
     base[SY + r] = d0;
     base[2 * SY + r] = b1;
   }
   __syncthreads();
-  // z and the points: the gradient, the velocity's rate, the flux F = C u
+  // z and the points: the gradients, (MF) the geometry, the velocity's rate, the flux F = C u
   for (int i = tid; i < ncells * NQ3; i += blockDim.x) {
     const int c = i / NQ3, q = i % NQ3, qxy = q % (NQ * NQ), qz = q / (NQ * NQ);
-    const double* y = cellmem + c * PER + NP3 + 2 * SX + qxy;
-    double g0 = 0, g1 = 0, g2 = 0;
+    double g[NF][3];
 #pragma unroll
-    for (int l = 0; l < NP; ++l) {
-      g0 += B[qz * NP + l] * y[2 * SY + NQ * NQ * l];
-      g1 += B[qz * NP + l] * y[SY + NQ * NQ * l];
-      g2 += D[qz * NP + l] * y[NQ * NQ * l];
+    for (int f = 0; f < NF; ++f) {
+      const double* y = cellmem + c * PER + OY + 3 * f * SY + qxy;
+      double g0 = 0, g1 = 0, g2 = 0;
+#pragma unroll
+      for (int l = 0; l < NP; ++l) {
+        g0 += B[qz * NP + l] * y[2 * SY + NQ * NQ * l];
+        g1 += B[qz * NP + l] * y[SY + NQ * NQ * l];
+        g2 += D[qz * NP + l] * y[NQ * NQ * l];
+      }
+      g[f][0] = g0;
+      g[f][1] = g1;
+      g[f][2] = g2;
     }
     const long long cell = first + c;
-    const double* C = P.c + cell * 9 * NQ3 + q;
+    double cm[9], s;
+    if constexpr (MF) {
+      double J[3][3];
+#pragma unroll
+      for (int d = 0; d < 3; ++d)
+#pragma unroll
+        for (int e = 0; e < 3; ++e) J[d][e] = g[1 + d][e];
+      geometry_at_point<3>(J, W[q % NQ] * W[(q / NQ) % NQ] * W[qz], P.inv_rho[cell * NQ3 + q], cm, s);
+    } else {
+      const double* C = P.c + cell * 9 * NQ3 + q;
+#pragma unroll
+      for (int m = 0; m < 9; ++m) cm[m] = C[m * NQ3];
+      s = P.s[cell * NQ3 + q];
+    }
     const long long iu = cell * 3 * NQ3 + q;
     const double* u = P.u + iu;
-    const double s = P.s[cell * NQ3 + q];
-    double cm[9];
-#pragma unroll
-    for (int m = 0; m < 9; ++m) cm[m] = C[m * NQ3];
     const double u0 = u[0], u1 = u[NQ3], u2 = u[2 * NQ3];
+    const double g0 = g[0][0], g1 = g[0][1], g2 = g[0][2];
     velocity_out(P, iu, -s * (cm[0] * g0 + cm[3] * g1 + cm[6] * g2));
     velocity_out(P, iu + NQ3, -s * (cm[1] * g0 + cm[4] * g1 + cm[7] * g2));
     velocity_out(P, iu + 2 * NQ3, -s * (cm[2] * g0 + cm[5] * g1 + cm[8] * g2));
-    double* F = cellmem + c * PER + NP3 + 2 * SX + 3 * SY + q;
+    double* F = cellmem + c * PER + OF + q;
     F[0] = cm[0] * u0 + cm[1] * u1 + cm[2] * u2;
     F[NQ3] = cm[3] * u0 + cm[4] * u1 + cm[5] * u2;
     F[2 * NQ3] = cm[6] * u0 + cm[7] * u1 + cm[8] * u2;
@@ -179,7 +234,7 @@ __global__ void __launch_bounds__(threads_per_block) wave_cells_3d(CellParams<3>
   // z^T: Y0 = B_z^T F0 (x path), Y1 = B_z^T F1 (y path), Y2 = D_z^T F2 (z path)   (qx, qy, l)
   for (int i = tid; i < ncells * SY; i += blockDim.x) {
     const int c = i / SY, r = i % SY, qxy = r % (NQ * NQ), l = r / (NQ * NQ);
-    const double* F = cellmem + c * PER + NP3 + 2 * SX + 3 * SY + qxy;
+    const double* F = cellmem + c * PER + OF + qxy;
     double a0 = 0, a1 = 0, a2 = 0;
 #pragma unroll
     for (int qz = 0; qz < NQ; ++qz) {
@@ -187,7 +242,7 @@ __global__ void __launch_bounds__(threads_per_block) wave_cells_3d(CellParams<3>
       a1 += B[qz * NP + l] * F[NQ3 + NQ * NQ * qz];
       a2 += D[qz * NP + l] * F[2 * NQ3 + NQ * NQ * qz];
     }
-    double* base = cellmem + c * PER + NP3 + 2 * SX;
+    double* base = cellmem + c * PER + OY;
     base[r] = a0;
     base[SY + r] = a1;
     base[2 * SY + r] = a2;
@@ -196,14 +251,14 @@ __global__ void __launch_bounds__(threads_per_block) wave_cells_3d(CellParams<3>
   // y^T: X0 = B_y^T Y0 (x path), X1 = D_y^T Y1 + B_y^T Y2 (y and z paths)   (qx, j, l)
   for (int i = tid; i < ncells * SX; i += blockDim.x) {
     const int c = i / SX, r = i % SX, qx = r % NQ, j = (r / NQ) % NP, l = r / (NQ * NP);
-    const double* y = cellmem + c * PER + NP3 + 2 * SX + qx + NQ * NQ * l;
+    const double* y = cellmem + c * PER + OY + qx + NQ * NQ * l;
     double x0 = 0, x1 = 0;
 #pragma unroll
     for (int qy = 0; qy < NQ; ++qy) {
       x0 += B[qy * NP + j] * y[NQ * qy];
       x1 += D[qy * NP + j] * y[SY + NQ * qy] + B[qy * NP + j] * y[2 * SY + NQ * qy];
     }
-    double* base = cellmem + c * PER + NP3;
+    double* base = cellmem + c * PER + OX;
     base[r] = x0;
     base[SX + r] = x1;
   }
@@ -211,7 +266,7 @@ __global__ void __launch_bounds__(threads_per_block) wave_cells_3d(CellParams<3>
   // x^T and the scatter: rp += D_x^T X0 + B_x^T X1   (a, j, l)
   for (int i = tid; i < ncells * NP3; i += blockDim.x) {
     const int c = i / NP3, n = i % NP3, a = n % NP, jl = n / NP;
-    const double* x = cellmem + c * PER + NP3 + NQ * jl;
+    const double* x = cellmem + c * PER + OX + NQ * jl;
     double v = 0;
 #pragma unroll
     for (int qx = 0; qx < NQ; ++qx) v += D[qx * NP + a] * x[qx] + B[qx * NP + a] * x[SX + qx];
@@ -219,77 +274,93 @@ __global__ void __launch_bounds__(threads_per_block) wave_cells_3d(CellParams<3>
   }
 }
 
-template <int K>
+template <int K, bool MF>
 __global__ void __launch_bounds__(threads_per_block) wave_cells_2d(CellParams<2> P) {
-  constexpr int NP = K + 1, NQ = K, CPB = cells_per_block_2d<K>();
+  constexpr int NP = K + 1, NQ = K, CPB = cells_per_block<2, K, MF>(), NF = fields<2, MF>();
   constexpr int NP2 = NP * NP, NQ2 = NQ * NQ, SX = NQ * NP;
-  constexpr int PER = shared_doubles_per_cell<2, K>();
+  constexpr int PER = shared_doubles_per_cell<2, K, MF>();
+  constexpr int OX = NF * NP2, OF = OX + 2 * NF * SX;
   extern __shared__ double smem[];
   double* B = smem;
   double* D = smem + NQ * NP;
-  double* cellmem = smem + 2 * NQ * NP;
+  double* W = smem + 2 * NQ * NP;
+  double* cellmem = smem + 2 * NQ * NP + NQ;
   const int first = blockIdx.x * CPB;
   const int ncells = min(CPB, P.n_cells - first);
   const int tid = threadIdx.x;
-  for (int i = tid; i < 2 * NQ * NP; i += blockDim.x) smem[i] = P.bd[i];
-  for (int i = tid; i < ncells * NP2; i += blockDim.x) {
-    const int c = i / NP2, n = i % NP2;
-    cellmem[c * PER + n] = P.p[node_index<2>(P, first + c, n % NP, n / NP, 0, K)];
+  for (int i = tid; i < 2 * NQ * NP + NQ; i += blockDim.x) smem[i] = P.bd[i];
+  for (int i = tid; i < ncells * NF * NP2; i += blockDim.x) {
+    const int c = i / (NF * NP2), r = i % (NF * NP2), f = r / NP2, n = r % NP2;
+    const long long node = node_index<2>(P, first + c, n % NP, n / NP, 0, K);
+    cellmem[c * PER + r] = f == 0 ? P.p[node] : P.nodes[(f - 1) * P.n_p + node];
   }
   __syncthreads();
-  for (int i = tid; i < ncells * SX; i += blockDim.x) {  // (qx, j)
-    const int c = i / SX, r = i % SX, qx = r % NQ, j = r / NQ;
-    const double* in = cellmem + c * PER + j * NP;
+  for (int i = tid; i < ncells * NF * SX; i += blockDim.x) {  // (qx, j)
+    const int c = i / (NF * SX), r0 = i % (NF * SX), f = r0 / SX, r = r0 % SX, qx = r % NQ, j = r / NQ;
+    const double* in = cellmem + c * PER + f * NP2 + j * NP;
     double b = 0, d = 0;
 #pragma unroll
     for (int a = 0; a < NP; ++a) {
       b += B[qx * NP + a] * in[a];
       d += D[qx * NP + a] * in[a];
     }
-    cellmem[c * PER + NP2 + r] = b;
-    cellmem[c * PER + NP2 + SX + r] = d;
+    cellmem[c * PER + OX + 2 * f * SX + r] = b;
+    cellmem[c * PER + OX + 2 * f * SX + SX + r] = d;
   }
   __syncthreads();
   for (int i = tid; i < ncells * NQ2; i += blockDim.x) {  // (qx, qy)
     const int c = i / NQ2, q = i % NQ2, qx = q % NQ, qy = q / NQ;
-    const double* x0 = cellmem + c * PER + NP2 + qx;
-    const double* x1 = x0 + SX;
-    double g0 = 0, g1 = 0;
+    double g[NF][2];
 #pragma unroll
-    for (int j = 0; j < NP; ++j) {
-      g0 += B[qy * NP + j] * x1[NQ * j];
-      g1 += D[qy * NP + j] * x0[NQ * j];
+    for (int f = 0; f < NF; ++f) {
+      const double* x0 = cellmem + c * PER + OX + 2 * f * SX + qx;
+      const double* x1 = x0 + SX;
+      double g0 = 0, g1 = 0;
+#pragma unroll
+      for (int j = 0; j < NP; ++j) {
+        g0 += B[qy * NP + j] * x1[NQ * j];
+        g1 += D[qy * NP + j] * x0[NQ * j];
+      }
+      g[f][0] = g0;
+      g[f][1] = g1;
     }
     const long long cell = first + c;
-    const double* C = P.c + cell * 4 * NQ2 + q;
+    double cm[4], s;
+    if constexpr (MF) {
+      const double J[2][2] = {{g[1][0], g[1][1]}, {g[2][0], g[2][1]}};
+      geometry_at_point<2>(J, W[qx] * W[qy], P.inv_rho[cell * NQ2 + q], cm, s);
+    } else {
+      const double* C = P.c + cell * 4 * NQ2 + q;
+#pragma unroll
+      for (int m = 0; m < 4; ++m) cm[m] = C[m * NQ2];
+      s = P.s[cell * NQ2 + q];
+    }
     const long long iu = cell * 2 * NQ2 + q;
     const double* u = P.u + iu;
-    const double s = P.s[cell * NQ2 + q];
-    const double c00 = C[0], c01 = C[NQ2], c10 = C[2 * NQ2], c11 = C[3 * NQ2];
     const double u0 = u[0], u1 = u[NQ2];
-    velocity_out(P, iu, -s * (c00 * g0 + c10 * g1));
-    velocity_out(P, iu + NQ2, -s * (c01 * g0 + c11 * g1));
-    double* F = cellmem + c * PER + NP2 + 2 * SX + q;
-    F[0] = c00 * u0 + c01 * u1;
-    F[NQ2] = c10 * u0 + c11 * u1;
+    velocity_out(P, iu, -s * (cm[0] * g[0][0] + cm[2] * g[0][1]));
+    velocity_out(P, iu + NQ2, -s * (cm[1] * g[0][0] + cm[3] * g[0][1]));
+    double* F = cellmem + c * PER + OF + q;
+    F[0] = cm[0] * u0 + cm[1] * u1;
+    F[NQ2] = cm[2] * u0 + cm[3] * u1;
   }
   __syncthreads();
   for (int i = tid; i < ncells * SX; i += blockDim.x) {  // y^T: (qx, j)
     const int c = i / SX, r = i % SX, qx = r % NQ, j = r / NQ;
-    const double* F = cellmem + c * PER + NP2 + 2 * SX + qx;
+    const double* F = cellmem + c * PER + OF + qx;
     double x0 = 0, x1 = 0;
 #pragma unroll
     for (int qy = 0; qy < NQ; ++qy) {
       x0 += B[qy * NP + j] * F[NQ * qy];
       x1 += D[qy * NP + j] * F[NQ2 + NQ * qy];
     }
-    cellmem[c * PER + NP2 + r] = x0;
-    cellmem[c * PER + NP2 + SX + r] = x1;
+    cellmem[c * PER + OX + r] = x0;
+    cellmem[c * PER + OX + SX + r] = x1;
   }
   __syncthreads();
   for (int i = tid; i < ncells * NP2; i += blockDim.x) {  // x^T and the scatter: (a, j)
     const int c = i / NP2, n = i % NP2, a = n % NP, j = n / NP;
-    const double* x = cellmem + c * PER + NP2 + NQ * j;
+    const double* x = cellmem + c * PER + OX + NQ * j;
     double v = 0;
 #pragma unroll
     for (int qx = 0; qx < NQ; ++qx) v += D[qx * NP + a] * x[qx] + B[qx * NP + a] * x[SX + qx];
@@ -297,7 +368,8 @@ __global__ void __launch_bounds__(threads_per_block) wave_cells_2d(CellParams<2>
   }
 }
 
-/// The registry of the cell kernels: one entry per (dim, degree), with its block shape.
+/// The registry of the cell kernels: one entry per (dim, degree, geometry form), with its block
+/// shape.
 template <int dim>
 struct CellKernel {
   void (*kernel)(CellParams<dim>) = nullptr;
@@ -305,29 +377,34 @@ struct CellKernel {
   std::size_t shared = 0;
 };
 
-template <int dim, int K>
+template <int dim, int K, bool MF>
 CellKernel<dim> cell_kernel_entry() {
   CellKernel<dim> e;
-  if constexpr (dim == 3) e.kernel = wave_cells_3d<K>;
-  else e.kernel = wave_cells_2d<K>;
-  e.cells_per_block = cells_per_block_of<dim, K>();
-  e.shared = shared_bytes<dim, K>();
+  if constexpr (dim == 3) e.kernel = wave_cells_3d<K, MF>;
+  else e.kernel = wave_cells_2d<K, MF>;
+  e.cells_per_block = cells_per_block<dim, K, MF>();
+  e.shared = shared_bytes<dim, K, MF>();
   TCFEM_CUDA_CHECK(cudaFuncSetAttribute(e.kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(e.shared)));
   return e;
 }
 
-template <int dim>
-CellKernel<dim> cell_kernel(int k) {
+template <int dim, bool MF>
+CellKernel<dim> cell_kernel_of(int k) {
   switch (k) {
-    case 2: return cell_kernel_entry<dim, 2>();
-    case 3: return cell_kernel_entry<dim, 3>();
-    case 4: return cell_kernel_entry<dim, 4>();
-    case 5: return cell_kernel_entry<dim, 5>();
-    case 6: return cell_kernel_entry<dim, 6>();
-    case 7: return cell_kernel_entry<dim, 7>();
-    case 8: return cell_kernel_entry<dim, 8>();
+    case 2: return cell_kernel_entry<dim, 2, MF>();
+    case 3: return cell_kernel_entry<dim, 3, MF>();
+    case 4: return cell_kernel_entry<dim, 4, MF>();
+    case 5: return cell_kernel_entry<dim, 5, MF>();
+    case 6: return cell_kernel_entry<dim, 6, MF>();
+    case 7: return cell_kernel_entry<dim, 7, MF>();
+    case 8: return cell_kernel_entry<dim, 8, MF>();
   }
   throw InputError("wave: degree " + std::to_string(k) + " has no device kernel (2..8)");
+}
+
+template <int dim>
+CellKernel<dim> cell_kernel(int k, WaveGeometryForm form) {
+  return form == WaveGeometryForm::mf ? cell_kernel_of<dim, true>(k) : cell_kernel_of<dim, false>(k);
 }
 
 /// out_p = M_p^-1 (rp - a p + b) for the whole pressure (skew: M_p^-1 rp), rp zeroed after
@@ -411,16 +488,24 @@ int grid_for(long long n) {
 template <int dim>
 class DeviceWaveStepper final : public WaveStepper {
  public:
-  DeviceWaveStepper(const WaveOperator<dim>& op, const DeviceWaveOptions&)
-      : op_(op), n_u_(op.n_u()), n_p_(op.n_p()), kernel_(cell_kernel<dim>(op.degree())) {
+  DeviceWaveStepper(const WaveOperator<dim>& op, const DeviceWaveOptions& options)
+      : op_(op), n_u_(op.n_u()), n_p_(op.n_p()), kernel_(cell_kernel<dim>(op.degree(), options.geometry_form)),
+        form_(options.geometry_form) {
     info_ = query_device();
-    c_ = DeviceBuffer<double>(op.geometry_c());
-    s_ = DeviceBuffer<double>(op.geometry_s());
+    s_ = DeviceBuffer<double>(op.geometry_s());  // the velocity's mass (energies) in both forms
+    if (form_ == WaveGeometryForm::pa) {
+      c_ = DeviceBuffer<double>(op.geometry_c());
+    } else {
+      nodes_ = DeviceBuffer<double>(op.node_field());
+      inv_rho_ = DeviceBuffer<double>(op.inverse_density());
+    }
     inv_mass_ = DeviceBuffer<double>(op.inverse_mass_p());
     mass_p_ = DeviceBuffer<double>(op.mass_p());
     absorb_ = DeviceBuffer<double>(op.absorbing());
     std::vector<double> bd(op.values().data);
     bd.insert(bd.end(), op.derivatives().data.begin(), op.derivatives().data.end());
+    const auto gauss = fe::gauss(op.degree());
+    bd.insert(bd.end(), gauss.weights.begin(), gauss.weights.end());
     bd_ = DeviceBuffer<double>(bd);
     const std::size_t n = op.n_dofs();
     for (auto* b : {&x_, &y_, &acc_, &k_, &x0_}) b->allocate(n);
@@ -441,6 +526,9 @@ class DeviceWaveStepper final : public WaveStepper {
     }
     params_.c = c_.data();
     params_.s = s_.data();
+    params_.nodes = nodes_.data();
+    params_.inv_rho = inv_rho_.data();
+    params_.n_p = n_p_;
     params_.bd = bd_.data();
     TCFEM_CUDA_CHECK(cudaEventCreate(&start_));
     TCFEM_CUDA_CHECK(cudaEventCreate(&mid_));
@@ -523,12 +611,16 @@ class DeviceWaveStepper final : public WaveStepper {
   std::size_t steps() const { return steps_; }
   void synchronize() override { TCFEM_CUDA_CHECK(cudaDeviceSynchronize()); }
   std::string description() const override {
-    return "cuda (" + info_.name + "), fp64, fused cell kernel on CUDA cores, stored geometry (" +
-           std::to_string(dim * dim + 1) + " values per velocity node), " + std::to_string(kernel_.cells_per_block) +
-           " cells per block";
+    const std::string data = form_ == WaveGeometryForm::pa
+                                 ? "stored geometry (pa: " + std::to_string(dim * dim + 1) + " values per velocity node)"
+                                 : "geometry recomputed from the node coordinates (mf)";
+    return "cuda (" + info_.name + "), fp64, fused cell kernel on CUDA cores, " + data + ", " +
+           std::to_string(kernel_.cells_per_block) + " cells per block";
   }
   std::size_t memory_bytes() const override {
-    return sizeof(double) * (5 * op_.n_dofs() + op_.geometry_c().size() + op_.geometry_s().size() + 4 * n_p_);
+    const std::size_t geometry = form_ == WaveGeometryForm::pa ? op_.geometry_c().size() + op_.geometry_s().size()
+                                                               : dim * n_p_ + 2 * op_.geometry_s().size();
+    return sizeof(double) * (6 * op_.n_dofs() + geometry + 4 * n_p_);
   }
 
  private:
@@ -597,6 +689,8 @@ class DeviceWaveStepper final : public WaveStepper {
   CellKernel<dim> kernel_;
   DeviceInfo info_;
   CellParams<dim> params_{};
+  WaveGeometryForm form_;
+  DeviceBuffer<double> nodes_, inv_rho_;
   DeviceBuffer<double> c_, s_, inv_mass_, mass_p_, absorb_, bd_, x_, y_, acc_, k_, x0_, rp_, result_, sea_values_;
   DeviceBuffer<long long> sea_nodes_;
   std::vector<double> sea_values_host_;
@@ -616,11 +710,13 @@ template std::unique_ptr<WaveStepper> make_device_wave_stepper<2>(const WaveOper
 template std::unique_ptr<WaveStepper> make_device_wave_stepper<3>(const WaveOperator<3>&, const DeviceWaveOptions&);
 
 template <int dim>
-void device_wave_rate(const WaveOperator<dim>& op, double t, const double* x, double* r) {
-  DeviceWaveStepper<dim> s(op, {});
+void device_wave_rate(const WaveOperator<dim>& op, double t, const double* x, double* r, WaveGeometryForm form) {
+  DeviceWaveOptions options;
+  options.geometry_form = form;
+  DeviceWaveStepper<dim> s(op, options);
   s.rate(t, x, r);
 }
-template void device_wave_rate<2>(const WaveOperator<2>&, double, const double*, double*);
-template void device_wave_rate<3>(const WaveOperator<3>&, double, const double*, double*);
+template void device_wave_rate<2>(const WaveOperator<2>&, double, const double*, double*, WaveGeometryForm);
+template void device_wave_rate<3>(const WaveOperator<3>&, double, const double*, double*, WaveGeometryForm);
 
 }  // namespace tcfem::wave

@@ -11,8 +11,14 @@
 
 namespace tcfem::wave {
 
+/// pa: C and s stored per velocity node (dim^2 + 1 values); mf: the geometry recomputed in the
+/// cell kernel from the node coordinates (dim per pressure node) and 1 / rho per velocity node.
+enum class WaveGeometryForm { pa, mf };
+const char* to_string(WaveGeometryForm form);
+
 struct DeviceWaveOptions {
   int device = -1;  ///< -1: the current device
+  WaveGeometryForm geometry_form = WaveGeometryForm::pa;
 };
 
 /// Whether this build has the device stepper.
@@ -28,5 +34,6 @@ std::unique_ptr<WaveStepper> make_device_wave_stepper(const WaveOperator<dim>& o
 namespace tcfem::wave {
 /// r = the device operator's rate at (t, x), host vectors in and out (for the device tests).
 template <int dim>
-void device_wave_rate(const WaveOperator<dim>& op, double t, const double* x, double* r);
+void device_wave_rate(const WaveOperator<dim>& op, double t, const double* x, double* r,
+                      WaveGeometryForm form = WaveGeometryForm::pa);
 }  // namespace tcfem::wave

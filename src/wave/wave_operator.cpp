@@ -286,6 +286,26 @@ void WaveOperator<dim>::seafloor_data(double t, double* b) const {
 }
 
 template <int dim>
+std::vector<double> WaveOperator<dim>::node_field() const {
+  std::vector<double> field(dim * n_p_);
+  for (const auto& color : colors_)  // shared nodes get the same coordinates from every cell
+    parallel_chunks(0, color.size(), [&](std::size_t b, std::size_t e, int) {
+      for (std::size_t i = b; i < e; ++i)
+        for (int n = 0; n < npc_; ++n)
+          for (int d = 0; d < dim; ++d)
+            field[d * n_p_ + p_index(color[i], n)] = node_coords_[(color[i] * dim + d) * npc_ + n];
+    }, host_threads(), 256);
+  return field;
+}
+
+template <int dim>
+std::vector<double> WaveOperator<dim>::inverse_density() const {
+  std::vector<double> r(s_.size());
+  for (std::size_t i = 0; i < r.size(); ++i) r[i] = s_[i] * jxw_[i];
+  return r;
+}
+
+template <int dim>
 std::vector<std::size_t> WaveOperator<dim>::seafloor_nodes() const {
   std::vector<std::size_t> nodes;
   for (const auto& f : seafloor_) nodes.push_back(f.node);

@@ -89,6 +89,10 @@ class WaveOperator {
   std::vector<std::size_t> seafloor_nodes() const;
   void seafloor_values(double t, double* values) const;
   const std::vector<double>& mass_p() const { return mass_p_; }
+  /// The node coordinates as a field on the pressure lattice: component d at [d * n_p() + node].
+  std::vector<double> node_field() const;
+  /// 1 / rho per velocity node ([cell][q])
+  std::vector<double> inverse_density() const;
   const std::array<std::size_t, dim>& p_strides() const { return p_stride_; }
   bool has_seafloor() const { return !seafloor_.empty(); }
   /// The largest |x| of the node coordinates (for scale-aware checks)

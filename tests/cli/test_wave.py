@@ -84,6 +84,15 @@ with tempfile.TemporaryDirectory() as tmp:
                 check(os.path.exists(os.path.join(tmp, ds.get("file"))), f"{backend} default: frame {ds.get('file')} missing")
             times = [float(ds.get("timestep")) for ds in sets]
             check(times == sorted(times) and abs(times[-1] - d["time"]["end"]) < 1e-9, f"{backend} default: frame times {times}")
+        if backend == "cuda":  # the matrix-free cell kernel: the same mode, the same frequency
+            repm = os.path.join(tmp, "default_mf.json")
+            r = run(["--backend", "cuda", "--geometry-form", "mf", "--quiet", "--json", repm])
+            check(r.returncode == 0, f"cuda mf default: exit {r.returncode}: {r.stderr}")
+            if r.returncode == 0:
+                dm, dp = report(repm), report(rep)
+                check(dm["config"]["geometry_form"] == "mf", "cuda mf: report's geometry form")
+                check(abs(dm["mode"]["omega_measured"] - dp["mode"]["omega_measured"]) < 1e-9 * dp["mode"]["omega_measured"],
+                      f"cuda mf: omega {dm['mode']['omega_measured']} against pa {dp['mode']['omega_measured']}")
         # 2D default basin
         rep2 = os.path.join(tmp, f"default2_{backend}.json")
         r = run(["--backend", backend, "--dim", "2", "--quiet", "--json", rep2])
@@ -130,6 +139,7 @@ with tempfile.TemporaryDirectory() as tmp:
     refused(["--backend", "cpu", "--dt", "0.01", "--steps", "5"], "give at most one", "dt and steps")
     refused(["--backend", "cpu", "--cells", "4,4"], "expected 3 counts", "cells count")
     refused(["--backend", "cpu", "--cfl", "1.5"], "at most 1", "cfl above 1")
+    refused(["--backend", "cpu", "--geometry-form", "mf"], "device cell kernel", "geometry form on the CPU")
     refused(["--backend", "cpu", "--problem", write(tmp, "m.json", "{\"dim\": 2,")], "malformed JSON", "malformed JSON")
     refused(["--backend", "cpu", "--problem", os.path.join(tmp, "missing.json")], "cannot read", "missing file")
     variants = [
