@@ -492,9 +492,9 @@ class DeviceWaveStepper final : public WaveStepper {
       : op_(op), n_u_(op.n_u()), n_p_(op.n_p()), kernel_(cell_kernel<dim>(op.degree(), options.geometry_form)),
         form_(options.geometry_form) {
     info_ = query_device();
-    s_ = DeviceBuffer<double>(op.geometry_s());  // the velocity's mass (energies) in both forms
+    upload(s_, op.geometry_s());  // the velocity's mass (energies) in both forms
     if (form_ == WaveGeometryForm::pa) {
-      c_ = DeviceBuffer<double>(op.geometry_c());
+      upload(c_, op.geometry_c());
     } else {
       nodes_ = DeviceBuffer<double>(op.node_field());
       inv_rho_ = DeviceBuffer<double>(op.inverse_density());
@@ -624,6 +624,11 @@ class DeviceWaveStepper final : public WaveStepper {
   }
 
  private:
+  template <typename Array>
+  static void upload(DeviceBuffer<double>& buffer, const Array& host) {
+    buffer.allocate(host.size());
+    buffer.copy_from_host(host.data(), host.size());
+  }
   void launch_cells(const double* in, double* out) {
     CellParams<dim> p = params_;
     p.stage = -1;

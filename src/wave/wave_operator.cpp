@@ -96,10 +96,10 @@ WaveOperator<dim>::WaveOperator(const WaveProblem<dim>& problem)
                      " at the point " + point_text(x, dim));
   };
   // quadrature-point data: C = w det J J^-1 and s = 1 / (rho w det J)
-  c_.assign(n_cells_ * dim * dim * nqc_, 0.0);
-  s_.assign(n_cells_ * nqc_, 0.0);
-  jxw_.assign(n_cells_ * nqc_, 0.0);
-  std::vector<double> mass_parts(n_cells_ * npc_);  // per cell, w det J / K at the nodes
+  c_.resize(n_cells_ * dim * dim * nqc_);
+  s_.resize(n_cells_ * nqc_);
+  jxw_.resize(n_cells_ * nqc_);
+  HostArray<double> mass_parts(n_cells_ * npc_);  // per cell, w det J / K at the nodes
   parallel_chunks(0, n_cells_, [&](std::size_t cb, std::size_t ce, int) {
     std::vector<double> jq(dim * dim * nqc_), jg(dim * dim * npc_), tmp(2 * npc_ + 2 * nqc_), xq(dim * nqc_);
     for (std::size_t c = cb; c < ce; ++c) {

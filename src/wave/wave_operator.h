@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "core/hd.h"
+#include "core/host_array.h"
 #include "fe/lagrange.h"
 #include "wave/wave_problem.h"
 
@@ -76,8 +77,8 @@ class WaveOperator {
   void cell_output(const double* x, std::vector<double>& points, std::vector<std::vector<double>>& fields) const;
 
   /// Stored data (the device operator copies them).
-  const std::vector<double>& geometry_c() const { return c_; }      ///< [cell][e * dim + d][q]
-  const std::vector<double>& geometry_s() const { return s_; }      ///< [cell][q]
+  const HostArray<double>& geometry_c() const { return c_; }  ///< [cell][e * dim + d][q]
+  const HostArray<double>& geometry_s() const { return s_; }  ///< [cell][q]
   const std::vector<double>& inverse_mass_p() const { return inv_mass_p_; }
   const std::vector<double>& absorbing() const { return absorbing_; }
   const fe::Matrix1D& values() const { return b_; }        ///< k x (k+1): GLL basis at Gauss points
@@ -107,7 +108,8 @@ class WaveOperator {
   std::array<int, dim> cells_{};
   std::size_t n_cells_, n_u_, n_p_;
   std::array<std::size_t, dim> p_stride_{};
-  std::vector<double> c_, s_, jxw_, inv_mass_p_, mass_p_, absorbing_;
+  HostArray<double> c_, s_, jxw_;  // every entry written by the setup's parallel loop
+  std::vector<double> inv_mass_p_, mass_p_, absorbing_;
   struct FaceNode {
     std::size_t node;
     double weight;
@@ -117,7 +119,7 @@ class WaveOperator {
   TimeFunction seafloor_velocity_;
   std::vector<std::vector<std::size_t>> colors_;  // cells by parity: no two share a node
   fe::Matrix1D b_, d_;
-  std::vector<double> node_coords_;  // per cell, dim x npc (copied from the geometry field)
+  HostArray<double> node_coords_;  // per cell, dim x npc (the map at the cell's nodes)
   double extent_ = 1;
 };
 
