@@ -26,6 +26,10 @@ class Smoother {
  public:
   virtual ~Smoother() = default;
   virtual void smooth(VectorType& x, const VectorType& b, SweepOrder order) const = 0;
+  /// The same step when this smoother's previous step had the same b, unchanged since (a V-cycle's
+  /// post-smoothing, a second pre-smoothing step): what the smoother derived from b alone, such
+  /// as the ghost values of a distributed b, may be kept.
+  virtual void smooth_same_b(VectorType& x, const VectorType& b, SweepOrder order) const { smooth(x, b, order); }
 };
 
 /// Grid transfer between a coarse level and the next finer one.

@@ -63,13 +63,15 @@ class ComponentTimer {
   std::chrono::steady_clock::time_point start_;
 };
 
-/// `steps` smoothing steps x <- S(x, b) in `order`, each timed as a smoother call of `times`.
+/// `steps` smoothing steps x <- S(x, b) in `order`, each timed as a smoother call of `times`;
+/// `same_b`: the smoother's previous step had this b, unchanged since.
 template <class VectorType>
 void smooth_timed(const Smoother<VectorType>& smoother, VectorType& x, const VectorType& b, int steps,
-                  SweepOrder order, LevelTimes& times) {
+                  SweepOrder order, LevelTimes& times, bool same_b = false) {
   for (int i = 0; i < steps; ++i) {
     ComponentTimer<VectorType> timer(times.smoother, times.smoother_calls);
-    smoother.smooth(x, b, order);
+    if (same_b || i > 0) smoother.smooth_same_b(x, b, order);
+    else smoother.smooth(x, b, order);
   }
 }
 
@@ -207,7 +209,8 @@ class VCycle {
       Timer timer(t.vector_ops);
       Ops::add(x, r_[l]);
     }
-    smooth_timed(*level.smoother, x, b, l == finest() ? finest_post_ : post_, post_order_, t);
+    // b is unchanged since the pre-smoothing by the same smoother (the coarse correction changes x)
+    smooth_timed(*level.smoother, x, b, l == finest() ? finest_post_ : post_, post_order_, t, pre_ > 0);
   }
 
   std::vector<Level> levels_;

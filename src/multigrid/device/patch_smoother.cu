@@ -229,7 +229,7 @@ template <int dim, typename Number>
 DevicePatchSmoother<dim, Number>::~DevicePatchSmoother() = default;
 
 template <int dim, typename Number>
-void DevicePatchSmoother<dim, Number>::smooth(Number* x, const Number* b, SweepOrder order) const {
+void DevicePatchSmoother<dim, Number>::smooth(Number* x, const Number* b, SweepOrder order, bool b_ghosts_fresh) const {
   const auto& I = *impl_;
   const int n_colors = 1 << dim;
   if (I.additive) {
@@ -243,7 +243,7 @@ void DevicePatchSmoother<dim, Number>::smooth(Number* x, const Number* b, SweepO
   } else {
     // spread: the localized residuals of the patches at the cuts read b at their neighbours' nodes
     // (its ghosts are copies of the owners' entries: the vector keeps its value)
-    if (I.variant != PatchVariant::global) I.update_ghosts(const_cast<Number*>(b));
+    if (I.variant != PatchVariant::global && !b_ghosts_fresh) I.update_ghosts(const_cast<Number*>(b));
     for (int i = 0; i < n_colors; ++i) {
       auto p = I.colors[I.local_color(order == SweepOrder::forward ? i : n_colors - 1 - i)];
       // spread: every rank takes part in the exchanges, with patches of this color or without

@@ -49,7 +49,9 @@ class DevicePatchSmoother {
                       const std::vector<double>& cell_metric = {}, const Spread& spread = {});
   ~DevicePatchSmoother();
   /// One smoothing step x <- S(x, b) on device vectors (default stream, asynchronous).
-  void smooth(Number* x, const Number* b, SweepOrder order) const;
+  /// b_ghosts_fresh: a spread level's b has its ghost values from this smoother's previous step
+  /// (b unchanged since), so they are not exchanged again.
+  void smooth(Number* x, const Number* b, SweepOrder order, bool b_ghosts_fresh = false) const;
   std::size_t size() const;
   std::string description() const;
 

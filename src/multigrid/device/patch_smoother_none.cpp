@@ -17,7 +17,7 @@ DevicePatchSmoother<dim, Number>::DevicePatchSmoother(const mesh::BoxMesh<dim>&,
 template <int dim, typename Number>
 DevicePatchSmoother<dim, Number>::~DevicePatchSmoother() = default;
 template <int dim, typename Number>
-void DevicePatchSmoother<dim, Number>::smooth(Number*, const Number*, SweepOrder) const {}
+void DevicePatchSmoother<dim, Number>::smooth(Number*, const Number*, SweepOrder, bool) const {}
 template <int dim, typename Number>
 std::size_t DevicePatchSmoother<dim, Number>::size() const { return 0; }
 template <int dim, typename Number>
