@@ -16,6 +16,7 @@
 #include "bench/ceilings.h"
 #include "bench/operator_bench.h"
 #include "backend.h"
+#include "report.h"
 #include "commands.h"
 #include "core/communicator.h"
 #include "core/device_exchange.h"
@@ -27,9 +28,6 @@
 #include "io/gmsh_reader.h"
 #include "io/json_report.h"
 
-#ifndef TCFEM_GIT_SHA
-#define TCFEM_GIT_SHA "unknown"
-#endif
 
 namespace tcfem::app {
 namespace {
@@ -632,14 +630,7 @@ int run_bench(const BenchOptions& o) {
   if (rows.empty() && first_error) throw InputError(*first_error);
 
   if (!o.json_file.empty() && o.comm.rank() == 0) {
-    nlohmann::json j;
-    j["command"] = "bench";
-    j["version"] = "0.1.0";
-    j["git_sha"] = TCFEM_GIT_SHA;
-    const std::time_t now = std::time(nullptr);
-    char date[64];
-    std::strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
-    j["date"] = date;
+    nlohmann::json j = report_header("bench");
     j["backend"] = o.backend;
     j["backend_reason"] = o.backend_reason;
     j["tuning"] = to_json(o.tuning);

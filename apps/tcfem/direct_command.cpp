@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "commands.h"
+#include "report.h"
 #include "core/device.h"
 #include "core/error.h"
 #include "core/memory.h"
@@ -21,9 +22,6 @@
 #include "direct/solve_phase.h"
 #include "io/json_report.h"
 
-#ifndef TCFEM_GIT_SHA
-#define TCFEM_GIT_SHA "unknown"
-#endif
 
 namespace tcfem::app {
 namespace {
@@ -166,14 +164,7 @@ std::string condition_text(const ConditionEstimate& c) {
 }
 
 json report_header(const DirectOptions& o, const DirectConfig& c) {
-  json j;
-  j["command"] = "direct";
-  j["version"] = "0.1.0";
-  j["git_sha"] = TCFEM_GIT_SHA;
-  const std::time_t now = std::time(nullptr);
-  char date[64];
-  std::strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
-  j["date"] = date;
+  json j = app::report_header("direct");
   std::vector<std::string> precs;
   for (const auto p : c.precisions) precs.push_back(to_string(p));
   j["config"] = {{"mesh", to_string(c.mesh)},

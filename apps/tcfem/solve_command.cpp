@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "backend.h"
+#include "report.h"
 #include "commands.h"
 #include "core/communicator.h"
 #include "core/parallel.h"
@@ -40,9 +41,6 @@
 #include "solvers/cuda_solve.h"
 #include "solvers/fgmres.h"
 
-#ifndef TCFEM_GIT_SHA
-#define TCFEM_GIT_SHA "unknown"
-#endif
 
 namespace tcfem::app {
 namespace {
@@ -757,14 +755,7 @@ int run_solve(const SolveOptions& o) {
   const auto rank_exchange = o.comm.all_gather(exchange_seconds);
   const auto rank_apply = o.comm.all_gather(apply_seconds);
   if (!o.json_file.empty() && root) {
-    nlohmann::json j;
-    j["command"] = "solve";
-    j["version"] = "0.1.0";
-    j["git_sha"] = TCFEM_GIT_SHA;
-    const std::time_t now = std::time(nullptr);
-    char date[64];
-    std::strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
-    j["date"] = date;
+    nlohmann::json j = report_header("solve");
     j["config"] = {{"dim", dim},
                    {"degree", k},
                    {"cells_per_direction", n},

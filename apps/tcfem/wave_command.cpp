@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "backend.h"
+#include "report.h"
 #include "commands.h"
 #include "core/device.h"
 #include "core/error.h"
@@ -24,10 +25,6 @@
 #include "wave/device_wave.h"
 #include "wave/time_stepping.h"
 #include "wave/wave_stepper.h"
-
-#ifndef TCFEM_GIT_SHA
-#define TCFEM_GIT_SHA "unknown"
-#endif
 
 namespace tcfem::app {
 namespace {
@@ -216,14 +213,7 @@ int run_wave(WaveOptions& o, wave::WaveFile& file) {
   const double step_gdofs = run_seconds > 0 ? 1e-9 * double(op.n_dofs()) * done / run_seconds : 0.0;
   const double e_final = energy_history.back()[1];
 
-  nlohmann::json j;
-  j["command"] = "wave";
-  j["version"] = "0.1.0";
-  j["git_sha"] = TCFEM_GIT_SHA;
-  const std::time_t now = std::time(nullptr);
-  char date[64];
-  std::strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
-  j["date"] = date;
+  nlohmann::json j = report_header("wave");
   j["status"] = blew_up ? "blew up" : "completed";
   j["config"] = {{"dim", dim},
                  {"degree", op.degree()},

@@ -9,6 +9,7 @@
 
 #include "core/error.h"
 #include "io/gmsh_reader.h"
+#include "problem/json_reader.h"
 
 namespace tcfem::problem {
 
@@ -19,43 +20,7 @@ const std::set<std::string> top_keys = {"dim",       "degree",    "geometry", "m
                                         "rhs",       "dirichlet", "neumann",  "exact", "exact_gradient"};
 const std::set<std::string> geometry_keys = {"box", "cells", "map"};
 
-std::string join(const std::set<std::string>& s) {
-  std::string r;
-  for (const auto& k : s) r += (r.empty() ? "" : ", ") + k;
-  return r;
-}
-
-struct Reader {
-  std::string path;
-  [[noreturn]] void fail(const std::string& key, const std::string& what) const {
-    throw InputError("problem file " + path + ": " + key + ": " + what);
-  }
-  /// A number or a string: expressions may be given as numbers.
-  std::string expression(const json& v, const std::string& key) const {
-    if (v.is_string()) return v.get<std::string>();
-    if (v.is_number()) {
-      std::ostringstream s;
-      s.precision(17);
-      s << v.get<double>();
-      return s.str();
-    }
-    fail(key, "expected an expression (a string or a number)");
-  }
-  int integer(const json& v, const std::string& key) const {
-    if (!v.is_number_integer()) fail(key, "expected an integer");
-    return v.get<int>();
-  }
-  double number(const json& v, const std::string& key) const {
-    if (!v.is_number()) fail(key, "expected a number");
-    return v.get<double>();
-  }
-  std::map<std::string, std::string> parts(const json& v, const std::string& key) const {
-    if (!v.is_object()) fail(key, "expected an object of boundary parts and expressions");
-    std::map<std::string, std::string> r;
-    for (auto it = v.begin(); it != v.end(); ++it) r[it.key()] = expression(it.value(), key + "." + it.key());
-    return r;
-  }
-};
+using Reader = JsonReader;
 }  // namespace
 
 const char* box_face_name(int face) {

@@ -9,6 +9,7 @@
 
 #include "core/error.h"
 #include "problem/expression.h"
+#include "problem/json_reader.h"
 
 namespace tcfem::wave {
 
@@ -29,47 +30,8 @@ const std::set<std::string> top_keys = {"dim", "degree", "geometry", "rho",   "K
                                         "boundary", "seafloor_velocity", "initial", "exact", "time"};
 const char* face_names[6] = {"xmin", "xmax", "ymin", "ymax", "zmin", "zmax"};
 
-std::string join(const std::set<std::string>& s) {
-  std::string r;
-  for (const auto& k : s) r += (r.empty() ? "" : ", ") + k;
-  return r;
-}
-
-struct Reader {
-  std::string path;
-  [[noreturn]] void fail(const std::string& key, const std::string& what) const {
-    throw InputError("problem file " + path + ": " + key + ": " + what);
-  }
-  std::string expression(const json& v, const std::string& key) const {
-    if (v.is_string()) return v.get<std::string>();
-    if (v.is_number()) {
-      std::ostringstream s;
-      s.precision(17);
-      s << v.get<double>();
-      return s.str();
-    }
-    fail(key, "expected an expression (a string or a number)");
-  }
-  int integer(const json& v, const std::string& key) const {
-    if (!v.is_number_integer()) fail(key, "expected an integer");
-    return v.get<int>();
-  }
-  double positive(const json& v, const std::string& key) const {
-    if (!v.is_number() || !(v.get<double>() > 0) || !std::isfinite(v.get<double>())) fail(key, "expected a positive number");
-    return v.get<double>();
-  }
-  void only(const json& v, const std::string& key, const std::set<std::string>& allowed) const {
-    if (!v.is_object()) fail(key, "expected an object with the keys " + join(allowed));
-    for (auto it = v.begin(); it != v.end(); ++it)
-      if (!allowed.count(it.key())) fail(key + "." + it.key(), "unknown key; allowed: " + join(allowed));
-  }
-  std::vector<std::string> expressions(const json& v, const std::string& key, int n) const {
-    if (!v.is_array() || int(v.size()) != n) fail(key, "expected " + std::to_string(n) + " expressions");
-    std::vector<std::string> r;
-    for (int d = 0; d < n; ++d) r.push_back(expression(v[d], key + "[" + std::to_string(d) + "]"));
-    return r;
-  }
-};
+using Reader = problem::JsonReader;
+using problem::join;
 }  // namespace
 
 WaveFile default_wave_file() {
