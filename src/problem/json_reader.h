@@ -2,6 +2,7 @@
 // Reading a problem file's JSON (tcfem solve --problem, tcfem wave --problem): typed values with
 // one-line errors that name the file and the key.
 #include <cmath>
+#include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -25,6 +26,28 @@ struct JsonReader {
   std::string path;
   [[noreturn]] void fail(const std::string& key, const std::string& what) const {
     throw InputError("problem file " + path + ": " + key + ": " + what);
+  }
+  /// The file at `path`, parsed: an object with only the `top_keys`.
+  json read(const std::set<std::string>& top_keys) const {
+    std::ifstream in(path);
+    if (!in) throw InputError("--problem: cannot read the file " + path);
+    json j;
+    try {
+      j = json::parse(in, nullptr, true, /*ignore_comments=*/false);
+    } catch (const json::parse_error& e) {
+      throw InputError("problem file " + path + ": malformed JSON: " + e.what());
+    }
+    if (!j.is_object()) throw InputError("problem file " + path + ": expected a JSON object at the top level");
+    for (auto it = j.begin(); it != j.end(); ++it)
+      if (!top_keys.count(it.key())) fail(it.key(), "unknown key; allowed: " + join(top_keys));
+    return j;
+  }
+  /// "dim": 2 or 3
+  int dimension(const json& j) const {
+    if (!j.contains("dim")) fail("dim", "missing (2 or 3)");
+    const int dim = integer(j["dim"], "dim");
+    if (dim != 2 && dim != 3) fail("dim", "must be 2 or 3");
+    return dim;
   }
   /// A number or a string: expressions may be given as numbers.
   std::string expression(const json& v, const std::string& key) const {

@@ -29,23 +29,11 @@ const char* box_face_name(int face) {
 }
 
 ProblemFile read_problem_file(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw InputError("--problem: cannot read the file " + path);
-  json j;
-  try {
-    j = json::parse(in, nullptr, true, /*ignore_comments=*/false);
-  } catch (const json::parse_error& e) {
-    throw InputError("problem file " + path + ": malformed JSON: " + e.what());
-  }
   Reader r{path};
-  if (!j.is_object()) throw InputError("problem file " + path + ": expected a JSON object at the top level");
-  for (auto it = j.begin(); it != j.end(); ++it)
-    if (!top_keys.count(it.key())) r.fail(it.key(), "unknown key; allowed: " + join(top_keys));
+  json j = r.read(top_keys);
   ProblemFile f;
   f.path = path;
-  if (!j.contains("dim")) r.fail("dim", "missing (2 or 3)");
-  f.dim = r.integer(j["dim"], "dim");
-  if (f.dim != 2 && f.dim != 3) r.fail("dim", "must be 2 or 3");
+  f.dim = r.dimension(j);
   if (j.contains("degree")) {
     f.degree = r.integer(j["degree"], "degree");
     if (*f.degree < 1 || *f.degree > 8) r.fail("degree", "must be in 1..8");

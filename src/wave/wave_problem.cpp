@@ -45,23 +45,11 @@ WaveFile default_wave_file() {
 }
 
 WaveFile read_wave_file(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw InputError("--problem: cannot read the file " + path);
-  json j;
-  try {
-    j = json::parse(in, nullptr, true, /*ignore_comments=*/false);
-  } catch (const json::parse_error& e) {
-    throw InputError("problem file " + path + ": malformed JSON: " + e.what());
-  }
   Reader r{path};
-  if (!j.is_object()) throw InputError("problem file " + path + ": expected a JSON object at the top level");
-  for (auto it = j.begin(); it != j.end(); ++it)
-    if (!top_keys.count(it.key())) r.fail(it.key(), "unknown key; allowed: " + join(top_keys));
+  json j = r.read(top_keys);
   WaveFile f;
   f.path = path;
-  if (!j.contains("dim")) r.fail("dim", "missing (2 or 3)");
-  f.dim = r.integer(j["dim"], "dim");
-  if (f.dim != 2 && f.dim != 3) r.fail("dim", "must be 2 or 3");
+  f.dim = r.dimension(j);
   if (j.contains("degree")) {
     f.degree = r.integer(j["degree"], "degree");
     if (f.degree < 2 || f.degree > 8) r.fail("degree", "must be in 2..8 (the pressure's degree; the velocity's is one less)");
