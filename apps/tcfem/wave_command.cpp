@@ -43,6 +43,7 @@ struct WaveOptions {
   int steps = 0;
   std::string backend = "auto", backend_reason;
   std::string geometry_form = "pa";
+  std::string cores = "auto";
   std::string json_file, vtu_prefix;
   int vtu_every = 0, energy_every = 0;
   int threads = 0;
@@ -91,6 +92,9 @@ int run_wave(WaveOptions& o, wave::WaveFile& file) {
   if (o.backend == "cuda") {
     wave::DeviceWaveOptions dopt;
     dopt.geometry_form = o.geometry_form == "mf" ? wave::WaveGeometryForm::mf : wave::WaveGeometryForm::pa;
+    dopt.cores = o.cores == "tensor-core" ? wave::WaveCores::tensor_core
+                 : o.cores == "cuda-core" ? wave::WaveCores::cuda_core
+                                          : wave::WaveCores::automatic;
     stepper = wave::make_device_wave_stepper<dim>(op, dopt);
   } else {
     stepper = wave::make_cpu_wave_stepper<dim>(op);
@@ -222,6 +226,7 @@ int run_wave(WaveOptions& o, wave::WaveFile& file) {
                  {"backend", o.backend},
                  {"backend_reason", o.backend_reason},
                  {"geometry_form", o.backend == "cuda" ? o.geometry_form : std::string("pa")},
+                 {"cores", stepper->cores()},
                  {"running", stepper->description()},
                  {"expressions", problem.texts}};
   std::vector<std::string> faces;
@@ -341,6 +346,11 @@ std::function<int()> add_wave_command(CLI::App& app) {
                   "coordinates)")
       ->check(CLI::IsMember({"pa", "mf"}))
       ->capture_default_str();
+  cmd->add_option("--cores", o->cores,
+                  "The device cell kernel's contractions: cuda-core, tensor-core (FP64 mma.sync, sm_90) or auto "
+                  "(tensor cores where the GPU has them)")
+      ->check(CLI::IsMember({"auto", "cuda-core", "tensor-core"}))
+      ->capture_default_str();
   cmd->add_option("--json", o->json_file, "Write the JSON report to this file");
   cmd->add_option("--vtu", o->vtu_prefix, "Write VTU frames PREFIX_NNNNNN.vtu and the collection PREFIX.pvd");
   cmd->add_option("--vtu-every", o->vtu_every, "Steps between VTU frames (default: 10 frames)")->check(CLI::PositiveNumber);
@@ -386,6 +396,8 @@ std::function<int()> add_wave_command(CLI::App& app) {
     if (o->backend == "cuda") require_device("--backend cuda");
     if (o->backend == "cpu" && cmd->count("--geometry-form"))
       throw InputError("--geometry-form: chooses the device cell kernel; the CPU operator stores its geometry");
+    if (o->backend == "cpu" && cmd->count("--cores"))
+      throw InputError("--cores: chooses the device cell kernel's units; the CPU backend has one");
     return file.dim == 2 ? run_wave<2>(*o, file) : run_wave<3>(*o, file);
   };
 }

@@ -2,6 +2,7 @@
 // per block with every intermediate in shared memory; each stage of the sum factorization is one
 // loop over the block's cells and output entries (x fastest), separated by barriers.
 #include <algorithm>
+#include <utility>
 #include <array>
 #include <chrono>
 #include <cmath>
@@ -10,67 +11,19 @@
 #include "core/cuda_check.h"
 #include "core/device.h"
 #include "core/device_buffer.h"
+#include "arch/capability.h"
 #include "core/error.h"
 #include "fe/quadrature.h"
 #include "wave/device_wave.h"
+#include "wave/device_wave_kernels.cuh"
 
 namespace tcfem::wave {
 
 bool device_wave_available() { return true; }
 
-const char* to_string(WaveGeometryForm form) { return form == WaveGeometryForm::mf ? "mf" : "pa"; }
-
 namespace {
 
-constexpr int threads_per_block = 256;
-
-template <int dim>
-struct CellParams {
-  int n_cells;
-  int cells[3];
-  long long p_stride[3];
-  const double* c;   // [cell][e * dim + d][q]
-  const double* s;   // [cell][q]
-  const double* bd;  // B (k x (k+1)), D (k x (k+1)), row-major, then the k Gauss weights
-  // the matrix-free form: the node coordinates (component d at nodes[d * n_p + node]) and 1 / rho
-  // per velocity node ([cell][q]) instead of c and s
-  const double* nodes;
-  const double* inv_rho;
-  long long n_p;
-  const double* u;   // input velocity
-  const double* p;   // input pressure
-  double* du;        // output: the velocity's rate (stage < 0)
-  double* rp;        // output (added): G^T u per pressure node
-  // stage >= 0: the RK4 stage's update of the velocity in place of du (x, acc, y as rk4_update)
-  int stage;
-  double* x;
-  double* acc;
-  double* y;
-  double bw, aw;
-};
-
-/// The velocity's rate k at entry i: written (a plain apply) or applied as RK4 stage `stage`:
-/// acc (+)= bw k, y = x + aw k (stage 0..2), x = acc + bw k (stage 3). The input velocity at i is
-/// read by this thread only (before), so y may be the input.
-template <int dim>
-__device__ __forceinline__ void velocity_out(const CellParams<dim>& P, long long i, double k) {
-  if (P.stage < 0) {
-    P.du[i] = k;
-  } else if (P.stage == 3) {
-    P.x[i] = P.acc[i] + P.bw * k;
-  } else {
-    const double xi = P.x[i];
-    P.acc[i] = (P.stage == 0 ? xi : P.acc[i]) + P.bw * k;
-    P.y[i] = xi + P.aw * k;
-  }
-}
-
-/// Fields interpolated per cell: the pressure, and with the matrix-free form (MF) its dim
-/// coordinates too.
-template <int dim, bool MF>
-__host__ __device__ constexpr int fields() {
-  return MF ? dim + 1 : 1;
-}
+using namespace detail;
 
 template <int dim, int K, bool MF>
 __host__ __device__ constexpr int shared_doubles_per_cell() {
@@ -91,42 +44,6 @@ __host__ __device__ constexpr int cells_per_block() {
 template <int dim, int K, bool MF>
 constexpr std::size_t shared_bytes() {
   return sizeof(double) * (2 * K * (K + 1) + K + cells_per_block<dim, K, MF>() * shared_doubles_per_cell<dim, K, MF>());
-}
-
-/// The pressure node index of local node (i, j, l) of cell c.
-template <int dim>
-__device__ __forceinline__ long long node_index(const CellParams<dim>& P, int cell, int i, int j, int l, int K) {
-  const int cx = cell % P.cells[0];
-  const int rest = cell / P.cells[0];
-  const int cy = rest % P.cells[1];
-  long long idx = (long long)(cx * K + i) * P.p_stride[0] + (long long)(cy * K + j) * P.p_stride[1];
-  if constexpr (dim == 3) idx += (long long)((rest / P.cells[1]) * K + l) * P.p_stride[2];
-  return idx;
-}
-
-/// C = w det J J^-1 (row e, column d) and s = (1 / rho) / (w det J) from J (J[d][e] = dx_d / dxi_e).
-template <int dim>
-__device__ __forceinline__ void geometry_at_point(const double (&J)[dim][dim], double w, double inv_rho, double* C,
-                                                  double& s) {
-  if constexpr (dim == 3) {
-    double A[3][3];  // adjugate: A = det J J^-1
-    for (int i = 0; i < 3; ++i)
-      for (int j = 0; j < 3; ++j) {
-        const int i1 = (j + 1) % 3, i2 = (j + 2) % 3, j1 = (i + 1) % 3, j2 = (i + 2) % 3;
-        A[i][j] = J[i1][j1] * J[i2][j2] - J[i1][j2] * J[i2][j1];
-      }
-    const double det = J[0][0] * A[0][0] + J[0][1] * A[1][0] + J[0][2] * A[2][0];
-    for (int e = 0; e < 3; ++e)
-      for (int d = 0; d < 3; ++d) C[e * 3 + d] = w * A[e][d];
-    s = inv_rho / (w * det);
-  } else {
-    const double det = J[0][0] * J[1][1] - J[0][1] * J[1][0];
-    C[0] = w * J[1][1];
-    C[1] = -w * J[0][1];
-    C[2] = -w * J[1][0];
-    C[3] = w * J[0][0];
-    s = inv_rho / (w * det);
-  }
 }
 
 template <int K, bool MF>
@@ -203,32 +120,7 @@ __global__ void __launch_bounds__(threads_per_block) wave_cells_3d(CellParams<3>
       g[f][1] = g1;
       g[f][2] = g2;
     }
-    const long long cell = first + c;
-    double cm[9], s;
-    if constexpr (MF) {
-      double J[3][3];
-#pragma unroll
-      for (int d = 0; d < 3; ++d)
-#pragma unroll
-        for (int e = 0; e < 3; ++e) J[d][e] = g[1 + d][e];
-      geometry_at_point<3>(J, W[q % NQ] * W[(q / NQ) % NQ] * W[qz], P.inv_rho[cell * NQ3 + q], cm, s);
-    } else {
-      const double* C = P.c + cell * 9 * NQ3 + q;
-#pragma unroll
-      for (int m = 0; m < 9; ++m) cm[m] = C[m * NQ3];
-      s = P.s[cell * NQ3 + q];
-    }
-    const long long iu = cell * 3 * NQ3 + q;
-    const double* u = P.u + iu;
-    const double u0 = u[0], u1 = u[NQ3], u2 = u[2 * NQ3];
-    const double g0 = g[0][0], g1 = g[0][1], g2 = g[0][2];
-    velocity_out(P, iu, -s * (cm[0] * g0 + cm[3] * g1 + cm[6] * g2));
-    velocity_out(P, iu + NQ3, -s * (cm[1] * g0 + cm[4] * g1 + cm[7] * g2));
-    velocity_out(P, iu + 2 * NQ3, -s * (cm[2] * g0 + cm[5] * g1 + cm[8] * g2));
-    double* F = cellmem + c * PER + OF + q;
-    F[0] = cm[0] * u0 + cm[1] * u1 + cm[2] * u2;
-    F[NQ3] = cm[3] * u0 + cm[4] * u1 + cm[5] * u2;
-    F[2 * NQ3] = cm[6] * u0 + cm[7] * u1 + cm[8] * u2;
+    velocity_point<3, MF>(P, first + c, q, NQ3, g, W[q % NQ] * W[(q / NQ) % NQ] * W[qz], cellmem + c * PER + OF + q, NQ3);
   }
   __syncthreads();
   // z^T: Y0 = B_z^T F0 (x path), Y1 = B_z^T F1 (y path), Y2 = D_z^T F2 (z path)   (qx, qy, l)
@@ -324,25 +216,7 @@ __global__ void __launch_bounds__(threads_per_block) wave_cells_2d(CellParams<2>
       g[f][0] = g0;
       g[f][1] = g1;
     }
-    const long long cell = first + c;
-    double cm[4], s;
-    if constexpr (MF) {
-      const double J[2][2] = {{g[1][0], g[1][1]}, {g[2][0], g[2][1]}};
-      geometry_at_point<2>(J, W[qx] * W[qy], P.inv_rho[cell * NQ2 + q], cm, s);
-    } else {
-      const double* C = P.c + cell * 4 * NQ2 + q;
-#pragma unroll
-      for (int m = 0; m < 4; ++m) cm[m] = C[m * NQ2];
-      s = P.s[cell * NQ2 + q];
-    }
-    const long long iu = cell * 2 * NQ2 + q;
-    const double* u = P.u + iu;
-    const double u0 = u[0], u1 = u[NQ2];
-    velocity_out(P, iu, -s * (cm[0] * g[0][0] + cm[2] * g[0][1]));
-    velocity_out(P, iu + NQ2, -s * (cm[1] * g[0][0] + cm[3] * g[0][1]));
-    double* F = cellmem + c * PER + OF + q;
-    F[0] = cm[0] * u0 + cm[1] * u1;
-    F[NQ2] = cm[2] * u0 + cm[3] * u1;
+    velocity_point<2, MF>(P, first + c, q, NQ2, g, W[qx] * W[qy], cellmem + c * PER + OF + q, NQ2);
   }
   __syncthreads();
   for (int i = tid; i < ncells * SX; i += blockDim.x) {  // y^T: (qx, j)
@@ -367,15 +241,6 @@ __global__ void __launch_bounds__(threads_per_block) wave_cells_2d(CellParams<2>
     atomicAdd(P.rp + node_index<2>(P, first + c, a, j, 0, K), v);
   }
 }
-
-/// The registry of the cell kernels: one entry per (dim, degree, geometry form), with its block
-/// shape.
-template <int dim>
-struct CellKernel {
-  void (*kernel)(CellParams<dim>) = nullptr;
-  int cells_per_block = 1;
-  std::size_t shared = 0;
-};
 
 template <int dim, int K, bool MF>
 CellKernel<dim> cell_kernel_entry() {
@@ -402,9 +267,33 @@ CellKernel<dim> cell_kernel_of(int k) {
   throw InputError("wave: degree " + std::to_string(k) + " has no device kernel (2..8)");
 }
 
+/// Where the tensor-core cell kernel was measured faster than the CUDA-core one (H200, 1.3e8 and
+/// 5.3e8 DoFs, docs/performance.md, "Tensor-core cell kernels of the wave operator"): 3D with
+/// stored geometry at k >= 5, with recomputed geometry at k >= 6. In 2D (k = 4) the two are equal
+/// (memory-bound) and the CUDA-core kernel is kept.
+bool tensor_cores_measured_faster(int dim, int k, WaveGeometryForm form) {
+  if (dim != 3) return false;
+  return form == WaveGeometryForm::pa ? k >= 5 : k >= 6;
+}
+
+/// The tensor-core kernels where asked for, or (automatic) where the GPU has the sm_90 FP64 shapes
+/// and they were measured faster; an explicit request on another GPU is refused.
+WaveCores resolve_cores(WaveCores cores, const DeviceInfo& info, int dim, int k, WaveGeometryForm form) {
+  const bool native = arch::select_fp64_atom(info.sm_major, info.sm_minor) == arch::Fp64Shape::m16n8k16;
+  if (cores == WaveCores::tensor_core && !native)
+    throw InputError("--cores tensor-core: the FP64 tensor-core shapes (mma.sync m16n8k4/k8 .f64) need sm_90; " +
+                     info.name + " is sm_" + std::to_string(info.sm_major) + std::to_string(info.sm_minor) +
+                     " (use --cores cuda-core)");
+  if (cores == WaveCores::automatic)
+    return native && tensor_cores_measured_faster(dim, k, form) ? WaveCores::tensor_core : WaveCores::cuda_core;
+  return cores;
+}
+
 template <int dim>
-CellKernel<dim> cell_kernel(int k, WaveGeometryForm form) {
-  return form == WaveGeometryForm::mf ? cell_kernel_of<dim, true>(k) : cell_kernel_of<dim, false>(k);
+CellKernel<dim> cell_kernel(int k, WaveGeometryForm form, WaveCores cores) {
+  const bool mf = form == WaveGeometryForm::mf;
+  if (cores == WaveCores::tensor_core) return tensor_core_cell_kernel<dim>(k, mf);
+  return mf ? cell_kernel_of<dim, true>(k) : cell_kernel_of<dim, false>(k);
 }
 
 /// out_p = M_p^-1 (rp - a p + b) for the whole pressure (skew: M_p^-1 rp), rp zeroed after
@@ -489,9 +378,8 @@ template <int dim>
 class DeviceWaveStepper final : public WaveStepper {
  public:
   DeviceWaveStepper(const WaveOperator<dim>& op, const DeviceWaveOptions& options)
-      : op_(op), n_u_(op.n_u()), n_p_(op.n_p()), kernel_(cell_kernel<dim>(op.degree(), options.geometry_form)),
-        form_(options.geometry_form) {
-    info_ = query_device();
+      : op_(op), n_u_(op.n_u()), n_p_(op.n_p()), info_(query_device()), cores_(resolve_cores(options.cores, info_, dim, op.degree(), options.geometry_form)),
+        kernel_(cell_kernel<dim>(op.degree(), options.geometry_form, cores_)), form_(options.geometry_form) {
     upload(s_, op.geometry_s());  // the velocity's mass (energies) in both forms
     if (form_ == WaveGeometryForm::pa) {
       upload(c_, op.geometry_c());
@@ -508,7 +396,7 @@ class DeviceWaveStepper final : public WaveStepper {
     bd.insert(bd.end(), gauss.weights.begin(), gauss.weights.end());
     bd_ = DeviceBuffer<double>(bd);
     const std::size_t n = op.n_dofs();
-    for (auto* b : {&x_, &y_, &acc_, &k_, &x0_}) b->allocate(n);
+    for (auto* b : {&x_, &y_, &acc_, &x0_}) b->allocate(n);
     rp_.allocate(n_p_);
     TCFEM_CUDA_CHECK(cudaMemset(rp_.data(), 0, n_p_ * sizeof(double)));
     result_.allocate(1);
@@ -575,18 +463,21 @@ class DeviceWaveStepper final : public WaveStepper {
   double projection() override { return norm0_ > 0 ? inner(x_.data(), x0_.data()) / norm0_ : 0.0; }
 
   double spectral_radius(int iterations) override {
-    // power iteration on the square of the skew part, as WaveOperator::spectral_radius
-    DeviceBuffer<double> v(op_.n_dofs()), w(op_.n_dofs());
-    start_vector<<<grid_for(n_u_ + n_p_), threads_per_block>>>(n_u_ + n_p_, v.data());
+    // power iteration on the square of the skew part, as WaveOperator::spectral_radius; the RK4
+    // stage vectors (y, acc: written before they are read in a step) hold v and A v, one
+    // temporary vector A^2 v, which becomes the next v
+    DeviceBuffer<double> temporary(op_.n_dofs());
+    double *v = y_.data(), *w = acc_.data(), *k = temporary.data();
+    start_vector<<<grid_for(n_u_ + n_p_), threads_per_block>>>(n_u_ + n_p_, v);
     TCFEM_CUDA_CHECK_LAUNCH();
     double lambda2 = 0;
     for (int it = 0; it < iterations; ++it) {
-      const double norm = std::sqrt(inner(v.data(), v.data()));
-      scale(v.data(), 1.0 / norm);
-      timed_skew_rate(v.data(), w.data());
-      timed_skew_rate(w.data(), k_.data());
-      lambda2 = -inner(v.data(), k_.data());
-      TCFEM_CUDA_CHECK(cudaMemcpy(v.data(), k_.data(), op_.n_dofs() * sizeof(double), cudaMemcpyDeviceToDevice));
+      const double norm = std::sqrt(inner(v, v));
+      scale(v, 1.0 / norm);
+      timed_skew_rate(v, w);
+      timed_skew_rate(w, k);
+      lambda2 = -inner(v, k);
+      std::swap(v, k);
     }
     double damping = 0;
     for (std::size_t i = 0; i < n_p_; ++i) damping = std::max(damping, op_.absorbing()[i] * op_.inverse_mass_p()[i]);
@@ -610,17 +501,22 @@ class DeviceWaveStepper final : public WaveStepper {
   std::size_t operator_applies() const override { return applies_; }
   std::size_t steps() const { return steps_; }
   void synchronize() override { TCFEM_CUDA_CHECK(cudaDeviceSynchronize()); }
+  std::string cores() const override { return to_string(cores_); }
   std::string description() const override {
     const std::string data = form_ == WaveGeometryForm::pa
                                  ? "stored geometry (pa: " + std::to_string(dim * dim + 1) + " values per velocity node)"
                                  : "geometry recomputed from the node coordinates (mf)";
-    return "cuda (" + info_.name + "), fp64, fused cell kernel on CUDA cores, " + data + ", " +
+    const std::string units = cores_ == WaveCores::tensor_core ? "FP64 tensor cores (mma.sync m16n8k4/k8)" : "CUDA cores";
+    return "cuda (" + info_.name + "), fp64, fused cell kernel on " + units + ", " + data + ", " +
            std::to_string(kernel_.cells_per_block) + " cells per block";
   }
+  /// Held while stepping: the state, the two RK4 stage vectors and the reference state (4 vectors),
+  /// the geometry, the pressure's residual, masses and boundary terms (the spectral bound takes
+  /// one more vector while it runs).
   std::size_t memory_bytes() const override {
     const std::size_t geometry = form_ == WaveGeometryForm::pa ? op_.geometry_c().size() + op_.geometry_s().size()
                                                                : dim * n_p_ + 2 * op_.geometry_s().size();
-    return sizeof(double) * (6 * op_.n_dofs() + geometry + 4 * n_p_);
+    return sizeof(double) * (4 * op_.n_dofs() + geometry + 4 * n_p_);
   }
 
  private:
@@ -691,12 +587,13 @@ class DeviceWaveStepper final : public WaveStepper {
 
   const WaveOperator<dim>& op_;
   long long n_u_, n_p_;
-  CellKernel<dim> kernel_;
   DeviceInfo info_;
+  WaveCores cores_;
+  CellKernel<dim> kernel_;
   CellParams<dim> params_{};
   WaveGeometryForm form_;
   DeviceBuffer<double> nodes_, inv_rho_;
-  DeviceBuffer<double> c_, s_, inv_mass_, mass_p_, absorb_, bd_, x_, y_, acc_, k_, x0_, rp_, result_, sea_values_;
+  DeviceBuffer<double> c_, s_, inv_mass_, mass_p_, absorb_, bd_, x_, y_, acc_, x0_, rp_, result_, sea_values_;
   DeviceBuffer<long long> sea_nodes_;
   std::vector<double> sea_values_host_;
   cudaEvent_t start_{}, mid_{}, stop_{};
@@ -715,13 +612,15 @@ template std::unique_ptr<WaveStepper> make_device_wave_stepper<2>(const WaveOper
 template std::unique_ptr<WaveStepper> make_device_wave_stepper<3>(const WaveOperator<3>&, const DeviceWaveOptions&);
 
 template <int dim>
-void device_wave_rate(const WaveOperator<dim>& op, double t, const double* x, double* r, WaveGeometryForm form) {
+void device_wave_rate(const WaveOperator<dim>& op, double t, const double* x, double* r, WaveGeometryForm form,
+                      WaveCores cores) {
   DeviceWaveOptions options;
   options.geometry_form = form;
+  options.cores = cores;
   DeviceWaveStepper<dim> s(op, options);
   s.rate(t, x, r);
 }
-template void device_wave_rate<2>(const WaveOperator<2>&, double, const double*, double*, WaveGeometryForm);
-template void device_wave_rate<3>(const WaveOperator<3>&, double, const double*, double*, WaveGeometryForm);
+template void device_wave_rate<2>(const WaveOperator<2>&, double, const double*, double*, WaveGeometryForm, WaveCores);
+template void device_wave_rate<3>(const WaveOperator<3>&, double, const double*, double*, WaveGeometryForm, WaveCores);
 
 }  // namespace tcfem::wave

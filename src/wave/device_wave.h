@@ -2,7 +2,7 @@
 // The wave operator and its RK4 stepping on the GPU: the state, the stored geometry (C and s per
 // velocity node, the masses and boundary terms) on the device, one fused cell kernel per stage
 // (the pressure's gradient to the velocity's rate and the velocity's divergence to the pressure's
-// residual in one pass over the cells, CUDA cores, fp64) and one fused vector pass per stage (the
+// residual in one pass over the cells, fp64, its contractions on CUDA cores or FP64 tensor cores) and one fused vector pass per stage (the
 // lumped inverse mass, the absorbing and seafloor terms and the RK4 updates).
 #include <memory>
 #include <string>
@@ -16,9 +16,17 @@ namespace tcfem::wave {
 enum class WaveGeometryForm { pa, mf };
 const char* to_string(WaveGeometryForm form);
 
+/// Which units run the cell kernel's 1D contractions: CUDA cores (FP64 FMAs) or FP64 tensor
+/// cores (the sm_90 mma.sync shapes m16n8k4 / m16n8k8; refused on other GPUs); automatic: tensor
+/// cores where the GPU has those shapes and they were measured faster for the (dim, degree,
+/// geometry form).
+enum class WaveCores { automatic, cuda_core, tensor_core };
+const char* to_string(WaveCores cores);
+
 struct DeviceWaveOptions {
   int device = -1;  ///< -1: the current device
   WaveGeometryForm geometry_form = WaveGeometryForm::pa;
+  WaveCores cores = WaveCores::automatic;
 };
 
 /// Whether this build has the device stepper.
@@ -35,5 +43,5 @@ namespace tcfem::wave {
 /// r = the device operator's rate at (t, x), host vectors in and out (for the device tests).
 template <int dim>
 void device_wave_rate(const WaveOperator<dim>& op, double t, const double* x, double* r,
-                      WaveGeometryForm form = WaveGeometryForm::pa);
+                      WaveGeometryForm form = WaveGeometryForm::pa, WaveCores cores = WaveCores::cuda_core);
 }  // namespace tcfem::wave

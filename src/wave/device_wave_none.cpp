@@ -5,8 +5,6 @@ namespace tcfem::wave {
 
 bool device_wave_available() { return false; }
 
-const char* to_string(WaveGeometryForm form) { return form == WaveGeometryForm::mf ? "mf" : "pa"; }
-
 template <int dim>
 std::unique_ptr<WaveStepper> make_device_wave_stepper(const WaveOperator<dim>&, const DeviceWaveOptions&) {
   throw InputError("--backend cuda: this build of tcfem has no CUDA backend");
@@ -18,9 +16,9 @@ template std::unique_ptr<WaveStepper> make_device_wave_stepper<3>(const WaveOper
 
 namespace tcfem::wave {
 template <int dim>
-void device_wave_rate(const WaveOperator<dim>&, double, const double*, double*, WaveGeometryForm) {
+void device_wave_rate(const WaveOperator<dim>&, double, const double*, double*, WaveGeometryForm, WaveCores) {
   throw InputError("--backend cuda: this build of tcfem has no CUDA backend");
 }
-template void device_wave_rate<2>(const WaveOperator<2>&, double, const double*, double*, WaveGeometryForm);
-template void device_wave_rate<3>(const WaveOperator<3>&, double, const double*, double*, WaveGeometryForm);
+template void device_wave_rate<2>(const WaveOperator<2>&, double, const double*, double*, WaveGeometryForm, WaveCores);
+template void device_wave_rate<3>(const WaveOperator<3>&, double, const double*, double*, WaveGeometryForm, WaveCores);
 }  // namespace tcfem::wave

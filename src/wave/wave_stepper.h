@@ -34,6 +34,8 @@ class WaveStepper {
   virtual void synchronize() {}
   /// What runs: backend, kernel variant and precision.
   virtual std::string description() const = 0;
+  /// The units of the cell kernel's contractions: "cpu", "cuda-core" or "tensor-core".
+  virtual std::string cores() const { return "cpu"; }
   /// Memory held for the state, work vectors and stored data (bytes).
   virtual std::size_t memory_bytes() const = 0;
 };

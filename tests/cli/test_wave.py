@@ -93,6 +93,21 @@ with tempfile.TemporaryDirectory() as tmp:
                 check(dm["config"]["geometry_form"] == "mf", "cuda mf: report's geometry form")
                 check(abs(dm["mode"]["omega_measured"] - dp["mode"]["omega_measured"]) < 1e-9 * dp["mode"]["omega_measured"],
                       f"cuda mf: omega {dm['mode']['omega_measured']} against pa {dp['mode']['omega_measured']}")
+            # both units of the cell kernel (the default report ran the automatic choice): the same mode
+            for cores in ("cuda-core", "tensor-core"):
+                for form in ("pa", "mf"):
+                    repc = os.path.join(tmp, f"default_{cores}_{form}.json")
+                    r = run(["--backend", "cuda", "--cores", cores, "--geometry-form", form, "--quiet", "--json", repc])
+                    if cores == "tensor-core" and r.returncode == 2 and "need sm_90" in r.stderr:
+                        print(f"note: {r.stderr.strip()}")  # a GPU without the sm_90 FP64 shapes: refused, as documented
+                        continue
+                    check(r.returncode == 0, f"cuda {cores} {form}: exit {r.returncode}: {r.stderr}")
+                    if r.returncode == 0:
+                        dc, dp = report(repc), report(rep)
+                        check(dc["config"]["cores"] == cores, f"{cores} {form}: report's cores")
+                        check(abs(dc["mode"]["omega_measured"] - dp["mode"]["omega_measured"]) < 1e-9 * dp["mode"]["omega_measured"],
+                              f"{cores} {form}: omega {dc['mode']['omega_measured']} against {dp['mode']['omega_measured']}")
+            check(report(rep)["config"]["cores"] == "cuda-core", "cuda default (k = 4): the automatic choice")
         # 2D default basin
         rep2 = os.path.join(tmp, f"default2_{backend}.json")
         r = run(["--backend", backend, "--dim", "2", "--quiet", "--json", rep2])
@@ -140,6 +155,7 @@ with tempfile.TemporaryDirectory() as tmp:
     refused(["--backend", "cpu", "--cells", "4,4"], "expected 3 counts", "cells count")
     refused(["--backend", "cpu", "--cfl", "1.5"], "at most 1", "cfl above 1")
     refused(["--backend", "cpu", "--geometry-form", "mf"], "device cell kernel", "geometry form on the CPU")
+    refused(["--backend", "cpu", "--cores", "tensor-core"], "--cores", "cores on the CPU")
     refused(["--backend", "cpu", "--problem", write(tmp, "m.json", "{\"dim\": 2,")], "malformed JSON", "malformed JSON")
     refused(["--backend", "cpu", "--problem", os.path.join(tmp, "missing.json")], "cannot read", "missing file")
     variants = [

@@ -6,8 +6,11 @@
 #include <cmath>
 #include <limits>
 #include <random>
+#include <string>
+#include <vector>
 
 #include "core/device.h"
+#include "core/error.h"
 #include "wave/device_wave.h"
 #include "wave/time_stepping.h"
 
@@ -17,6 +20,19 @@ using namespace tcfem::wave;
 namespace {
 
 bool have_device() { return query_device(0).available; }
+
+/// Whether the GPU has the sm_90 FP64 mma shapes of the tensor-core kernels.
+bool have_fp64_tensor_cores() {
+  const auto info = query_device(0);
+  return info.available && info.sm_major == 9;
+}
+
+/// The units to test: CUDA cores, and tensor cores where the GPU has them.
+std::vector<WaveCores> cores_to_test() {
+  std::vector<WaveCores> c{WaveCores::cuda_core};
+  if (have_fp64_tensor_cores()) c.push_back(WaveCores::tensor_core);
+  return c;
+}
 
 WaveFile basin_file(int dim, int k, bool curved) {
   WaveFile f;
@@ -42,7 +58,7 @@ WaveFile basin_file(int dim, int k, bool curved) {
 }
 
 template <int dim>
-void compare_rate(const WaveFile& f, WaveGeometryForm form) {
+void compare_rate(const WaveFile& f, WaveGeometryForm form, WaveCores cores) {
   const auto problem = make_wave_problem<dim>(f);
   const WaveOperator<dim> op(problem);
   std::mt19937_64 gen(f.degree * 7 + dim);
@@ -50,7 +66,7 @@ void compare_rate(const WaveFile& f, WaveGeometryForm form) {
   std::vector<double> x(op.n_dofs()), cpu(op.n_dofs()), gpu(op.n_dofs(), std::numeric_limits<double>::quiet_NaN());
   for (auto& v : x) v = dist(gen);
   op.rate(0.3, x.data(), cpu.data());
-  device_wave_rate<dim>(op, 0.3, x.data(), gpu.data(), form);
+  device_wave_rate<dim>(op, 0.3, x.data(), gpu.data(), form, cores);
   double diff = 0, norm = 0;
   for (std::size_t i = 0; i < x.size(); ++i) {
     ASSERT_TRUE(std::isfinite(gpu[i])) << "entry " << i << " not written";
@@ -59,17 +75,20 @@ void compare_rate(const WaveFile& f, WaveGeometryForm form) {
   }
   // mf recomputes the geometry in another order of operations than the host's stored data
   EXPECT_LT(diff, (form == WaveGeometryForm::pa ? 1e-12 : 1e-11) * norm)
-      << dim << "D k = " << f.degree << (f.map.empty() ? " box" : " curved") << " " << to_string(form);
+      << dim << "D k = " << f.degree << (f.map.empty() ? " box" : " curved") << " " << to_string(form) << " "
+      << to_string(cores);
 }
 
 template <int dim>
-void compare_steps(const WaveFile& f, WaveGeometryForm form = WaveGeometryForm::pa) {
+void compare_steps(const WaveFile& f, WaveCores cores, WaveGeometryForm form = WaveGeometryForm::pa) {
   const auto problem = make_wave_problem<dim>(f);
   const WaveOperator<dim> op(problem);
   auto cpu = make_cpu_wave_stepper<dim>(op);
   DeviceWaveOptions options;
   options.geometry_form = form;
+  options.cores = cores;
   auto gpu = make_device_wave_stepper<dim>(op, options);
+  EXPECT_EQ(gpu->cores(), to_string(cores));
   std::mt19937_64 gen(11);
   std::uniform_real_distribution<double> dist(-1, 1);
   std::vector<double> x(op.n_dofs());
@@ -103,21 +122,59 @@ void compare_steps(const WaveFile& f, WaveGeometryForm form = WaveGeometryForm::
 
 TEST(DeviceWave, RateMatchesCpuEveryDegree) {
   if (!have_device()) GTEST_SKIP() << "no CUDA device";
-  for (int k = 2; k <= 8; ++k)
-    for (bool curved : {false, true})
-      for (auto form : {WaveGeometryForm::pa, WaveGeometryForm::mf}) {
-        compare_rate<2>(basin_file(2, k, curved), form);
-        compare_rate<3>(basin_file(3, k, curved), form);
-      }
+  for (auto cores : cores_to_test())
+    for (int k = 2; k <= 8; ++k)
+      for (bool curved : {false, true})
+        for (auto form : {WaveGeometryForm::pa, WaveGeometryForm::mf}) {
+          compare_rate<2>(basin_file(2, k, curved), form, cores);
+          compare_rate<3>(basin_file(3, k, curved), form, cores);
+        }
+}
+
+TEST(DeviceWave, RateOnLargerMeshesMatchesCpu) {
+  // several full blocks of cells and a partial last one for every kernel's block shape
+  if (!have_device()) GTEST_SKIP() << "no CUDA device";
+  for (auto cores : cores_to_test())
+    for (int k : {2, 3, 4, 6, 8}) {
+      auto f2 = basin_file(2, k, true);
+      f2.cells = {13, 7};
+      compare_rate<2>(f2, WaveGeometryForm::pa, cores);
+      auto f3 = basin_file(3, k, true);
+      f3.cells = {7, 5, 3};
+      compare_rate<3>(f3, WaveGeometryForm::pa, cores);
+      compare_rate<3>(f3, WaveGeometryForm::mf, cores);
+    }
 }
 
 TEST(DeviceWave, StepsMatchCpu) {
   if (!have_device()) GTEST_SKIP() << "no CUDA device";
-  for (int k : {2, 4, 7}) {
-    compare_steps<2>(basin_file(2, k, true));
-    compare_steps<3>(basin_file(3, k, true));
+  for (auto cores : cores_to_test()) {
+    for (int k : {2, 4, 7}) {
+      compare_steps<2>(basin_file(2, k, true), cores);
+      compare_steps<3>(basin_file(3, k, true), cores);
+    }
+    compare_steps<3>(basin_file(3, 4, false), cores);
+    compare_steps<3>(basin_file(3, 4, true), cores, WaveGeometryForm::mf);
+    compare_steps<2>(basin_file(2, 5, true), cores, WaveGeometryForm::mf);
   }
-  compare_steps<3>(basin_file(3, 4, false));
-  compare_steps<3>(basin_file(3, 4, true), WaveGeometryForm::mf);
-  compare_steps<2>(basin_file(2, 5, true), WaveGeometryForm::mf);
+}
+
+TEST(DeviceWave, TensorCoresWhereTheGpuHasThem) {
+  if (!have_device()) GTEST_SKIP() << "no CUDA device";
+  for (int k : {4, 8}) {  // automatic: the CUDA-core kernel at k = 4, the tensor-core one at k = 8 (measured faster)
+    const auto problem = make_wave_problem<3>(basin_file(3, k, false));
+    const WaveOperator<3> op(problem);
+    DeviceWaveOptions options;
+    EXPECT_EQ(make_device_wave_stepper<3>(op, options)->cores(),
+              have_fp64_tensor_cores() && k == 8 ? "tensor-core" : "cuda-core");
+  }
+  const auto problem = make_wave_problem<3>(basin_file(3, 4, false));
+  const WaveOperator<3> op(problem);
+  DeviceWaveOptions options;
+  options.cores = WaveCores::tensor_core;
+  if (have_fp64_tensor_cores()) {
+    EXPECT_NE(make_device_wave_stepper<3>(op, options)->description().find("tensor cores"), std::string::npos);
+  } else {
+    EXPECT_THROW(make_device_wave_stepper<3>(op, options), InputError);
+  }
 }

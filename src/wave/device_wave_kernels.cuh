@@ -1,0 +1,152 @@
+#pragma once
+// Pieces the device cell kernels of the wave operator share (the CUDA-core kernels of
+// device_wave.cu and the tensor-core kernels of device_wave_tc.cu): the kernel parameters, the
+// velocity's output (plain rate or RK4 stage update), node indexing, the geometry at a point, and
+// the registry entry of a kernel.
+#include <cstddef>
+
+namespace tcfem::wave::detail {
+
+constexpr int threads_per_block = 256;
+
+template <int dim>
+struct CellParams {
+  int n_cells;
+  int cells[3];
+  long long p_stride[3];
+  const double* c;   // [cell][e * dim + d][q]
+  const double* s;   // [cell][q]
+  const double* bd;  // B (k x (k+1)), D (k x (k+1)), row-major, then the k Gauss weights
+  // the matrix-free form: the node coordinates (component d at nodes[d * n_p + node]) and 1 / rho
+  // per velocity node ([cell][q]) instead of c and s
+  const double* nodes;
+  const double* inv_rho;
+  long long n_p;
+  const double* u;   // input velocity
+  const double* p;   // input pressure
+  double* du;        // output: the velocity's rate (stage < 0)
+  double* rp;        // output (added): G^T u per pressure node
+  // stage >= 0: the RK4 stage's update of the velocity in place of du (x, acc, y as rk4_update)
+  int stage;
+  double* x;
+  double* acc;
+  double* y;
+  double bw, aw;
+};
+
+/// The velocity's rate k at entry i: written (a plain apply) or applied as RK4 stage `stage`:
+/// acc (+)= bw k, y = x + aw k (stage 0..2), x = acc + bw k (stage 3). The input velocity at i is
+/// read by this thread only (before), so y may be the input.
+template <int dim>
+__device__ __forceinline__ void velocity_out(const CellParams<dim>& P, long long i, double k) {
+  if (P.stage < 0) {
+    P.du[i] = k;
+  } else if (P.stage == 3) {
+    P.x[i] = P.acc[i] + P.bw * k;
+  } else {
+    const double xi = P.x[i];
+    P.acc[i] = (P.stage == 0 ? xi : P.acc[i]) + P.bw * k;
+    P.y[i] = xi + P.aw * k;
+  }
+}
+
+/// Fields interpolated per cell: the pressure, and with the matrix-free form (MF) its dim
+/// coordinates too.
+template <int dim, bool MF>
+__host__ __device__ constexpr int fields() {
+  return MF ? dim + 1 : 1;
+}
+
+/// The pressure node index of local node (i, j, l) of cell c.
+template <int dim>
+__device__ __forceinline__ long long node_index(const CellParams<dim>& P, int cell, int i, int j, int l, int K) {
+  const int cx = cell % P.cells[0];
+  const int rest = cell / P.cells[0];
+  const int cy = rest % P.cells[1];
+  long long idx = (long long)(cx * K + i) * P.p_stride[0] + (long long)(cy * K + j) * P.p_stride[1];
+  if constexpr (dim == 3) idx += (long long)((rest / P.cells[1]) * K + l) * P.p_stride[2];
+  return idx;
+}
+
+/// C = w det J J^-1 (row e, column d) and s = (1 / rho) / (w det J) from J (J[d][e] = dx_d / dxi_e).
+template <int dim>
+__device__ __forceinline__ void geometry_at_point(const double (&J)[dim][dim], double w, double inv_rho, double* C,
+                                                  double& s) {
+  if constexpr (dim == 3) {
+    double A[3][3];  // adjugate: A = det J J^-1
+    for (int i = 0; i < 3; ++i)
+      for (int j = 0; j < 3; ++j) {
+        const int i1 = (j + 1) % 3, i2 = (j + 2) % 3, j1 = (i + 1) % 3, j2 = (i + 2) % 3;
+        A[i][j] = J[i1][j1] * J[i2][j2] - J[i1][j2] * J[i2][j1];
+      }
+    const double det = J[0][0] * A[0][0] + J[0][1] * A[1][0] + J[0][2] * A[2][0];
+    for (int e = 0; e < 3; ++e)
+      for (int d = 0; d < 3; ++d) C[e * 3 + d] = w * A[e][d];
+    s = inv_rho / (w * det);
+  } else {
+    const double det = J[0][0] * J[1][1] - J[0][1] * J[1][0];
+    C[0] = w * J[1][1];
+    C[1] = -w * J[0][1];
+    C[2] = -w * J[1][0];
+    C[3] = w * J[0][0];
+    s = inv_rho / (w * det);
+  }
+}
+
+/// The pointwise part at velocity node q of cell `cell` (nq nodes per cell): the geometry (stored,
+/// or from the gradients g[1 + d][e] = dx_d / dxi_e of the coordinates and the weight w), the
+/// velocity's rate -s C^T grad p through velocity_out, and the flux F[e fs] = sum_d C(e, d) u_d.
+/// The velocity is read before it is written (y may be the input).
+template <int dim, bool MF>
+__device__ __forceinline__ void velocity_point(const CellParams<dim>& P, long long cell, int q, int nq,
+                                               const double (&g)[fields<dim, MF>()][dim], double w, double* F,
+                                               int fs) {
+  double cm[dim * dim], s;
+  if constexpr (MF) {
+    double J[dim][dim];
+#pragma unroll
+    for (int d = 0; d < dim; ++d)
+#pragma unroll
+      for (int e = 0; e < dim; ++e) J[d][e] = g[1 + d][e];
+    geometry_at_point<dim>(J, w, P.inv_rho[cell * nq + q], cm, s);
+  } else {
+    const double* C = P.c + cell * dim * dim * nq + q;
+#pragma unroll
+    for (int m = 0; m < dim * dim; ++m) cm[m] = C[m * nq];
+    s = P.s[cell * nq + q];
+  }
+  const long long iu = cell * dim * nq + q;
+  double u[dim];
+#pragma unroll
+  for (int d = 0; d < dim; ++d) u[d] = P.u[iu + d * nq];
+#pragma unroll
+  for (int d = 0; d < dim; ++d) {
+    double r = cm[d] * g[0][0];
+#pragma unroll
+    for (int e = 1; e < dim; ++e) r += cm[e * dim + d] * g[0][e];
+    velocity_out(P, iu + d * nq, -s * r);
+  }
+#pragma unroll
+  for (int e = 0; e < dim; ++e) {
+    double f = cm[e * dim] * u[0];
+#pragma unroll
+    for (int d = 1; d < dim; ++d) f += cm[e * dim + d] * u[d];
+    F[e * fs] = f;
+  }
+}
+
+/// The registry of the cell kernels: one entry per (dim, degree, geometry form, cores), with its
+/// block shape.
+template <int dim>
+struct CellKernel {
+  void (*kernel)(CellParams<dim>) = nullptr;
+  int cells_per_block = 1;
+  std::size_t shared = 0;
+};
+
+/// The tensor-core cell kernel of (dim, k, form): mf = the geometry recomputed from the nodes.
+/// Throws InputError for a degree outside 2..8.
+template <int dim>
+CellKernel<dim> tensor_core_cell_kernel(int k, bool mf);
+
+}  // namespace tcfem::wave::detail

@@ -1,0 +1,16 @@
+#include "wave/device_wave.h"
+
+namespace tcfem::wave {
+
+const char* to_string(WaveGeometryForm form) { return form == WaveGeometryForm::mf ? "mf" : "pa"; }
+
+const char* to_string(WaveCores cores) {
+  switch (cores) {
+    case WaveCores::cuda_core: return "cuda-core";
+    case WaveCores::tensor_core: return "tensor-core";
+    case WaveCores::automatic: break;
+  }
+  return "auto";
+}
+
+}  // namespace tcfem::wave

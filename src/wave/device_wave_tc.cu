@@ -1,0 +1,394 @@
+// The tensor-core cell kernels of the wave operator: the same fused pass over the cells as the
+// CUDA-core kernels of device_wave.cu (the pressure's gradient at the velocity nodes, the
+// velocity's rate or RK4 update, the flux and its divergence added to the pressure's residual),
+// with every 1D contraction of the sum factorization a batch of FP64 mma.sync instructions
+// (tensor/dmma_rows.cuh): the rows of a block's cells in shared memory times a fixed 1D matrix
+// held in registers. The pointwise part runs on CUDA cores (velocity_point).
+//
+// Per cell, in shared memory (the CUDA-core kernels' layout): the fields' nodes [NF][(k+1)^dim],
+// the x-contractions X [NF][2][...], (3D) the y-contractions Y [NF][3][...], the flux F [dim][k^dim];
+// the gradients G [NF][dim][k^dim] overwrite the nodes and X once these are read (3D; a region of
+// its own in 2D), and the pressure's residual per node is staged in the nodes' place before the
+// atomic scatter, so that consecutive threads add to consecutive nodes.
+#include <string>
+
+#include "core/cuda_check.h"
+#include "core/error.h"
+#include "tensor/dmma_rows.cuh"
+#include "wave/device_wave_kernels.cuh"
+
+namespace tcfem::wave::detail {
+
+namespace {
+
+using tensor::DmmaMatrix;
+using tensor::dmma_rows;
+using tensor::row_map;
+
+/// The z stride of the 3D point tensors: k^2 rounded up to 4 mod 8.
+__host__ __device__ constexpr int z_stride(int k) { return k * k + (12 - (k * k) % 8) % 8; }
+
+template <int dim, int K, bool MF>
+__host__ __device__ constexpr int tc_doubles_per_cell() {
+  constexpr int NP = K + 1, NQ = K, NF = fields<dim, MF>();
+  if constexpr (dim == 3) return NF * NP * NP * NP + 2 * NF * NQ * NP * NP + 3 * NF * z_stride(K) * NP + 3 * z_stride(K) * NQ;
+  else return NF * NP * NP + 2 * NF * NQ * NP + 2 * NQ * NQ + 2 * NF * NQ * NQ;
+}
+
+/// Cells per block: about 512 pressure nodes of one field, at least two cells (the matrix-free
+/// form, with four fields in shared memory: about 256 nodes, at least one cell), so that each
+/// contraction has several 16-row tiles per warp.
+template <int dim, int K, bool MF>
+__host__ __device__ constexpr int tc_cells_per_block() {
+  constexpr int nodes = dim == 3 ? (K + 1) * (K + 1) * (K + 1) : (K + 1) * (K + 1);
+  constexpr int target = MF ? 256 : 512, least = MF ? 1 : 2;
+  return target / nodes > least ? target / nodes : least;
+}
+
+template <int dim, int K, bool MF>
+constexpr std::size_t tc_shared_bytes() {
+  return sizeof(double) * (2 * K * (K + 1) + K + tc_cells_per_block<dim, K, MF>() * tc_doubles_per_cell<dim, K, MF>());
+}
+
+template <int K, bool MF>
+__global__ void __launch_bounds__(threads_per_block) wave_cells_tc_3d(CellParams<3> P) {
+  constexpr int NP = K + 1, NQ = K, CPB = tc_cells_per_block<3, K, MF>(), NF = fields<3, MF>();
+  constexpr int NP2 = NP * NP, NQ2 = NQ * NQ, NP3 = NP * NP * NP, NQ3 = NQ * NQ * NQ, SX = NQ * NP * NP;
+  // the point tensors (Y, G, F) have their z stride ZS padded to 4 mod 8, so that the lanes of a
+  // half-warp (4 rows x 4 columns along z) fall in distinct banks: Y blocks of SY, G and F of SQ
+  constexpr int ZS = z_stride(K), SY = ZS * NP, SQ = ZS * NQ;
+  constexpr int PER = tc_doubles_per_cell<3, K, MF>();
+  constexpr int OX = NF * NP3, OY = OX + 2 * NF * SX, OF = OY + 3 * NF * SY;
+  static_assert(3 * NF * SQ <= OY, "the gradients overwrite the nodes and X only");
+  extern __shared__ double smem[];
+  double* B = smem;
+  double* D = smem + NQ * NP;
+  double* W = smem + 2 * NQ * NP;
+  double* cellmem = smem + 2 * NQ * NP + NQ;
+  const int first = blockIdx.x * CPB;
+  const int ncells = min(CPB, P.n_cells - first);
+  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, warps = blockDim.x >> 5;
+  for (int i = tid; i < 2 * NQ * NP + NQ; i += blockDim.x) smem[i] = P.bd[i];
+  for (int i = tid; i < ncells * NF * NP3; i += blockDim.x) {  // gather the fields
+    const int c = i / (NF * NP3), r = i % (NF * NP3), f = r / NP3, n = r % NP3;
+    const long long node = node_index<3>(P, first + c, n % NP, (n / NP) % NP, n / (NP * NP), K);
+    cellmem[c * PER + r] = f == 0 ? P.p[node] : P.nodes[(f - 1) * P.n_p + node];
+  }
+  __syncthreads();
+  const auto fwd_bd = [&](int a, int o) { return o < NQ ? B[o * NP + a] : D[(o - NQ) * NP + a]; };
+  const auto fwd_b = [&](int a, int o) { return B[o * NP + a]; };
+  const auto fwd_d = [&](int a, int o) { return D[o * NP + a]; };
+  const auto tr_b = [&](int a, int o) { return B[a * NP + o]; };
+  const auto tr_d = [&](int a, int o) { return D[a * NP + o]; };
+  const auto tr_db = [&](int a, int o) { return a < NQ ? D[a * NP + o] : B[(a - NQ) * NP + o]; };
+  const auto plain = [](int a) { return a; };
+  const auto stride_nq = [](int a) { return a * NQ; };
+  const auto stride_z = [](int a) { return a * ZS; };
+  {  // x: X0 = B_x f, X1 = D_x f; rows (cell, field, j l), X index qx + NQ (j + NP l)
+    constexpr int R = NF * NP2;
+    const DmmaMatrix<NP, 2 * NQ> m(fwd_bd, lane);
+    dmma_rows(m, ncells * R, cellmem, cellmem,
+              row_map(
+                  [](int r) {
+                    const int c = r / R, rc = r - c * R, f = rc / NP2, jl = rc - f * NP2;
+                    return make_int2(c * PER + rc * NP, c * PER + OX + 2 * f * SX + NQ * jl);
+                  },
+                  plain, [](int o) { return o < NQ ? o : SX + o - NQ; }),
+              warp, warps, 0, lane);
+  }
+  __syncthreads();
+  {  // y: Y0 = B_y X0, Y1 = D_y X0 (one contraction with [B | D]), Y2 = B_y X1; rows (cell, field, l, qx)
+    constexpr int R = NF * NQ * NP;
+    const auto row = [](int r) {  // rc = qx + NQ (l + NP f)
+      const int c = r / R, rc = r - c * R, fl = rc / NQ, qx = rc - fl * NQ, f = fl / NP, l = fl - f * NP;
+      return make_int2(c * PER + OX + 2 * f * SX + qx + NQ * NP * l, c * PER + OY + 3 * f * SY + qx + ZS * l);
+    };
+    int shift = 0;
+    {
+      const DmmaMatrix<NP, 2 * NQ> m(fwd_bd, lane);
+      shift += dmma_rows(m, ncells * R, cellmem, cellmem,
+                         row_map(row, stride_nq, [](int o) { return o < NQ ? NQ * o : SY + NQ * (o - NQ); }), warp,
+                         warps, shift, lane);
+    }
+    {
+      const DmmaMatrix<NP, NQ> m(fwd_b, lane);
+      dmma_rows(m, ncells * R, cellmem, cellmem,
+                row_map(
+                    [&](int r) {
+                      const int2 o = row(r);
+                      return make_int2(o.x + SX, o.y + 2 * SY);
+                    },
+                    stride_nq, stride_nq),
+                warp, warps, shift, lane);
+    }
+  }
+  __syncthreads();
+  {  // z: G0 = B_z Y2, G1 = B_z Y1, G2 = D_z Y0 (the gradient in x, y, z), G index (3 f + e) SQ + qxy + ZS qz
+    constexpr int R2 = NF * 2 * NQ2, R1 = NF * NQ2;
+    int shift = 0;
+    {  // rows (cell, field, e in {0: Y2, 1: Y1}, qxy)
+      const DmmaMatrix<NP, NQ> m(fwd_b, lane);
+      shift += dmma_rows(m, ncells * R2, cellmem, cellmem,
+                         row_map(
+                             [](int r) {
+                               const int c = r / R2, rc = r - c * R2, fe = rc / NQ2, qxy = rc - fe * NQ2, f = fe >> 1,
+                                         e = fe & 1;
+                               return make_int2(c * PER + OY + (3 * f + 2 - e) * SY + qxy,
+                                                c * PER + (3 * f + e) * SQ + qxy);
+                             },
+                             stride_z, stride_z),
+                         warp, warps, shift, lane);
+    }
+    {  // rows (cell, field, qxy)
+      const DmmaMatrix<NP, NQ> m(fwd_d, lane);
+      dmma_rows(m, ncells * R1, cellmem, cellmem,
+                row_map(
+                    [](int r) {
+                      const int c = r / R1, rc = r - c * R1, f = rc / NQ2, qxy = rc - f * NQ2;
+                      return make_int2(c * PER + OY + 3 * f * SY + qxy, c * PER + (3 * f + 2) * SQ + qxy);
+                    },
+                    stride_z, stride_z),
+                warp, warps, shift, lane);
+    }
+  }
+  __syncthreads();
+  // the points: the geometry, the velocity's rate, the flux F = C u
+  for (int i = tid; i < ncells * NQ3; i += blockDim.x) {
+    const int c = i / NQ3, q = i % NQ3, qz = q / NQ2, qs = q + (ZS - NQ2) * qz;  // qs: q in the padded layout
+    double g[NF][3];
+#pragma unroll
+    for (int f = 0; f < NF; ++f)
+#pragma unroll
+      for (int e = 0; e < 3; ++e) g[f][e] = cellmem[c * PER + (3 * f + e) * SQ + qs];
+    velocity_point<3, MF>(P, first + c, q, NQ3, g, W[q % NQ] * W[(q / NQ) % NQ] * W[qz], cellmem + c * PER + OF + qs,
+                          SQ);
+  }
+  __syncthreads();
+  {  // z^T: Y0 = B_z^T F0, Y1 = B_z^T F1, Y2 = D_z^T F2, Y index qxy + ZS l
+    int shift = 0;
+    {  // rows (cell, [F0, F1], qxy)
+      constexpr int R2 = 2 * NQ2;
+      const DmmaMatrix<NQ, NP> m(tr_b, lane);
+      shift += dmma_rows(m, ncells * R2, cellmem, cellmem,
+                         row_map(
+                             [](int r) {
+                               const int c = r / R2, rc = r - c * R2, e = rc / NQ2, qxy = rc - e * NQ2;
+                               return make_int2(c * PER + OF + e * SQ + qxy, c * PER + OY + e * SY + qxy);
+                             },
+                             stride_z, stride_z),
+                         warp, warps, shift, lane);
+    }
+    {  // rows (cell, qxy)
+      const DmmaMatrix<NQ, NP> m(tr_d, lane);
+      dmma_rows(m, ncells * NQ2, cellmem, cellmem,
+                row_map(
+                    [](int r) {
+                      const int c = r / NQ2, qxy = r - c * NQ2;
+                      return make_int2(c * PER + OF + 2 * SQ + qxy, c * PER + OY + 2 * SY + qxy);
+                    },
+                    stride_z, stride_z),
+                warp, warps, shift, lane);
+    }
+  }
+  __syncthreads();
+  {  // y^T: X0 = B_y^T Y0, X1 = D_y^T Y1 + B_y^T Y2 (one reduction over [Y1; Y2]); rows (cell, l, qx)
+    constexpr int R = NQ * NP;
+    const auto row = [](int r) {
+      const int c = r / R, rc = r - c * R, l = rc / NQ, qx = rc - l * NQ;
+      return make_int2(c * PER + OY + qx + ZS * l, c * PER + OX + qx + NQ * NP * l);
+    };
+    int shift = 0;
+    {
+      const DmmaMatrix<NQ, NP> m(tr_b, lane);
+      shift += dmma_rows(m, ncells * R, cellmem, cellmem, row_map(row, stride_nq, stride_nq), warp, warps, shift, lane);
+    }
+    {
+      const DmmaMatrix<2 * NQ, NP> m(tr_db, lane);
+      dmma_rows(m, ncells * R, cellmem, cellmem,
+                row_map(
+                    [&](int r) {
+                      const int2 o = row(r);
+                      return make_int2(o.x, o.y + SX);
+                    },
+                    [](int a) { return a < NQ ? SY + a * NQ : 2 * SY + (a - NQ) * NQ; }, stride_nq),
+                warp, warps, shift, lane);
+    }
+  }
+  __syncthreads();
+  {  // x^T: D_x^T X0 + B_x^T X1 per node (one reduction over [X0; X1]), staged in the nodes' place; rows (cell, j l)
+    const DmmaMatrix<2 * NQ, NP> m(tr_db, lane);
+    dmma_rows(m, ncells * NP2, cellmem, cellmem,
+              row_map(
+                  [](int r) {
+                    const int c = r / NP2, jl = r - c * NP2;
+                    return make_int2(c * PER + OX + NQ * jl, c * PER + NP * jl);
+                  },
+                  [](int a) { return a < NQ ? a : SX + a - NQ; }, plain),
+              warp, warps, 0, lane);
+  }
+  __syncthreads();
+  for (int i = tid; i < ncells * NP3; i += blockDim.x) {  // the scatter, (a, j, l) with a fastest
+    const int c = i / NP3, n = i % NP3;
+    atomicAdd(P.rp + node_index<3>(P, first + c, n % NP, (n / NP) % NP, n / NP2, K), cellmem[c * PER + n]);
+  }
+}
+
+template <int K, bool MF>
+__global__ void __launch_bounds__(threads_per_block) wave_cells_tc_2d(CellParams<2> P) {
+  constexpr int NP = K + 1, NQ = K, CPB = tc_cells_per_block<2, K, MF>(), NF = fields<2, MF>();
+  constexpr int NP2 = NP * NP, NQ2 = NQ * NQ, SX = NQ * NP;
+  constexpr int PER = tc_doubles_per_cell<2, K, MF>();
+  constexpr int OX = NF * NP2, OF = OX + 2 * NF * SX, OG = OF + 2 * NQ2;
+  extern __shared__ double smem[];
+  double* B = smem;
+  double* D = smem + NQ * NP;
+  double* W = smem + 2 * NQ * NP;
+  double* cellmem = smem + 2 * NQ * NP + NQ;
+  const int first = blockIdx.x * CPB;
+  const int ncells = min(CPB, P.n_cells - first);
+  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, warps = blockDim.x >> 5;
+  for (int i = tid; i < 2 * NQ * NP + NQ; i += blockDim.x) smem[i] = P.bd[i];
+  for (int i = tid; i < ncells * NF * NP2; i += blockDim.x) {
+    const int c = i / (NF * NP2), r = i % (NF * NP2), f = r / NP2, n = r % NP2;
+    const long long node = node_index<2>(P, first + c, n % NP, n / NP, 0, K);
+    cellmem[c * PER + r] = f == 0 ? P.p[node] : P.nodes[(f - 1) * P.n_p + node];
+  }
+  __syncthreads();
+  const auto fwd_bd = [&](int a, int o) { return o < NQ ? B[o * NP + a] : D[(o - NQ) * NP + a]; };
+  const auto fwd_b = [&](int a, int o) { return B[o * NP + a]; };
+  const auto fwd_d = [&](int a, int o) { return D[o * NP + a]; };
+  const auto tr_b = [&](int a, int o) { return B[a * NP + o]; };
+  const auto tr_d = [&](int a, int o) { return D[a * NP + o]; };
+  const auto tr_db = [&](int a, int o) { return a < NQ ? D[a * NP + o] : B[(a - NQ) * NP + o]; };
+  const auto plain = [](int a) { return a; };
+  const auto stride_nq = [](int a) { return a * NQ; };
+  {  // x: X0 = B_x f, X1 = D_x f; rows (cell, field, j), X index qx + NQ j
+    constexpr int R = NF * NP;
+    const DmmaMatrix<NP, 2 * NQ> m(fwd_bd, lane);
+    dmma_rows(m, ncells * R, cellmem, cellmem,
+              row_map(
+                  [](int r) {
+                    const int c = r / R, rc = r - c * R, f = rc / NP, j = rc - f * NP;
+                    return make_int2(c * PER + rc * NP, c * PER + OX + 2 * f * SX + NQ * j);
+                  },
+                  plain, [](int o) { return o < NQ ? o : SX + o - NQ; }),
+              warp, warps, 0, lane);
+  }
+  __syncthreads();
+  {  // y: G0 = B_y X1 (d/dx), G1 = D_y X0 (d/dy); rows (cell, field, qx), G index (2 f + e) NQ2 + qx + NQ qy
+    constexpr int R = NF * NQ;
+    const auto row = [](int r) {  // X0 of the row, G0 of the row
+      const int c = r / R, rc = r - c * R, f = rc / NQ, qx = rc - f * NQ;
+      return make_int2(c * PER + OX + 2 * f * SX + qx, c * PER + OG + 2 * f * NQ2 + qx);
+    };
+    int shift = 0;
+    {
+      const DmmaMatrix<NP, NQ> m(fwd_b, lane);
+      shift += dmma_rows(m, ncells * R, cellmem, cellmem,
+                         row_map(
+                             [&](int r) {
+                               const int2 o = row(r);
+                               return make_int2(o.x + SX, o.y);
+                             },
+                             stride_nq, stride_nq),
+                         warp, warps, shift, lane);
+    }
+    {
+      const DmmaMatrix<NP, NQ> m(fwd_d, lane);
+      dmma_rows(m, ncells * R, cellmem, cellmem,
+                row_map(
+                    [&](int r) {
+                      const int2 o = row(r);
+                      return make_int2(o.x, o.y + NQ2);
+                    },
+                    stride_nq, stride_nq),
+                warp, warps, shift, lane);
+    }
+  }
+  __syncthreads();
+  for (int i = tid; i < ncells * NQ2; i += blockDim.x) {  // the points
+    const int c = i / NQ2, q = i % NQ2;
+    double g[NF][2];
+#pragma unroll
+    for (int f = 0; f < NF; ++f)
+#pragma unroll
+      for (int e = 0; e < 2; ++e) g[f][e] = cellmem[c * PER + OG + (2 * f + e) * NQ2 + q];
+    velocity_point<2, MF>(P, first + c, q, NQ2, g, W[q % NQ] * W[q / NQ], cellmem + c * PER + OF + q, NQ2);
+  }
+  __syncthreads();
+  {  // y^T: X0 = B_y^T F0, X1 = D_y^T F1; rows (cell, qx)
+    const auto row = [](int r) {
+      const int c = r / NQ, qx = r - c * NQ;
+      return make_int2(c * PER + OF + qx, c * PER + OX + qx);
+    };
+    int shift = 0;
+    {
+      const DmmaMatrix<NQ, NP> m(tr_b, lane);
+      shift += dmma_rows(m, ncells * NQ, cellmem, cellmem, row_map(row, stride_nq, stride_nq), warp, warps, shift, lane);
+    }
+    {
+      const DmmaMatrix<NQ, NP> m(tr_d, lane);
+      dmma_rows(m, ncells * NQ, cellmem, cellmem,
+                row_map(
+                    [&](int r) {
+                      const int2 o = row(r);
+                      return make_int2(o.x + NQ2, o.y + SX);
+                    },
+                    stride_nq, stride_nq),
+                warp, warps, shift, lane);
+    }
+  }
+  __syncthreads();
+  {  // x^T: D_x^T X0 + B_x^T X1 per node, staged in the nodes' place; rows (cell, j)
+    const DmmaMatrix<2 * NQ, NP> m(tr_db, lane);
+    dmma_rows(m, ncells * NP, cellmem, cellmem,
+              row_map(
+                  [](int r) {
+                    const int c = r / NP, j = r - c * NP;
+                    return make_int2(c * PER + OX + NQ * j, c * PER + NP * j);
+                  },
+                  [](int a) { return a < NQ ? a : SX + a - NQ; }, plain),
+              warp, warps, 0, lane);
+  }
+  __syncthreads();
+  for (int i = tid; i < ncells * NP2; i += blockDim.x) {
+    const int c = i / NP2, n = i % NP2;
+    atomicAdd(P.rp + node_index<2>(P, first + c, n % NP, n / NP, 0, K), cellmem[c * PER + n]);
+  }
+}
+
+template <int dim, int K, bool MF>
+CellKernel<dim> tc_entry() {
+  CellKernel<dim> e;
+  if constexpr (dim == 3) e.kernel = wave_cells_tc_3d<K, MF>;
+  else e.kernel = wave_cells_tc_2d<K, MF>;
+  e.cells_per_block = tc_cells_per_block<dim, K, MF>();
+  e.shared = tc_shared_bytes<dim, K, MF>();
+  TCFEM_CUDA_CHECK(cudaFuncSetAttribute(e.kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(e.shared)));
+  return e;
+}
+
+template <int dim, bool MF>
+CellKernel<dim> tc_of(int k) {
+  switch (k) {
+    case 2: return tc_entry<dim, 2, MF>();
+    case 3: return tc_entry<dim, 3, MF>();
+    case 4: return tc_entry<dim, 4, MF>();
+    case 5: return tc_entry<dim, 5, MF>();
+    case 6: return tc_entry<dim, 6, MF>();
+    case 7: return tc_entry<dim, 7, MF>();
+    case 8: return tc_entry<dim, 8, MF>();
+  }
+  throw InputError("wave: degree " + std::to_string(k) + " has no device kernel (2..8)");
+}
+
+}  // namespace
+
+template <int dim>
+CellKernel<dim> tensor_core_cell_kernel(int k, bool mf) {
+  return mf ? tc_of<dim, true>(k) : tc_of<dim, false>(k);
+}
+template CellKernel<2> tensor_core_cell_kernel<2>(int, bool);
+template CellKernel<3> tensor_core_cell_kernel<3>(int, bool);
+
+}  // namespace tcfem::wave::detail
