@@ -268,13 +268,10 @@ CellKernel<dim> cell_kernel_of(int k) {
 }
 
 /// Where the tensor-core cell kernel was measured faster than the CUDA-core one (H200, 1.3e8 and
-/// 5.3e8 DoFs, docs/performance.md, "Tensor-core cell kernels of the wave operator"): 3D with
-/// stored geometry at k >= 5, with recomputed geometry at k >= 6. In 2D (k = 4) the two are equal
-/// (memory-bound) and the CUDA-core kernel is kept.
-bool tensor_cores_measured_faster(int dim, int k, WaveGeometryForm form) {
-  if (dim != 3) return false;
-  return form == WaveGeometryForm::pa ? k >= 5 : k >= 6;
-}
+/// 5.3e8 DoFs, docs/performance.md, "Tensor-core cell kernels of the wave operator"): 3D at
+/// k >= 5, with stored or recomputed geometry. In 2D (k = 4) the two are equal (memory-bound) and
+/// the CUDA-core kernel is kept.
+bool tensor_cores_measured_faster(int dim, int k, WaveGeometryForm) { return dim == 3 && k >= 5; }
 
 /// The tensor-core kernels where asked for, or (automatic) where the GPU has the sm_90 FP64 shapes
 /// and they were measured faster; an explicit request on another GPU is refused.

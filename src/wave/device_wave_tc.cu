@@ -35,14 +35,14 @@ __host__ __device__ constexpr int tc_doubles_per_cell() {
   else return NF * NP * NP + 2 * NF * NQ * NP + 2 * NQ * NQ + 2 * NF * NQ * NQ;
 }
 
-/// Cells per block: about 512 pressure nodes of one field, at least two cells (the matrix-free
-/// form, with four fields in shared memory: about 256 nodes, at least one cell), so that each
-/// contraction has several 16-row tiles per warp.
+/// Cells per block, measured (H200, docs/performance.md): with stored geometry about 1024 pressure
+/// nodes and at least two cells, so that each contraction has several 16-row tiles per warp; with
+/// the geometry recomputed (four fields in shared memory) about 256 nodes, two cells at k = 5.
 template <int dim, int K, bool MF>
 __host__ __device__ constexpr int tc_cells_per_block() {
   constexpr int nodes = dim == 3 ? (K + 1) * (K + 1) * (K + 1) : (K + 1) * (K + 1);
-  constexpr int target = MF ? 256 : 512, least = MF ? 1 : 2;
-  return target / nodes > least ? target / nodes : least;
+  if constexpr (MF) return dim == 3 && K == 5 ? 2 : (256 / nodes > 1 ? 256 / nodes : 1);
+  else return 1024 / nodes > 2 ? 1024 / nodes : 2;
 }
 
 template <int dim, int K, bool MF>
