@@ -44,6 +44,7 @@ struct WaveOptions {
   std::string backend = "auto", backend_reason;
   std::string geometry_form = "pa";
   std::string cores = "auto";
+  std::string geometry_storage = "fp64";
   std::string json_file, vtu_prefix;
   int vtu_every = 0, energy_every = 0;
   int threads = 0;
@@ -95,6 +96,7 @@ int run_wave(WaveOptions& o, wave::WaveFile& file) {
     dopt.cores = o.cores == "tensor-core" ? wave::WaveCores::tensor_core
                  : o.cores == "cuda-core" ? wave::WaveCores::cuda_core
                                           : wave::WaveCores::automatic;
+    dopt.geometry_storage = o.geometry_storage == "fp32" ? wave::WaveStorage::fp32 : wave::WaveStorage::fp64;
     stepper = wave::make_device_wave_stepper<dim>(op, dopt);
   } else {
     stepper = wave::make_cpu_wave_stepper<dim>(op);
@@ -227,6 +229,7 @@ int run_wave(WaveOptions& o, wave::WaveFile& file) {
                  {"backend_reason", o.backend_reason},
                  {"geometry_form", o.backend == "cuda" ? o.geometry_form : std::string("pa")},
                  {"cores", stepper->cores()},
+                 {"geometry_storage", o.backend == "cuda" ? o.geometry_storage : std::string("fp64")},
                  {"running", stepper->description()},
                  {"expressions", problem.texts}};
   std::vector<std::string> faces;
@@ -351,6 +354,10 @@ std::function<int()> add_wave_command(CLI::App& app) {
                   "(tensor cores where the GPU has them)")
       ->check(CLI::IsMember({"auto", "cuda-core", "tensor-core"}))
       ->capture_default_str();
+  cmd->add_option("--geometry-storage", o->geometry_storage,
+                  "Precision of the stored geometry (pa): fp64, or fp32 (half the bytes; fp64 state and arithmetic)")
+      ->check(CLI::IsMember({"fp64", "fp32"}))
+      ->capture_default_str();
   cmd->add_option("--json", o->json_file, "Write the JSON report to this file");
   cmd->add_option("--vtu", o->vtu_prefix, "Write VTU frames PREFIX_NNNNNN.vtu and the collection PREFIX.pvd");
   cmd->add_option("--vtu-every", o->vtu_every, "Steps between VTU frames (default: 10 frames)")->check(CLI::PositiveNumber);
@@ -361,6 +368,8 @@ std::function<int()> add_wave_command(CLI::App& app) {
     o->dim_given = cmd->count("--dim") > 0;
     apply_threads(o->threads);
     if (!o->tuning_file.empty()) throw InputError("--tuning: tcfem wave has no tunable kernel families yet");
+    if (o->geometry_storage == "fp32" && o->geometry_form == "mf")
+      throw InputError("--geometry-storage fp32: the mf form stores no geometry (it recomputes it from the nodes)");
     if (!o->json_file.empty()) io::check_output_path("--json", o->json_file);
     if (!o->vtu_prefix.empty()) io::check_output_path("--vtu", o->vtu_prefix + ".pvd");
     wave::WaveFile file;
@@ -396,6 +405,8 @@ std::function<int()> add_wave_command(CLI::App& app) {
     if (o->backend == "cuda") require_device("--backend cuda");
     if (o->backend == "cpu" && cmd->count("--geometry-form"))
       throw InputError("--geometry-form: chooses the device cell kernel; the CPU operator stores its geometry");
+    if (o->backend == "cpu" && cmd->count("--geometry-storage"))
+      throw InputError("--geometry-storage: chooses the device's stored geometry; the CPU operator stores fp64");
     if (o->backend == "cpu" && cmd->count("--cores"))
       throw InputError("--cores: chooses the device cell kernel's units; the CPU backend has one");
     return file.dim == 2 ? run_wave<2>(*o, file) : run_wave<3>(*o, file);

@@ -13,6 +13,8 @@
 #include "core/device_buffer.h"
 #include "arch/capability.h"
 #include "core/error.h"
+#include "core/host_array.h"
+#include "core/parallel.h"
 #include "fe/quadrature.h"
 #include "wave/device_wave.h"
 #include "wave/device_wave_kernels.cuh"
@@ -46,7 +48,7 @@ constexpr std::size_t shared_bytes() {
   return sizeof(double) * (2 * K * (K + 1) + K + cells_per_block<dim, K, MF>() * shared_doubles_per_cell<dim, K, MF>());
 }
 
-template <int K, bool MF>
+template <int K, bool MF, typename G>
 __global__ void __launch_bounds__(threads_per_block) wave_cells_3d(CellParams<3> P) {
   constexpr int NP = K + 1, NQ = K, CPB = cells_per_block<3, K, MF>(), NF = fields<3, MF>();
   constexpr int NP3 = NP * NP * NP, NQ3 = NQ * NQ * NQ, SX = NQ * NP * NP, SY = NQ * NQ * NP;
@@ -120,7 +122,7 @@ __global__ void __launch_bounds__(threads_per_block) wave_cells_3d(CellParams<3>
       g[f][1] = g1;
       g[f][2] = g2;
     }
-    velocity_point<3, MF>(P, first + c, q, NQ3, g, W[q % NQ] * W[(q / NQ) % NQ] * W[qz], cellmem + c * PER + OF + q, NQ3);
+    velocity_point<3, MF, G>(P, first + c, q, NQ3, g, W[q % NQ] * W[(q / NQ) % NQ] * W[qz], cellmem + c * PER + OF + q, NQ3);
   }
   __syncthreads();
   // z^T: Y0 = B_z^T F0 (x path), Y1 = B_z^T F1 (y path), Y2 = D_z^T F2 (z path)   (qx, qy, l)
@@ -166,7 +168,7 @@ __global__ void __launch_bounds__(threads_per_block) wave_cells_3d(CellParams<3>
   }
 }
 
-template <int K, bool MF>
+template <int K, bool MF, typename G>
 __global__ void __launch_bounds__(threads_per_block) wave_cells_2d(CellParams<2> P) {
   constexpr int NP = K + 1, NQ = K, CPB = cells_per_block<2, K, MF>(), NF = fields<2, MF>();
   constexpr int NP2 = NP * NP, NQ2 = NQ * NQ, SX = NQ * NP;
@@ -216,7 +218,7 @@ __global__ void __launch_bounds__(threads_per_block) wave_cells_2d(CellParams<2>
       g[f][0] = g0;
       g[f][1] = g1;
     }
-    velocity_point<2, MF>(P, first + c, q, NQ2, g, W[qx] * W[qy], cellmem + c * PER + OF + q, NQ2);
+    velocity_point<2, MF, G>(P, first + c, q, NQ2, g, W[qx] * W[qy], cellmem + c * PER + OF + q, NQ2);
   }
   __syncthreads();
   for (int i = tid; i < ncells * SX; i += blockDim.x) {  // y^T: (qx, j)
@@ -242,55 +244,58 @@ __global__ void __launch_bounds__(threads_per_block) wave_cells_2d(CellParams<2>
   }
 }
 
-template <int dim, int K, bool MF>
+template <int dim, int K, bool MF, typename G>
 CellKernel<dim> cell_kernel_entry() {
   CellKernel<dim> e;
-  if constexpr (dim == 3) e.kernel = wave_cells_3d<K, MF>;
-  else e.kernel = wave_cells_2d<K, MF>;
+  if constexpr (dim == 3) e.kernel = wave_cells_3d<K, MF, G>;
+  else e.kernel = wave_cells_2d<K, MF, G>;
   e.cells_per_block = cells_per_block<dim, K, MF>();
   e.shared = shared_bytes<dim, K, MF>();
   TCFEM_CUDA_CHECK(cudaFuncSetAttribute(e.kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(e.shared)));
   return e;
 }
 
-template <int dim, bool MF>
+template <int dim, bool MF, typename G>
 CellKernel<dim> cell_kernel_of(int k) {
   switch (k) {
-    case 2: return cell_kernel_entry<dim, 2, MF>();
-    case 3: return cell_kernel_entry<dim, 3, MF>();
-    case 4: return cell_kernel_entry<dim, 4, MF>();
-    case 5: return cell_kernel_entry<dim, 5, MF>();
-    case 6: return cell_kernel_entry<dim, 6, MF>();
-    case 7: return cell_kernel_entry<dim, 7, MF>();
-    case 8: return cell_kernel_entry<dim, 8, MF>();
+    case 2: return cell_kernel_entry<dim, 2, MF, G>();
+    case 3: return cell_kernel_entry<dim, 3, MF, G>();
+    case 4: return cell_kernel_entry<dim, 4, MF, G>();
+    case 5: return cell_kernel_entry<dim, 5, MF, G>();
+    case 6: return cell_kernel_entry<dim, 6, MF, G>();
+    case 7: return cell_kernel_entry<dim, 7, MF, G>();
+    case 8: return cell_kernel_entry<dim, 8, MF, G>();
   }
   throw InputError("wave: degree " + std::to_string(k) + " has no device kernel (2..8)");
 }
 
 /// Where the tensor-core cell kernel was measured faster than the CUDA-core one (H200, 1.3e8 and
 /// 5.3e8 DoFs, docs/performance.md, "Tensor-core cell kernels of the wave operator"): 3D at
-/// k >= 5, with stored or recomputed geometry. In 2D (k = 4) the two are equal (memory-bound) and
-/// the CUDA-core kernel is kept.
-bool tensor_cores_measured_faster(int dim, int k, WaveGeometryForm) { return dim == 3 && k >= 5; }
+/// k >= 5, with stored or recomputed geometry, and at k = 4 with the geometry stored in fp32. In
+/// 2D (k = 4) the two are equal (memory-bound) and the CUDA-core kernel is kept.
+bool tensor_cores_measured_faster(int dim, int k, bool fp32_storage) {
+  return dim == 3 && (k >= 5 || (k == 4 && fp32_storage));
+}
 
 /// The tensor-core kernels where asked for, or (automatic) where the GPU has the sm_90 FP64 shapes
 /// and they were measured faster; an explicit request on another GPU is refused.
-WaveCores resolve_cores(WaveCores cores, const DeviceInfo& info, int dim, int k, WaveGeometryForm form) {
+WaveCores resolve_cores(WaveCores cores, const DeviceInfo& info, int dim, int k, bool fp32_storage) {
   const bool native = arch::select_fp64_atom(info.sm_major, info.sm_minor) == arch::Fp64Shape::m16n8k16;
   if (cores == WaveCores::tensor_core && !native)
     throw InputError("--cores tensor-core: the FP64 tensor-core shapes (mma.sync m16n8k4/k8 .f64) need sm_90; " +
                      info.name + " is sm_" + std::to_string(info.sm_major) + std::to_string(info.sm_minor) +
                      " (use --cores cuda-core)");
   if (cores == WaveCores::automatic)
-    return native && tensor_cores_measured_faster(dim, k, form) ? WaveCores::tensor_core : WaveCores::cuda_core;
+    return native && tensor_cores_measured_faster(dim, k, fp32_storage) ? WaveCores::tensor_core : WaveCores::cuda_core;
   return cores;
 }
 
 template <int dim>
-CellKernel<dim> cell_kernel(int k, WaveGeometryForm form, WaveCores cores) {
+CellKernel<dim> cell_kernel(int k, WaveGeometryForm form, WaveCores cores, bool fp32) {
   const bool mf = form == WaveGeometryForm::mf;
-  if (cores == WaveCores::tensor_core) return tensor_core_cell_kernel<dim>(k, mf);
-  return mf ? cell_kernel_of<dim, true>(k) : cell_kernel_of<dim, false>(k);
+  if (cores == WaveCores::tensor_core) return tensor_core_cell_kernel<dim>(k, mf, fp32);
+  if (mf) return cell_kernel_of<dim, true, double>(k);
+  return fp32 ? cell_kernel_of<dim, false, float>(k) : cell_kernel_of<dim, false, double>(k);
 }
 
 /// out_p = M_p^-1 (rp - a p + b) for the whole pressure (skew: M_p^-1 rp), rp zeroed after
@@ -328,7 +333,8 @@ __global__ void scatter_add(long long n, const long long* nodes, const double* v
 
 /// sum w_i x_i y_i over the state, w the diagonal mass: 1 / s per velocity node (every component),
 /// M_p per pressure node
-__global__ void mass_inner(long long n_u, long long n_p, int dim_nq, int nq, const double* s, const double* mass_p,
+template <typename S>
+__global__ void mass_inner(long long n_u, long long n_p, int dim_nq, int nq, const S* s, const double* mass_p,
                            const double* x, const double* y, double* result) {
   __shared__ double part[threads_per_block];
   double sum = 0;
@@ -375,11 +381,19 @@ template <int dim>
 class DeviceWaveStepper final : public WaveStepper {
  public:
   DeviceWaveStepper(const WaveOperator<dim>& op, const DeviceWaveOptions& options)
-      : op_(op), n_u_(op.n_u()), n_p_(op.n_p()), info_(query_device()), cores_(resolve_cores(options.cores, info_, dim, op.degree(), options.geometry_form)),
-        kernel_(cell_kernel<dim>(op.degree(), options.geometry_form, cores_)), form_(options.geometry_form) {
-    upload(s_, op.geometry_s());  // the velocity's mass (energies) in both forms
+      : op_(op), n_u_(op.n_u()), n_p_(op.n_p()), info_(query_device()), cores_(resolve_cores(options.cores, info_, dim, op.degree(), options.geometry_storage == WaveStorage::fp32)),
+        fp32_(checked_storage(options)),
+        kernel_(cell_kernel<dim>(op.degree(), options.geometry_form, cores_, fp32_)),
+        form_(options.geometry_form) {
+    // s is also the velocity's mass of the energies (both forms), in the precision the operator uses
+    if (fp32_) {
+      upload_rounded(s32_, op.geometry_s());
+      upload_rounded(c32_, op.geometry_c());
+    } else {
+      upload(s_, op.geometry_s());
+    }
     if (form_ == WaveGeometryForm::pa) {
-      upload(c_, op.geometry_c());
+      if (!fp32_) upload(c_, op.geometry_c());
     } else {
       nodes_ = DeviceBuffer<double>(op.node_field());
       inv_rho_ = DeviceBuffer<double>(op.inverse_density());
@@ -411,6 +425,8 @@ class DeviceWaveStepper final : public WaveStepper {
     }
     params_.c = c_.data();
     params_.s = s_.data();
+    params_.c32 = c32_.data();
+    params_.s32 = s32_.data();
     params_.nodes = nodes_.data();
     params_.inv_rho = inv_rho_.data();
     params_.n_p = n_p_;
@@ -501,7 +517,8 @@ class DeviceWaveStepper final : public WaveStepper {
   std::string cores() const override { return to_string(cores_); }
   std::string description() const override {
     const std::string data = form_ == WaveGeometryForm::pa
-                                 ? "stored geometry (pa: " + std::to_string(dim * dim + 1) + " values per velocity node)"
+                                 ? "stored geometry (pa: " + std::to_string(dim * dim + 1) + " values per velocity node" +
+                                       (fp32_ ? " in fp32" : "") + ")"
                                  : "geometry recomputed from the node coordinates (mf)";
     const std::string units = cores_ == WaveCores::tensor_core ? "FP64 tensor cores (mma.sync m16n8k4/k8)" : "CUDA cores";
     return "cuda (" + info_.name + "), fp64, fused cell kernel on " + units + ", " + data + ", " +
@@ -513,7 +530,7 @@ class DeviceWaveStepper final : public WaveStepper {
   std::size_t memory_bytes() const override {
     const std::size_t geometry = form_ == WaveGeometryForm::pa ? op_.geometry_c().size() + op_.geometry_s().size()
                                                                : dim * n_p_ + 2 * op_.geometry_s().size();
-    return sizeof(double) * (4 * op_.n_dofs() + geometry + 4 * n_p_);
+    return sizeof(double) * (4 * op_.n_dofs() + 4 * n_p_) + (fp32_ ? sizeof(float) : sizeof(double)) * geometry;
   }
 
  private:
@@ -521,6 +538,22 @@ class DeviceWaveStepper final : public WaveStepper {
   static void upload(DeviceBuffer<double>& buffer, const Array& host) {
     buffer.allocate(host.size());
     buffer.copy_from_host(host.data(), host.size());
+  }
+  /// host values rounded to fp32 (in parallel chunks) and uploaded
+  template <typename Array>
+  static void upload_rounded(DeviceBuffer<float>& buffer, const Array& host) {
+    HostArray<float> rounded(host.size());
+    parallel_chunks(0, host.size(), [&](std::size_t b, std::size_t e, int) {
+      for (std::size_t i = b; i < e; ++i) rounded[i] = static_cast<float>(host[i]);
+    });
+    buffer.allocate(host.size());
+    buffer.copy_from_host(rounded.data(), rounded.size());
+  }
+  static bool checked_storage(const DeviceWaveOptions& options) {
+    const bool fp32 = options.geometry_storage == WaveStorage::fp32;
+    if (fp32 && options.geometry_form == WaveGeometryForm::mf)
+      throw InputError("--geometry-storage fp32: the mf form stores no geometry (it recomputes it from the nodes)");
+    return fp32;
   }
   void launch_cells(const double* in, double* out) {
     CellParams<dim> p = params_;
@@ -569,9 +602,9 @@ class DeviceWaveStepper final : public WaveStepper {
   }
   double inner(const double* a, const double* b) {
     TCFEM_CUDA_CHECK(cudaMemset(result_.data(), 0, sizeof(double)));
-    mass_inner<<<grid_for(n_u_ + n_p_), threads_per_block>>>(n_u_, n_p_, dim * op_.points_per_cell(),
-                                                             op_.points_per_cell(), s_.data(), mass_p_.data(), a, b,
-                                                             result_.data());
+    const int g = grid_for(n_u_ + n_p_), dnq = dim * op_.points_per_cell(), nq = op_.points_per_cell();
+    if (fp32_) mass_inner<<<g, threads_per_block>>>(n_u_, n_p_, dnq, nq, s32_.data(), mass_p_.data(), a, b, result_.data());
+    else mass_inner<<<g, threads_per_block>>>(n_u_, n_p_, dnq, nq, s_.data(), mass_p_.data(), a, b, result_.data());
     TCFEM_CUDA_CHECK_LAUNCH();
     double r = 0;
     result_.copy_to_host(&r, 1);
@@ -586,11 +619,13 @@ class DeviceWaveStepper final : public WaveStepper {
   long long n_u_, n_p_;
   DeviceInfo info_;
   WaveCores cores_;
+  bool fp32_;
   CellKernel<dim> kernel_;
   CellParams<dim> params_{};
   WaveGeometryForm form_;
   DeviceBuffer<double> nodes_, inv_rho_;
   DeviceBuffer<double> c_, s_, inv_mass_, mass_p_, absorb_, bd_, x_, y_, acc_, x0_, rp_, result_, sea_values_;
+  DeviceBuffer<float> c32_, s32_;
   DeviceBuffer<long long> sea_nodes_;
   std::vector<double> sea_values_host_;
   cudaEvent_t start_{}, mid_{}, stop_{};
@@ -610,14 +645,15 @@ template std::unique_ptr<WaveStepper> make_device_wave_stepper<3>(const WaveOper
 
 template <int dim>
 void device_wave_rate(const WaveOperator<dim>& op, double t, const double* x, double* r, WaveGeometryForm form,
-                      WaveCores cores) {
+                      WaveCores cores, WaveStorage storage) {
   DeviceWaveOptions options;
   options.geometry_form = form;
   options.cores = cores;
+  options.geometry_storage = storage;
   DeviceWaveStepper<dim> s(op, options);
   s.rate(t, x, r);
 }
-template void device_wave_rate<2>(const WaveOperator<2>&, double, const double*, double*, WaveGeometryForm, WaveCores);
-template void device_wave_rate<3>(const WaveOperator<3>&, double, const double*, double*, WaveGeometryForm, WaveCores);
+template void device_wave_rate<2>(const WaveOperator<2>&, double, const double*, double*, WaveGeometryForm, WaveCores, WaveStorage);
+template void device_wave_rate<3>(const WaveOperator<3>&, double, const double*, double*, WaveGeometryForm, WaveCores, WaveStorage);
 
 }  // namespace tcfem::wave

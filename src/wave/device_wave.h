@@ -23,10 +23,17 @@ const char* to_string(WaveGeometryForm form);
 enum class WaveCores { automatic, cuda_core, tensor_core };
 const char* to_string(WaveCores cores);
 
+/// The precision of the stored geometry (pa): fp64, or fp32 (C and s rounded to fp32, half the
+/// geometry's bytes; the state and the arithmetic stay fp64, and the velocity's mass in the
+/// energy is the same rounded s, so the rounded operator is as skew as the fp64 one).
+enum class WaveStorage { fp64, fp32 };
+const char* to_string(WaveStorage storage);
+
 struct DeviceWaveOptions {
   int device = -1;  ///< -1: the current device
   WaveGeometryForm geometry_form = WaveGeometryForm::pa;
   WaveCores cores = WaveCores::automatic;
+  WaveStorage geometry_storage = WaveStorage::fp64;  ///< pa only (mf stores no geometry)
 };
 
 /// Whether this build has the device stepper.
@@ -43,5 +50,6 @@ namespace tcfem::wave {
 /// r = the device operator's rate at (t, x), host vectors in and out (for the device tests).
 template <int dim>
 void device_wave_rate(const WaveOperator<dim>& op, double t, const double* x, double* r,
-                      WaveGeometryForm form = WaveGeometryForm::pa, WaveCores cores = WaveCores::cuda_core);
+                      WaveGeometryForm form = WaveGeometryForm::pa, WaveCores cores = WaveCores::cuda_core,
+                      WaveStorage storage = WaveStorage::fp64);
 }  // namespace tcfem::wave

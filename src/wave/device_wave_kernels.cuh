@@ -4,6 +4,7 @@
 // velocity's output (plain rate or RK4 stage update), node indexing, the geometry at a point, and
 // the registry entry of a kernel.
 #include <cstddef>
+#include <type_traits>
 
 namespace tcfem::wave::detail {
 
@@ -16,6 +17,8 @@ struct CellParams {
   long long p_stride[3];
   const double* c;   // [cell][e * dim + d][q]
   const double* s;   // [cell][q]
+  const float* c32;  // c and s stored in fp32 (the kernels with G = float)
+  const float* s32;
   const double* bd;  // B (k x (k+1)), D (k x (k+1)), row-major, then the k Gauss weights
   // the matrix-free form: the node coordinates (component d at nodes[d * n_p + node]) and 1 / rho
   // per velocity node ([cell][q]) instead of c and s
@@ -97,7 +100,7 @@ __device__ __forceinline__ void geometry_at_point(const double (&J)[dim][dim], d
 /// or from the gradients g[1 + d][e] = dx_d / dxi_e of the coordinates and the weight w), the
 /// velocity's rate -s C^T grad p through velocity_out, and the flux F[e fs] = sum_d C(e, d) u_d.
 /// The velocity is read before it is written (y may be the input).
-template <int dim, bool MF>
+template <int dim, bool MF, typename G = double>
 __device__ __forceinline__ void velocity_point(const CellParams<dim>& P, long long cell, int q, int nq,
                                                const double (&g)[fields<dim, MF>()][dim], double w, double* F,
                                                int fs) {
@@ -110,10 +113,12 @@ __device__ __forceinline__ void velocity_point(const CellParams<dim>& P, long lo
       for (int e = 0; e < dim; ++e) J[d][e] = g[1 + d][e];
     geometry_at_point<dim>(J, w, P.inv_rho[cell * nq + q], cm, s);
   } else {
-    const double* C = P.c + cell * dim * dim * nq + q;
+    const G* C = (std::is_same_v<G, float> ? reinterpret_cast<const G*>(P.c32) : reinterpret_cast<const G*>(P.c)) +
+                 cell * dim * dim * nq + q;
+    const G* S = std::is_same_v<G, float> ? reinterpret_cast<const G*>(P.s32) : reinterpret_cast<const G*>(P.s);
 #pragma unroll
     for (int m = 0; m < dim * dim; ++m) cm[m] = C[m * nq];
-    s = P.s[cell * nq + q];
+    s = S[cell * nq + q];
   }
   const long long iu = cell * dim * nq + q;
   double u[dim];
@@ -144,9 +149,9 @@ struct CellKernel {
   std::size_t shared = 0;
 };
 
-/// The tensor-core cell kernel of (dim, k, form): mf = the geometry recomputed from the nodes.
-/// Throws InputError for a degree outside 2..8.
+/// The tensor-core cell kernel of (dim, k, form): mf = the geometry recomputed from the nodes,
+/// fp32 = the stored geometry in fp32 (pa only). Throws InputError for a degree outside 2..8.
 template <int dim>
-CellKernel<dim> tensor_core_cell_kernel(int k, bool mf);
+CellKernel<dim> tensor_core_cell_kernel(int k, bool mf, bool fp32);
 
 }  // namespace tcfem::wave::detail

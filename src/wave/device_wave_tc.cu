@@ -50,7 +50,7 @@ constexpr std::size_t tc_shared_bytes() {
   return sizeof(double) * (2 * K * (K + 1) + K + tc_cells_per_block<dim, K, MF>() * tc_doubles_per_cell<dim, K, MF>());
 }
 
-template <int K, bool MF>
+template <int K, bool MF, typename G>
 __global__ void __launch_bounds__(threads_per_block) wave_cells_tc_3d(CellParams<3> P) {
   constexpr int NP = K + 1, NQ = K, CPB = tc_cells_per_block<3, K, MF>(), NF = fields<3, MF>();
   constexpr int NP2 = NP * NP, NQ2 = NQ * NQ, NP3 = NP * NP * NP, NQ3 = NQ * NQ * NQ, SX = NQ * NP * NP;
@@ -160,7 +160,7 @@ __global__ void __launch_bounds__(threads_per_block) wave_cells_tc_3d(CellParams
     for (int f = 0; f < NF; ++f)
 #pragma unroll
       for (int e = 0; e < 3; ++e) g[f][e] = cellmem[c * PER + (3 * f + e) * SQ + qs];
-    velocity_point<3, MF>(P, first + c, q, NQ3, g, W[q % NQ] * W[(q / NQ) % NQ] * W[qz], cellmem + c * PER + OF + qs,
+    velocity_point<3, MF, G>(P, first + c, q, NQ3, g, W[q % NQ] * W[(q / NQ) % NQ] * W[qz], cellmem + c * PER + OF + qs,
                           SQ);
   }
   __syncthreads();
@@ -233,7 +233,7 @@ __global__ void __launch_bounds__(threads_per_block) wave_cells_tc_3d(CellParams
   }
 }
 
-template <int K, bool MF>
+template <int K, bool MF, typename G>
 __global__ void __launch_bounds__(threads_per_block) wave_cells_tc_2d(CellParams<2> P) {
   constexpr int NP = K + 1, NQ = K, CPB = tc_cells_per_block<2, K, MF>(), NF = fields<2, MF>();
   constexpr int NP2 = NP * NP, NQ2 = NQ * NQ, SX = NQ * NP;
@@ -313,7 +313,7 @@ __global__ void __launch_bounds__(threads_per_block) wave_cells_tc_2d(CellParams
     for (int f = 0; f < NF; ++f)
 #pragma unroll
       for (int e = 0; e < 2; ++e) g[f][e] = cellmem[c * PER + OG + (2 * f + e) * NQ2 + q];
-    velocity_point<2, MF>(P, first + c, q, NQ2, g, W[q % NQ] * W[q / NQ], cellmem + c * PER + OF + q, NQ2);
+    velocity_point<2, MF, G>(P, first + c, q, NQ2, g, W[q % NQ] * W[q / NQ], cellmem + c * PER + OF + q, NQ2);
   }
   __syncthreads();
   {  // y^T: X0 = B_y^T F0, X1 = D_y^T F1; rows (cell, qx)
@@ -357,27 +357,27 @@ __global__ void __launch_bounds__(threads_per_block) wave_cells_tc_2d(CellParams
   }
 }
 
-template <int dim, int K, bool MF>
+template <int dim, int K, bool MF, typename G>
 CellKernel<dim> tc_entry() {
   CellKernel<dim> e;
-  if constexpr (dim == 3) e.kernel = wave_cells_tc_3d<K, MF>;
-  else e.kernel = wave_cells_tc_2d<K, MF>;
+  if constexpr (dim == 3) e.kernel = wave_cells_tc_3d<K, MF, G>;
+  else e.kernel = wave_cells_tc_2d<K, MF, G>;
   e.cells_per_block = tc_cells_per_block<dim, K, MF>();
   e.shared = tc_shared_bytes<dim, K, MF>();
   TCFEM_CUDA_CHECK(cudaFuncSetAttribute(e.kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(e.shared)));
   return e;
 }
 
-template <int dim, bool MF>
+template <int dim, bool MF, typename G>
 CellKernel<dim> tc_of(int k) {
   switch (k) {
-    case 2: return tc_entry<dim, 2, MF>();
-    case 3: return tc_entry<dim, 3, MF>();
-    case 4: return tc_entry<dim, 4, MF>();
-    case 5: return tc_entry<dim, 5, MF>();
-    case 6: return tc_entry<dim, 6, MF>();
-    case 7: return tc_entry<dim, 7, MF>();
-    case 8: return tc_entry<dim, 8, MF>();
+    case 2: return tc_entry<dim, 2, MF, G>();
+    case 3: return tc_entry<dim, 3, MF, G>();
+    case 4: return tc_entry<dim, 4, MF, G>();
+    case 5: return tc_entry<dim, 5, MF, G>();
+    case 6: return tc_entry<dim, 6, MF, G>();
+    case 7: return tc_entry<dim, 7, MF, G>();
+    case 8: return tc_entry<dim, 8, MF, G>();
   }
   throw InputError("wave: degree " + std::to_string(k) + " has no device kernel (2..8)");
 }
@@ -385,10 +385,11 @@ CellKernel<dim> tc_of(int k) {
 }  // namespace
 
 template <int dim>
-CellKernel<dim> tensor_core_cell_kernel(int k, bool mf) {
-  return mf ? tc_of<dim, true>(k) : tc_of<dim, false>(k);
+CellKernel<dim> tensor_core_cell_kernel(int k, bool mf, bool fp32) {
+  if (mf) return tc_of<dim, true, double>(k);
+  return fp32 ? tc_of<dim, false, float>(k) : tc_of<dim, false, double>(k);
 }
-template CellKernel<2> tensor_core_cell_kernel<2>(int, bool);
-template CellKernel<3> tensor_core_cell_kernel<3>(int, bool);
+template CellKernel<2> tensor_core_cell_kernel<2>(int, bool, bool);
+template CellKernel<3> tensor_core_cell_kernel<3>(int, bool, bool);
 
 }  // namespace tcfem::wave::detail

@@ -108,6 +108,17 @@ with tempfile.TemporaryDirectory() as tmp:
                         check(abs(dc["mode"]["omega_measured"] - dp["mode"]["omega_measured"]) < 1e-9 * dp["mode"]["omega_measured"],
                               f"{cores} {form}: omega {dc['mode']['omega_measured']} against {dp['mode']['omega_measured']}")
             check(report(rep)["config"]["cores"] == "cuda-core", "cuda default (k = 4): the automatic choice")
+            # the stored geometry in fp32: the same mode to the rounding of the geometry, energy still only lost
+            rep32 = os.path.join(tmp, "default_fp32.json")
+            r = run(["--backend", "cuda", "--geometry-storage", "fp32", "--quiet", "--json", rep32])
+            check(r.returncode == 0, f"cuda fp32 geometry: exit {r.returncode}: {r.stderr}")
+            if r.returncode == 0:
+                d32 = report(rep32)
+                check(d32["config"]["geometry_storage"] == "fp32", "fp32 geometry: report's storage")
+                check(d32["mode"]["relative_error"] < 1e-6, f"fp32 geometry: frequency off by {d32['mode']['relative_error']}")
+                e = d32["energy"]
+                change = (e["final"] - e["initial"]) / e["initial"]
+                check(-1e-6 < change <= 1e-13, f"fp32 geometry: energy change {change}")
         # 2D default basin
         rep2 = os.path.join(tmp, f"default2_{backend}.json")
         r = run(["--backend", backend, "--dim", "2", "--quiet", "--json", rep2])
@@ -156,6 +167,8 @@ with tempfile.TemporaryDirectory() as tmp:
     refused(["--backend", "cpu", "--cfl", "1.5"], "at most 1", "cfl above 1")
     refused(["--backend", "cpu", "--geometry-form", "mf"], "device cell kernel", "geometry form on the CPU")
     refused(["--backend", "cpu", "--cores", "tensor-core"], "--cores", "cores on the CPU")
+    refused(["--backend", "cpu", "--geometry-storage", "fp32"], "--geometry-storage", "geometry storage on the CPU")
+    refused(["--geometry-form", "mf", "--geometry-storage", "fp32"], "stores no geometry", "fp32 storage with mf")
     refused(["--backend", "cpu", "--problem", write(tmp, "m.json", "{\"dim\": 2,")], "malformed JSON", "malformed JSON")
     refused(["--backend", "cpu", "--problem", os.path.join(tmp, "missing.json")], "cannot read", "missing file")
     variants = [
