@@ -2,16 +2,16 @@
 // per block with every intermediate in shared memory; each stage of the sum factorization is one
 // loop over the block's cells and output entries (x fastest), separated by barriers.
 #include <algorithm>
-#include <utility>
 #include <array>
 #include <chrono>
 #include <cmath>
+#include <utility>
 #include <vector>
 
+#include "arch/capability.h"
 #include "core/cuda_check.h"
 #include "core/device.h"
 #include "core/device_buffer.h"
-#include "arch/capability.h"
 #include "core/error.h"
 #include "core/host_array.h"
 #include "core/parallel.h"
@@ -61,15 +61,8 @@ __global__ void __launch_bounds__(threads_per_block) wave_cells_3d(CellParams<3>
   double* W = smem + 2 * NQ * NP;
   double* cellmem = smem + 2 * NQ * NP + NQ;
   const int first = blockIdx.x * CPB;
-  const int ncells = min(CPB, P.n_cells - first);
+  const int ncells = gather_cells<3, K, MF>(P, smem, PER, first, CPB);
   const int tid = threadIdx.x;
-  for (int i = tid; i < 2 * NQ * NP + NQ; i += blockDim.x) smem[i] = P.bd[i];
-  for (int i = tid; i < ncells * NF * NP3; i += blockDim.x) {  // gather the fields
-    const int c = i / (NF * NP3), r = i % (NF * NP3), f = r / NP3, n = r % NP3;
-    const long long node = node_index<3>(P, first + c, n % NP, (n / NP) % NP, n / (NP * NP), K);
-    cellmem[c * PER + r] = f == 0 ? P.p[node] : P.nodes[(f - 1) * P.n_p + node];
-  }
-  __syncthreads();
   // x: X0 = B_x f, X1 = D_x f   (qx, j, l)
   for (int i = tid; i < ncells * NF * SX; i += blockDim.x) {
     const int c = i / (NF * SX), r0 = i % (NF * SX), f = r0 / SX, r = r0 % SX, qx = r % NQ, jl = r / NQ;
@@ -180,15 +173,8 @@ __global__ void __launch_bounds__(threads_per_block) wave_cells_2d(CellParams<2>
   double* W = smem + 2 * NQ * NP;
   double* cellmem = smem + 2 * NQ * NP + NQ;
   const int first = blockIdx.x * CPB;
-  const int ncells = min(CPB, P.n_cells - first);
+  const int ncells = gather_cells<2, K, MF>(P, smem, PER, first, CPB);
   const int tid = threadIdx.x;
-  for (int i = tid; i < 2 * NQ * NP + NQ; i += blockDim.x) smem[i] = P.bd[i];
-  for (int i = tid; i < ncells * NF * NP2; i += blockDim.x) {
-    const int c = i / (NF * NP2), r = i % (NF * NP2), f = r / NP2, n = r % NP2;
-    const long long node = node_index<2>(P, first + c, n % NP, n / NP, 0, K);
-    cellmem[c * PER + r] = f == 0 ? P.p[node] : P.nodes[(f - 1) * P.n_p + node];
-  }
-  __syncthreads();
   for (int i = tid; i < ncells * NF * SX; i += blockDim.x) {  // (qx, j)
     const int c = i / (NF * SX), r0 = i % (NF * SX), f = r0 / SX, r = r0 % SX, qx = r % NQ, j = r / NQ;
     const double* in = cellmem + c * PER + f * NP2 + j * NP;
@@ -244,29 +230,15 @@ __global__ void __launch_bounds__(threads_per_block) wave_cells_2d(CellParams<2>
   }
 }
 
-template <int dim, int K, bool MF, typename G>
-CellKernel<dim> cell_kernel_entry() {
-  CellKernel<dim> e;
-  if constexpr (dim == 3) e.kernel = wave_cells_3d<K, MF, G>;
-  else e.kernel = wave_cells_2d<K, MF, G>;
-  e.cells_per_block = cells_per_block<dim, K, MF>();
-  e.shared = shared_bytes<dim, K, MF>();
-  TCFEM_CUDA_CHECK(cudaFuncSetAttribute(e.kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(e.shared)));
-  return e;
-}
-
 template <int dim, bool MF, typename G>
 CellKernel<dim> cell_kernel_of(int k) {
-  switch (k) {
-    case 2: return cell_kernel_entry<dim, 2, MF, G>();
-    case 3: return cell_kernel_entry<dim, 3, MF, G>();
-    case 4: return cell_kernel_entry<dim, 4, MF, G>();
-    case 5: return cell_kernel_entry<dim, 5, MF, G>();
-    case 6: return cell_kernel_entry<dim, 6, MF, G>();
-    case 7: return cell_kernel_entry<dim, 7, MF, G>();
-    case 8: return cell_kernel_entry<dim, 8, MF, G>();
-  }
-  throw InputError("wave: degree " + std::to_string(k) + " has no device kernel (2..8)");
+  return with_degree(k, [](auto degree) {
+    constexpr int K = decltype(degree)::value;
+    if constexpr (dim == 3)
+      return make_cell_kernel<3>(wave_cells_3d<K, MF, G>, cells_per_block<3, K, MF>(), shared_bytes<3, K, MF>());
+    else
+      return make_cell_kernel<2>(wave_cells_2d<K, MF, G>, cells_per_block<2, K, MF>(), shared_bytes<2, K, MF>());
+  });
 }
 
 /// Where the tensor-core cell kernel was measured faster than the CUDA-core one (H200, 1.3e8 and

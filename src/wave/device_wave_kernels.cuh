@@ -4,7 +4,11 @@
 // velocity's output (plain rate or RK4 stage update), node indexing, the geometry at a point, and
 // the registry entry of a kernel.
 #include <cstddef>
+#include <string>
 #include <type_traits>
+
+#include "core/cuda_check.h"
+#include "core/error.h"
 
 namespace tcfem::wave::detail {
 
@@ -140,14 +144,55 @@ __device__ __forceinline__ void velocity_point(const CellParams<dim>& P, long lo
   }
 }
 
-/// The registry of the cell kernels: one entry per (dim, degree, geometry form, cores), with its
-/// block shape.
+/// The start of a cell kernel: B, D and the Gauss weights (2 k (k+1) + k doubles) at the front of
+/// shared memory, then, `per` doubles apart, each of the block's cells' fields at its pressure
+/// nodes (the pressure; with MF also the dim coordinates, one field after the other). Returns the
+/// number of cells of this block (fewer in the last); ends with a barrier.
+template <int dim, int K, bool MF>
+__device__ __forceinline__ int gather_cells(const CellParams<dim>& P, double* smem, int per, int first, int cpb) {
+  constexpr int NP = K + 1, NQ = K, NF = fields<dim, MF>(), NPD = dim == 3 ? NP * NP * NP : NP * NP;
+  const int ncells = min(cpb, P.n_cells - first);
+  double* cellmem = smem + 2 * NQ * NP + NQ;
+  for (int i = threadIdx.x; i < 2 * NQ * NP + NQ; i += blockDim.x) smem[i] = P.bd[i];
+  for (int i = threadIdx.x; i < ncells * NF * NPD; i += blockDim.x) {
+    const int c = i / (NF * NPD), r = i % (NF * NPD), f = r / NPD, n = r % NPD;
+    const long long node = node_index<dim>(P, first + c, n % NP, (n / NP) % NP, n / (NP * NP), K);
+    cellmem[c * per + r] = f == 0 ? P.p[node] : P.nodes[(f - 1) * P.n_p + node];
+  }
+  __syncthreads();
+  return ncells;
+}
+
+/// The registry of the cell kernels: one entry per (dim, degree, geometry form, storage, cores),
+/// with its block shape.
 template <int dim>
 struct CellKernel {
   void (*kernel)(CellParams<dim>) = nullptr;
   int cells_per_block = 1;
   std::size_t shared = 0;
 };
+
+/// A registry entry, its dynamic shared memory allowed.
+template <int dim>
+CellKernel<dim> make_cell_kernel(void (*kernel)(CellParams<dim>), int cells_per_block, std::size_t shared) {
+  TCFEM_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(shared)));
+  return {kernel, cells_per_block, shared};
+}
+
+/// f(std::integral_constant<int, k>{}) for a degree k in 2..8; InputError otherwise.
+template <class F>
+auto with_degree(int k, F&& f) {
+  switch (k) {
+    case 2: return f(std::integral_constant<int, 2>{});
+    case 3: return f(std::integral_constant<int, 3>{});
+    case 4: return f(std::integral_constant<int, 4>{});
+    case 5: return f(std::integral_constant<int, 5>{});
+    case 6: return f(std::integral_constant<int, 6>{});
+    case 7: return f(std::integral_constant<int, 7>{});
+    case 8: return f(std::integral_constant<int, 8>{});
+  }
+  throw InputError("wave: degree " + std::to_string(k) + " has no device kernel (2..8)");
+}
 
 /// The tensor-core cell kernel of (dim, k, form): mf = the geometry recomputed from the nodes,
 /// fp32 = the stored geometry in fp32 (pa only). Throws InputError for a degree outside 2..8.

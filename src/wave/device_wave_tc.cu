@@ -50,6 +50,30 @@ constexpr std::size_t tc_shared_bytes() {
   return sizeof(double) * (2 * K * (K + 1) + K + tc_cells_per_block<dim, K, MF>() * tc_doubles_per_cell<dim, K, MF>());
 }
 
+/// The 1D matrices the contractions apply, as entries (input a, output o) of a DmmaMatrix; B and D
+/// are k x (k+1), row-major (points x nodes). Forward: nodes to points, B, D or both side by side
+/// ([B | D], 2k outputs); transposed: points to nodes, B^T, D^T, or D^T over B^T ([D^T; B^T], a
+/// reduction over 2k inputs).
+enum class Matrix1D { fwd_bd, fwd_b, fwd_d, tr_b, tr_d, tr_db };
+template <int K>
+struct Entries1D {
+  const double* B;
+  const double* D;
+  Matrix1D kind;
+  __device__ __forceinline__ double operator()(int a, int o) const {
+    constexpr int NP = K + 1, NQ = K;
+    switch (kind) {
+      case Matrix1D::fwd_bd: return o < NQ ? B[o * NP + a] : D[(o - NQ) * NP + a];
+      case Matrix1D::fwd_b: return B[o * NP + a];
+      case Matrix1D::fwd_d: return D[o * NP + a];
+      case Matrix1D::tr_b: return B[a * NP + o];
+      case Matrix1D::tr_d: return D[a * NP + o];
+      case Matrix1D::tr_db: break;
+    }
+    return a < NQ ? D[a * NP + o] : B[(a - NQ) * NP + o];
+  }
+};
+
 template <int K, bool MF, typename G>
 __global__ void __launch_bounds__(threads_per_block) wave_cells_tc_3d(CellParams<3> P) {
   constexpr int NP = K + 1, NQ = K, CPB = tc_cells_per_block<3, K, MF>(), NF = fields<3, MF>();
@@ -66,21 +90,10 @@ __global__ void __launch_bounds__(threads_per_block) wave_cells_tc_3d(CellParams
   double* W = smem + 2 * NQ * NP;
   double* cellmem = smem + 2 * NQ * NP + NQ;
   const int first = blockIdx.x * CPB;
-  const int ncells = min(CPB, P.n_cells - first);
+  const int ncells = gather_cells<3, K, MF>(P, smem, PER, first, CPB);
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, warps = blockDim.x >> 5;
-  for (int i = tid; i < 2 * NQ * NP + NQ; i += blockDim.x) smem[i] = P.bd[i];
-  for (int i = tid; i < ncells * NF * NP3; i += blockDim.x) {  // gather the fields
-    const int c = i / (NF * NP3), r = i % (NF * NP3), f = r / NP3, n = r % NP3;
-    const long long node = node_index<3>(P, first + c, n % NP, (n / NP) % NP, n / (NP * NP), K);
-    cellmem[c * PER + r] = f == 0 ? P.p[node] : P.nodes[(f - 1) * P.n_p + node];
-  }
-  __syncthreads();
-  const auto fwd_bd = [&](int a, int o) { return o < NQ ? B[o * NP + a] : D[(o - NQ) * NP + a]; };
-  const auto fwd_b = [&](int a, int o) { return B[o * NP + a]; };
-  const auto fwd_d = [&](int a, int o) { return D[o * NP + a]; };
-  const auto tr_b = [&](int a, int o) { return B[a * NP + o]; };
-  const auto tr_d = [&](int a, int o) { return D[a * NP + o]; };
-  const auto tr_db = [&](int a, int o) { return a < NQ ? D[a * NP + o] : B[(a - NQ) * NP + o]; };
+  const Entries1D<K> fwd_bd{B, D, Matrix1D::fwd_bd}, fwd_b{B, D, Matrix1D::fwd_b}, fwd_d{B, D, Matrix1D::fwd_d},
+      tr_b{B, D, Matrix1D::tr_b}, tr_d{B, D, Matrix1D::tr_d}, tr_db{B, D, Matrix1D::tr_db};
   const auto plain = [](int a) { return a; };
   const auto stride_nq = [](int a) { return a * NQ; };
   const auto stride_z = [](int a) { return a * ZS; };
@@ -245,21 +258,10 @@ __global__ void __launch_bounds__(threads_per_block) wave_cells_tc_2d(CellParams
   double* W = smem + 2 * NQ * NP;
   double* cellmem = smem + 2 * NQ * NP + NQ;
   const int first = blockIdx.x * CPB;
-  const int ncells = min(CPB, P.n_cells - first);
+  const int ncells = gather_cells<2, K, MF>(P, smem, PER, first, CPB);
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, warps = blockDim.x >> 5;
-  for (int i = tid; i < 2 * NQ * NP + NQ; i += blockDim.x) smem[i] = P.bd[i];
-  for (int i = tid; i < ncells * NF * NP2; i += blockDim.x) {
-    const int c = i / (NF * NP2), r = i % (NF * NP2), f = r / NP2, n = r % NP2;
-    const long long node = node_index<2>(P, first + c, n % NP, n / NP, 0, K);
-    cellmem[c * PER + r] = f == 0 ? P.p[node] : P.nodes[(f - 1) * P.n_p + node];
-  }
-  __syncthreads();
-  const auto fwd_bd = [&](int a, int o) { return o < NQ ? B[o * NP + a] : D[(o - NQ) * NP + a]; };
-  const auto fwd_b = [&](int a, int o) { return B[o * NP + a]; };
-  const auto fwd_d = [&](int a, int o) { return D[o * NP + a]; };
-  const auto tr_b = [&](int a, int o) { return B[a * NP + o]; };
-  const auto tr_d = [&](int a, int o) { return D[a * NP + o]; };
-  const auto tr_db = [&](int a, int o) { return a < NQ ? D[a * NP + o] : B[(a - NQ) * NP + o]; };
+  const Entries1D<K> fwd_bd{B, D, Matrix1D::fwd_bd}, fwd_b{B, D, Matrix1D::fwd_b}, fwd_d{B, D, Matrix1D::fwd_d},
+      tr_b{B, D, Matrix1D::tr_b}, tr_d{B, D, Matrix1D::tr_d}, tr_db{B, D, Matrix1D::tr_db};
   const auto plain = [](int a) { return a; };
   const auto stride_nq = [](int a) { return a * NQ; };
   {  // x: X0 = B_x f, X1 = D_x f; rows (cell, field, j), X index qx + NQ j
@@ -357,29 +359,15 @@ __global__ void __launch_bounds__(threads_per_block) wave_cells_tc_2d(CellParams
   }
 }
 
-template <int dim, int K, bool MF, typename G>
-CellKernel<dim> tc_entry() {
-  CellKernel<dim> e;
-  if constexpr (dim == 3) e.kernel = wave_cells_tc_3d<K, MF, G>;
-  else e.kernel = wave_cells_tc_2d<K, MF, G>;
-  e.cells_per_block = tc_cells_per_block<dim, K, MF>();
-  e.shared = tc_shared_bytes<dim, K, MF>();
-  TCFEM_CUDA_CHECK(cudaFuncSetAttribute(e.kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(e.shared)));
-  return e;
-}
-
 template <int dim, bool MF, typename G>
 CellKernel<dim> tc_of(int k) {
-  switch (k) {
-    case 2: return tc_entry<dim, 2, MF, G>();
-    case 3: return tc_entry<dim, 3, MF, G>();
-    case 4: return tc_entry<dim, 4, MF, G>();
-    case 5: return tc_entry<dim, 5, MF, G>();
-    case 6: return tc_entry<dim, 6, MF, G>();
-    case 7: return tc_entry<dim, 7, MF, G>();
-    case 8: return tc_entry<dim, 8, MF, G>();
-  }
-  throw InputError("wave: degree " + std::to_string(k) + " has no device kernel (2..8)");
+  return with_degree(k, [](auto degree) {
+    constexpr int K = decltype(degree)::value;
+    if constexpr (dim == 3)
+      return make_cell_kernel<3>(wave_cells_tc_3d<K, MF, G>, tc_cells_per_block<3, K, MF>(), tc_shared_bytes<3, K, MF>());
+    else
+      return make_cell_kernel<2>(wave_cells_tc_2d<K, MF, G>, tc_cells_per_block<2, K, MF>(), tc_shared_bytes<2, K, MF>());
+  });
 }
 
 }  // namespace

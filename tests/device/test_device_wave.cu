@@ -7,6 +7,7 @@
 #include <limits>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/device.h"
@@ -55,6 +56,19 @@ WaveFile basin_file(int dim, int k, bool curved) {
     f.seafloor_velocity = "sin(3*t)*x";
   }
   return f;
+}
+
+/// max |a - b| and max |a| over the states of two steppers
+std::pair<double, double> state_difference(WaveStepper& cpu, WaveStepper& gpu) {
+  std::vector<double> a, b;
+  cpu.get_state(a);
+  gpu.get_state(b);
+  double diff = 0, norm = 0;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    diff = std::max(diff, std::abs(a[i] - b[i]));
+    norm = std::max(norm, std::abs(a[i]));
+  }
+  return {diff, norm};
 }
 
 template <int dim>
@@ -108,14 +122,7 @@ void compare_steps(const WaveFile& f, WaveCores cores, WaveGeometryForm form = W
   }
   EXPECT_NEAR(gpu->energy(), cpu->energy(), 1e-12 * cpu->energy());
   EXPECT_NEAR(gpu->projection(), cpu->projection(), 1e-12);
-  std::vector<double> a, b;
-  cpu->get_state(a);
-  gpu->get_state(b);
-  double diff = 0, norm = 0;
-  for (std::size_t i = 0; i < a.size(); ++i) {
-    diff = std::max(diff, std::abs(a[i] - b[i]));
-    norm = std::max(norm, std::abs(a[i]));
-  }
+  const auto [diff, norm] = state_difference(*cpu, *gpu);
   EXPECT_LT(diff, 1e-11 * norm);
   EXPECT_EQ(gpu->operator_applies(), 80u);  // the power iteration's plain applies are the timed ones
 }
@@ -191,14 +198,7 @@ TEST(DeviceWave, Fp32StoredGeometry) {
     cpu->step(n * dt, dt);
     gpu->step(n * dt, dt);
   }
-  std::vector<double> a, b;
-  cpu->get_state(a);
-  gpu->get_state(b);
-  double diff = 0, norm = 0;
-  for (std::size_t i = 0; i < a.size(); ++i) {
-    diff = std::max(diff, std::abs(a[i] - b[i]));
-    norm = std::max(norm, std::abs(a[i]));
-  }
+  const auto [diff, norm] = state_difference(*cpu, *gpu);
   EXPECT_LT(diff, 1e-6 * norm);
   options.geometry_form = WaveGeometryForm::mf;
   EXPECT_THROW(make_device_wave_stepper<3>(op, options), InputError);
