@@ -1,6 +1,8 @@
-// The device stepper of the wave operator (wave/device_wave.h). The cell kernel runs a few cells
-// per block with every intermediate in shared memory; each stage of the sum factorization is one
-// loop over the block's cells and output entries (x fastest), separated by barriers.
+// The device stepper of the wave operator (wave/device_wave.h) and its CUDA-core cell kernels. A
+// cell kernel runs a few cells per block with every intermediate in shared memory; each stage of
+// the sum factorization is one loop over the block's cells and output entries (x fastest),
+// separated by barriers. The tensor-core twins are in device_wave_tc.cu; the registry picks by
+// --cores (resolve_cores).
 #include <algorithm>
 #include <array>
 #include <chrono>
