@@ -104,19 +104,9 @@ WaveOperator<dim>::WaveOperator(const WaveProblem<dim>& problem)
     std::vector<double> jq(dim * dim * nqc_), jg(dim * dim * npc_), tmp(2 * npc_ + 2 * nqc_), xq(dim * nqc_);
     for (std::size_t c = cb; c < ce; ++c) {
       const double* nodes = node_coords_.data() + c * dim * npc_;
-      for (int d = 0; d < dim; ++d) {
+      for (int d = 0; d < dim; ++d)
         gradient(nodes + d * npc_, jq.data() + d * dim * nqc_, tmp.data());  // jq[(d * dim + e) * nqc + q]
-        // points: B along every direction
-        const double* in = nodes + d * npc_;
-        std::array<int, 3> sizes = tensor::cube_sizes<dim>(np1_);
-        double* bufs[2] = {tmp.data(), tmp.data() + npc_};
-        for (int dir = 0; dir < dim; ++dir) {
-          double* out = dir == dim - 1 ? xq.data() + d * nqc_ : bufs[dir % 2];
-          tensor::apply_1d<false, false>(b_.data.data(), nq_, np1_, dir, sizes, in, out);
-          sizes[dir] = nq_;
-          in = out;
-        }
-      }
+      velocity_node_coordinates(nodes, xq.data(), tmp.data());
       for (int q = 0; q < nqc_; ++q) {
         double J[dim][dim], inv[dim][dim], x[dim];
         for (int d = 0; d < dim; ++d) {
@@ -402,6 +392,20 @@ void WaveOperator<dim>::cell_nodes(std::size_t cell, double* out) const {
 }
 
 template <int dim>
+void WaveOperator<dim>::velocity_node_coordinates(const double* nodes, double* xq, double* tmp) const {
+  for (int d = 0; d < dim; ++d) {
+    const double* in = nodes + d * npc_;
+    std::array<int, 3> sizes = tensor::cube_sizes<dim>(np1_);
+    for (int dir = 0; dir < dim; ++dir) {
+      double* out = dir == dim - 1 ? xq + d * nqc_ : tmp + (dir % 2) * npc_;
+      tensor::apply_1d<false, false>(b_.data.data(), nq_, np1_, dir, sizes, in, out);
+      sizes[dir] = nq_;
+      in = out;
+    }
+  }
+}
+
+template <int dim>
 std::vector<double> WaveOperator<dim>::interpolate(const SpaceFunction& p0, const std::array<SpaceFunction, dim>& u0) const {
   TimeFunction p;
   std::array<TimeFunction, dim> u;
@@ -439,16 +443,7 @@ std::vector<double> WaveOperator<dim>::interpolate(const TimeFunction& p, const 
       }
       bool any_u = false;
       for (int d = 0; d < dim; ++d) any_u |= static_cast<bool>(u[d]);
-      for (int d = 0; d < dim && any_u; ++d) {
-        const double* in = nodes + d * npc_;
-        std::array<int, 3> sizes = tensor::cube_sizes<dim>(np1_);
-        for (int dir = 0; dir < dim; ++dir) {
-          double* out = dir == dim - 1 ? xq.data() + d * nqc_ : tmp.data() + (dir % 2) * npc_;
-          tensor::apply_1d<false, false>(b_.data.data(), nq_, np1_, dir, sizes, in, out);
-          sizes[dir] = nq_;
-          in = out;
-        }
-      }
+      if (any_u) velocity_node_coordinates(nodes, xq.data(), tmp.data());
       for (int d = 0; d < dim; ++d) {
         if (!u[d]) continue;
         for (int q = 0; q < nqc_; ++q) {
@@ -509,16 +504,7 @@ typename WaveOperator<dim>::Errors WaveOperator<dim>::errors(const double* state
       }
       // velocity: at its nodes, weighted by the velocity mass (w det J)
       std::vector<double> xq(dim * nqc_);
-      for (int d = 0; d < dim; ++d) {
-        const double* in = nodes + d * npc_;
-        std::array<int, 3> sizes = tensor::cube_sizes<dim>(np1_);
-        for (int dir = 0; dir < dim; ++dir) {
-          double* o = dir == dim - 1 ? xq.data() + d * nqc_ : tmp.data() + (dir % 2) * big;
-          tensor::apply_1d<false, false>(b_.data.data(), nq_, np1_, dir, sizes, in, o);
-          sizes[dir] = nq_;
-          in = o;
-        }
-      }
+      velocity_node_coordinates(nodes, xq.data(), tmp.data());  // tmp: 2 big >= 2 npc doubles
       for (int q = 0; q < nqc_; ++q) {
         double x[dim];
         for (int d = 0; d < dim; ++d) x[d] = xq[d * nqc_ + q];

@@ -100,6 +100,9 @@ class WaveOperator {
   double extent() const { return extent_; }
 
  private:
+  /// The coordinates of a cell's velocity nodes (its Gauss points), xq[d nqc + q], interpolated
+  /// from its pressure nodes' coordinates (nodes[d npc + i]); tmp holds 2 npc doubles.
+  void velocity_node_coordinates(const double* nodes, double* xq, double* tmp) const;
   void gradient(const double* pc, double* g, double* tmp) const;                  // g: dim x nqc
   void gradient_transpose(const double* f, double* out, double* tmp) const;        // out: npc (overwritten)
   void cell_nodes(std::size_t cell, double* out) const;
