@@ -58,12 +58,10 @@ __global__ void __launch_bounds__(threads_per_block) wave_cells_3d(CellParams<3>
   // per cell: the fields' nodes (NF NP3), X (2 NF SX), Y (3 NF SY), the flux F (3 NQ3)
   constexpr int OX = NF * NP3, OY = OX + 2 * NF * SX, OF = OY + 3 * NF * SY;
   extern __shared__ double smem[];
-  double* B = smem;
-  double* D = smem + NQ * NP;
-  double* W = smem + 2 * NQ * NP;
-  double* cellmem = smem + 2 * NQ * NP + NQ;
-  const int first = blockIdx.x * CPB;
-  const int ncells = gather_cells<3, K, MF>(P, smem, PER, first, CPB);
+  const CellBlock blk = gather_cells<3, K, MF>(P, smem, PER, CPB);
+  const double *B = blk.B, *D = blk.D, *W = blk.W;
+  double* cellmem = blk.cellmem;
+  const int first = blk.first, ncells = blk.ncells;
   const int tid = threadIdx.x;
   // x: X0 = B_x f, X1 = D_x f   (qx, j, l)
   for (int i = tid; i < ncells * NF * SX; i += blockDim.x) {
@@ -170,12 +168,10 @@ __global__ void __launch_bounds__(threads_per_block) wave_cells_2d(CellParams<2>
   constexpr int PER = shared_doubles_per_cell<2, K, MF>();
   constexpr int OX = NF * NP2, OF = OX + 2 * NF * SX;
   extern __shared__ double smem[];
-  double* B = smem;
-  double* D = smem + NQ * NP;
-  double* W = smem + 2 * NQ * NP;
-  double* cellmem = smem + 2 * NQ * NP + NQ;
-  const int first = blockIdx.x * CPB;
-  const int ncells = gather_cells<2, K, MF>(P, smem, PER, first, CPB);
+  const CellBlock blk = gather_cells<2, K, MF>(P, smem, PER, CPB);
+  const double *B = blk.B, *D = blk.D, *W = blk.W;
+  double* cellmem = blk.cellmem;
+  const int first = blk.first, ncells = blk.ncells;
   const int tid = threadIdx.x;
   for (int i = tid; i < ncells * NF * SX; i += blockDim.x) {  // (qx, j)
     const int c = i / (NF * SX), r0 = i % (NF * SX), f = r0 / SX, r = r0 % SX, qx = r % NQ, j = r / NQ;

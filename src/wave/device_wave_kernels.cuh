@@ -144,23 +144,34 @@ __device__ __forceinline__ void velocity_point(const CellParams<dim>& P, long lo
   }
 }
 
-/// The start of a cell kernel: B, D and the Gauss weights (2 k (k+1) + k doubles) at the front of
-/// shared memory, then, `per` doubles apart, each of the block's cells' fields at its pressure
-/// nodes (the pressure; with MF also the dim coordinates, one field after the other). Returns the
-/// number of cells of this block (fewer in the last); ends with a barrier.
+/// A block's view of its shared memory: the 1D tables B and D (k x (k+1), row-major), the Gauss
+/// weights W, and from `cellmem` on the block's cells, `per` doubles apart.
+struct CellBlock {
+  double* B;
+  double* D;
+  double* W;
+  double* cellmem;
+  int first;   ///< the block's first cell
+  int ncells;  ///< its cells (fewer in the last block)
+};
+
+/// The start of a cell kernel of cpb cells per block: the tables at the front of shared memory,
+/// then each of the block's cells' fields at its pressure nodes (the pressure; with MF also the
+/// dim coordinates, one field after the other). Ends with a barrier.
 template <int dim, int K, bool MF>
-__device__ __forceinline__ int gather_cells(const CellParams<dim>& P, double* smem, int per, int first, int cpb) {
+__device__ __forceinline__ CellBlock gather_cells(const CellParams<dim>& P, double* smem, int per, int cpb) {
   constexpr int NP = K + 1, NQ = K, NF = fields<dim, MF>(), NPD = dim == 3 ? NP * NP * NP : NP * NP;
-  const int ncells = min(cpb, P.n_cells - first);
-  double* cellmem = smem + 2 * NQ * NP + NQ;
+  const int first = blockIdx.x * cpb;
+  const CellBlock b{smem, smem + NQ * NP, smem + 2 * NQ * NP, smem + 2 * NQ * NP + NQ, first,
+                    min(cpb, P.n_cells - first)};
   for (int i = threadIdx.x; i < 2 * NQ * NP + NQ; i += blockDim.x) smem[i] = P.bd[i];
-  for (int i = threadIdx.x; i < ncells * NF * NPD; i += blockDim.x) {
+  for (int i = threadIdx.x; i < b.ncells * NF * NPD; i += blockDim.x) {
     const int c = i / (NF * NPD), r = i % (NF * NPD), f = r / NPD, n = r % NPD;
     const long long node = node_index<dim>(P, first + c, n % NP, (n / NP) % NP, n / (NP * NP), K);
-    cellmem[c * per + r] = f == 0 ? P.p[node] : P.nodes[(f - 1) * P.n_p + node];
+    b.cellmem[c * per + r] = f == 0 ? P.p[node] : P.nodes[(f - 1) * P.n_p + node];
   }
   __syncthreads();
-  return ncells;
+  return b;
 }
 
 /// The registry of the cell kernels: one entry per (dim, degree, geometry form, storage, cores),

@@ -85,12 +85,10 @@ __global__ void __launch_bounds__(threads_per_block) wave_cells_tc_3d(CellParams
   constexpr int OX = NF * NP3, OY = OX + 2 * NF * SX, OF = OY + 3 * NF * SY;
   static_assert(3 * NF * SQ <= OY, "the gradients overwrite the nodes and X only");
   extern __shared__ double smem[];
-  double* B = smem;
-  double* D = smem + NQ * NP;
-  double* W = smem + 2 * NQ * NP;
-  double* cellmem = smem + 2 * NQ * NP + NQ;
-  const int first = blockIdx.x * CPB;
-  const int ncells = gather_cells<3, K, MF>(P, smem, PER, first, CPB);
+  const CellBlock blk = gather_cells<3, K, MF>(P, smem, PER, CPB);
+  const double *B = blk.B, *D = blk.D, *W = blk.W;
+  double* cellmem = blk.cellmem;
+  const int first = blk.first, ncells = blk.ncells;
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, warps = blockDim.x >> 5;
   const Entries1D<K> fwd_bd{B, D, Matrix1D::fwd_bd}, fwd_b{B, D, Matrix1D::fwd_b}, fwd_d{B, D, Matrix1D::fwd_d},
       tr_b{B, D, Matrix1D::tr_b}, tr_d{B, D, Matrix1D::tr_d}, tr_db{B, D, Matrix1D::tr_db};
@@ -253,12 +251,10 @@ __global__ void __launch_bounds__(threads_per_block) wave_cells_tc_2d(CellParams
   constexpr int PER = tc_doubles_per_cell<2, K, MF>();
   constexpr int OX = NF * NP2, OF = OX + 2 * NF * SX, OG = OF + 2 * NQ2;
   extern __shared__ double smem[];
-  double* B = smem;
-  double* D = smem + NQ * NP;
-  double* W = smem + 2 * NQ * NP;
-  double* cellmem = smem + 2 * NQ * NP + NQ;
-  const int first = blockIdx.x * CPB;
-  const int ncells = gather_cells<2, K, MF>(P, smem, PER, first, CPB);
+  const CellBlock blk = gather_cells<2, K, MF>(P, smem, PER, CPB);
+  const double *B = blk.B, *D = blk.D, *W = blk.W;
+  double* cellmem = blk.cellmem;
+  const int first = blk.first, ncells = blk.ncells;
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, warps = blockDim.x >> 5;
   const Entries1D<K> fwd_bd{B, D, Matrix1D::fwd_bd}, fwd_b{B, D, Matrix1D::fwd_b}, fwd_d{B, D, Matrix1D::fwd_d},
       tr_b{B, D, Matrix1D::tr_b}, tr_d{B, D, Matrix1D::tr_d}, tr_db{B, D, Matrix1D::tr_db};
