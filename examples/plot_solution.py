@@ -17,6 +17,25 @@ import meshio
 import numpy as np
 
 
+def lattice_triangulation(m, name):
+    """The triangles of every cell's node lattice of a 2D mesh of Lagrange quadrilaterals (tcfem
+    writes each cell's points in lexicographic order of its lattice); returns (triangulation,
+    cells, points per cell, degree)."""
+    n_cells = sum(len(b.data) for b in m.cells)
+    per_cell = len(m.points) // n_cells
+    k = int(round(math.sqrt(per_cell))) - 1
+    if (k + 1) ** 2 != per_cell or abs(m.points[:, 2]).max() > 0:
+        raise SystemExit(f"{name}: not a 2D mesh of Lagrange quadrilaterals")
+    tris = []
+    for c in range(n_cells):
+        base = c * per_cell
+        for j in range(k):
+            for i in range(k):
+                a = base + j * (k + 1) + i
+                tris += [[a, a + 1, a + k + 2], [a, a + k + 2, a + k + 1]]
+    return mtri.Triangulation(m.points[:, 0], m.points[:, 1], np.array(tris)), n_cells, per_cell, k
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("vtu")
@@ -27,21 +46,8 @@ def main():
     m = meshio.read(args.vtu)
     if args.field not in m.point_data:
         raise SystemExit(f"{args.vtu}: no point field {args.field!r} (fields: {', '.join(m.point_data)})")
-    n_cells = sum(len(b.data) for b in m.cells)
-    per_cell = len(m.points) // n_cells
-    k = int(round(math.sqrt(per_cell))) - 1
-    if (k + 1) ** 2 != per_cell or abs(m.points[:, 2]).max() > 0:
-        raise SystemExit(f"{args.vtu}: not a 2D mesh of Lagrange quadrilaterals")
-    # tcfem writes each cell's points in lexicographic order of its node lattice
-    tris = []
-    for c in range(n_cells):
-        base = c * per_cell
-        for j in range(k):
-            for i in range(k):
-                a = base + j * (k + 1) + i
-                tris += [[a, a + 1, a + k + 2], [a, a + k + 2, a + k + 1]]
+    tri, n_cells, per_cell, k = lattice_triangulation(m, args.vtu)
     x, y = m.points[:, 0], m.points[:, 1]
-    tri = mtri.Triangulation(x, y, np.array(tris))
     fig, ax = plt.subplots(figsize=(5.2, 4.4))
     tc = ax.tripcolor(tri, m.point_data[args.field], shading="gouraud", cmap="viridis")
     fig.colorbar(tc, ax=ax, label=args.field)

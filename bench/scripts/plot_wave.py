@@ -8,33 +8,19 @@ Usage: plot_wave.py RUN.pvd OUT.png [--field p] [--times 1,3,5] [--report RUN.js
 """
 import argparse
 import json
-import math
 import os
+import sys
 import xml.etree.ElementTree as ET
 
 import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
-import matplotlib.tri as mtri
 import meshio
 import numpy as np
 
-
-def triangulation(m):
-    n_cells = sum(len(b.data) for b in m.cells)
-    per_cell = len(m.points) // n_cells
-    k = int(round(math.sqrt(per_cell))) - 1
-    if (k + 1) ** 2 != per_cell or abs(m.points[:, 2]).max() > 0:
-        raise SystemExit("not a 2D mesh of Lagrange quadrilaterals")
-    tris = []
-    for c in range(n_cells):
-        base = c * per_cell
-        for j in range(k):
-            for i in range(k):
-                a = base + j * (k + 1) + i
-                tris += [[a, a + 1, a + k + 2], [a, a + k + 2, a + k + 1]]
-    return mtri.Triangulation(m.points[:, 0], m.points[:, 1], np.array(tris))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "examples"))
+from plot_solution import lattice_triangulation  # noqa: E402  (the same lattice of Lagrange cells)
 
 
 def main():
@@ -60,7 +46,7 @@ def main():
     rows = len(meshes) + (1 if args.report else 0)
     fig, axes = plt.subplots(rows, 1, figsize=(9, 1.9 * rows), squeeze=False)
     for ax, (t, m) in zip(axes[:, 0], meshes):
-        tc = ax.tripcolor(triangulation(m), m.point_data[args.field], shading="gouraud", cmap="RdBu_r",
+        tc = ax.tripcolor(lattice_triangulation(m, f"{args.pvd} at t = {t}")[0], m.point_data[args.field], shading="gouraud", cmap="RdBu_r",
                           vmin=-vmax, vmax=vmax)
         ax.set_title(f"{args.field} at t = {t:.3g}", fontsize=9)
         ax.set_aspect("equal")
