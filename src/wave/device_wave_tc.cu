@@ -3,7 +3,8 @@
 // velocity's rate or RK4 update, the flux and its divergence added to the pressure's residual),
 // with every 1D contraction of the sum factorization a batch of FP64 mma.sync instructions
 // (tensor/dmma_rows.cuh): the rows of a block's cells in shared memory times a fixed 1D matrix
-// held in registers. The pointwise part runs on CUDA cores (velocity_point).
+// held in registers; in 3D the two halves are tensor/dmma_cell.cuh's DmmaCell3 (k+1 nodes, k
+// points). The pointwise part runs on CUDA cores (velocity_point).
 //
 // Per cell, in shared memory (the CUDA-core kernels' layout): the fields' nodes [NF][(k+1)^dim],
 // the x-contractions X [NF][2][...], (3D) the y-contractions Y [NF][3][...], the flux F [dim][k^dim];
@@ -14,7 +15,7 @@
 
 #include "core/cuda_check.h"
 #include "core/error.h"
-#include "tensor/dmma_rows.cuh"
+#include "tensor/dmma_cell.cuh"
 #include "wave/device_wave_kernels.cuh"
 
 namespace tcfem::wave::detail {
@@ -23,15 +24,19 @@ namespace {
 
 using tensor::DmmaMatrix;
 using tensor::dmma_rows;
+using tensor::Entries1D;
+using tensor::Matrix1D;
 using tensor::row_map;
 
-/// The z stride of the 3D point tensors: k^2 rounded up to 4 mod 8.
-__host__ __device__ constexpr int z_stride(int k) { return k * k + (12 - (k * k) % 8) % 8; }
+/// The 3D cell layout: NF fields of k+1 nodes and k points per direction (tensor/dmma_cell.cuh),
+/// the flux F [3][SQ] after Y.
+template <int K, bool MF>
+using Cell3 = tensor::DmmaCell3<K + 1, K, fields<3, MF>()>;
 
 template <int dim, int K, bool MF>
 __host__ __device__ constexpr int tc_doubles_per_cell() {
   constexpr int NP = K + 1, NQ = K, NF = fields<dim, MF>();
-  if constexpr (dim == 3) return NF * NP * NP * NP + 2 * NF * NQ * NP * NP + 3 * NF * z_stride(K) * NP + 3 * z_stride(K) * NQ;
+  if constexpr (dim == 3) return Cell3<K, MF>::END + 3 * Cell3<K, MF>::SQ;
   else return NF * NP * NP + 2 * NF * NQ * NP + 2 * NQ * NQ + 2 * NF * NQ * NQ;
 }
 
@@ -50,193 +55,34 @@ constexpr std::size_t tc_shared_bytes() {
   return sizeof(double) * (2 * K * (K + 1) + K + tc_cells_per_block<dim, K, MF>() * tc_doubles_per_cell<dim, K, MF>());
 }
 
-/// The 1D matrices the contractions apply, as entries (input a, output o) of a DmmaMatrix; B and D
-/// are k x (k+1), row-major (points x nodes). Forward: nodes to points, B, D or both side by side
-/// ([B | D], 2k outputs); transposed: points to nodes, B^T, D^T, or D^T over B^T ([D^T; B^T], a
-/// reduction over 2k inputs).
-enum class Matrix1D { fwd_bd, fwd_b, fwd_d, tr_b, tr_d, tr_db };
-template <int K>
-struct Entries1D {
-  const double* B;
-  const double* D;
-  Matrix1D kind;
-  __device__ __forceinline__ double operator()(int a, int o) const {
-    constexpr int NP = K + 1, NQ = K;
-    switch (kind) {
-      case Matrix1D::fwd_bd: return o < NQ ? B[o * NP + a] : D[(o - NQ) * NP + a];
-      case Matrix1D::fwd_b: return B[o * NP + a];
-      case Matrix1D::fwd_d: return D[o * NP + a];
-      case Matrix1D::tr_b: return B[a * NP + o];
-      case Matrix1D::tr_d: return D[a * NP + o];
-      case Matrix1D::tr_db: break;
-    }
-    return a < NQ ? D[a * NP + o] : B[(a - NQ) * NP + o];
-  }
-};
-
 template <int K, bool MF, typename G>
 __global__ void __launch_bounds__(threads_per_block) wave_cells_tc_3d(CellParams<3> P) {
+  using L = Cell3<K, MF>;
   constexpr int NP = K + 1, NQ = K, CPB = tc_cells_per_block<3, K, MF>(), NF = fields<3, MF>();
-  constexpr int NP2 = NP * NP, NQ2 = NQ * NQ, NP3 = NP * NP * NP, NQ3 = NQ * NQ * NQ, SX = NQ * NP * NP;
-  // the point tensors (Y, G, F) have their z stride ZS padded to 4 mod 8, so that the lanes of a
-  // half-warp (4 rows x 4 columns along z) fall in distinct banks: Y blocks of SY, G and F of SQ
-  constexpr int ZS = z_stride(K), SY = ZS * NP, SQ = ZS * NQ;
-  constexpr int PER = tc_doubles_per_cell<3, K, MF>();
-  constexpr int OX = NF * NP3, OY = OX + 2 * NF * SX, OF = OY + 3 * NF * SY;
-  static_assert(3 * NF * SQ <= OY, "the gradients overwrite the nodes and X only");
+  constexpr int NP2 = NP * NP, NQ2 = NQ * NQ, NP3 = NP * NP * NP, NQ3 = NQ * NQ * NQ;
+  constexpr int PER = tc_doubles_per_cell<3, K, MF>(), OF = L::END, SQ = L::SQ;
+  static_assert(L::OG == 0, "the gradients overwrite the nodes and X");
   extern __shared__ double smem[];
   const CellBlock blk = gather_cells<3, K, MF>(P, smem, PER, CPB);
   const double *B = blk.B, *D = blk.D, *W = blk.W;
   double* cellmem = blk.cellmem;
   const int first = blk.first, ncells = blk.ncells;
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, warps = blockDim.x >> 5;
-  const Entries1D<K> fwd_bd{B, D, Matrix1D::fwd_bd}, fwd_b{B, D, Matrix1D::fwd_b}, fwd_d{B, D, Matrix1D::fwd_d},
-      tr_b{B, D, Matrix1D::tr_b}, tr_d{B, D, Matrix1D::tr_d}, tr_db{B, D, Matrix1D::tr_db};
-  const auto plain = [](int a) { return a; };
-  const auto stride_nq = [](int a) { return a * NQ; };
-  const auto stride_z = [](int a) { return a * ZS; };
-  {  // x: X0 = B_x f, X1 = D_x f; rows (cell, field, j l), X index qx + NQ (j + NP l)
-    constexpr int R = NF * NP2;
-    const DmmaMatrix<NP, 2 * NQ> m(fwd_bd, lane);
-    dmma_rows(m, ncells * R, cellmem, cellmem,
-              row_map(
-                  [](int r) {
-                    const int c = r / R, rc = r - c * R, f = rc / NP2, jl = rc - f * NP2;
-                    return make_int2(c * PER + rc * NP, c * PER + OX + 2 * f * SX + NQ * jl);
-                  },
-                  plain, [](int o) { return o < NQ ? o : SX + o - NQ; }),
-              warp, warps, 0, lane);
-  }
-  __syncthreads();
-  {  // y: Y0 = B_y X0, Y1 = D_y X0 (one contraction with [B | D]), Y2 = B_y X1; rows (cell, field, l, qx)
-    constexpr int R = NF * NQ * NP;
-    const auto row = [](int r) {  // rc = qx + NQ (l + NP f)
-      const int c = r / R, rc = r - c * R, fl = rc / NQ, qx = rc - fl * NQ, f = fl / NP, l = fl - f * NP;
-      return make_int2(c * PER + OX + 2 * f * SX + qx + NQ * NP * l, c * PER + OY + 3 * f * SY + qx + ZS * l);
-    };
-    int shift = 0;
-    {
-      const DmmaMatrix<NP, 2 * NQ> m(fwd_bd, lane);
-      shift += dmma_rows(m, ncells * R, cellmem, cellmem,
-                         row_map(row, stride_nq, [](int o) { return o < NQ ? NQ * o : SY + NQ * (o - NQ); }), warp,
-                         warps, shift, lane);
-    }
-    {
-      const DmmaMatrix<NP, NQ> m(fwd_b, lane);
-      dmma_rows(m, ncells * R, cellmem, cellmem,
-                row_map(
-                    [&](int r) {
-                      const int2 o = row(r);
-                      return make_int2(o.x + SX, o.y + 2 * SY);
-                    },
-                    stride_nq, stride_nq),
-                warp, warps, shift, lane);
-    }
-  }
-  __syncthreads();
-  {  // z: G0 = B_z Y2, G1 = B_z Y1, G2 = D_z Y0 (the gradient in x, y, z), G index (3 f + e) SQ + qxy + ZS qz
-    constexpr int R2 = NF * 2 * NQ2, R1 = NF * NQ2;
-    int shift = 0;
-    {  // rows (cell, field, e in {0: Y2, 1: Y1}, qxy)
-      const DmmaMatrix<NP, NQ> m(fwd_b, lane);
-      shift += dmma_rows(m, ncells * R2, cellmem, cellmem,
-                         row_map(
-                             [](int r) {
-                               const int c = r / R2, rc = r - c * R2, fe = rc / NQ2, qxy = rc - fe * NQ2, f = fe >> 1,
-                                         e = fe & 1;
-                               return make_int2(c * PER + OY + (3 * f + 2 - e) * SY + qxy,
-                                                c * PER + (3 * f + e) * SQ + qxy);
-                             },
-                             stride_z, stride_z),
-                         warp, warps, shift, lane);
-    }
-    {  // rows (cell, field, qxy)
-      const DmmaMatrix<NP, NQ> m(fwd_d, lane);
-      dmma_rows(m, ncells * R1, cellmem, cellmem,
-                row_map(
-                    [](int r) {
-                      const int c = r / R1, rc = r - c * R1, f = rc / NQ2, qxy = rc - f * NQ2;
-                      return make_int2(c * PER + OY + 3 * f * SY + qxy, c * PER + (3 * f + 2) * SQ + qxy);
-                    },
-                    stride_z, stride_z),
-                warp, warps, shift, lane);
-    }
-  }
+  L::template gradients<PER>(B, D, cellmem, ncells, warp, warps, lane);
   __syncthreads();
   // the points: the geometry, the velocity's rate, the flux F = C u
   for (int i = tid; i < ncells * NQ3; i += blockDim.x) {
-    const int c = i / NQ3, q = i % NQ3, qz = q / NQ2, qs = q + (ZS - NQ2) * qz;  // qs: q in the padded layout
+    const int c = i / NQ3, q = i % NQ3, qz = q / NQ2, qs = L::point(q);  // qs: q in the padded layout
     double g[NF][3];
 #pragma unroll
     for (int f = 0; f < NF; ++f)
 #pragma unroll
       for (int e = 0; e < 3; ++e) g[f][e] = cellmem[c * PER + (3 * f + e) * SQ + qs];
     velocity_point<3, MF, G>(P, first + c, q, NQ3, g, W[q % NQ] * W[(q / NQ) % NQ] * W[qz], cellmem + c * PER + OF + qs,
-                          SQ);
+                             SQ);
   }
   __syncthreads();
-  {  // z^T: Y0 = B_z^T F0, Y1 = B_z^T F1, Y2 = D_z^T F2, Y index qxy + ZS l
-    int shift = 0;
-    {  // rows (cell, [F0, F1], qxy)
-      constexpr int R2 = 2 * NQ2;
-      const DmmaMatrix<NQ, NP> m(tr_b, lane);
-      shift += dmma_rows(m, ncells * R2, cellmem, cellmem,
-                         row_map(
-                             [](int r) {
-                               const int c = r / R2, rc = r - c * R2, e = rc / NQ2, qxy = rc - e * NQ2;
-                               return make_int2(c * PER + OF + e * SQ + qxy, c * PER + OY + e * SY + qxy);
-                             },
-                             stride_z, stride_z),
-                         warp, warps, shift, lane);
-    }
-    {  // rows (cell, qxy)
-      const DmmaMatrix<NQ, NP> m(tr_d, lane);
-      dmma_rows(m, ncells * NQ2, cellmem, cellmem,
-                row_map(
-                    [](int r) {
-                      const int c = r / NQ2, qxy = r - c * NQ2;
-                      return make_int2(c * PER + OF + 2 * SQ + qxy, c * PER + OY + 2 * SY + qxy);
-                    },
-                    stride_z, stride_z),
-                warp, warps, shift, lane);
-    }
-  }
-  __syncthreads();
-  {  // y^T: X0 = B_y^T Y0, X1 = D_y^T Y1 + B_y^T Y2 (one reduction over [Y1; Y2]); rows (cell, l, qx)
-    constexpr int R = NQ * NP;
-    const auto row = [](int r) {
-      const int c = r / R, rc = r - c * R, l = rc / NQ, qx = rc - l * NQ;
-      return make_int2(c * PER + OY + qx + ZS * l, c * PER + OX + qx + NQ * NP * l);
-    };
-    int shift = 0;
-    {
-      const DmmaMatrix<NQ, NP> m(tr_b, lane);
-      shift += dmma_rows(m, ncells * R, cellmem, cellmem, row_map(row, stride_nq, stride_nq), warp, warps, shift, lane);
-    }
-    {
-      const DmmaMatrix<2 * NQ, NP> m(tr_db, lane);
-      dmma_rows(m, ncells * R, cellmem, cellmem,
-                row_map(
-                    [&](int r) {
-                      const int2 o = row(r);
-                      return make_int2(o.x, o.y + SX);
-                    },
-                    [](int a) { return a < NQ ? SY + a * NQ : 2 * SY + (a - NQ) * NQ; }, stride_nq),
-                warp, warps, shift, lane);
-    }
-  }
-  __syncthreads();
-  {  // x^T: D_x^T X0 + B_x^T X1 per node (one reduction over [X0; X1]), staged in the nodes' place; rows (cell, j l)
-    const DmmaMatrix<2 * NQ, NP> m(tr_db, lane);
-    dmma_rows(m, ncells * NP2, cellmem, cellmem,
-              row_map(
-                  [](int r) {
-                    const int c = r / NP2, jl = r - c * NP2;
-                    return make_int2(c * PER + OX + NQ * jl, c * PER + NP * jl);
-                  },
-                  [](int a) { return a < NQ ? a : SX + a - NQ; }, plain),
-              warp, warps, 0, lane);
-  }
+  L::template divergence<PER, OF>(B, D, cellmem, ncells, warp, warps, lane);
   __syncthreads();
   for (int i = tid; i < ncells * NP3; i += blockDim.x) {  // the scatter, (a, j, l) with a fastest
     const int c = i / NP3, n = i % NP3;
@@ -256,8 +102,9 @@ __global__ void __launch_bounds__(threads_per_block) wave_cells_tc_2d(CellParams
   double* cellmem = blk.cellmem;
   const int first = blk.first, ncells = blk.ncells;
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, warps = blockDim.x >> 5;
-  const Entries1D<K> fwd_bd{B, D, Matrix1D::fwd_bd}, fwd_b{B, D, Matrix1D::fwd_b}, fwd_d{B, D, Matrix1D::fwd_d},
-      tr_b{B, D, Matrix1D::tr_b}, tr_d{B, D, Matrix1D::tr_d}, tr_db{B, D, Matrix1D::tr_db};
+  const Entries1D<K + 1, K> fwd_bd{B, D, Matrix1D::fwd_bd}, fwd_b{B, D, Matrix1D::fwd_b},
+      fwd_d{B, D, Matrix1D::fwd_d}, tr_b{B, D, Matrix1D::tr_b}, tr_d{B, D, Matrix1D::tr_d},
+      tr_db{B, D, Matrix1D::tr_db};
   const auto plain = [](int a) { return a; };
   const auto stride_nq = [](int a) { return a * NQ; };
   {  // x: X0 = B_x f, X1 = D_x f; rows (cell, field, j), X index qx + NQ j
