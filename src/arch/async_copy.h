@@ -50,6 +50,20 @@ TCFEM_HD inline void async_copy_or_zero(const SharedArray<T>& a, int i, const T*
 #endif
 }
 
+/// a[i .. i + 16 / sizeof(T)) = src[0 .. 16 / sizeof(T)), asynchronously and past L1 (cp.async.cg):
+/// a + i and src must be 16-byte aligned. For streams read once (stored quadrature data).
+template <typename T>
+TCFEM_HD inline void async_copy16(const SharedArray<T>& a, int i, const T* src) {
+  static_assert(16 % sizeof(T) == 0, "16-byte copies of whole values");
+#if defined(__CUDA_ARCH__)
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(a.address + static_cast<unsigned>(i * sizeof(T))),
+               "l"(src)
+               : "memory");
+#else
+  for (int j = 0; j < int(16 / sizeof(T)); ++j) a.pointer[i + j] = src[j];
+#endif
+}
+
 /// Closes the copies this thread issued since the last commit into one group.
 TCFEM_HD inline void async_commit() {
 #if defined(__CUDA_ARCH__)

@@ -132,7 +132,8 @@ CudaSolveInfo solve_cg_cuda(const mesh::BoxMesh<dim>& mesh, const fe::DofLayout<
     case VariantChoice::tensor_core: key.variant = Variant::tensor_core; break;
     case VariantChoice::automatic:
       key.variant = Variant::generic;
-      // measured on the H200 (docs/notebook/performance_history.md): the cuda-core family is the fastest fp64 kernel at every degree
+      // measured on the H200 (docs/notebook/performance_history.md): the cuda-core family is the fastest fp64 kernel at
+      // every degree of Cartesian meshes
       for (auto v : {Variant::cuda_core, Variant::tensor_core}) {
         auto k2 = key;
         k2.variant = v;
@@ -141,6 +142,8 @@ CudaSolveInfo solve_cg_cuda(const mesh::BoxMesh<dim>& mesh, const fe::DofLayout<
           break;
         }
       }
+      // stored geometry in fp64: the tensor cores where measured faster
+      if (key.variant == Variant::cuda_core) key = operators::with_fastest_stored_geometry_variant(key);
       break;
   }
   const auto op = operators::make_device_operator<dim>(op_mesh, op_dofs, key, config.device_tuning, config.coefficient,

@@ -385,6 +385,36 @@ TEST(CudaOperator, CudaCoreStoredGeometryMatchesCpu) {
     }
 }
 
+TEST(CudaOperator, TensorCoreStoredGeometryMatchesCpu) {
+  // the tensor-core kernels with stored geometry (3D cg fp64, partial assembly): every degree,
+  // BP3 (DmmaCell3) and BP5 (collocated), the compiled and the host-evaluated map and coefficient,
+  // Neumann faces, the apply split around interior cells; operator and diagonal against the CPU
+  SKIP_WITHOUT_DEVICE();
+  if (query_device(0).sm_major != 9) GTEST_SKIP() << "the general-geometry tensor-core kernels need sm_90";
+  std::random_device rd;
+  using P = precision::Precision;
+  using operators::Variant;
+  const auto pa = operators::GeometryForm::pa;
+  for (int k = 1; k <= 8; ++k)
+    for (auto quad : {fe::QuadratureKind::gauss_k2, fe::QuadratureKind::gll_k1}) {
+      const std::string what = "k=" + std::to_string(k) + " " + fe::to_string(quad);
+      const bool compiled = k % 2 == 0;
+      double diag = 0.0;
+      EXPECT_LT(mapped_device_vs_cpu<3>(fe::Disc::cg, k, P::fp64, rd(), compiled, &diag, Variant::tensor_core, quad),
+                1e-12)
+          << what;
+      EXPECT_LT(diag, 1e-12) << what;
+      EXPECT_LT(mapped_device_vs_cpu<3>(fe::Disc::cg, k, P::fp64, rd(), !compiled, nullptr, Variant::tensor_core, quad,
+                                        true),
+                1e-12)
+          << "Neumann " << what;
+      EXPECT_LT(mapped_device_vs_cpu<3>(fe::Disc::cg, k, P::fp64, rd(), compiled, nullptr, Variant::tensor_core, quad,
+                                        k % 2 == 1, pa, false, true),
+                1e-12)
+          << "split " << what;
+    }
+}
+
 TEST(CudaOperator, CudaCoreGeometrySplitMatchesCpu) {
   // the general-geometry programs' apply split around interior cells (the interior, then up to
   // 2 dim launches around it; NaN-poisoned output): stored geometry in 2D and 3D, BP3 and BP5,

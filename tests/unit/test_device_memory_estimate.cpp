@@ -122,6 +122,47 @@ TEST(GeometryForm, AutomaticResolution) {
   EXPECT_EQ(operators::resolve_geometry_form(key, mapped), GeometryForm::mf);
 }
 
+TEST(StoredGeometryVariant, TensorCoresWhereMeasuredFaster) {
+  using operators::GeometryForm;
+  using operators::Variant;
+  using P = precision::Precision;
+  operators::DeviceKernelKey key;
+  key.dim = 3;
+  key.cartesian = false;
+  key.general_field = true;
+  key.geometry_form = GeometryForm::pa;
+  key.precision = P::fp64;
+  const auto bp5 = fe::QuadratureKind::gll_k1, bp3 = fe::QuadratureKind::gauss_k2;
+  for (int k = 1; k <= 8; ++k) {
+    key.degree = k;
+    key.quadrature = bp5;
+    EXPECT_EQ(operators::fastest_stored_geometry_variant(key), k == 6 || k == 7 ? Variant::tensor_core : Variant::cuda_core)
+        << "bp5 k=" << k;
+    key.quadrature = bp3;
+    EXPECT_EQ(operators::fastest_stored_geometry_variant(key), Variant::cuda_core) << "bp3 k=" << k;
+  }
+  // no tensor-core kernel: fp32, matrix-free or automatic forms, 2D, dg, Cartesian keys
+  key.degree = 7;
+  key.quadrature = bp5;
+  auto other = key;
+  other.precision = P::fp32;
+  EXPECT_EQ(operators::fastest_stored_geometry_variant(other), Variant::cuda_core);
+  other = key;
+  other.geometry_form = GeometryForm::mf;
+  EXPECT_EQ(operators::fastest_stored_geometry_variant(other), Variant::cuda_core);
+  other.geometry_form = GeometryForm::automatic;  // may resolve to the vertices' matrix-free form
+  EXPECT_EQ(operators::fastest_stored_geometry_variant(other), Variant::cuda_core);
+  other = key;
+  other.dim = 2;
+  EXPECT_EQ(operators::fastest_stored_geometry_variant(other), Variant::cuda_core);
+  other = key;
+  other.disc = fe::Disc::dg;
+  EXPECT_EQ(operators::fastest_stored_geometry_variant(other), Variant::cuda_core);
+  other = key;
+  other.general_field = false;
+  EXPECT_EQ(operators::fastest_stored_geometry_variant(other), Variant::cuda_core);
+}
+
 // A full-multigrid start below fp64 (MixedFullMultigrid): fp64 x, b below the finest level and r on
 // every level, a residual and a correction in float on every level; with an fp64 V-cycle nothing.
 TEST(DeviceMemoryEstimate, FullMultigridStart) {

@@ -46,6 +46,8 @@ operators::DeviceKernelKey device_level_key(int dim, const operators::OperatorCo
     // the matrix-free form where its kernels exist (3D BP5), stored data elsewhere
     if (!operators::device_kernel_supported(key)) key.geometry_form = operators::GeometryForm::pa;
     if (!operators::device_kernel_supported(key)) key.variant = Variant::generic;
+    // stored geometry in fp64: the tensor cores where measured faster, on devices that have them
+    if (key.variant == Variant::cuda_core) key = operators::with_fastest_stored_geometry_variant(key);
     return key;
   }
   key.variant = Variant::tensor_core;

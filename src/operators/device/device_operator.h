@@ -155,6 +155,24 @@ inline GeometryForm resolve_geometry_form(const DeviceKernelKey& key, mesh::Geom
   return mf ? GeometryForm::mf : GeometryForm::pa;
 }
 
+/// The variant measured fastest for an fp64 key of general geometry with stored geometry
+/// (key.geometry_form pa): the tensor cores where their kernel beat the cuda-core family's by more
+/// than the run-to-run spread (3D cg, the quarter annulus at 3e7 DoFs on the H200: BP5 at k = 6
+/// and 7, by 4-5%; docs/performance.md, "Curved geometry on FP64 tensor cores"), the cuda cores
+/// elsewhere. Whether a kernel exists for the key on the device is the caller's to check
+/// (with_fastest_stored_geometry_variant does).
+inline Variant fastest_stored_geometry_variant(const DeviceKernelKey& key) {
+  const bool bp5 = key.quadrature == fe::QuadratureKind::gll_k1;
+  const bool tensor = key.general_field && key.geometry_form == GeometryForm::pa && key.dim == 3 &&
+                      key.disc == fe::Disc::cg && key.precision == precision::Precision::fp64 &&
+                      bp5 && (key.degree == 6 || key.degree == 7);
+  return tensor ? Variant::tensor_core : Variant::cuda_core;
+}
+
+/// `key` with the variant of fastest_stored_geometry_variant where that variant has a kernel for
+/// the key on the current device (the tensor cores: the sm_90 FP64 shapes); `key` where not.
+DeviceKernelKey with_fastest_stored_geometry_variant(DeviceKernelKey key);
+
 /// Builds the operator for `key` (key.dim must equal dim) with the kernel choices of `tuning` and
 /// the coefficient a(x) (empty: 1; general geometry only; `coefficient_source` its device form,
 /// compiled where given); throws InputError naming what is supported when no kernel matches, and

@@ -6,6 +6,7 @@ namespace tcfem::operators {
 
 bool device_kernel_supported(const DeviceKernelKey&) { return false; }
 std::vector<std::string> describe_device_kernels() { return {}; }
+DeviceKernelKey with_fastest_stored_geometry_variant(DeviceKernelKey key) { return key; }
 
 template <int dim>
 std::unique_ptr<DeviceOperator> make_device_operator(const mesh::BoxMesh<dim>&, const fe::DofLayout<dim>&,

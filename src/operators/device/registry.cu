@@ -1,4 +1,6 @@
 // The registry of device operators: dispatches a runtime key to the kernel families.
+#include "arch/capability.h"
+#include "core/device.h"
 #include "core/error.h"
 #include "operators/device/variants.h"
 
@@ -11,6 +13,17 @@ bool device_kernel_supported(const DeviceKernelKey& key) {
     case Variant::tensor_core: return tensor_core_supports(key);
   }
   return false;
+}
+
+DeviceKernelKey with_fastest_stored_geometry_variant(DeviceKernelKey key) {
+  auto t = key;
+  t.variant = fastest_stored_geometry_variant(key);
+  if (t.variant == key.variant || !device_kernel_supported(t)) return key;
+  if (t.variant == Variant::tensor_core) {
+    const DeviceInfo d = query_device();
+    if (!d.available || arch::select_fp64_atom(d.sm_major, d.sm_minor) != arch::Fp64Shape::m16n8k16) return key;
+  }
+  return t;
 }
 
 std::vector<std::string> describe_device_kernels() {
@@ -34,7 +47,9 @@ std::unique_ptr<DeviceOperator> make_device_operator(const mesh::BoxMesh<dim>& m
     case Variant::cuda_core:
       op = make_cuda_core_operator<dim>(mesh, dofs, key, tuning, coefficient, coefficient_source);
       break;
-    case Variant::tensor_core: op = make_tensor_core_operator<dim>(mesh, dofs, key); break;
+    case Variant::tensor_core:
+      op = make_tensor_core_operator<dim>(mesh, dofs, key, tuning, coefficient, coefficient_source);
+      break;
   }
   if (!op) {
     std::string msg = "no kernel for " + key.to_string() + "; this build has:";

@@ -36,7 +36,9 @@ std::string describe_cuda_core();
 
 template <int dim>
 std::unique_ptr<DeviceOperator> make_tensor_core_operator(const mesh::BoxMesh<dim>& mesh,
-                                                          const fe::DofLayout<dim>& dofs, const DeviceKernelKey& key);
+                                                          const fe::DofLayout<dim>& dofs, const DeviceKernelKey& key,
+                                                          const DeviceTuning& tuning, const Coefficient& coefficient,
+                                                          const jit::DeviceSource& coefficient_source);
 bool tensor_core_supports(const DeviceKernelKey& key);
 std::string describe_tensor_core();
 
