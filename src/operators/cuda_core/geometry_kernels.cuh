@@ -443,6 +443,23 @@ class CgGeometryLinesOperator final : public GeometryOperatorBase<3, GeomLinesPa
     if constexpr (k == 8) return 3;
     return 1;
   }
+  /// Cells per block where the tuning names none: with stored geometry the count measured fastest
+  /// per (quadrature, degree, precision) on the H200 (the quarter annulus at 3e7 DoFs, counts 1,
+  /// 2, 3, 4, 6, 8 and the layout's; docs/performance.md, "Curved geometry on FP64 tensor cores");
+  /// 0 (the layout's count: about 256 threads) where that was fastest or within 3%, and for the
+  /// other forms. Fewer cells than the layout's let more blocks be resident where the registers
+  /// limit them (132-148 registers per thread at k >= 6: one block of 256 threads per SM).
+  static constexpr int default_cells() {
+    if constexpr (!stored) return 0;
+    constexpr bool fp64 = std::is_same_v<Number, double>;
+    //                                k = 1  2  3  4  5  6  7  8
+    constexpr int bp5_fp64[8] = {0, 3, 2, 1, 0, 1, 1, 1};
+    constexpr int bp5_fp32[8] = {0, 0, 4, 6, 3, 0, 1, 1};
+    constexpr int bp3_fp64[8] = {0, 2, 1, 3, 1, 1, 1, 1};
+    constexpr int bp3_fp32[8] = {0, 4, 6, 3, 0, 1, 1, 1};
+    if constexpr (colloc) return fp64 ? bp5_fp64[k - 1] : bp5_fp32[k - 1];
+    else return fp64 ? bp3_fp64[k - 1] : bp3_fp32[k - 1];
+  }
   static Kernel pick_kernel(int min_blocks, bool trilinear) {
     if constexpr (nodes) {
       if (trilinear) {
@@ -478,7 +495,7 @@ class CgGeometryLinesOperator final : public GeometryOperatorBase<3, GeomLinesPa
       : Base(key, dofs.n_local()) {
     (void)require_device("--variant cuda-core");
     const DeviceTuning t = checked_geometry_tuning(tuning);
-    const int requested_cells = t.geometry_cells_per_block;
+    const int requested_cells = t.geometry_cells_per_block > 0 ? t.geometry_cells_per_block : default_cells();
     this->min_blocks_ =
         capped_variants && t.geometry_min_blocks_per_sm > 0 ? t.geometry_min_blocks_per_sm : default_min_blocks();
     // geometry from nodes: the node field first (trilinear cells take the program without the
