@@ -9,6 +9,18 @@
 
 namespace tcfem::arch {
 
+/// True in a device compilation pass below sm_90 (the sm_80 cubin of a fat binary). Kernels whose
+/// launchers run them only where the sm_90 shapes are native wrap their body in
+/// `if constexpr (!sm90_absent()) body<...>(...)`, so that cubin carries an empty kernel and the
+/// build does not compile the body twice.
+__host__ __device__ constexpr bool sm90_absent() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
+  return true;
+#else
+  return false;
+#endif
+}
+
 /// mma.sync.aligned.m16n8k4.row.col.f64.f64.f64.f64 (sm_90).
 struct Sm90_M16N8K4_F64 : LaneMap_M16N8K4_F64 {
   using Simt = SimtMma<LaneMap_M16N8K4_F64>;

@@ -56,7 +56,7 @@ constexpr std::size_t tc_shared_bytes() {
 }
 
 template <int K, bool MF, typename G>
-__global__ void __launch_bounds__(threads_per_block) wave_cells_tc_3d(CellParams<3> P) {
+__device__ __forceinline__ void wave_cells_tc_3d_block(const CellParams<3>& P) {
   using L = Cell3<K, MF>;
   constexpr int NP = K + 1, NQ = K, CPB = tc_cells_per_block<3, K, MF>(), NF = fields<3, MF>();
   constexpr int NP2 = NP * NP, NQ2 = NQ * NQ, NP3 = NP * NP * NP, NQ3 = NQ * NQ * NQ;
@@ -91,7 +91,7 @@ __global__ void __launch_bounds__(threads_per_block) wave_cells_tc_3d(CellParams
 }
 
 template <int K, bool MF, typename G>
-__global__ void __launch_bounds__(threads_per_block) wave_cells_tc_2d(CellParams<2> P) {
+__device__ __forceinline__ void wave_cells_tc_2d_block(const CellParams<2>& P) {
   constexpr int NP = K + 1, NQ = K, CPB = tc_cells_per_block<2, K, MF>(), NF = fields<2, MF>();
   constexpr int NP2 = NP * NP, NQ2 = NQ * NQ, SX = NQ * NP;
   constexpr int PER = tc_doubles_per_cell<2, K, MF>();
@@ -200,6 +200,18 @@ __global__ void __launch_bounds__(threads_per_block) wave_cells_tc_2d(CellParams
     const int c = i / NP2, n = i % NP2;
     atomicAdd(P.rp + node_index<2>(P, first + c, n % NP, n / NP, 0, K), cellmem[c * PER + n]);
   }
+}
+
+// The kernels; the sm_80 cubin of a fat binary carries empty ones (the registry takes the tensor
+// cores only on GPUs with the sm_90 FP64 shapes).
+template <int K, bool MF, typename G>
+__global__ void __launch_bounds__(threads_per_block) wave_cells_tc_3d(CellParams<3> P) {
+  if constexpr (!arch::sm90_absent()) wave_cells_tc_3d_block<K, MF, G>(P);
+}
+
+template <int K, bool MF, typename G>
+__global__ void __launch_bounds__(threads_per_block) wave_cells_tc_2d(CellParams<2> P) {
+  if constexpr (!arch::sm90_absent()) wave_cells_tc_2d_block<K, MF, G>(P);
 }
 
 template <int dim, bool MF, typename G>

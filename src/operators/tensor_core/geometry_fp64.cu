@@ -88,9 +88,8 @@ __host__ __device__ constexpr int tc_geom_header(int cells) {
 }
 
 template <int k, int q>
-__global__ void __launch_bounds__(tc_geom_threads) tc_geom_kernel(const __grid_constant__ TcGeomParams<k, q> p,
-                                                                  const double* __restrict__ src,
-                                                                  double* __restrict__ dst) {
+__device__ __forceinline__ void tc_geom_block(const TcGeomParams<k, q>& p, const double* __restrict__ src,
+                                              double* __restrict__ dst) {
   constexpr int NP = k + 1, NP2 = NP * NP, NP3 = NP2 * NP, Q = q * q * q;
   constexpr bool colloc = q == NP;
   using L = CellLayout<k, q>;
@@ -207,6 +206,15 @@ __global__ void __launch_bounds__(tc_geom_threads) tc_geom_kernel(const __grid_c
     }
     if (!bd) atomicAdd(dst + g, v);
   }
+}
+
+/// The kernel; the sm_80 cubin of a fat binary carries an empty one (the operator runs only on
+/// GPUs with the sm_90 FP64 shapes).
+template <int k, int q>
+__global__ void __launch_bounds__(tc_geom_threads) tc_geom_kernel(const __grid_constant__ TcGeomParams<k, q> p,
+                                                                  const double* __restrict__ src,
+                                                                  double* __restrict__ dst) {
+  if constexpr (!arch::sm90_absent()) tc_geom_block<k, q>(p, src, dst);
 }
 
 /// The operator: memset of dst + one kernel (or the regions of a split apply); the stored data
