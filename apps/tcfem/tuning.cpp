@@ -70,7 +70,8 @@ Tuning parse_tuning(const std::string& text, const std::string& source) {
           number_or_auto(c["items_per_worker"], where + ".items_per_worker", 0.001, 1e6, false);
     if (c.contains("waves")) t.device.cuda_core_waves = number_or_auto(c["waves"], where + ".waves", 0.01, 64, false);
   }
-  if (const json* p = section(j, source, "cuda_core_geometry", {"min_blocks_per_sm", "cells_per_block"}, where)) {
+  if (const json* p =
+          section(j, source, "cuda_core_geometry", {"min_blocks_per_sm", "cells_per_block", "prefetch"}, where)) {
     const auto& c = *p;
     if (c.contains("min_blocks_per_sm")) {
       const auto& v = c["min_blocks_per_sm"];
@@ -80,6 +81,12 @@ Tuning parse_tuning(const std::string& text, const std::string& source) {
     }
     if (c.contains("cells_per_block"))
       t.device.geometry_cells_per_block = int(number_or_auto(c["cells_per_block"], where + ".cells_per_block", 1, 1024, true));
+    if (c.contains("prefetch")) {
+      const auto& v = c["prefetch"];
+      if (v.is_boolean()) t.device.geometry_prefetch = v.get<bool>() ? 1 : -1;
+      else if (v.is_string() && v.get<std::string>() == "auto") t.device.geometry_prefetch = 0;
+      else bad(where + ".prefetch", "value " + v.dump() + " is not allowed; allowed: \"auto\", true, false");
+    }
   }
   if (const json* p = section(j, source, "patch_smoother", {"contraction", "carveout"}, where)) {
     const auto& c = *p;
@@ -128,7 +135,8 @@ json to_json(const Tuning& t) {
            {{"items_per_worker", num(t.device.cuda_core_items_per_worker)}, {"waves", num(t.device.cuda_core_waves)}}},
           {"cuda_core_geometry",
            {{"min_blocks_per_sm", num(t.device.geometry_min_blocks_per_sm)},
-            {"cells_per_block", num(t.device.geometry_cells_per_block)}}},
+            {"cells_per_block", num(t.device.geometry_cells_per_block)},
+            {"prefetch", t.device.geometry_prefetch == 0 ? json("auto") : json(t.device.geometry_prefetch > 0)}}},
           {"patch_smoother",
            {{"contraction", contraction},
             {"carveout", t.patch.carveout < 0 ? json("driver") : json(t.patch.carveout)}}}};

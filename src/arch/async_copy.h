@@ -64,6 +64,16 @@ TCFEM_HD inline void async_copy16(const SharedArray<T>& a, int i, const T* src) 
 #endif
 }
 
+/// Requests the 128-byte line holding *p into L2 (prefetch.global.L2) without waiting for it and
+/// without a register: a later load of the line hits L2 instead of DRAM. The host twin does nothing.
+TCFEM_HD inline void prefetch_l2(const void* p) {
+#if defined(__CUDA_ARCH__)
+  asm volatile("prefetch.global.L2 [%0];\n" ::"l"(p));
+#else
+  (void)p;
+#endif
+}
+
 /// Closes the copies this thread issued since the last commit into one group.
 TCFEM_HD inline void async_commit() {
 #if defined(__CUDA_ARCH__)

@@ -31,6 +31,10 @@ struct DeviceTuning {
   int geometry_min_blocks_per_sm = 0;
   /// cuda-core general-geometry kernels: cells per thread block (0: the layout's count).
   int geometry_cells_per_block = 0;
+  /// cuda-core general-geometry kernels with stored geometry (3D): each block requests its cells'
+  /// stored data into L2 before the gather, so the flux finds it there (0: the measured default;
+  /// 1: on; -1: off).
+  int geometry_prefetch = 0;
 };
 
 /// Kernel choices as an operator resolved them: (name, value) pairs, for reports.

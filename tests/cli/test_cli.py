@@ -56,7 +56,7 @@ def test_threads_and_tuning(tmp):
     check(out["1"]["errors"]["l2"] == out["0"]["errors"]["l2"], "one thread and all threads disagree")
     good = os.path.join(tmp, "tuning.json")
     with open(good, "w") as f:
-        json.dump({"cuda_core": {"items_per_worker": 4}, "cuda_core_geometry": {"min_blocks_per_sm": "auto"},
+        json.dump({"cuda_core": {"items_per_worker": 4}, "cuda_core_geometry": {"min_blocks_per_sm": "auto", "prefetch": False},
                    "patch_smoother": {"contraction": "dense", "carveout": "driver"}}, f)
     path = os.path.join(tmp, "tuned.json")
     r = run(["solve", "--cells", "2", "--degree", "2", "--tuning", good, "--json", path, "--quiet"])
@@ -64,13 +64,15 @@ def test_threads_and_tuning(tmp):
     with open(path) as f:
         t = json.load(f)["config"]["tuning"]
     check(t["cuda_core"]["items_per_worker"] == 4 and t["cuda_core"]["waves"] == "auto" and
-          t["patch_smoother"]["contraction"] == "dense" and t["patch_smoother"]["carveout"] == "driver",
+          t["patch_smoother"]["contraction"] == "dense" and t["patch_smoother"]["carveout"] == "driver" and
+          t["cuda_core_geometry"]["prefetch"] is False and t["cuda_core_geometry"]["cells_per_block"] == "auto",
           f"config.tuning = {t!r}")
     bad_files = [
         ('{"cuda_core": {"items": 4}}', "items"), ('{"warp_drive": {}}', "warp_drive"),
         ('{"patch_smoother": {"contraction": "sparse"}}', "contraction"),
         ('{"patch_smoother": {"carveout": 101}}', "carveout"),
         ('{"cuda_core_geometry": {"min_blocks_per_sm": 2}}', "min_blocks_per_sm"),
+        ('{"cuda_core_geometry": {"prefetch": "yes"}}', "prefetch"),
         ('{"cuda_core": {"waves": -1}}', "waves"), ('{"cuda_core": ', "JSON"), ('[1, 2]', "object"),
     ]
     for text, word in bad_files:

@@ -141,13 +141,13 @@ namespace {
 // general field) against the CPU operator. With `compiled` the map and the coefficient also have
 // their CUDA forms (the device geometry compiles them); without, the device geometry evaluates the
 // callables on the host threads. The relative error of the diagonal against the CPU operator's
-// goes to *diagonal_error when given.
+// goes to *diagonal_error when given; `tuning`: the kernel choices of the operator.
 template <int dim>
 double mapped_device_vs_cpu(fe::Disc disc, int k, precision::Precision p, std::uint64_t seed, bool compiled = false,
                             double* diagonal_error = nullptr, operators::Variant variant = operators::Variant::generic,
                             fe::QuadratureKind quadrature = fe::QuadratureKind::gauss_k2, bool neumann = false,
                             operators::GeometryForm form = operators::GeometryForm::pa, bool affine = false,
-                            bool split = false) {
+                            bool split = false, const operators::DeviceTuning& tuning = {}) {
   // the curved map, or an affine one (trilinear cells)
   auto map = [affine](const mesh::Point<dim>& X) {
     mesh::Point<dim> x = X;
@@ -205,7 +205,7 @@ double mapped_device_vs_cpu(fe::Disc disc, int k, precision::Precision p, std::u
   EXPECT_EQ(operators::device_kernel_supported(key),
             disc == fe::Disc::cg && quadrature != fe::QuadratureKind::gauss_k1);
   key.variant = variant;
-  const auto D = operators::make_device_operator<dim>(mesh, dofs, key, {}, cfg.coefficient, cfg.coefficient_source);
+  const auto D = operators::make_device_operator<dim>(mesh, dofs, key, tuning, cfg.coefficient, cfg.coefficient_source);
   EXPECT_EQ(D->key().variant, variant);
   if (variant == operators::Variant::cuda_core) {
     const auto choices = D->choices();
@@ -382,6 +382,24 @@ TEST(CudaOperator, CudaCoreStoredGeometryMatchesCpu) {
                 1e-5)
           << "3D fp32 Neumann " << what;
       EXPECT_LT(diag, 1e-5) << "3D fp32 Neumann " << what;
+      // the 3D program with the stored data's L2 prefetch on and off (whatever the default), one
+      // cell per block and the layout's count
+      const auto pa = operators::GeometryForm::pa;
+      for (int prefetch : {-1, 1})
+        for (int cells : {1, 64}) {
+          operators::DeviceTuning t;
+          t.geometry_prefetch = prefetch;
+          t.geometry_cells_per_block = cells;
+          const std::string tag = " prefetch=" + std::to_string(prefetch) + " cells=" + std::to_string(cells);
+          EXPECT_LT(mapped_device_vs_cpu<3>(fe::Disc::cg, k, P::fp64, rd(), compiled, nullptr, Variant::cuda_core, quad,
+                                            false, pa, false, false, t),
+                    1e-12)
+              << "3D" << tag << " " << what;
+          EXPECT_LT(mapped_device_vs_cpu<3>(fe::Disc::cg, k, P::fp32, rd(), !compiled, nullptr, Variant::cuda_core, quad,
+                                            true, pa, false, false, t),
+                    1e-5)
+              << "3D fp32 Neumann" << tag << " " << what;
+        }
     }
 }
 

@@ -87,6 +87,9 @@ inline DeviceTuning checked_geometry_tuning(const DeviceTuning& t) {
   if (t.geometry_cells_per_block < 0 || t.geometry_cells_per_block > 1024)
     throw InputError("tuning geometry_cells_per_block: 1..1024 (got " + std::to_string(t.geometry_cells_per_block) +
                      ")");
+  if (t.geometry_prefetch < -1 || t.geometry_prefetch > 1)
+    throw InputError("tuning geometry_prefetch: -1 (off), 0 (default) or 1 (on) (got " +
+                     std::to_string(t.geometry_prefetch) + ")");
   return t;
 }
 
@@ -132,6 +135,7 @@ class GeometryOperatorBase : public DeviceOperatorBase {
                     {"cells_per_block", std::to_string(cells_per_block_)},
                     {"threads", std::to_string(threads_)},
                     {"shared_bytes", std::to_string(smem_)}};
+    if (prefetch_) c.push_back({"prefetch", prefetch_});
     if (!regions_.empty()) c.push_back({"split_launches", std::to_string(regions_.size())});
     return c;
   }
@@ -319,6 +323,7 @@ class GeometryOperatorBase : public DeviceOperatorBase {
   std::vector<double> Db_;
   std::vector<double> metric_;           ///< the cell metric, where computed at setup
   const char* geometry_name_ = nullptr;  ///< the "geometry" choice, where not stored or 1D tables
+  const char* prefetch_ = nullptr;       ///< the "prefetch" choice (on, off), where the program has one
   setup::Grid grid_{};
   OperatorView<Number> view_{};
   Params params_{};
@@ -387,6 +392,8 @@ __global__ void __launch_bounds__(geom_lines_layout(q).threads, min_blocks)
   Number* sm = reinterpret_cast<Number*>(smem_raw);
   typename Prog::Thread th;
   Prog::init(p, blockIdx.x, threadIdx.x, th);
+  if constexpr (stored)
+    if (p.prefetch) Prog::prefetch_stored(p, th);
   Prog::load(p, sm, th, src, dst);
   if constexpr (nodes) Prog::load_nodes(p, sm, th);
   __syncthreads();
@@ -460,6 +467,16 @@ class CgGeometryLinesOperator final : public GeometryOperatorBase<3, GeomLinesPa
     if constexpr (colloc) return fp64 ? bp5_fp64[k - 1] : bp5_fp32[k - 1];
     else return fp64 ? bp3_fp64[k - 1] : bp3_fp32[k - 1];
   }
+  /// Stored geometry: whether a block requests its cells' stored data into L2 before the gather,
+  /// where the tuning does not say: where it was measured at least 3% faster on the H200 (the
+  /// quarter annulus at 3e7 DoFs, both settings in one lease; docs/performance.md, "The stored
+  /// data requested into L2"): fp64 BP5 k = 4 and BP3 k = 1, 2, 4; it was slower or within 3%
+  /// elsewhere (fp32: up to 15% slower).
+  static constexpr bool default_prefetch() {
+    if constexpr (!stored || !std::is_same_v<Number, double>) return false;
+    if constexpr (colloc) return k == 4;
+    else return k == 1 || k == 2 || k == 4;
+  }
   static Kernel pick_kernel(int min_blocks, bool trilinear) {
     if constexpr (nodes) {
       if (trilinear) {
@@ -516,7 +533,11 @@ class CgGeometryLinesOperator final : public GeometryOperatorBase<3, GeomLinesPa
     auto& p = this->params_;
     p = setup.params(s, ds);
     p.dirichlet = fe::dirichlet_bits(dofs.dirichlet_faces());
-    if constexpr (stored) p.coef = this->compute_stored(mesh, dofs, key.quadrature, coefficient, coefficient_source);
+    if constexpr (stored) {
+      p.coef = this->compute_stored(mesh, dofs, key.quadrature, coefficient, coefficient_source);
+      p.prefetch = t.geometry_prefetch != 0 ? t.geometry_prefetch > 0 : default_prefetch();
+      this->prefetch_ = p.prefetch ? "on" : "off";
+    }
     if constexpr (nodes) {
       p.vertices = node_.vertices->data();
       p.n_vertices = node_.n_vertices;

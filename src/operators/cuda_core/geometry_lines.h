@@ -24,6 +24,7 @@
 // (the point-per-thread program: 4 q + 3), 6 even-odd products of length q per q points.
 #include <cstdint>
 
+#include "arch/async_copy.h"
 #include "core/hd.h"
 #include "operators/cuda_core/blocks.h"
 #include "operators/cuda_core/geometry.h"
@@ -206,6 +207,9 @@ struct GeomLinesParams {
   /// Stored geometry (the program's `stored` form): coef[cell][sym][point] as GeomParams::coef;
   /// then the derivative tables are unscaled (h = 1) and s, ds unused.
   const Number* coef = nullptr;
+  /// Stored geometry: the block requests its cells' stored data into L2 before the gather
+  /// (prefetch_stored), so that the flux, the phase that reads it, finds it there.
+  bool prefetch = false;
   /// Geometry from nodes (the program's `nodes` form, collocated quadrature; unscaled tables as
   /// `stored`): the node field x = I_1 x + d, with I_1 x the trilinear interpolant of the cell's
   /// vertices vertices[c * n_vertices + v] (v lexicographic on the (n_cells + 1)-lattice, double)
@@ -262,6 +266,19 @@ struct GeomLinesProgram {
 
   TCFEM_HD static Number* cell(const Params& p, Number* smem, const Thread& th) {
     return smem + th.slot * p.layout.cell_stride;
+  }
+
+  /// Stored geometry: the 128-byte lines of the cell's 6 q^3 stored values requested into L2, spread
+  /// over the cell's threads (the first line once more at the end, for an unaligned start).
+  TCFEM_HD static void prefetch_stored(const Params& p, const Thread& th) {
+    if constexpr (stored) {
+      if (!th.active) return;
+      constexpr int Q = q * q * q, bytes = 6 * Q * int(sizeof(Number)), line = 128;
+      const char* base = reinterpret_cast<const char*>(p.coef + th.cell * (6 * Q));
+      const int r = th.b * q + th.a;
+      for (int off = r * line; off < bytes; off += q * q * line) arch::prefetch_l2(base + off);
+      if (r == 0) arch::prefetch_l2(base + bytes - 1);
+    }
   }
 
   /// Lattice index of node (x, y, z) of the thread's cell; sets `boundary`.
