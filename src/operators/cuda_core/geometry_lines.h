@@ -269,7 +269,7 @@ struct GeomLinesProgram {
   }
 
   /// Stored geometry: the 128-byte lines of the cell's 6 q^3 stored values requested into L2, spread
-  /// over the cell's threads (the first line once more at the end, for an unaligned start).
+  /// over the cell's threads (and the line of the last byte, for a start inside a line).
   TCFEM_HD static void prefetch_stored(const Params& p, const Thread& th) {
     if constexpr (stored) {
       if (!th.active) return;
