@@ -201,9 +201,11 @@ double mapped_device_vs_cpu(fe::Disc disc, int k, precision::Precision p, std::u
   key.variant = operators::Variant::cuda_core;
   operators::set_geometry(key, mesh, dofs, cfg);
   EXPECT_TRUE(key.general_field);
-  // the cuda-core family serves cg on any geometry with stored geometry, for BP3 and BP5 quadrature
+  // the cuda-core family serves cg and dg on any geometry with stored geometry, for BP3 and BP5
+  // quadrature (dg: stored data only)
   EXPECT_EQ(operators::device_kernel_supported(key),
-            disc == fe::Disc::cg && quadrature != fe::QuadratureKind::gauss_k1);
+            quadrature != fe::QuadratureKind::gauss_k1 &&
+                (disc == fe::Disc::cg || form != operators::GeometryForm::mf));
   key.variant = variant;
   const auto D = operators::make_device_operator<dim>(mesh, dofs, key, tuning, cfg.coefficient, cfg.coefficient_source);
   EXPECT_EQ(D->key().variant, variant);
@@ -339,6 +341,28 @@ TEST(CudaOperator, CompiledMapAndCoefficientMatchCpu) {
     }
 }
 
+/// The cuda-core operator of `disc` with stored geometry against the CPU operator, operator and
+/// diagonal: 2D and 3D, fp64 (within 1e-12) and fp32 (1e-5); `compiled` alternates the compiled
+/// and the host-evaluated map and coefficient.
+void check_cuda_core_stored(fe::Disc disc, int k, fe::QuadratureKind quad, bool compiled, std::random_device& rd,
+                            const std::string& what) {
+  using P = precision::Precision;
+  using operators::Variant;
+  double diag = 0.0;
+  EXPECT_LT(mapped_device_vs_cpu<2>(disc, k, P::fp64, rd(), compiled, &diag, Variant::cuda_core, quad), 1e-12)
+      << "2D " << what;
+  EXPECT_LT(diag, 1e-12) << "2D " << what;
+  EXPECT_LT(mapped_device_vs_cpu<2>(disc, k, P::fp32, rd(), !compiled, &diag, Variant::cuda_core, quad), 1e-5)
+      << "2D fp32 " << what;
+  EXPECT_LT(diag, 1e-5) << "2D fp32 " << what;
+  EXPECT_LT(mapped_device_vs_cpu<3>(disc, k, P::fp64, rd(), compiled, &diag, Variant::cuda_core, quad), 1e-12)
+      << "3D " << what;
+  EXPECT_LT(diag, 1e-12) << "3D " << what;
+  EXPECT_LT(mapped_device_vs_cpu<3>(disc, k, P::fp32, rd(), true, &diag, Variant::cuda_core, quad), 1e-5)
+      << "3D fp32 " << what;
+  EXPECT_LT(diag, 1e-5) << "3D fp32 " << what;
+}
+
 TEST(CudaOperator, CudaCoreStoredGeometryMatchesCpu) {
   // the cuda-core kernels with stored geometry (partial assembly): every degree, BP3 and BP5,
   // 2D and 3D, fp64 and fp32, the compiled and the host-evaluated map and coefficient; operator
@@ -352,21 +376,7 @@ TEST(CudaOperator, CudaCoreStoredGeometryMatchesCpu) {
       const std::string what = "k=" + std::to_string(k) + " " + fe::to_string(quad);
       const bool compiled = k % 2 == 0;
       double diag = 0.0;
-      EXPECT_LT(mapped_device_vs_cpu<2>(fe::Disc::cg, k, P::fp64, rd(), compiled, &diag, Variant::cuda_core, quad),
-                1e-12)
-          << "2D " << what;
-      EXPECT_LT(diag, 1e-12) << "2D " << what;
-      EXPECT_LT(mapped_device_vs_cpu<2>(fe::Disc::cg, k, P::fp32, rd(), !compiled, &diag, Variant::cuda_core, quad),
-                1e-5)
-          << "2D fp32 " << what;
-      EXPECT_LT(diag, 1e-5) << "2D fp32 " << what;
-      EXPECT_LT(mapped_device_vs_cpu<3>(fe::Disc::cg, k, P::fp64, rd(), compiled, &diag, Variant::cuda_core, quad),
-                1e-12)
-          << "3D " << what;
-      EXPECT_LT(diag, 1e-12) << "3D " << what;
-      EXPECT_LT(mapped_device_vs_cpu<3>(fe::Disc::cg, k, P::fp32, rd(), true, &diag, Variant::cuda_core, quad), 1e-5)
-          << "3D fp32 " << what;
-      EXPECT_LT(diag, 1e-5) << "3D fp32 " << what;
+      check_cuda_core_stored(fe::Disc::cg, k, quad, compiled, rd, what);
       // Neumann faces (free nodes on two faces)
       EXPECT_LT(
           mapped_device_vs_cpu<2>(fe::Disc::cg, k, P::fp64, rd(), compiled, &diag, Variant::cuda_core, quad, true),
@@ -400,6 +410,31 @@ TEST(CudaOperator, CudaCoreStoredGeometryMatchesCpu) {
                     1e-5)
               << "3D fp32 Neumann" << tag << " " << what;
         }
+    }
+}
+
+TEST(CudaOperator, CudaCoreDgStoredGeometryMatchesCpu) {
+  // the cuda-core dg (SIPG) kernels with stored cell and face data: every degree, BP3 and BP5, 2D
+  // and 3D, fp64 and fp32, the compiled and the host-evaluated map and coefficient, Nitsche and
+  // Neumann faces; operator and diagonal against the CPU operator, and the choices it reports
+  SKIP_WITHOUT_DEVICE();
+  std::random_device rd;
+  using P = precision::Precision;
+  using operators::Variant;
+  const auto pa = operators::GeometryForm::pa;
+  for (int k = 1; k <= 8; ++k)
+    for (auto quad : {fe::QuadratureKind::gauss_k2, fe::QuadratureKind::gll_k1}) {
+      const std::string what = "dg k=" + std::to_string(k) + " " + fe::to_string(quad);
+      const bool compiled = k % 2 == 0;
+      check_cuda_core_stored(fe::Disc::dg, k, quad, compiled, rd, what);
+      // one cell per block and the L2 prefetch of the cells' stored data forced on
+      operators::DeviceTuning t;
+      t.geometry_prefetch = 1;
+      t.geometry_cells_per_block = 1;
+      EXPECT_LT(mapped_device_vs_cpu<3>(fe::Disc::dg, k, P::fp64, rd(), !compiled, nullptr, Variant::cuda_core, quad,
+                                        false, pa, false, false, t),
+                1e-12)
+          << "3D cells=1 prefetch " << what;
     }
 }
 

@@ -223,12 +223,15 @@ struct GeomThread {
 /// The block program: phases separated by barriers (see the kernel / the host emulation for the
 /// order). colloc: the quadrature points are the nodes (BP5), B is the identity and is skipped.
 /// stored: the flux from the stored cell data p.coef (any geometry, partial assembly) instead of
-/// the deformed box's 1D tables.
-template <int dim, int k, int q, bool colloc, typename Number, bool stored = false>
+/// the deformed box's 1D tables. dg (with stored): the cell term of the SIPG Laplacian on the dg
+/// layout (each cell's (k+1)^dim values contiguous, no constrained nodes); the face terms are the
+/// face program's (operators/cuda_core/geometry_faces.h).
+template <int dim, int k, int q, bool colloc, typename Number, bool stored = false, bool dg = false>
 struct GeomProgram {
   static constexpr int n = k + 1;
   static constexpr GeomLayout L = geom_layout(dim, k, q);
   static_assert(!colloc || q == n, "collocated quadrature has k+1 points");
+  static_assert(!dg || stored, "dg: stored geometry");
   using Params = GeomParams<dim, k, q, Number>;
   using Thread = GeomThread<q, Number>;
 
@@ -278,6 +281,10 @@ struct GeomProgram {
 
   /// Lattice index of node (x, y, z) of the thread's cell; sets `boundary`.
   TCFEM_HD static std::int64_t node(const Params& p, const Thread& th, int x, int y, int z, bool& boundary) {
+    if constexpr (dg) {
+      boundary = false;
+      return th.cell * (dim == 3 ? n * n * n : n * n) + (dim == 3 ? (z * n + y) * n + x : y * n + x);
+    }
     const std::int64_t px = std::int64_t(th.c[0]) * k + x, py = std::int64_t(th.c[1]) * k + y;
     boundary = fe::on_dirichlet_face(px, p.lattice[0], 0, p.dirichlet) ||
                fe::on_dirichlet_face(py, p.lattice[1], 1, p.dirichlet);

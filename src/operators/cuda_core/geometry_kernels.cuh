@@ -34,11 +34,11 @@
 
 namespace tcfem::operators::cuda_core {
 
-template <int dim, int k, int q, bool colloc, typename Number, int min_blocks, bool stored>
+template <int dim, int k, int q, bool colloc, typename Number, int min_blocks, bool stored, bool dg = false>
 __global__ void __launch_bounds__(GeomProgram<dim, k, q, colloc, Number>::L.threads, min_blocks)
     geom_kernel(const __grid_constant__ GeomParams<dim, k, q, Number> p, const Number* __restrict__ src,
                 Number* __restrict__ dst) {
-  using Prog = GeomProgram<dim, k, q, colloc, Number, stored>;
+  using Prog = GeomProgram<dim, k, q, colloc, Number, stored, dg>;
   extern __shared__ __align__(16) unsigned char smem_raw[];
   const auto t = Prog::arrays(reinterpret_cast<Number*>(smem_raw), p);
   typename Prog::Thread th;
@@ -228,15 +228,22 @@ class GeometryOperatorBase : public DeviceOperatorBase {
   const Number* compute_stored(const mesh::BoxMesh<dim>& mesh, const fe::DofLayout<dim>& dofs,
                                fe::QuadratureKind kind, const Coefficient& coefficient,
                                const jit::DeviceSource& coefficient_source) {
+    const GeometryFunctions<dim> f(mesh, coefficient, coefficient_source);
+    return compute_stored(mesh, dofs, kind, f, nullptr);
+  }
+
+  /// compute_stored with the map and coefficient functions `f`; `volume` (null: not computed):
+  /// the cells' volumes (double, device), which the dg face data need.
+  const Number* compute_stored(const mesh::BoxMesh<dim>& mesh, const fe::DofLayout<dim>& dofs,
+                               fe::QuadratureKind kind, const GeometryFunctions<dim>& f, double* volume) {
     const int k = dofs.degree();
     const auto quad = fe::make_quadrature(kind, k);
     const int nq = quad.size();
     std::int64_t points = 1;
     for (int d = 0; d < dim; ++d) points *= nq;
-    const GeometryFunctions<dim> f(mesh, coefficient, coefficient_source);
     const std::size_t n_cells = mesh.n_owned_cells();
     coef_ = std::make_unique<DeviceBuffer<Number>>(n_cells * n_sym<dim> * std::size_t(points));
-    device_cell_geometry<dim, Number>(mesh, dofs, quad, f.a, f.map, coef_->data(), nullptr, nullptr);
+    device_cell_geometry<dim, Number>(mesh, dofs, quad, f.a, f.map, coef_->data(), nullptr, volume);
     table_bytes_ += coef_->size() * sizeof(Number);
     // the diagonal's view: sizes, B on the device, the stored data
     const auto basis = fe::LagrangeBasis1D::gauss_lobatto(k);
@@ -383,11 +390,11 @@ class CgGeometryOperator final : public GeometryOperatorBase<dim, GeomParams<dim
 /// The lines program (3D): the phases of GeomLinesProgram with a barrier between each two
 /// (operators/cuda_core/geometry_lines.h).
 template <int k, int q, bool colloc, typename Number, int min_blocks, bool stored, bool nodes = false,
-          bool trilinear = false>
+          bool trilinear = false, bool dg = false>
 __global__ void __launch_bounds__(geom_lines_layout(q).threads, min_blocks)
     geom_lines_kernel(const __grid_constant__ GeomLinesParams<k, q, Number> p, const Number* __restrict__ src,
                       Number* __restrict__ dst) {
-  using Prog = GeomLinesProgram<k, q, colloc, Number, stored, nodes, trilinear>;
+  using Prog = GeomLinesProgram<k, q, colloc, Number, stored, nodes, trilinear, dg>;
   extern __shared__ __align__(16) unsigned char smem_raw[];
   Number* sm = reinterpret_cast<Number*>(smem_raw);
   typename Prog::Thread th;

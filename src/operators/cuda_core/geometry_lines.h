@@ -243,12 +243,17 @@ struct GeomLinesThread {
 /// then node_y_lines (y lines of buffers 4..6, in place) before column_flux, which forms J from
 /// the trilinear part and these derivatives at each point. trilinear (with nodes): the cells are
 /// trilinear, J comes from the vertices alone (no displacement, no extra buffers or lines).
-template <int k, int q, bool colloc, typename Number, bool stored = false, bool nodes = false, bool trilinear = false>
+/// dg (with stored): the cell term of the SIPG Laplacian on the dg layout (each cell's (k+1)^3
+/// values contiguous, no constrained nodes); the face terms are the face program's
+/// (operators/cuda_core/geometry_faces.h).
+template <int k, int q, bool colloc, typename Number, bool stored = false, bool nodes = false, bool trilinear = false,
+          bool dg = false>
 struct GeomLinesProgram {
   static constexpr int n = k + 1;
   static_assert(!colloc || q == n, "collocated quadrature has k+1 points");
   static_assert(!nodes || (colloc && !stored), "geometry from nodes: collocated quadrature, not stored");
   static_assert(nodes || !trilinear, "trilinear: a form of geometry from nodes");
+  static_assert(!dg || stored, "dg: stored geometry");
   static constexpr bool displacement = nodes && !trilinear;
   using Params = GeomLinesParams<k, q, Number>;
   using Thread = GeomLinesThread<q, Number>;
@@ -283,6 +288,10 @@ struct GeomLinesProgram {
 
   /// Lattice index of node (x, y, z) of the thread's cell; sets `boundary`.
   TCFEM_HD static std::int64_t node(const Params& p, const Thread& th, int x, int y, int z, bool& boundary) {
+    if constexpr (dg) {
+      boundary = false;
+      return th.cell * (n * n * n) + (z * n + y) * n + x;
+    }
     const std::int64_t px = std::int64_t(th.c[0]) * k + x, py = std::int64_t(th.c[1]) * k + y,
                        pz = std::int64_t(th.c[2]) * k + z;
     boundary = fe::on_dirichlet_face(px, p.lattice[0], 0, p.dirichlet) ||

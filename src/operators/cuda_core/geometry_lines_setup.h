@@ -218,10 +218,11 @@ constexpr GeomWork geom_lines_cell_work(int k, int q, bool colloc, bool stored =
 /// dst = A src by the lines program on the host, thread by thread and phase by phase, with the
 /// kernel's zeroing of dst (`zero`; false: dst += the cells' part, as a split apply's later
 /// launches); `reverse` runs the threads of each phase in reverse order.
-template <int k, int q, bool colloc, typename Number, bool stored = false, bool nodes = false, bool trilinear = false>
+template <int k, int q, bool colloc, typename Number, bool stored = false, bool nodes = false, bool trilinear = false,
+          bool dg = false>
 void emulate_geom_lines(const GeomLinesParams<k, q, Number>& p, const Number* src, Number* dst, std::size_t n_dofs,
                         bool reverse = false, bool zero = true) {
-  using Prog = GeomLinesProgram<k, q, colloc, Number, stored, nodes, trilinear>;
+  using Prog = GeomLinesProgram<k, q, colloc, Number, stored, nodes, trilinear, dg>;
   const auto& L = p.layout;
   if (zero)
     for (std::size_t i = 0; i < n_dofs; ++i) dst[i] = Number(0);

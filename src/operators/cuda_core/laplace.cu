@@ -438,11 +438,15 @@ bool cuda_core_supports(const DeviceKernelKey& key) {
   // or, for general_field keys (any map or node field, variable coefficients), from stored cell
   // data (BP3 and BP5 quadrature)
   // matrix-free (geometry from the nodes): 3D cg BP5
-  const bool general_ok = key.disc == fe::Disc::cg &&
-                          (!key.general_field || key.quadrature == fe::QuadratureKind::gauss_k2 ||
-                           key.quadrature == fe::QuadratureKind::gll_k1) &&
-                          (key.geometry_form != GeometryForm::mf ||
-                           (key.general_field && key.dim == 3 && key.quadrature == fe::QuadratureKind::gll_k1));
+  // dg (SIPG) on any geometry: stored cell and face data (general_field, BP3 and BP5)
+  const bool stored_quadrature =
+      key.quadrature == fe::QuadratureKind::gauss_k2 || key.quadrature == fe::QuadratureKind::gll_k1;
+  const bool cg_ok = key.disc == fe::Disc::cg && (!key.general_field || stored_quadrature) &&
+                     (key.geometry_form != GeometryForm::mf ||
+                      (key.general_field && key.dim == 3 && key.quadrature == fe::QuadratureKind::gll_k1));
+  const bool dg_ok = key.disc == fe::Disc::dg && key.general_field && stored_quadrature &&
+                     key.geometry_form != GeometryForm::mf;
+  const bool general_ok = cg_ok || dg_ok;
   return key.variant == Variant::cuda_core && (key.dim == 2 || key.dim == 3) && key.degree >= 1 &&
          key.degree <= max_degree && (key.cartesian || general_ok) && key.form == Form::laplace &&
          (key.precision == Precision::fp64 || key.precision == Precision::fp32);
@@ -450,7 +454,8 @@ bool cuda_core_supports(const DeviceKernelKey& key) {
 
 std::string describe_cuda_core() {
   return "cuda-core: dim 2-3, degree 1-8, cg/dg cartesian, cg general geometry (deformed box: bp3/bp5/gauss k+1; "
-         "any map, mesh or coefficient with stored geometry (pa): bp3/bp5, or geometry from the nodes (mf): 3D bp5), laplace, "
+         "any map, mesh or coefficient with stored geometry (pa): bp3/bp5, or geometry from the nodes (mf): 3D bp5), "
+         "dg general geometry (any map, mesh or coefficient, stored cell and face data (pa): bp3/bp5), laplace, "
          "fp64/fp32";
 }
 
@@ -474,6 +479,13 @@ std::unique_ptr<DeviceOperator> make_cuda_core_operator(const mesh::BoxMesh<dim>
     }
     DeviceKernelKey resolved = key;  // the operator reports the form it runs
     resolved.geometry_form = resolve_geometry_form(key, mesh.geometry());
+    if (key.disc == fe::Disc::dg) {
+      if (key.precision == precision::Precision::fp64)
+        return make_cuda_core_dg_geometry_operator<dim, double>(mesh, dofs, resolved, tuning, coefficient,
+                                                                coefficient_source);
+      return make_cuda_core_dg_geometry_operator<dim, float>(mesh, dofs, resolved, tuning, coefficient,
+                                                             coefficient_source);
+    }
     if (key.precision == precision::Precision::fp64)
       return make_cuda_core_geometry_operator<dim, double>(mesh, dofs, resolved, tuning, coefficient, coefficient_source);
     return make_cuda_core_geometry_operator<dim, float>(mesh, dofs, resolved, tuning, coefficient, coefficient_source);

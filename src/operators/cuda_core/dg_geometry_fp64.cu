@@ -1,0 +1,20 @@
+// General-geometry cuda-core dg (SIPG) Laplacian kernels in fp64 (operators/cuda_core/dg_geometry_kernels.cuh).
+#include "operators/cuda_core/dg_geometry_kernels.cuh"
+
+namespace tcfem::operators {
+
+template <>
+std::unique_ptr<DeviceOperator> make_cuda_core_dg_geometry_operator<2, double>(
+    const mesh::BoxMesh<2>& mesh, const fe::DofLayout<2>& dofs, const DeviceKernelKey& key, const DeviceTuning& tuning,
+    const Coefficient& coefficient, const jit::DeviceSource& coefficient_source) {
+  return cuda_core::make_dg_geom_operator_typed<2, double>(mesh, dofs, key, tuning, coefficient, coefficient_source);
+}
+
+template <>
+std::unique_ptr<DeviceOperator> make_cuda_core_dg_geometry_operator<3, double>(
+    const mesh::BoxMesh<3>& mesh, const fe::DofLayout<3>& dofs, const DeviceKernelKey& key, const DeviceTuning& tuning,
+    const Coefficient& coefficient, const jit::DeviceSource& coefficient_source) {
+  return cuda_core::make_dg_geom_operator_typed<3, double>(mesh, dofs, key, tuning, coefficient, coefficient_source);
+}
+
+}  // namespace tcfem::operators
