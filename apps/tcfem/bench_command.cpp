@@ -47,6 +47,7 @@ struct BenchOptions {
   std::string geometry = "cartesian";
   std::string quadrature = "bp3";
   std::string geometry_form = "pa";
+  std::string geometry_storage = "fp64";
   std::string mesh_file;  // --geometry mesh
   std::string precisions = "fp64";
   std::string variants = "generic,cuda-core,tensor-core";
@@ -230,6 +231,16 @@ Plan make_plan(const BenchOptions& o) {
   if (o.exchange_overlap != "on" && !(distributed && plan.backend == bench::Backend::cuda))
     throw InputError("--exchange-overlap " + o.exchange_overlap +
                      ": the ghost exchange of a distributed run with --backend cuda");
+  if (o.geometry_storage == "fp32") {
+    if (o.geometry != "map" && o.geometry != "trilinear" && o.geometry != "mesh")
+      throw InputError("--geometry-storage fp32: the stored geometry of --geometry map, trilinear or mesh (given: "
+                       "--geometry " + o.geometry + ")");
+    if (o.geometry_form == "mf")
+      throw InputError("--geometry-storage fp32: the mf form stores no geometry (it recomputes it from the nodes)");
+    if (plan.backend != bench::Backend::cuda)
+      throw InputError("--geometry-storage fp32: chooses the GPU's stored geometry (--backend cuda); the CPU "
+                       "operators store fp64");
+  }
   // a mesh file's structured block (read once, shared by every case)
   std::shared_ptr<const bench::BenchBlock> block;
   if (o.geometry == "mesh") {
@@ -264,6 +275,8 @@ Plan make_plan(const BenchOptions& o) {
                           : o.geometry_form == "mf"   ? operators::GeometryForm::mf
                           : o.geometry_form == "auto" ? operators::GeometryForm::automatic
                                                       : operators::GeometryForm::pa;
+    c.key.geometry_storage = c.key.general_field && o.geometry_storage == "fp32" ? operators::GeometryStorage::fp32
+                                                                                : operators::GeometryStorage::fp64;
     c.key.form = operators::Form::laplace;
     c.key.precision = precision;
     c.key.variant = variant;
@@ -419,6 +432,7 @@ nlohmann::json row_json(const Context& ctx, const bench::BenchCase& c, const ben
   j["geometry"] = o.geometry;
   j["quadrature"] = o.quadrature;
   j["geometry_form"] = std::string(operators::to_string(c.key.geometry_form));
+  j["geometry_storage"] = std::string(operators::to_string(c.key.geometry_storage));
   j["path"] = c.key.cartesian ? "cartesian" : "general";
   j["precision"] = std::string(precision::to_string(c.key.precision));
   j["variant"] = std::string(operators::to_string(c.key.variant));
@@ -455,7 +469,7 @@ nlohmann::json row_json(const Context& ctx, const bench::BenchCase& c, const ben
   j["hmma_fraction"] = opt(d.hmma_fraction);
   j["operator_bytes"] = r.operator_bytes;
   j["check_rel_diff"] = r.checked ? opt(r.check_rel_diff) : nlohmann::json(nullptr);
-  j["check_tolerance"] = r.checked ? nlohmann::json(bench::check_tolerance(c.key.precision)) : nlohmann::json(nullptr);
+  j["check_tolerance"] = r.checked ? nlohmann::json(bench::check_tolerance(c.key)) : nlohmann::json(nullptr);
   j["check_passed"] = r.checked ? nlohmann::json(r.check_passed) : nlohmann::json(nullptr);
   j["output_norm"] = opt(r.output_norm);
   nlohmann::json choices = nlohmann::json::object();
@@ -563,7 +577,9 @@ int run_bench(const BenchOptions& o) {
                 o.dim, o.disc.c_str(), o.geometry.c_str(),
                 o.geometry == "cartesian" ? ""
                 : o.geometry == "map" || o.geometry == "trilinear" || o.geometry == "mesh"
-                    ? (", quadrature " + o.quadrature + ", geometry form " + o.geometry_form).c_str()
+                    ? (", quadrature " + o.quadrature + ", geometry form " + o.geometry_form +
+                       (o.geometry_storage == "fp32" ? ", fp64 rows with the stored geometry in fp32" : ""))
+                          .c_str()
                                           : (", quadrature " + o.quadrature).c_str(),
                 degree_list(plan.degrees).c_str(), plan.cases.size(), o.repetitions, o.warmup);
     print_skipped(plan.skipped);
@@ -624,7 +640,7 @@ int run_bench(const BenchOptions& o) {
       failures.push_back(std::string(operators::to_string(c.key.variant)) + " " +
                          std::string(precision::to_string(c.key.precision)) + " Q" + std::to_string(c.key.degree) +
                          " (" + (r.check_rel_diff ? format_g(*r.check_rel_diff, "%.2e") : std::string("not finite")) +
-                         " > " + format_g(bench::check_tolerance(c.key.precision), "%.0e") + ")");
+                         " > " + format_g(bench::check_tolerance(c.key), "%.0e") + ")");
     rows.push_back(row_json(ctx, c, r, d));
   }
   if (rows.empty() && first_error) throw InputError(*first_error);
@@ -720,6 +736,12 @@ std::function<int()> add_bench_command(CLI::App& app) {
                   "recomputed from the nodes in every apply; cuda-core, 3D, bp5) or auto (what the solver's auto "
                   "takes: mf for trilinear cells of a Cartesian mesh where measured faster, else pa)")
       ->check(CLI::IsMember({"pa", "mf", "auto"}))
+      ->capture_default_str();
+  cmd->add_option("--geometry-storage", opts->geometry_storage,
+                  "With --geometry map, trilinear or mesh and --geometry-form pa: the precision of the fp64 rows' "
+                  "stored geometry, fp64 or fp32 (half the bytes; cuda-core kernels; fp32 rows store fp32 either "
+                  "way)")
+      ->check(CLI::IsMember({"fp64", "fp32"}))
       ->capture_default_str();
   auto* precisions = cmd->add_option("--precisions", opts->precisions,
                                      "Precisions, a list of " + precision::allowed_precision_names())

@@ -64,6 +64,7 @@ struct SolveOptions {
   std::string geometry = "cartesian";
   std::string quadrature = "bp3";
   std::string geometry_form = "pa";
+  std::string geometry_storage = "fp64";
   std::string exchange = "auto";  // distributed GPU runs: auto, host-staged, cuda-aware
   std::string exchange_overlap = "on";  // distributed GPU runs: the exchange beside the interior cells
   std::string operator_path = "auto";
@@ -196,6 +197,11 @@ void validate(const SolveOptions& o) {
     throw InputError("--variant " + o.variant + ": kernel variants exist for --backend cuda only");
   if (o.backend == "cuda" && o.operator_path == "assembled")
     throw InputError("--operator-path assembled: runs on --backend cpu only");
+  if (o.geometry_storage == "fp32" && o.backend != "cuda")
+    throw InputError("--geometry-storage fp32: chooses the GPU's stored geometry (--backend cuda); the CPU operators "
+                     "store fp64");
+  if (o.geometry_storage == "fp32" && o.geometry_form == "mf")
+    throw InputError("--geometry-storage fp32: the mf form stores no geometry (it recomputes it from the nodes)");
   // solver and multigrid
   if ((o.solver == "mg" || o.solver == "fmg") && o.precond_given && o.precond != "mg")
     throw InputError("--precond " + o.precond + ": --solver " + o.solver +
@@ -309,6 +315,8 @@ int run_solve(const SolveOptions& o) {
   cfg.geometry_form = o.geometry_form == "mf"   ? operators::GeometryForm::mf
                       : o.geometry_form == "pa" ? operators::GeometryForm::pa
                                                 : operators::GeometryForm::automatic;
+  cfg.geometry_storage =
+      o.geometry_storage == "fp32" ? operators::GeometryStorage::fp32 : operators::GeometryStorage::fp64;
   if (prob) {
     cfg.coefficient = prob->coefficient;
     cfg.coefficient_source = prob->coefficient_source;
@@ -765,6 +773,7 @@ int run_solve(const SolveOptions& o) {
                    {"geometry", prob ? std::string(mesh::to_string(geometry)) : o.geometry},
                    {"quadrature", o.quadrature},
                    {"geometry_form", o.geometry_form},
+                   {"geometry_storage", o.geometry_storage},
                    {"operator_path", assembled ? "assembled" : operators::to_string(path)},
                    {"solver", o.solver},
                    {"preconditioner", uses_multigrid(o) ? "mg" : "jacobi"},
@@ -966,6 +975,13 @@ std::function<int()> add_solve_command(CLI::App& app) {
                   "auto (mf where the cells are trilinear by construction and the mf apply was measured faster, pa "
                   "elsewhere; its setup costs more than pa's)")
       ->check(CLI::IsMember({"auto", "pa", "mf"}))
+      ->capture_default_str();
+  cmd->add_option("--geometry-storage", opts->geometry_storage,
+                  "Precision of the stored geometry of the GPU's fp64 general-geometry operators (the outer "
+                  "operator and fp64 levels): fp64, or fp32 (half the bytes per apply; the operator is that of the "
+                  "stored data rounded to fp32, a relative change of about 6e-8; cuda-core cg kernels, the others "
+                  "store fp64; fp32 levels store fp32 either way)")
+      ->check(CLI::IsMember({"fp64", "fp32"}))
       ->capture_default_str();
   add_exchange_options(cmd, opts->exchange, opts->exchange_overlap);
   cmd->add_option("--operator-path", opts->operator_path,

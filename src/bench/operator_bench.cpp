@@ -81,6 +81,7 @@ operators::DeviceKernelKey check_reference_key(const BenchCase& c) {
   ref.precision = precision::Precision::fp64;
   ref.variant = operators::Variant::generic;
   ref.geometry_form = operators::GeometryForm::pa;
+  ref.geometry_storage = operators::GeometryStorage::fp64;
   return ref;
 }
 
@@ -98,6 +99,10 @@ double check_tolerance(precision::Precision p) {
     case Precision::bf16: return 1e-2;
     default: return 1e-5;
   }
+}
+
+double check_tolerance(const operators::DeviceKernelKey& key) {
+  return operators::fp32_stored_fp64(key) ? 1e-6 : check_tolerance(key.precision);
 }
 
 std::vector<int> process_grid_for_case(const BenchCase& c) {
@@ -216,9 +221,9 @@ BenchResult run_cpu_typed(const BenchCase& c) {
     for (std::size_t i = 0; i < n; ++i) x[i] = double(src[i]);
     reference.vmult(y, x);
     if (distributed)
-      record_distributed_check(dst.data(), y.data(), n, *dofs.ghost_layout(), check_tolerance(c.key.precision), r);
+      record_distributed_check(dst.data(), y.data(), n, *dofs.ghost_layout(), check_tolerance(c.key), r);
     else
-      record_check(dst.data(), y.data(), n, check_tolerance(c.key.precision), r);
+      record_check(dst.data(), y.data(), n, check_tolerance(c.key), r);
   }
   return r;
 }

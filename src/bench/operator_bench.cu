@@ -121,6 +121,7 @@ BenchResult run_cuda_typed(const BenchCase& c) {
   if (distributed) {
     operators::set_geometry(key, op_mesh, op_dofs, operator_config(c.key));
     key.geometry_form = c.key.general_field ? c.key.geometry_form : operators::GeometryForm::pa;
+    key.geometry_storage = c.key.geometry_storage;
   }
 
   BenchResult r;
@@ -226,9 +227,9 @@ BenchResult run_cuda_typed(const BenchCase& c) {
   TCFEM_CUDA_CHECK(cudaDeviceSynchronize());
   const std::vector<double> y_ref = ref.to_host_double();
   if (distributed)
-    record_distributed_check(y.data(), y_ref.data(), n, *ghosts, check_tolerance(c.key.precision), r);
+    record_distributed_check(y.data(), y_ref.data(), n, *ghosts, check_tolerance(c.key), r);
   else
-    record_check(y.data(), y_ref.data(), n, check_tolerance(c.key.precision), r);
+    record_check(y.data(), y_ref.data(), n, check_tolerance(c.key), r);
   return r;
 }
 

@@ -88,6 +88,9 @@ bool cpu_supported(const operators::DeviceKernelKey& key);
 /// Largest relative 2-norm difference to the fp64 reference a precision may show
 /// (fp64 1e-12; fp32, tf32x3, fp16ec, bf16x3 1e-5; fp16, bf16 1e-2).
 double check_tolerance(precision::Precision precision);
+/// The tolerance of a key: its precision's, and 1e-6 for an fp64 key with fp32 stored geometry
+/// (the rounding of the stored data, 6e-8 relative per value).
+double check_tolerance(const operators::DeviceKernelKey& key);
 /// The kernel one apply of case `c` is compared with: the generic fp64 kernel of the same key (its
 /// general-geometry data is computed on the device, so the check takes seconds at any size).
 operators::DeviceKernelKey check_reference_key(const BenchCase& c);

@@ -21,6 +21,16 @@ inline const char* to_string(GeometryForm f) {
   return f == GeometryForm::mf ? "mf" : f == GeometryForm::automatic ? "auto" : "pa";
 }
 
+/// The precision of the stored (pa) geometry of the fp64 general-geometry kernels.
+enum class GeometryStorage {
+  fp64,  ///< the operator's own precision (fp64 operators store fp64, fp32 operators fp32)
+  fp32,  ///< fp32 for the fp64 operators too: half the bytes of the stored data, the arithmetic
+         ///< in fp64; the operator is that of the stored data rounded to fp32 (relative 6e-8 per
+         ///< value), so its bilinear form lies within 1 -+ 6e-8 times the exact one's for cells whose
+         ///< stored 2x2 or 3x3 blocks are well conditioned
+};
+inline const char* to_string(GeometryStorage s) { return s == GeometryStorage::fp32 ? "fp32" : "fp64"; }
+
 struct DeviceTuning {
   /// cuda-core Cartesian kernels: work items per resident worker of the queue (0: 8) and the
   /// number of waves of resident blocks launched (0: 1).

@@ -168,6 +168,9 @@ def test_mesh_geometry(tmp):
         check(r.returncode == 2 and part in r.stderr, f"bench {args}: exit {r.returncode}, stderr {r.stderr!r}")
 
     refused(["--dim", "2", "--geometry", "mesh"], "--mesh FILE")
+    refused(["--geometry-storage", "fp32"], "--geometry map, trilinear or mesh")
+    refused(["--geometry", "map", "--geometry-storage", "fp32"], "--backend cuda")
+    refused(["--geometry", "map", "--geometry-form", "mf", "--geometry-storage", "fp32"], "stores no geometry")
     refused(["--dim", "2", "--mesh", os.path.join(tmp, "annulus2d.msh")], "--geometry mesh only")
     refused(["--dim", "2", "--geometry", "mesh", "--mesh", missing], "cannot read")
     refused(["--dim", "3", "--geometry", "mesh", "--mesh", write(["simplex", 3], "tets.msh")], "tetrahedra")

@@ -140,6 +140,8 @@ def test_bad_input(tmp):
         (["--json", "/nonexistent-dir/r.json"], "--json"), (["--vtu", "/nonexistent-dir/r.vtu"], "--vtu"),
         (["--backend", "fpga"], "--backend"), (["--variant", "generic"], "--variant"),
         (["--variant", "warp-drive"], "--variant"), (["--quadrature", "bp9"], "--quadrature"),
+        (["--geometry-storage", "fp16"], "--geometry-storage"),
+        (["--backend", "cpu", "--geometry-storage", "fp32"], "--geometry-storage"),
     ]
     for args, option in cases:
         out = os.path.join(tmp, "bad.json")

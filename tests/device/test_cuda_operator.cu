@@ -141,13 +141,15 @@ namespace {
 // general field) against the CPU operator. With `compiled` the map and the coefficient also have
 // their CUDA forms (the device geometry compiles them); without, the device geometry evaluates the
 // callables on the host threads. The relative error of the diagonal against the CPU operator's
-// goes to *diagonal_error when given; `tuning`: the kernel choices of the operator.
+// goes to *diagonal_error when given; `tuning`: the kernel choices of the operator; `storage`: the
+// precision of the stored geometry (fp32 with fp64: the cuda-core kernels reading it rounded).
 template <int dim>
 double mapped_device_vs_cpu(fe::Disc disc, int k, precision::Precision p, std::uint64_t seed, bool compiled = false,
                             double* diagonal_error = nullptr, operators::Variant variant = operators::Variant::generic,
                             fe::QuadratureKind quadrature = fe::QuadratureKind::gauss_k2, bool neumann = false,
                             operators::GeometryForm form = operators::GeometryForm::pa, bool affine = false,
-                            bool split = false, const operators::DeviceTuning& tuning = {}) {
+                            bool split = false, const operators::DeviceTuning& tuning = {},
+                            operators::GeometryStorage storage = operators::GeometryStorage::fp64) {
   // the curved map, or an affine one (trilinear cells)
   auto map = [affine](const mesh::Point<dim>& X) {
     mesh::Point<dim> x = X;
@@ -190,6 +192,7 @@ double mapped_device_vs_cpu(fe::Disc disc, int k, precision::Precision p, std::u
   cfg.degree = k;
   cfg.quadrature = quadrature;
   cfg.geometry_form = form;
+  cfg.geometry_storage = storage;
   cfg.coefficient = [](const double* x) { return 1.0 + 0.5 * x[0] * x[1] + 0.25 * std::sin(3.0 * x[0]); };
   if (compiled) cfg.coefficient_source.expression = "1.0 + 0.5 * x[0] * x[1] + 0.25 * sin(3.0 * x[0])";
   operators::DeviceKernelKey key;
@@ -202,17 +205,27 @@ double mapped_device_vs_cpu(fe::Disc disc, int k, precision::Precision p, std::u
   operators::set_geometry(key, mesh, dofs, cfg);
   EXPECT_TRUE(key.general_field);
   // the cuda-core family serves cg and dg on any geometry with stored geometry, for BP3 and BP5
-  // quadrature (dg: stored data only)
+  // quadrature (dg: stored data only); fp64 with fp32 stored geometry: cg with stored data only
+  const bool stored_fp32 = operators::fp32_stored_fp64(key);
   EXPECT_EQ(operators::device_kernel_supported(key),
             quadrature != fe::QuadratureKind::gauss_k1 &&
-                (disc == fe::Disc::cg || form != operators::GeometryForm::mf));
+                (disc == fe::Disc::cg || form != operators::GeometryForm::mf) &&
+                (!stored_fp32 || (disc == fe::Disc::cg && form != operators::GeometryForm::mf)));
+  if (stored_fp32) {
+    // the other families store fp64: they refuse the key
+    for (auto other : {operators::Variant::generic, operators::Variant::tensor_core}) {
+      auto o = key;
+      o.variant = other;
+      EXPECT_FALSE(operators::device_kernel_supported(o)) << o.to_string();
+    }
+  }
   key.variant = variant;
   const auto D = operators::make_device_operator<dim>(mesh, dofs, key, tuning, cfg.coefficient, cfg.coefficient_source);
   EXPECT_EQ(D->key().variant, variant);
   if (variant == operators::Variant::cuda_core) {
     const auto choices = D->choices();
     // Q1 node fields (k = 1) are trilinear whatever the map
-    const std::string expected = form == operators::GeometryForm::pa ? "stored"
+    const std::string expected = form == operators::GeometryForm::pa ? (stored_fp32 ? "stored fp32" : "stored")
                                  : affine || k == 1                  ? "trilinear vertices"
                                                                      : "nodes";
     bool found = false;
@@ -410,7 +423,71 @@ TEST(CudaOperator, CudaCoreStoredGeometryMatchesCpu) {
                     1e-5)
               << "3D fp32 Neumann" << tag << " " << what;
         }
+      // fp64 with the stored geometry rounded to fp32 (GeometryStorage::fp32): the operator within
+      // the rounding of its stored data; the diagonal from the fp64 data, formed for the call
+      const auto s32 = operators::GeometryStorage::fp32;
+      EXPECT_LT(mapped_device_vs_cpu<2>(fe::Disc::cg, k, P::fp64, rd(), compiled, &diag, Variant::cuda_core, quad, true,
+                                        pa, false, false, {}, s32),
+                1e-6)
+          << "2D fp32-stored Neumann " << what;
+      EXPECT_LT(diag, 1e-12) << "2D fp32-stored Neumann " << what;
+      operators::DeviceTuning one_cell;
+      one_cell.geometry_cells_per_block = 1;
+      one_cell.geometry_prefetch = 1;
+      EXPECT_LT(mapped_device_vs_cpu<3>(fe::Disc::cg, k, P::fp64, rd(), !compiled, &diag, Variant::cuda_core, quad,
+                                        true, pa, false, k % 2 == 1, one_cell, s32),
+                1e-6)
+          << "3D fp32-stored Neumann cells=1 prefetch " << what;
+      EXPECT_LT(diag, 1e-12) << "3D fp32-stored Neumann " << what;
+      EXPECT_LT(mapped_device_vs_cpu<3>(fe::Disc::cg, k, P::fp64, rd(), compiled, nullptr, Variant::cuda_core, quad,
+                                        false, pa, false, false, {}, s32),
+                1e-6)
+          << "3D fp32-stored " << what;
+      // an fp32 operator with fp32 storage asked for: the same fp32 operator
+      EXPECT_LT(mapped_device_vs_cpu<3>(fe::Disc::cg, k, P::fp32, rd(), compiled, nullptr, Variant::cuda_core, quad,
+                                        false, pa, false, false, {}, s32),
+                1e-5)
+          << "3D fp32 operator, fp32 storage " << what;
     }
+}
+
+TEST(CudaOperator, Fp32StoredGeometryKeys) {
+  // fp64 keys with fp32 stored geometry: the cuda-core cg kernels with stored data have them; dg,
+  // the matrix-free form, the Cartesian and 1D-table paths and the other families refuse them
+  operators::DeviceKernelKey key;
+  key.dim = 3;
+  key.degree = 4;
+  key.cartesian = false;
+  key.general_field = true;
+  key.quadrature = fe::QuadratureKind::gll_k1;
+  key.precision = precision::Precision::fp64;
+  key.variant = operators::Variant::cuda_core;
+  key.geometry_storage = operators::GeometryStorage::fp32;
+  EXPECT_TRUE(operators::device_kernel_supported(key));
+  EXPECT_NE(key.to_string().find("stored-fp32"), std::string::npos) << key.to_string();
+  EXPECT_EQ(operators::resolve_geometry_form(
+                [&] {
+                  auto a = key;
+                  a.geometry_form = operators::GeometryForm::automatic;
+                  return a;
+                }(),
+                mesh::GeometryKind::cartesian),
+            operators::GeometryForm::pa);
+  auto refused = [&](auto&& change) {
+    auto k2 = key;
+    change(k2);
+    EXPECT_FALSE(operators::device_kernel_supported(k2)) << k2.to_string();
+  };
+  refused([](auto& k2) { k2.disc = fe::Disc::dg; });
+  refused([](auto& k2) { k2.geometry_form = operators::GeometryForm::mf; });
+  refused([](auto& k2) { k2.general_field = false; });
+  refused([](auto& k2) { k2.variant = operators::Variant::generic; });
+  refused([](auto& k2) { k2.variant = operators::Variant::tensor_core; });
+  // fp32 keys store fp32 anyway: the request changes nothing
+  auto f = key;
+  f.precision = precision::Precision::fp32;
+  EXPECT_TRUE(operators::device_kernel_supported(f));
+  EXPECT_EQ(f.to_string().find("stored-fp32"), std::string::npos) << f.to_string();
 }
 
 TEST(CudaOperator, CudaCoreDgStoredGeometryMatchesCpu) {

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <limits>
 #include <random>
+#include <type_traits>
 #include <vector>
 
 #include "core/vector.h"
@@ -14,6 +15,21 @@
 #include "operators/device/ghosted_apply.h"
 
 namespace tcfem::test_inputs {
+
+/// Points a program's stored geometry p.coef at `coef` (Stored = Number), or p.coef_fp32 at the
+/// returned rounding of it to fp32 with p.coef null (Stored = float), so that only it can be read.
+template <typename Stored, typename Number, class Params, class Coef>
+std::vector<float> point_stored_data(Params& p, const Coef& coef) {
+  std::vector<float> rounded;
+  if constexpr (std::is_same_v<Stored, Number>) {
+    p.coef = coef.data();
+  } else {
+    rounded.assign(coef.begin(), coef.end());
+    p.coef = nullptr;
+    p.coef_fp32 = rounded.data();
+  }
+  return rounded;
+}
 
 /// ||y - A x|| / ||A x|| for y = emulate(x) (emulate(const Number* x, Number* y) over n entries,
 /// y poisoned with NaN before).

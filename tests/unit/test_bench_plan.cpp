@@ -62,6 +62,15 @@ TEST(BenchPlan, ReferenceIsNotCheckedAgainstItself) {
   EXPECT_EQ(bench::check_tolerance(Precision::fp64), 1e-12);
   EXPECT_EQ(bench::check_tolerance(Precision::tf32x3), 1e-5);
   EXPECT_EQ(bench::check_tolerance(Precision::bf16), 1e-2);
+  // fp64 with fp32 stored geometry: the rounding of the stored data
+  operators::DeviceKernelKey key;
+  key.precision = Precision::fp64;
+  key.general_field = true;
+  EXPECT_EQ(bench::check_tolerance(key), 1e-12);
+  key.geometry_storage = operators::GeometryStorage::fp32;
+  EXPECT_EQ(bench::check_tolerance(key), 1e-6);
+  key.precision = Precision::fp32;
+  EXPECT_EQ(bench::check_tolerance(key), 1e-5);
 }
 
 TEST(BenchPlan, MemoryEstimateGrowsWithTheProblem) {

@@ -83,6 +83,36 @@ TEST(DeviceMemoryEstimate, MatrixFreeGeometry) {
                    estimate_device_multigrid_memory(2, n, pa2, mapped, s).operators);
 }
 
+// --geometry-storage fp32: the fp64 operators (the outer one, and the fp64 levels of the FMG
+// start or an fp64 V-cycle) hold half the stored bytes; an fp32 V-cycle's levels hold fp32 anyway.
+TEST(DeviceMemoryEstimate, Fp32StoredGeometry) {
+  const double n = 1e8, ls = 8.0 / 7.0;
+  auto c = cg_config(4);
+  c.quadrature = fe::QuadratureKind::gll_k1;
+  const auto mapped = mesh::GeometryKind::mapped;
+  const auto fp64 = settings(OuterSolver::cg, precision::Precision::fp64);
+  auto fp32 = settings(OuterSolver::fgmres, precision::Precision::fp32);
+  fp32.start = StartKind::fmg;
+  const auto pa64 = estimate_device_multigrid_memory(3, n, c, mapped, fp64);
+  const auto pa32 = estimate_device_multigrid_memory(3, n, c, mapped, fp32);
+  c.geometry_storage = operators::GeometryStorage::fp32;
+  const auto s64 = estimate_device_multigrid_memory(3, n, c, mapped, fp64);
+  const auto s32 = estimate_device_multigrid_memory(3, n, c, mapped, fp32);
+  EXPECT_GT(pa64.operators, 0.0);
+  EXPECT_NEAR(s64.operators, pa64.operators / 2.0, 1.0);
+  // fp32 V-cycle with the FMG start: the levels (fp32 either way) keep their bytes, the outer
+  // operator and the FMG's fp64 operators of the coarser levels halve theirs
+  const double per_dof = pa64.operators / (ls * n);
+  EXPECT_NEAR(pa32.operators - s32.operators, 0.5 * per_dof * n * (1.0 + (ls - 1.0)), 1.0);
+  EXPECT_DOUBLE_EQ(s32.levels, pa32.levels);
+  // dg keeps its stored data in fp64 (no fp32-stored dg kernel)
+  c.disc = fe::Disc::dg;
+  auto d64 = c;
+  d64.geometry_storage = operators::GeometryStorage::fp64;
+  EXPECT_DOUBLE_EQ(estimate_device_multigrid_memory(3, n, c, mapped, fp64).operators,
+                   estimate_device_multigrid_memory(3, n, d64, mapped, fp64).operators);
+}
+
 // --geometry-form auto: mf for the trilinear cells of a Cartesian mesh (general geometry: a
 // coefficient or Neumann faces) where measured faster, pa for curved cells and elsewhere.
 TEST(GeometryForm, AutomaticResolution) {
@@ -154,6 +184,9 @@ TEST(StoredGeometryVariant, TensorCoresWhereMeasuredFaster) {
   EXPECT_EQ(operators::fastest_stored_geometry_variant(other), Variant::cuda_core);
   other = key;
   other.dim = 2;
+  EXPECT_EQ(operators::fastest_stored_geometry_variant(other), Variant::cuda_core);
+  other = key;
+  other.geometry_storage = operators::GeometryStorage::fp32;
   EXPECT_EQ(operators::fastest_stored_geometry_variant(other), Variant::cuda_core);
   other = key;
   other.disc = fe::Disc::dg;

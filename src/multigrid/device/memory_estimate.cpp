@@ -57,12 +57,17 @@ DeviceMemoryEstimate estimate_device_multigrid_memory(int dim, double fine_dofs,
                   (geometry != mesh::GeometryKind::cartesian || bool(config.coefficient));
   const double op_bytes_per_dof =
       mf ? (3.0 + (config.coefficient ? 1.0 : 0.0)) * 8.0 + 24.0 / std::pow(double(config.degree), 3) : pa_bytes_per_dof;
-  e.operators = level_sum * n * op_bytes_per_dof * s / 8.0 + (in_double ? 0.0 : op_bytes_per_dof * n);
+  // the fp64 operators with their stored geometry in fp32 (cuda-core cg): half the stored bytes
+  const bool stored_fp32 = config.geometry_storage == operators::GeometryStorage::fp32 && !mf &&
+                           config.disc == fe::Disc::cg;
+  const double fp64_op_bytes_per_dof = stored_fp32 ? op_bytes_per_dof / 2.0 : op_bytes_per_dof;
+  e.operators = in_double ? level_sum * n * fp64_op_bytes_per_dof
+                          : level_sum * n * op_bytes_per_dof * s / 8.0 + fp64_op_bytes_per_dof * n;
   if (!in_double && starts_with_fmg(settings)) {
     // MixedFullMultigrid: fp64 operators of the coarser levels (the finest one is the outer
     // operator), fp64 transfers (work buffers: one level vector each), fp64 x, b below the finest
     // and r on every level, and a residual and a correction in the V-cycle's type on every level
-    e.operators += (level_sum - 1.0) * n * op_bytes_per_dof;
+    e.operators += (level_sum - 1.0) * n * fp64_op_bytes_per_dof;
     e.levels += 8.0 * n * (2.0 * (level_sum - 1.0) + level_sum) + s * n * 2.0 * level_sum;
   }
   e.fixed = 320e6;  // dense coarse factor, tables, cuBLAS/cuSOLVER workspaces and the CUDA runtime

@@ -37,6 +37,7 @@ operators::DeviceKernelKey device_level_key(int dim, const operators::OperatorCo
   key.cartesian = geometry.cartesian;
   key.general_field = geometry.general_field;
   key.geometry_form = geometry.geometry_form;
+  key.geometry_storage = geometry.geometry_storage;
   key.quadrature = config.quadrature;
   key.form = operators::Form::laplace;
   key.precision = precision;
@@ -45,6 +46,8 @@ operators::DeviceKernelKey device_level_key(int dim, const operators::OperatorCo
     key.variant = Variant::cuda_core;
     // the matrix-free form where its kernels exist (3D BP5), stored data elsewhere
     if (!operators::device_kernel_supported(key)) key.geometry_form = operators::GeometryForm::pa;
+    // fp32 stored geometry where the cuda-core kernels have it (cg), the level's precision elsewhere
+    if (!operators::device_kernel_supported(key)) key.geometry_storage = operators::GeometryStorage::fp64;
     if (!operators::device_kernel_supported(key)) key.variant = Variant::generic;
     // stored geometry in fp64: the tensor cores where measured faster, on devices that have them
     if (key.variant == Variant::cuda_core) key = operators::with_fastest_stored_geometry_variant(key);
@@ -52,6 +55,7 @@ operators::DeviceKernelKey device_level_key(int dim, const operators::OperatorCo
   }
   key.variant = Variant::tensor_core;
   key.geometry_form = operators::GeometryForm::pa;
+  key.geometry_storage = operators::GeometryStorage::fp64;
   if (!operators::device_kernel_supported(key))
     throw InputError(std::string("--mg-precision ") + std::string(precision::to_string(precision)) +
                      ": the device V-cycle in this precision uses the tensor-core operators, which exist for --disc cg and dg "

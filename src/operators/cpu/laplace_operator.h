@@ -42,6 +42,10 @@ struct OperatorConfig {
   /// recomputed from the nodes where a kernel exists, multigrid levels fall back to pa elsewhere;
   /// automatic: operators::resolve_geometry_form).
   GeometryForm geometry_form = GeometryForm::pa;
+  /// The precision of the device's stored geometry (GeometryStorage::fp32: the fp64 cuda-core
+  /// operators read it rounded to fp32; the CPU operators and the other device families store it
+  /// in their own precision).
+  GeometryStorage geometry_storage = GeometryStorage::fp64;
   /// The coefficient a(x) of -div(a grad u); empty: a = 1. Every multigrid level evaluates it at
   /// its own quadrature points.
   Coefficient coefficient;

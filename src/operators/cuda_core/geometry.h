@@ -30,6 +30,7 @@
 // (nodes on the faces of Params::dirichlet): the inputs read as 0, and every thread that gathers
 // such a node writes dst_b = src_b (the same value from every cell), never an atomic.
 #include <cstdint>
+#include <type_traits>
 
 #include "core/hd.h"
 #include "fe/dirichlet_bits.h"
@@ -121,6 +122,9 @@ struct GeomParams {
   /// J^{-T} (operators/geometry_data.h), points lexicographic; then inv_h = 1, Dc = D and the
   /// tables above are unused.
   const Number* coef = nullptr;
+  /// Stored geometry rounded to fp32 for an fp64 program (its `Stored` = float): the same layout
+  /// as coef, which is then unused.
+  const float* coef_fp32 = nullptr;
 };
 
 /// b_j = s_j' / h_j prod_{i != j} s_i of one point from its 1D table values (s, ds = s'/h).
@@ -161,12 +165,12 @@ TCFEM_HD constexpr int deformed_flux_flops(int dim) { return dim == 3 ? 3 + 6 + 
 
 /// The flux f = C u in place at point `pt` of a cell's stored data C ([sym][Q] with Q points per
 /// cell; the symmetric entries row-wise upper triangle, operators/geometry_data.h: sym_index).
-template <int dim, int Q, typename Number>
-TCFEM_HD inline void stored_flux(const Number* C, int pt, Number* u) {
+template <int dim, int Q, typename Stored, typename Number>
+TCFEM_HD inline void stored_flux(const Stored* C, int pt, Number* u) {
   if constexpr (dim == 3) {
-    const Number c00 = load_streaming(C + pt), c01 = load_streaming(C + Q + pt), c02 = load_streaming(C + 2 * Q + pt);
-    const Number c11 = load_streaming(C + 3 * Q + pt), c12 = load_streaming(C + 4 * Q + pt);
-    const Number c22 = load_streaming(C + 5 * Q + pt);
+    const Number c00 = Number(load_streaming(C + pt)), c01 = Number(load_streaming(C + Q + pt));
+    const Number c02 = Number(load_streaming(C + 2 * Q + pt)), c11 = Number(load_streaming(C + 3 * Q + pt));
+    const Number c12 = Number(load_streaming(C + 4 * Q + pt)), c22 = Number(load_streaming(C + 5 * Q + pt));
     const Number f0 = c00 * u[0] + c01 * u[1] + c02 * u[2];
     const Number f1 = c01 * u[0] + c11 * u[1] + c12 * u[2];
     const Number f2 = c02 * u[0] + c12 * u[1] + c22 * u[2];
@@ -174,7 +178,8 @@ TCFEM_HD inline void stored_flux(const Number* C, int pt, Number* u) {
     u[1] = f1;
     u[2] = f2;
   } else {
-    const Number c00 = load_streaming(C + pt), c01 = load_streaming(C + Q + pt), c11 = load_streaming(C + 2 * Q + pt);
+    const Number c00 = Number(load_streaming(C + pt)), c01 = Number(load_streaming(C + Q + pt));
+    const Number c11 = Number(load_streaming(C + 2 * Q + pt));
     const Number f0 = c00 * u[0] + c01 * u[1];
     const Number f1 = c01 * u[0] + c11 * u[1];
     u[0] = f0;
@@ -225,15 +230,27 @@ struct GeomThread {
 /// stored: the flux from the stored cell data p.coef (any geometry, partial assembly) instead of
 /// the deformed box's 1D tables. dg (with stored): the cell term of the SIPG Laplacian on the dg
 /// layout (each cell's (k+1)^dim values contiguous, no constrained nodes); the face terms are the
-/// face program's (operators/cuda_core/geometry_faces.h).
-template <int dim, int k, int q, bool colloc, typename Number, bool stored = false, bool dg = false>
+/// face program's (operators/cuda_core/geometry_faces.h). Stored (with stored): the type of the
+/// stored data, Number or float (p.coef_fp32: an fp64 program reading its geometry rounded to fp32).
+template <int dim, int k, int q, bool colloc, typename Number, bool stored = false, bool dg = false,
+          typename Stored = Number>
 struct GeomProgram {
   static constexpr int n = k + 1;
   static constexpr GeomLayout L = geom_layout(dim, k, q);
   static_assert(!colloc || q == n, "collocated quadrature has k+1 points");
   static_assert(!dg || stored, "dg: stored geometry");
+  static_assert(std::is_same_v<Stored, Number> || (stored && std::is_same_v<Stored, float>),
+                "stored data of another type: fp32, with stored geometry");
   using Params = GeomParams<dim, k, q, Number>;
   using Thread = GeomThread<q, Number>;
+
+  /// Stored geometry: the cells' stored data in the type Stored.
+  TCFEM_HD static const Stored* stored_data(const Params& p) {
+    if constexpr (std::is_same_v<Stored, Number>)
+      return p.coef;
+    else
+      return p.coef_fp32;
+  }
 
   struct Tables {
     Number* cells;  // cell buffers
@@ -387,7 +404,7 @@ struct GeomProgram {
         u[2] += p.Dc[z][c] * th.r[c];
       }
       if constexpr (stored) {
-        stored_flux<3, L.Q>(p.coef + th.cell * (6 * L.Q), at(th.a, th.b, z), u);
+        stored_flux<3, L.Q>(stored_data(p) + th.cell * (6 * L.Q), at(th.a, th.b, z), u);
       } else {
         const Number s2 = p.s[2][th.c[2] * q + z], ds2 = p.ds[2][th.c[2] * q + z];
         const Number b[3] = {d0s1 * s2, s0d1 * s2, s01 * ds2};
@@ -501,7 +518,7 @@ struct GeomProgram {
         u[1] += p.Dc[y][c] * th.r[c];
       }
       if constexpr (stored) {
-        stored_flux<2, L.Q>(p.coef + th.cell * (3 * L.Q), at(th.a, y, 0), u);
+        stored_flux<2, L.Q>(stored_data(p) + th.cell * (3 * L.Q), at(th.a, y, 0), u);
       } else {
         const Number s1 = p.s[1][th.c[1] * q + y], ds1 = p.ds[1][th.c[1] * q + y];
         const Number b[2] = {ds0 * s1, s0 * ds1};

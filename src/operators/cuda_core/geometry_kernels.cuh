@@ -34,11 +34,12 @@
 
 namespace tcfem::operators::cuda_core {
 
-template <int dim, int k, int q, bool colloc, typename Number, int min_blocks, bool stored, bool dg = false>
+template <int dim, int k, int q, bool colloc, typename Number, int min_blocks, bool stored, bool dg = false,
+          typename Stored = Number>
 __global__ void __launch_bounds__(GeomProgram<dim, k, q, colloc, Number>::L.threads, min_blocks)
     geom_kernel(const __grid_constant__ GeomParams<dim, k, q, Number> p, const Number* __restrict__ src,
                 Number* __restrict__ dst) {
-  using Prog = GeomProgram<dim, k, q, colloc, Number, stored, dg>;
+  using Prog = GeomProgram<dim, k, q, colloc, Number, stored, dg, Stored>;
   extern __shared__ __align__(16) unsigned char smem_raw[];
   const auto t = Prog::arrays(reinterpret_cast<Number*>(smem_raw), p);
   typename Prog::Thread th;
@@ -174,9 +175,20 @@ class GeometryOperatorBase : public DeviceOperatorBase {
     for (std::size_t i = 1; i < regions_.size(); ++i) launch_region(regions_[i], dst, src);
   }
   /// Stored geometry: the diagonal from the stored cell data (the generic operator's algorithm).
+  /// The operators that keep no stored data in Number (geometry from nodes, or stored in fp32)
+  /// form it for the time of the call (from their copy of the mesh).
   bool diagonal(void* diag) const override {
-    if (!coef_) return false;
+    if (coef_) {
+      device_general_diagonal<Number>(view_, grid_, Db_, static_cast<Number*>(diag));
+      return true;
+    }
+    if (!recompute_) return false;
+    auto* self = const_cast<GeometryOperatorBase*>(this);
+    const fe::DofLayout<dim> dofs(recompute_->mesh, fe::Disc::cg, this->key_.degree, recompute_->dirichlet);
+    self->compute_stored(recompute_->mesh, dofs, this->key_.quadrature, recompute_->coefficient, recompute_->source);
     device_general_diagonal<Number>(view_, grid_, Db_, static_cast<Number*>(diag));
+    TCFEM_CUDA_CHECK(cudaDeviceSynchronize());
+    self->release_stored();
     return true;
   }
   std::vector<double> cell_metric() const override {
@@ -268,6 +280,31 @@ class GeometryOperatorBase : public DeviceOperatorBase {
     return coef_->data();
   }
 
+  /// Stored geometry rounded to fp32 (an fp64 operator of GeometryStorage::fp32): compute_stored
+  /// in fp64, the cell metric from it, the rounded copy, the fp64 data freed (the diagonal forms it
+  /// again for the time of its call). Returns the device array.
+  const float* compute_stored_fp32(const mesh::BoxMesh<dim>& mesh, const fe::DofLayout<dim>& dofs,
+                                   fe::QuadratureKind kind, const Coefficient& coefficient,
+                                   const jit::DeviceSource& coefficient_source) {
+    static_assert(std::is_same_v<Number, double>, "fp32 stored geometry: of the fp64 operators");
+    compute_stored(mesh, dofs, kind, coefficient, coefficient_source);
+    metric_ = device_cell_metric<Number>(view_);
+    coef_fp32_ = std::make_unique<DeviceBuffer<float>>(coef_->size());
+    device_round_to_float(coef_->data(), coef_fp32_->data(), coef_->size());
+    TCFEM_CUDA_CHECK(cudaDeviceSynchronize());
+    table_bytes_ += coef_fp32_->size() * sizeof(float);
+    release_stored();
+    keep_for_diagonal(mesh, dofs, coefficient, coefficient_source);
+    geometry_name_ = "stored fp32";
+    return coef_fp32_->data();
+  }
+
+  /// What the diagonal of an operator without stored data in Number needs to form it (cg).
+  void keep_for_diagonal(const mesh::BoxMesh<dim>& mesh, const fe::DofLayout<dim>& dofs,
+                         const Coefficient& coefficient, const jit::DeviceSource& coefficient_source) {
+    recompute_ = std::make_unique<Recompute>(Recompute{mesh, dofs.dirichlet_faces(), coefficient, coefficient_source});
+  }
+
   /// Frees the stored cell data of compute_stored (the diagonal's tables stay).
   void release_stored() {
     if (!coef_) return;
@@ -327,6 +364,14 @@ class GeometryOperatorBase : public DeviceOperatorBase {
 
   std::array<std::unique_ptr<DeviceBuffer<Number>>, dim> s_, ds_;
   std::unique_ptr<DeviceBuffer<Number>> coef_, b_table_;  ///< stored geometry and the diagonal's B
+  std::unique_ptr<DeviceBuffer<float>> coef_fp32_;         ///< stored geometry rounded to fp32
+  struct Recompute {
+    mesh::BoxMesh<dim> mesh;
+    fe::DirichletFaces<dim> dirichlet;
+    Coefficient coefficient;
+    jit::DeviceSource source;
+  };
+  std::unique_ptr<Recompute> recompute_;  ///< see keep_for_diagonal
   std::vector<double> Db_;
   std::vector<double> metric_;           ///< the cell metric, where computed at setup
   const char* geometry_name_ = nullptr;  ///< the "geometry" choice, where not stored or 1D tables
@@ -346,8 +391,9 @@ class GeometryOperatorBase : public DeviceOperatorBase {
 
 /// cg Laplacian on general 2D geometry by the points program: memset of dst + one kernel. Geometry
 /// from the 1D tables of the deformed (or Cartesian) box, or with `stored` from the stored cell
-/// data of any geometry (a mapped box, a mesh's node field, a variable coefficient).
-template <int dim, int k, int q, bool colloc, typename Number, bool stored>
+/// data of any geometry (a mapped box, a mesh's node field, a variable coefficient), of type
+/// Stored (float for an fp64 operator: GeometryStorage::fp32).
+template <int dim, int k, int q, bool colloc, typename Number, bool stored, typename Stored = Number>
 class CgGeometryOperator final : public GeometryOperatorBase<dim, GeomParams<dim, k, q, Number>, Number> {
   using Base = GeometryOperatorBase<dim, GeomParams<dim, k, q, Number>, Number>;
 
@@ -366,7 +412,12 @@ class CgGeometryOperator final : public GeometryOperatorBase<dim, GeomParams<dim
     auto& p = this->params_;
     p = setup.params(s, ds);
     p.dirichlet = fe::dirichlet_bits(dofs.dirichlet_faces());
-    if constexpr (stored) p.coef = this->compute_stored(mesh, dofs, key.quadrature, coefficient, coefficient_source);
+    if constexpr (stored) {
+      if constexpr (std::is_same_v<Stored, Number>)
+        p.coef = this->compute_stored(mesh, dofs, key.quadrature, coefficient, coefficient_source);
+      else
+        p.coef_fp32 = this->compute_stored_fp32(mesh, dofs, key.quadrature, coefficient, coefficient_source);
+    }
     const DeviceTuning t = checked_geometry_tuning(tuning);
     p.cells = t.geometry_cells_per_block > 0 ? std::min(t.geometry_cells_per_block, L.cells) : L.cells;
     p.cell_stride = geom_best_cell_stride(L, int(sizeof(Number)));
@@ -375,7 +426,7 @@ class CgGeometryOperator final : public GeometryOperatorBase<dim, GeomParams<dim
     this->blocks_ = geom_blocks<dim, k, q, colloc, Number>(p);
     this->smem_ = launch.smem_elements() * int(sizeof(Number));
     this->min_blocks_ = 1;
-    this->kernel_ = geom_kernel<dim, k, q, colloc, Number, 1, stored>;
+    this->kernel_ = geom_kernel<dim, k, q, colloc, Number, 1, stored, false, Stored>;
     this->program_ = "points";
     this->cells_per_block_ = p.cells;
     this->prepare_launch("general-geometry kernel");
@@ -390,11 +441,11 @@ class CgGeometryOperator final : public GeometryOperatorBase<dim, GeomParams<dim
 /// The lines program (3D): the phases of GeomLinesProgram with a barrier between each two
 /// (operators/cuda_core/geometry_lines.h).
 template <int k, int q, bool colloc, typename Number, int min_blocks, bool stored, bool nodes = false,
-          bool trilinear = false, bool dg = false>
+          bool trilinear = false, bool dg = false, typename Stored = Number>
 __global__ void __launch_bounds__(geom_lines_layout(q).threads, min_blocks)
     geom_lines_kernel(const __grid_constant__ GeomLinesParams<k, q, Number> p, const Number* __restrict__ src,
                       Number* __restrict__ dst) {
-  using Prog = GeomLinesProgram<k, q, colloc, Number, stored, nodes, trilinear, dg>;
+  using Prog = GeomLinesProgram<k, q, colloc, Number, stored, nodes, trilinear, dg, Stored>;
   extern __shared__ __align__(16) unsigned char smem_raw[];
   Number* sm = reinterpret_cast<Number*>(smem_raw);
   typename Prog::Thread th;
@@ -439,7 +490,9 @@ __global__ void __launch_bounds__(geom_lines_layout(q).threads, min_blocks)
 /// `nodes` (BP5) recomputed from the node field (matrix-free). The matrix-free operator checks
 /// the geometry and the coefficient and computes the cell metric at setup without storing cell
 /// data; its diagonal forms the stored data for the time of the call (from a copy of the mesh).
-template <int k, int q, bool colloc, typename Number, bool stored, bool nodes = false>
+/// Stored: the type of the stored data (float for an fp64 operator: GeometryStorage::fp32; its
+/// diagonal forms the fp64 data for the time of the call as well).
+template <int k, int q, bool colloc, typename Number, bool stored, bool nodes = false, typename Stored = Number>
 class CgGeometryLinesOperator final : public GeometryOperatorBase<3, GeomLinesParams<k, q, Number>, Number> {
   using Base = GeometryOperatorBase<3, GeomLinesParams<k, q, Number>, Number>;
 
@@ -462,15 +515,20 @@ class CgGeometryLinesOperator final : public GeometryOperatorBase<3, GeomLinesPa
   /// 2, 3, 4, 6, 8 and the layout's; docs/performance.md, "Curved geometry on FP64 tensor cores");
   /// 0 (the layout's count: about 256 threads) where that was fastest or within 3%, and for the
   /// other forms. Fewer cells than the layout's let more blocks be resident where the registers
-  /// limit them (132-148 registers per thread at k >= 6: one block of 256 threads per SM).
+  /// limit them (132-148 registers per thread at k >= 6: one block of 256 threads per SM). fp64
+  /// with the stored data in fp32: the same sweep of its own (docs/performance.md, "Stored
+  /// geometry in fp32 for the fp64 operators").
   static constexpr int default_cells() {
     if constexpr (!stored) return 0;
     constexpr bool fp64 = std::is_same_v<Number, double>;
     //                                k = 1  2  3  4  5  6  7  8
     constexpr int bp5_fp64[8] = {0, 3, 2, 1, 0, 1, 1, 1};
     constexpr int bp5_fp32[8] = {0, 0, 4, 6, 3, 0, 1, 1};
+    constexpr int bp5_s32[8] = {0, 3, 2, 6, 0, 1, 1, 1};
     constexpr int bp3_fp64[8] = {0, 2, 1, 3, 1, 1, 1, 1};
     constexpr int bp3_fp32[8] = {0, 4, 6, 3, 0, 1, 1, 1};
+    constexpr int bp3_s32[8] = {0, 2, 6, 3, 1, 1, 1, 1};
+    if constexpr (!std::is_same_v<Stored, Number>) return colloc ? bp5_s32[k - 1] : bp3_s32[k - 1];
     if constexpr (colloc) return fp64 ? bp5_fp64[k - 1] : bp5_fp32[k - 1];
     else return fp64 ? bp3_fp64[k - 1] : bp3_fp32[k - 1];
   }
@@ -478,8 +536,11 @@ class CgGeometryLinesOperator final : public GeometryOperatorBase<3, GeomLinesPa
   /// where the tuning does not say: where it was measured at least 3% faster on the H200 (the
   /// quarter annulus at 3e7 DoFs, both settings in one lease; docs/performance.md, "The stored
   /// data requested into L2"): fp64 BP5 k = 4 and BP3 k = 1, 2, 4; it was slower or within 3%
-  /// elsewhere (fp32: up to 15% slower).
+  /// elsewhere (fp32: up to 15% slower). fp64 with the stored data in fp32: on at k = 8 (BP5 and
+  /// BP3, 3-5% faster), off elsewhere (docs/performance.md, "Stored geometry in fp32 for the fp64
+  /// operators").
   static constexpr bool default_prefetch() {
+    if constexpr (stored && !std::is_same_v<Stored, Number>) return k == 8;
     if constexpr (!stored || !std::is_same_v<Number, double>) return false;
     if constexpr (colloc) return k == 4;
     else return k == 1 || k == 2 || k == 4;
@@ -496,21 +557,7 @@ class CgGeometryLinesOperator final : public GeometryOperatorBase<3, GeomLinesPa
       if (min_blocks == 3) return geom_lines_kernel<k, q, colloc, Number, 3, stored, nodes>;
       if (min_blocks == 4) return geom_lines_kernel<k, q, colloc, Number, 4, stored, nodes>;
     }
-    return geom_lines_kernel<k, q, colloc, Number, 1, stored, nodes>;
-  }
-
-  bool diagonal(void* diag) const override {
-    if constexpr (!nodes) {
-      return Base::diagonal(diag);
-    } else {
-      auto* self = const_cast<CgGeometryLinesOperator*>(this);
-      const fe::DofLayout<3> dofs(*mesh_, fe::Disc::cg, k, dirichlet_);
-      self->compute_stored(*mesh_, dofs, this->key_.quadrature, coefficient_, coefficient_source_);
-      device_general_diagonal<Number>(this->view_, this->grid_, this->Db_, static_cast<Number*>(diag));
-      TCFEM_CUDA_CHECK(cudaDeviceSynchronize());
-      self->release_stored();
-      return true;
-    }
+    return geom_lines_kernel<k, q, colloc, Number, 1, stored, nodes, false, false, Stored>;
   }
 
   CgGeometryLinesOperator(const mesh::BoxMesh<3>& mesh, const fe::DofLayout<3>& dofs, const DeviceKernelKey& key,
@@ -541,7 +588,10 @@ class CgGeometryLinesOperator final : public GeometryOperatorBase<3, GeomLinesPa
     p = setup.params(s, ds);
     p.dirichlet = fe::dirichlet_bits(dofs.dirichlet_faces());
     if constexpr (stored) {
-      p.coef = this->compute_stored(mesh, dofs, key.quadrature, coefficient, coefficient_source);
+      if constexpr (std::is_same_v<Stored, Number>)
+        p.coef = this->compute_stored(mesh, dofs, key.quadrature, coefficient, coefficient_source);
+      else
+        p.coef_fp32 = this->compute_stored_fp32(mesh, dofs, key.quadrature, coefficient, coefficient_source);
       p.prefetch = t.geometry_prefetch != 0 ? t.geometry_prefetch > 0 : default_prefetch();
       this->prefetch_ = p.prefetch ? "on" : "off";
     }
@@ -552,10 +602,7 @@ class CgGeometryLinesOperator final : public GeometryOperatorBase<3, GeomLinesPa
       p.n_nodes = node_.n_nodes;
       p.a_nodes = node_.a_nodes ? node_.a_nodes->data() : nullptr;
       this->geometry_name_ = p.disp ? "nodes" : "trilinear vertices";
-      mesh_ = std::make_unique<mesh::BoxMesh<3>>(mesh);
-      dirichlet_ = dofs.dirichlet_faces();
-      coefficient_ = coefficient;
-      coefficient_source_ = coefficient_source;
+      this->keep_for_diagonal(mesh, dofs, coefficient, coefficient_source);
     }
     const GeomLinesLayout& L = p.layout;
     this->threads_ = L.threads;
@@ -573,10 +620,6 @@ class CgGeometryLinesOperator final : public GeometryOperatorBase<3, GeomLinesPa
 
  private:
   DeviceNodeGeometry<Number> node_;
-  std::unique_ptr<mesh::BoxMesh<3>> mesh_;  ///< nodes: for the diagonal
-  fe::DirichletFaces<3> dirichlet_{};
-  Coefficient coefficient_;
-  jit::DeviceSource coefficient_source_;
 };
 
 template <int dim>
@@ -584,18 +627,19 @@ using GeomFactory = std::unique_ptr<DeviceOperator> (*)(const mesh::BoxMesh<dim>
                                                         const DeviceKernelKey&, const DeviceTuning&,
                                                         const Coefficient&, const jit::DeviceSource&);
 
-template <int dim, int k, fe::QuadratureKind kind, typename Number, bool stored, bool nodes = false>
+template <int dim, int k, fe::QuadratureKind kind, typename Number, bool stored, bool nodes = false,
+          typename Stored = Number>
 std::unique_ptr<DeviceOperator> build_geom(const mesh::BoxMesh<dim>& mesh, const fe::DofLayout<dim>& dofs,
                                            const DeviceKernelKey& key, const DeviceTuning& tuning,
                                            const Coefficient& coefficient, const jit::DeviceSource& source) {
   constexpr int q = geom_points(kind, k);
   constexpr bool colloc = kind == fe::QuadratureKind::gll_k1;
   if constexpr (dim == 3)
-    return std::make_unique<CgGeometryLinesOperator<k, q, colloc, Number, stored, nodes>>(mesh, dofs, key, tuning,
-                                                                                         coefficient, source);
+    return std::make_unique<CgGeometryLinesOperator<k, q, colloc, Number, stored, nodes, Stored>>(
+        mesh, dofs, key, tuning, coefficient, source);
   else
-    return std::make_unique<CgGeometryOperator<dim, k, q, colloc, Number, stored>>(mesh, dofs, key, tuning,
-                                                                                  coefficient, source);
+    return std::make_unique<CgGeometryOperator<dim, k, q, colloc, Number, stored, Stored>>(mesh, dofs, key, tuning,
+                                                                                          coefficient, source);
 }
 
 /// table[form][quadrature kind][degree - 1], form 0 the 1D tables (every kind), 1 stored geometry
@@ -631,6 +675,28 @@ std::unique_ptr<DeviceOperator> make_geom_operator_typed(const mesh::BoxMesh<dim
   const int form = !key.general_field ? 0 : key.geometry_form == GeometryForm::mf ? 2 : 1;
   const auto f = table.f[form][int(key.quadrature)][key.degree - 1];
   return f ? f(mesh, dofs, key, tuning, coefficient, coefficient_source) : nullptr;
+}
+
+/// The fp64 operator with its stored geometry rounded to fp32 (GeometryStorage::fp32) for a
+/// supported key (general_field, pa, BP3 or BP5); nullptr where no kernel exists.
+template <int dim, int... K>
+std::unique_ptr<DeviceOperator> make_geom_stored_fp32_operator(const mesh::BoxMesh<dim>& mesh,
+                                                               const fe::DofLayout<dim>& dofs,
+                                                               const DeviceKernelKey& key, const DeviceTuning& tuning,
+                                                               const Coefficient& coefficient,
+                                                               const jit::DeviceSource& coefficient_source,
+                                                               std::integer_sequence<int, K...>) {
+  using fe::QuadratureKind;
+  static const std::array<std::array<GeomFactory<dim>, 8>, 2> table = [] {
+    std::array<std::array<GeomFactory<dim>, 8>, 2> t{};
+    ((t[0][K] = &build_geom<dim, K + 1, QuadratureKind::gll_k1, double, true, false, float>), ...);
+    ((t[1][K] = &build_geom<dim, K + 1, QuadratureKind::gauss_k2, double, true, false, float>), ...);
+    return t;
+  }();
+  if (!key.general_field || key.geometry_form == GeometryForm::mf || key.degree < 1 || key.degree > 8) return nullptr;
+  const int row = key.quadrature == QuadratureKind::gll_k1 ? 0 : key.quadrature == QuadratureKind::gauss_k2 ? 1 : -1;
+  if (row < 0) return nullptr;
+  return table[row][key.degree - 1](mesh, dofs, key, tuning, coefficient, coefficient_source);
 }
 
 }  // namespace tcfem::operators::cuda_core

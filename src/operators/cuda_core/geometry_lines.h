@@ -23,6 +23,7 @@
 // symmetric points is anti-centrosymmetric (D_{q-1-i,q-1-j} = -D_ij). Per point: 15 shared accesses
 // (the point-per-thread program: 4 q + 3), 6 even-odd products of length q per q points.
 #include <cstdint>
+#include <type_traits>
 
 #include "arch/async_copy.h"
 #include "core/hd.h"
@@ -207,6 +208,9 @@ struct GeomLinesParams {
   /// Stored geometry (the program's `stored` form): coef[cell][sym][point] as GeomParams::coef;
   /// then the derivative tables are unscaled (h = 1) and s, ds unused.
   const Number* coef = nullptr;
+  /// Stored geometry rounded to fp32 for an fp64 program (its `Stored` = float): the same layout
+  /// as coef, which is then unused.
+  const float* coef_fp32 = nullptr;
   /// Stored geometry: the block requests its cells' stored data into L2 before the gather
   /// (prefetch_stored), so that the flux, the phase that reads it, finds it there.
   bool prefetch = false;
@@ -246,14 +250,18 @@ struct GeomLinesThread {
 /// dg (with stored): the cell term of the SIPG Laplacian on the dg layout (each cell's (k+1)^3
 /// values contiguous, no constrained nodes); the face terms are the face program's
 /// (operators/cuda_core/geometry_faces.h).
+/// Stored (with stored): the type of the stored data, Number or float (p.coef_fp32: an fp64
+/// program reading its geometry rounded to fp32, half the bytes; the arithmetic stays Number).
 template <int k, int q, bool colloc, typename Number, bool stored = false, bool nodes = false, bool trilinear = false,
-          bool dg = false>
+          bool dg = false, typename Stored = Number>
 struct GeomLinesProgram {
   static constexpr int n = k + 1;
   static_assert(!colloc || q == n, "collocated quadrature has k+1 points");
   static_assert(!nodes || (colloc && !stored), "geometry from nodes: collocated quadrature, not stored");
   static_assert(nodes || !trilinear, "trilinear: a form of geometry from nodes");
   static_assert(!dg || stored, "dg: stored geometry");
+  static_assert(std::is_same_v<Stored, Number> || (stored && std::is_same_v<Stored, float>),
+                "stored data of another type: fp32, with stored geometry");
   static constexpr bool displacement = nodes && !trilinear;
   using Params = GeomLinesParams<k, q, Number>;
   using Thread = GeomLinesThread<q, Number>;
@@ -273,13 +281,21 @@ struct GeomLinesProgram {
     return smem + th.slot * p.layout.cell_stride;
   }
 
+  /// Stored geometry: the cells' stored data in the type Stored.
+  TCFEM_HD static const Stored* stored_data(const Params& p) {
+    if constexpr (std::is_same_v<Stored, Number>)
+      return p.coef;
+    else
+      return p.coef_fp32;
+  }
+
   /// Stored geometry: the 128-byte lines of the cell's 6 q^3 stored values requested into L2, spread
   /// over the cell's threads (and the line of the last byte, for a start inside a line).
   TCFEM_HD static void prefetch_stored(const Params& p, const Thread& th) {
     if constexpr (stored) {
       if (!th.active) return;
-      constexpr int Q = q * q * q, bytes = 6 * Q * int(sizeof(Number)), line = 128;
-      const char* base = reinterpret_cast<const char*>(p.coef + th.cell * (6 * Q));
+      constexpr int Q = q * q * q, bytes = 6 * Q * int(sizeof(Stored)), line = 128;
+      const char* base = reinterpret_cast<const char*>(stored_data(p) + th.cell * (6 * Q));
       const int r = th.b * q + th.a;
       for (int off = r * line; off < bytes; off += q * q * line) arch::prefetch_l2(base + off);
       if (r == 0) arch::prefetch_l2(base + bytes - 1);
@@ -503,7 +519,7 @@ struct GeomLinesProgram {
       });
     } else if constexpr (stored) {
       constexpr int Q = q * q * q;
-      const Number* cell_coef = p.coef + th.cell * (6 * Q) + th.b * q + th.a;
+      const Stored* cell_coef = stored_data(p) + th.cell * (6 * Q) + th.b * q + th.a;
       unroll<q>([&](auto z) {
         const int i = z * L.sp + base;
         Number u[3] = {C[L.sb + i], C[2 * L.sb + i], uz[z]};

@@ -219,10 +219,10 @@ constexpr GeomWork geom_lines_cell_work(int k, int q, bool colloc, bool stored =
 /// kernel's zeroing of dst (`zero`; false: dst += the cells' part, as a split apply's later
 /// launches); `reverse` runs the threads of each phase in reverse order.
 template <int k, int q, bool colloc, typename Number, bool stored = false, bool nodes = false, bool trilinear = false,
-          bool dg = false>
+          bool dg = false, typename Stored = Number>
 void emulate_geom_lines(const GeomLinesParams<k, q, Number>& p, const Number* src, Number* dst, std::size_t n_dofs,
                         bool reverse = false, bool zero = true) {
-  using Prog = GeomLinesProgram<k, q, colloc, Number, stored, nodes, trilinear, dg>;
+  using Prog = GeomLinesProgram<k, q, colloc, Number, stored, nodes, trilinear, dg, Stored>;
   const auto& L = p.layout;
   if (zero)
     for (std::size_t i = 0; i < n_dofs; ++i) dst[i] = Number(0);

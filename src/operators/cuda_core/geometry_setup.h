@@ -248,10 +248,11 @@ constexpr GeomWork geom_cell_work() {
 /// kernel's zeroing of dst (`zero`; false: dst += the cells' part, as a split apply's later
 /// launches). `reverse` runs the threads of each phase in reverse order (a phase that read what
 /// another thread of the same phase writes would then give a different result).
-template <int dim, int k, int q, bool colloc, typename Number, bool stored = false, bool dg = false>
+template <int dim, int k, int q, bool colloc, typename Number, bool stored = false, bool dg = false,
+          typename Stored = Number>
 void emulate_geom(const GeomParams<dim, k, q, Number>& p, const Number* src, Number* dst, std::size_t n_dofs,
                   bool reverse = false, bool zero = true) {
-  using Prog = GeomProgram<dim, k, q, colloc, Number, stored, dg>;
+  using Prog = GeomProgram<dim, k, q, colloc, Number, stored, dg, Stored>;
   const auto L = geom_tuned_layout(Prog::L, p.cells, p.cell_stride);
   if (zero)
     for (std::size_t i = 0; i < n_dofs; ++i) dst[i] = Number(0);

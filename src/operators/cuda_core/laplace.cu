@@ -445,16 +445,19 @@ bool cuda_core_supports(const DeviceKernelKey& key) {
                      (key.geometry_form != GeometryForm::mf ||
                       (key.general_field && key.dim == 3 && key.quadrature == fe::QuadratureKind::gll_k1));
   const bool dg_ok = key.disc == fe::Disc::dg && key.general_field && stored_quadrature &&
-                     key.geometry_form != GeometryForm::mf;
+                     key.geometry_form != GeometryForm::mf && !fp32_stored_fp64(key);
+  // fp32 stored geometry of fp64 operators: cg, stored geometry (pa, or auto, which then resolves to pa)
+  const bool storage_ok = !fp32_stored_fp64(key) || (key.general_field && key.geometry_form != GeometryForm::mf);
   const bool general_ok = cg_ok || dg_ok;
   return key.variant == Variant::cuda_core && (key.dim == 2 || key.dim == 3) && key.degree >= 1 &&
-         key.degree <= max_degree && (key.cartesian || general_ok) && key.form == Form::laplace &&
+         key.degree <= max_degree && (key.cartesian || general_ok) && storage_ok && key.form == Form::laplace &&
          (key.precision == Precision::fp64 || key.precision == Precision::fp32);
 }
 
 std::string describe_cuda_core() {
   return "cuda-core: dim 2-3, degree 1-8, cg/dg cartesian, cg general geometry (deformed box: bp3/bp5/gauss k+1; "
-         "any map, mesh or coefficient with stored geometry (pa): bp3/bp5, or geometry from the nodes (mf): 3D bp5), "
+         "any map, mesh or coefficient with stored geometry (pa, in fp64 also stored in fp32): bp3/bp5, or geometry from "
+         "the nodes (mf): 3D bp5), "
          "dg general geometry (any map, mesh or coefficient, stored cell and face data (pa): bp3/bp5), laplace, "
          "fp64/fp32";
 }
@@ -486,6 +489,9 @@ std::unique_ptr<DeviceOperator> make_cuda_core_operator(const mesh::BoxMesh<dim>
       return make_cuda_core_dg_geometry_operator<dim, float>(mesh, dofs, resolved, tuning, coefficient,
                                                              coefficient_source);
     }
+    if (fp32_stored_fp64(resolved))
+      return make_cuda_core_geometry_stored_fp32_operator<dim>(mesh, dofs, resolved, tuning, coefficient,
+                                                               coefficient_source);
     if (key.precision == precision::Precision::fp64)
       return make_cuda_core_geometry_operator<dim, double>(mesh, dofs, resolved, tuning, coefficient, coefficient_source);
     return make_cuda_core_geometry_operator<dim, float>(mesh, dofs, resolved, tuning, coefficient, coefficient_source);

@@ -705,6 +705,20 @@ DeviceNodeGeometry<Number> device_node_geometry(const mesh::BoxMesh<3>& mesh, co
   return out;
 }
 
+namespace {
+__global__ void round_to_float_kernel(const double* __restrict__ src, float* __restrict__ dst, std::int64_t n) {
+  for (std::int64_t i = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; i < n;
+       i += std::int64_t(gridDim.x) * blockDim.x)
+    dst[i] = __double2float_rn(src[i]);
+}
+}  // namespace
+
+void device_round_to_float(const double* src, float* dst, std::size_t n) {
+  if (n == 0) return;
+  round_to_float_kernel<<<grid_for(std::int64_t(n), 256), 256>>>(src, dst, std::int64_t(n));
+  TCFEM_CUDA_CHECK_LAUNCH();
+}
+
 template <typename Number>
 std::vector<double> device_cell_metric(const OperatorView<Number>& v) {
   if (v.cartesian || v.mass || !v.cell_coef) throw Error("device_cell_metric: the stored data of the general Laplacian only");

@@ -67,4 +67,7 @@ void device_general_diagonal(const OperatorView<Number>& view, const setup::Grid
 template <typename Number>
 std::vector<double> device_cell_metric(const OperatorView<Number>& view);
 
+/// dst[i] = src[i] rounded to fp32 (to nearest), i < n (device arrays; asynchronous).
+void device_round_to_float(const double* src, float* dst, std::size_t n);
+
 }  // namespace tcfem::operators

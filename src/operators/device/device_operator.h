@@ -40,6 +40,9 @@ struct DeviceKernelKey {
   fe::QuadratureKind quadrature = fe::QuadratureKind::gauss_k2;
   /// general_field keys: stored quadrature data (pa) or the geometry recomputed from the nodes (mf)
   GeometryForm geometry_form = GeometryForm::pa;
+  /// general_field keys with stored geometry: its precision (fp32: an fp64 operator reading its
+  /// stored data rounded to fp32; fp32 operators store fp32 either way)
+  GeometryStorage geometry_storage = GeometryStorage::fp64;
   Form form = Form::laplace;
   precision::Precision precision = precision::Precision::fp64;
   Variant variant = Variant::generic;
@@ -139,16 +142,24 @@ void set_geometry(DeviceKernelKey& key, const mesh::BoxMesh<dim>& mesh, const fe
   key.general_field = !key.cartesian && (mesh.geometry() == mesh::GeometryKind::mapped || bool(config.coefficient) ||
                                          !dofs.all_faces_dirichlet());
   key.geometry_form = key.general_field ? config.geometry_form : GeometryForm::pa;
+  key.geometry_storage = key.general_field ? config.geometry_storage : GeometryStorage::fp64;
+}
+
+/// Whether an fp64 key asks for its stored geometry in fp32 (GeometryStorage::fp32): the
+/// cuda-core cg kernels with stored geometry have it; the other families refuse such keys.
+inline bool fp32_stored_fp64(const DeviceKernelKey& key) {
+  return key.geometry_storage == GeometryStorage::fp32 && key.precision == precision::Precision::fp64;
 }
 
 /// The geometry form a key runs with: key.geometry_form unless automatic; automatic takes mf
 /// where the cells are trilinear by construction (general geometry on a Cartesian mesh: a variable
 /// coefficient or Neumann faces) and the matrix-free kernel's apply was measured faster there (3D
 /// cg BP5: fp64 at every degree, fp32 from k = 5; docs/performance.md, "Matrix-free curved
-/// geometry"), pa elsewhere (curved cells: the stored form was measured faster at every degree).
+/// geometry"), pa elsewhere (curved cells: the stored form was measured faster at every degree)
+/// and where the key asks for fp32 stored geometry.
 inline GeometryForm resolve_geometry_form(const DeviceKernelKey& key, mesh::GeometryKind kind) {
   if (key.geometry_form != GeometryForm::automatic) return key.geometry_form;
-  const bool mf = key.general_field && kind == mesh::GeometryKind::cartesian && key.dim == 3 &&
+  const bool mf = !fp32_stored_fp64(key) && key.general_field && kind == mesh::GeometryKind::cartesian && key.dim == 3 &&
                   key.disc == fe::Disc::cg && key.quadrature == fe::QuadratureKind::gll_k1 &&
                   (key.precision == precision::Precision::fp64 ||
                    (key.precision == precision::Precision::fp32 && key.degree >= 5));
@@ -159,12 +170,13 @@ inline GeometryForm resolve_geometry_form(const DeviceKernelKey& key, mesh::Geom
 /// (key.geometry_form pa): the tensor cores where their kernel beat the cuda-core family's by more
 /// than the run-to-run spread (3D cg, the quarter annulus at 3e7 DoFs on the H200: BP5 at k = 6
 /// and 7, by 4-5%; docs/performance.md, "Curved geometry on FP64 tensor cores"), the cuda cores
-/// elsewhere. Whether a kernel exists for the key on the device is the caller's to check
-/// (with_fastest_stored_geometry_variant does).
+/// elsewhere and for fp32 stored geometry (the tensor-core kernel stores fp64). Whether a kernel
+/// exists for the key on the device is the caller's to check (with_fastest_stored_geometry_variant
+/// does).
 inline Variant fastest_stored_geometry_variant(const DeviceKernelKey& key) {
   const bool bp5 = key.quadrature == fe::QuadratureKind::gll_k1;
-  const bool tensor = key.general_field && key.geometry_form == GeometryForm::pa && key.dim == 3 &&
-                      key.disc == fe::Disc::cg && key.precision == precision::Precision::fp64 &&
+  const bool tensor = key.general_field && key.geometry_form == GeometryForm::pa && !fp32_stored_fp64(key) &&
+                      key.dim == 3 && key.disc == fe::Disc::cg && key.precision == precision::Precision::fp64 &&
                       bp5 && (key.degree == 6 || key.degree == 7);
   return tensor ? Variant::tensor_core : Variant::cuda_core;
 }

@@ -25,7 +25,8 @@ std::string DeviceKernelKey::to_string() const {
   s << dim << "D " << fe::to_string(disc) << " Q" << degree << (form == Form::mass ? " mass" : " laplace") << ", "
     << (cartesian ? "cartesian"
                   : std::string("general/") + fe::to_string(quadrature) +
-                        (general_field ? std::string("/field/") + operators::to_string(geometry_form) : ""))
+                        (general_field ? std::string("/field/") + operators::to_string(geometry_form) : "") +
+                        (fp32_stored_fp64(*this) ? "/stored-fp32" : ""))
     << ", "
     << precision::to_string(precision) << ", " << operators::to_string(variant);
   return s.str();

@@ -32,6 +32,16 @@ std::unique_ptr<DeviceOperator> make_cuda_core_geometry_operator(const mesh::Box
                                                                  const DeviceTuning& tuning,
                                                                  const Coefficient& coefficient,
                                                                  const jit::DeviceSource& coefficient_source);
+/// The fp64 cuda-core cg Laplacian on general geometry with its stored cell data rounded to fp32
+/// (GeometryStorage::fp32; operators/cuda_core/geometry_fp64_stored32.cu): key.general_field, pa,
+/// BP3 and BP5 quadrature.
+template <int dim>
+std::unique_ptr<DeviceOperator> make_cuda_core_geometry_stored_fp32_operator(const mesh::BoxMesh<dim>& mesh,
+                                                                             const fe::DofLayout<dim>& dofs,
+                                                                             const DeviceKernelKey& key,
+                                                                             const DeviceTuning& tuning,
+                                                                             const Coefficient& coefficient,
+                                                                             const jit::DeviceSource& coefficient_source);
 /// The cuda-core dg (SIPG) Laplacian on general geometry with stored cell and face data, in the
 /// storage type Number (operators/cuda_core/dg_geometry_fp64.cu, operators/cuda_core/dg_geometry_fp32.cu):
 /// key.general_field, stored geometry (pa), BP3 and BP5 quadrature.

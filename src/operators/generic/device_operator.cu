@@ -97,7 +97,8 @@ class GenericDeviceOperator final : public DeviceOperatorBase {
 
 bool generic_supports(const DeviceKernelKey& key) {
   using precision::Precision;
-  return key.variant == Variant::generic && key.geometry_form != GeometryForm::mf && (key.dim == 2 || key.dim == 3) &&
+  return key.variant == Variant::generic && key.geometry_form != GeometryForm::mf && !fp32_stored_fp64(key) &&
+         (key.dim == 2 || key.dim == 3) &&
          key.degree >= 1 && key.degree <= 8 &&
          (key.precision == Precision::fp64 || key.precision == Precision::fp32);
 }

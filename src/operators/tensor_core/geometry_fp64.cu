@@ -293,6 +293,7 @@ std::array<std::array<Factory, 8>, 2> make_table(std::integer_sequence<int, K...
 
 bool geometry_supported(const DeviceKernelKey& key) {
   return key.dim == 3 && key.disc == fe::Disc::cg && key.general_field && key.geometry_form != GeometryForm::mf &&
+         !fp32_stored_fp64(key) &&
          key.precision == precision::Precision::fp64 && key.degree >= 1 && key.degree <= 8 &&
          (key.quadrature == fe::QuadratureKind::gll_k1 || key.quadrature == fe::QuadratureKind::gauss_k2);
 }
