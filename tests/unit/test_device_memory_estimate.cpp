@@ -100,6 +100,8 @@ TEST(DeviceMemoryEstimate, Fp32StoredGeometry) {
   const auto s32 = estimate_device_multigrid_memory(3, n, c, mapped, fp32);
   EXPECT_GT(pa64.operators, 0.0);
   EXPECT_NEAR(s64.operators, pa64.operators / 2.0, 1.0);
+  // the finest level's fp64 data, formed for the time of the setup before its rounding
+  EXPECT_NEAR(s64.fixed - pa64.fixed, pa64.operators / ls, 1.0);
   // fp32 V-cycle with the FMG start: the levels (fp32 either way) keep their bytes, the outer
   // operator and the FMG's fp64 operators of the coarser levels halve theirs
   const double per_dof = pa64.operators / (ls * n);

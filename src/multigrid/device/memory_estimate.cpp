@@ -72,6 +72,9 @@ DeviceMemoryEstimate estimate_device_multigrid_memory(int dim, double fine_dofs,
   }
   e.fixed = 320e6;  // dense coarse factor, tables, cuBLAS/cuSOLVER workspaces and the CUDA runtime
   if (mf && settings.multigrid.smoother.kind == SmootherKind::chebyshev) e.fixed += n * pa_bytes_per_dof;
+  // fp32 stored geometry: each fp64 operator forms its fp64 data for the time of its setup (and of
+  // its diagonal) before rounding it
+  if (stored_fp32 && pa_bytes_per_dof > 0) e.fixed += n * pa_bytes_per_dof;
   return e;
 }
 
