@@ -84,12 +84,16 @@ struct FaceGeometry {
 /// of the Q_k node lattice ([c * n_nodes + node]; empty when every |d| is below 1e-13 times the
 /// mesh's extent: trilinear cells), and the coefficient at the nodes (empty without one). Every
 /// node takes its values from the cell that owns it (the lowest index along each direction).
+/// Cells of geometry order 2 below k (k >= 3; operators/quadratic_nodes.h): disp2 holds d on the
+/// Q2 lattice ([c * n_nodes2 + node2]) where the Q_k displacement is its Q2 interpolant up to
+/// rounding (q2_tolerance); empty otherwise.
 template <typename Number>
 struct NodeGeometry {
   std::vector<double> vertices;
   std::vector<Number> disp;
+  std::vector<Number> disp2;
   std::vector<Number> a_nodes;
-  std::int64_t n_vertices = 0, n_nodes = 0;
+  std::int64_t n_vertices = 0, n_nodes = 0, n_nodes2 = 0;
   double max_disp = 0;  ///< the largest |d|
 };
 

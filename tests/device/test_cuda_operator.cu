@@ -149,10 +149,22 @@ double mapped_device_vs_cpu(fe::Disc disc, int k, precision::Precision p, std::u
                             fe::QuadratureKind quadrature = fe::QuadratureKind::gauss_k2, bool neumann = false,
                             operators::GeometryForm form = operators::GeometryForm::pa, bool affine = false,
                             bool split = false, const operators::DeviceTuning& tuning = {},
-                            operators::GeometryStorage storage = operators::GeometryStorage::fp64) {
-  // the curved map, or an affine one (trilinear cells)
-  auto map = [affine](const mesh::Point<dim>& X) {
+                            operators::GeometryStorage storage = operators::GeometryStorage::fp64,
+                            bool quadratic = false) {
+  // the curved map, an affine one (trilinear cells), or one quadratic in each coordinate (cells of
+  // geometry order 2)
+  auto map = [affine, quadratic](const mesh::Point<dim>& X) {
     mesh::Point<dim> x = X;
+    if (quadratic) {
+      x[0] = X[0] + 0.3 * X[1] * X[1];
+      x[1] = X[1] + 0.1 * X[0] * X[0];
+      if constexpr (dim == 3) {
+        x[0] -= 0.1 * X[0] * X[1] * X[2] * X[2];
+        x[1] += 0.2 * X[2] * X[2] * X[0];
+        x[2] = 1.5 * X[2] - 0.2 * X[0] * X[0] * X[1] * X[1] + 0.1 * X[1];
+      }
+      return x;
+    }
     if (affine) {
       x[0] = 2.0 * X[0] + 0.3 * X[1];
       x[1] = 0.5 * X[1] + 1.0;
@@ -173,7 +185,13 @@ double mapped_device_vs_cpu(fe::Disc disc, int k, precision::Precision p, std::u
   nc.fill(3);
   nc[0] = 4;
   auto domain = mesh::Domain<dim>::box(lo, hi, map);
-  if (compiled && affine) {
+  if (compiled && quadratic) {
+    domain.map_source[0].expression = dim == 3 ? "x[0] + 0.3 * x[1] * x[1] - 0.1 * x[0] * x[1] * x[2] * x[2]"
+                                               : "x[0] + 0.3 * x[1] * x[1]";
+    domain.map_source[1].expression = dim == 3 ? "x[1] + 0.1 * x[0] * x[0] + 0.2 * x[2] * x[2] * x[0]"
+                                               : "x[1] + 0.1 * x[0] * x[0]";
+    if (dim == 3) domain.map_source[dim - 1].expression = "1.5 * x[2] - 0.2 * x[0] * x[0] * x[1] * x[1] + 0.1 * x[1]";
+  } else if (compiled && affine) {
     domain.map_source[0].expression = "2.0 * x[0] + 0.3 * x[1]";
     domain.map_source[1].expression = dim == 3 ? "0.5 * x[1] + 1.0 - 0.2 * x[2]" : "0.5 * x[1] + 1.0";
     if (dim == 3) domain.map_source[dim - 1].expression = "0.8 * x[2] + 0.1 * x[0]";
@@ -224,13 +242,19 @@ double mapped_device_vs_cpu(fe::Disc disc, int k, precision::Precision p, std::u
   EXPECT_EQ(D->key().variant, variant);
   if (variant == operators::Variant::cuda_core) {
     const auto choices = D->choices();
-    // Q1 node fields (k = 1) are trilinear whatever the map
+    // Q1 node fields (k = 1) are trilinear whatever the map; cells of geometry order 2 read the Q2
+    // lattice below k
     const std::string expected = form == operators::GeometryForm::pa ? (stored_fp32 ? "stored fp32" : "stored")
                                  : affine || k == 1                  ? "trilinear vertices"
+                                 : quadratic && k >= 3               ? "quadratic nodes"
                                                                      : "nodes";
     bool found = false;
     for (const auto& [name, value] : choices) found |= name == "geometry" && value == expected;
     EXPECT_TRUE(found) << "geometry " << expected << ": " << operators::describe(choices);
+    // the matrix-free form holds at least the vertices (double) of its node field
+    std::size_t n_vertices = 1;
+    for (int d = 0; d < dim; ++d) n_vertices *= std::size_t(nc[d] + 1);
+    if (form == operators::GeometryForm::mf) EXPECT_GE(D->device_bytes(), 3 * sizeof(double) * n_vertices);
   }
   // split: the apply around interior cells (vmult_interior, then vmult_rest), as a rank's ghosted
   // box runs it beside its exchange
@@ -586,7 +610,8 @@ TEST(CudaOperator, CudaCoreGeometrySplitMatchesCpu) {
 TEST(CudaOperator, CudaCoreNodeGeometryMatchesCpu) {
   // the cuda-core lines program with the geometry recomputed from the nodes (matrix-free, 3D BP5):
   // every degree, fp64 and fp32, compiled and host-evaluated map and coefficient, Neumann faces,
-  // and an affine map (trilinear cells: the vertices only); operator and diagonal against the CPU
+  // an affine map (trilinear cells: the vertices only) and a map quadratic in each coordinate
+  // (the Q2 lattice); operator and diagonal against the CPU
   SKIP_WITHOUT_DEVICE();
   std::random_device rd;
   using P = precision::Precision;
@@ -617,6 +642,16 @@ TEST(CudaOperator, CudaCoreNodeGeometryMatchesCpu) {
                                       mf, true),
               1e-5)
         << "affine fp32 Neumann " << what;
+    // cells of geometry order 2 (the Q2 lattice from k = 3): Neumann faces, the diagonal, the split apply
+    EXPECT_LT(mapped_device_vs_cpu<3>(fe::Disc::cg, k, P::fp64, rd(), compiled, &diag, Variant::cuda_core, bp5, true,
+                                      mf, false, k % 3 == 0, {}, operators::GeometryStorage::fp64, true),
+              1e-12)
+        << "quadratic Neumann " << what;
+    EXPECT_LT(diag, 1e-12) << "quadratic Neumann " << what;
+    EXPECT_LT(mapped_device_vs_cpu<3>(fe::Disc::cg, k, P::fp32, rd(), !compiled, nullptr, Variant::cuda_core, bp5,
+                                      false, mf, false, false, {}, operators::GeometryStorage::fp64, true),
+              1e-5)
+        << "quadratic fp32 " << what;
   }
   // --geometry-form auto: a Cartesian box with a coefficient (trilinear cells) takes the vertices
   // where measured faster (fp64; fp32 from k = 5), a curved map the stored data

@@ -192,13 +192,17 @@ TEST(CudaCoreGeometryLines, StoredGeometryEmulationMatchesCpu) {
   check_stored_lines_degrees(std::make_integer_sequence<int, 8>{}, seeds);
 }
 
+/// The cells of a map as the node field finds them.
+enum class Cells { trilinear, quadratic, curved };
+
 /// The lines program with the geometry recomputed from the node field (matrix-free, BP5): the host
 /// emulation against the CPU operator on a curved map (the displacement from the trilinear cells
-/// stored) or on an affine image of the box (trilinear cells: no displacement), with or without a
-/// variable coefficient.
+/// stored), on a map quadratic in each coordinate (the displacement on the Q2 lattice, k >= 3) or
+/// on an affine image of the box (trilinear cells: no displacement), with or without a variable
+/// coefficient.
 template <int k, typename Number>
 double node_lines_error(const std::array<int, 3>& nc, const mesh::Domain<3>& domain, bool coefficient,
-                        std::uint64_t seed, bool reverse, int cells, bool expect_disp,
+                        std::uint64_t seed, bool reverse, int cells, Cells kind_of_cells,
                         const fe::DirichletFaces<3>& dirichlet = fe::all_dirichlet<3>(),
                         const operators::CellRange* split = nullptr) {
   constexpr auto kind = fe::QuadratureKind::gll_k1;
@@ -210,8 +214,9 @@ double node_lines_error(const std::array<int, 3>& nc, const mesh::Domain<3>& dom
   operators::MatrixFreeOperator<3, double> A(mesh, dofs, cfg, operators::Form::laplace);
   const auto nodes =
       operators::compute_node_geometry<Number>(mesh, mesh::GeometryField<3>(mesh, k), cfg.coefficient);
-  // Q1 node fields (k = 1) are trilinear whatever the map
-  EXPECT_EQ(!nodes.disp.empty(), expect_disp && k > 1) << "largest displacement " << nodes.max_disp;
+  // Q1 node fields (k = 1) are trilinear whatever the map; Q2 lattice values below k only
+  EXPECT_EQ(!nodes.disp.empty(), kind_of_cells != Cells::trilinear && k > 1) << "largest displacement " << nodes.max_disp;
+  EXPECT_EQ(!nodes.disp2.empty(), kind_of_cells == Cells::quadratic && k >= 3);
   // trilinear cells take the program without the displacement (as the operator does)
   const bool trilinear = nodes.disp.empty();
   const auto setup = make_geom_lines_setup<k, q, Number>(mesh, kind, cells, true, 0, false, true, trilinear);
@@ -219,8 +224,11 @@ double node_lines_error(const std::array<int, 3>& nc, const mesh::Domain<3>& dom
   auto p = setup.host_params();
   p.vertices = nodes.vertices.data();
   p.n_vertices = nodes.n_vertices;
-  p.disp = nodes.disp.empty() ? nullptr : nodes.disp.data();
+  // cells of geometry order 2 read the Q2 lattice only (as the device operator, which frees disp)
+  p.disp = nodes.disp.empty() || !nodes.disp2.empty() ? nullptr : nodes.disp.data();
   p.n_nodes = nodes.n_nodes;
+  p.disp2 = nodes.disp2.empty() ? nullptr : nodes.disp2.data();
+  p.n_nodes2 = nodes.n_nodes2;
   p.a_nodes = nodes.a_nodes.empty() ? nullptr : nodes.a_nodes.data();
   p.dirichlet = fe::dirichlet_bits(dirichlet);
   const std::size_t n = dofs.n_local();
@@ -239,6 +247,16 @@ double node_lines_error(const std::array<int, 3>& nc, const mesh::Domain<3>& dom
   });
 }
 
+/// An image of the unit box quadratic in each coordinate (cells of geometry order 2).
+mesh::Domain<3> quadratic_domain() {
+  mesh::Point<3> lo{0.0, 0.0, 0.0}, hi{1.0, 1.0, 1.0};
+  return mesh::Domain<3>::box(lo, hi, [](const mesh::Point<3>& X) {
+    return mesh::Point<3>{X[0] + 0.3 * X[1] * X[1] - 0.1 * X[0] * X[1] * X[2] * X[2],
+                          X[1] + 0.2 * X[2] * X[2] * X[0] + 0.1 * X[0] * X[0],
+                          1.5 * X[2] - 0.2 * X[0] * X[0] * X[1] * X[1] + 0.1 * X[1]};
+  });
+}
+
 /// An affine image of the unit box (trilinear cells).
 mesh::Domain<3> affine_domain() {
   mesh::Point<3> lo{0.0, 0.0, 0.0}, hi{1.0, 1.0, 1.0};
@@ -252,28 +270,42 @@ void check_node_lines(std::mt19937_64& seeds) {
   const std::string what = "k=" + std::to_string(k);
   const std::array<int, 3> m3 = k <= 2 ? std::array<int, 3>{4, 3, 3} : std::array<int, 3>{3, 2, 2};
   const auto curved = test_inputs::curved_domain<3>();
-  EXPECT_LT((node_lines_error<k, double>(m3, curved, true, seeds(), false, 0, true)), 1e-12) << what;
-  EXPECT_LT((node_lines_error<k, double>(m3, curved, true, seeds(), true, 2, true)), 1e-12) << "rev cells=2 " << what;
-  EXPECT_LT((node_lines_error<k, double>({1, 2, 1}, curved, false, seeds(), false, 0, true)), 1e-12) << what;
-  EXPECT_LT((node_lines_error<k, float>(m3, curved, true, seeds(), false, 0, true)), 1e-5) << "fp32 " << what;
-  EXPECT_LT((node_lines_error<k, double>(m3, curved, true, seeds(), true, 0, true,
+  EXPECT_LT((node_lines_error<k, double>(m3, curved, true, seeds(), false, 0, Cells::curved)), 1e-12) << what;
+  EXPECT_LT((node_lines_error<k, double>(m3, curved, true, seeds(), true, 2, Cells::curved)), 1e-12) << "rev cells=2 " << what;
+  EXPECT_LT((node_lines_error<k, double>({1, 2, 1}, curved, false, seeds(), false, 0, Cells::curved)), 1e-12) << what;
+  EXPECT_LT((node_lines_error<k, float>(m3, curved, true, seeds(), false, 0, Cells::curved)), 1e-5) << "fp32 " << what;
+  EXPECT_LT((node_lines_error<k, double>(m3, curved, true, seeds(), true, 0, Cells::curved,
                                          {false, true, true, false, false, true})),
             1e-12)
       << "Neumann " << what;
-  EXPECT_LT((node_lines_error<k, double>(m3, affine_domain(), true, seeds(), false, 0, false)), 1e-12)
+  EXPECT_LT((node_lines_error<k, double>(m3, affine_domain(), true, seeds(), false, 0, Cells::trilinear)), 1e-12)
       << "trilinear " << what;
-  EXPECT_LT((node_lines_error<k, float>(m3, affine_domain(), false, seeds(), false, 0, false)), 1e-5)
+  EXPECT_LT((node_lines_error<k, float>(m3, affine_domain(), false, seeds(), false, 0, Cells::trilinear)), 1e-5)
       << "trilinear fp32 " << what;
+  // cells of geometry order 2: the displacement from the Q2 lattice (k >= 3)
+  const auto quadratic = quadratic_domain();
+  EXPECT_LT((node_lines_error<k, double>(m3, quadratic, true, seeds(), false, 0, Cells::quadratic)), 1e-12)
+      << "quadratic " << what;
+  EXPECT_LT((node_lines_error<k, double>(m3, quadratic, false, seeds(), true, 2, Cells::quadratic,
+                                         {false, true, true, false, false, true})),
+            1e-12)
+      << "quadratic Neumann rev cells=2 " << what;
+  EXPECT_LT((node_lines_error<k, float>(m3, quadratic, true, seeds(), false, 0, Cells::quadratic)), 1e-5)
+      << "quadratic fp32 " << what;
   // the apply split around interior cells
   const operators::CellRange cut{{1, 1, 1}, {3, 2, 2}};
-  EXPECT_LT((node_lines_error<k, double>({4, 3, 3}, curved, true, seeds(), false, 0, true, fe::all_dirichlet<3>(),
+  EXPECT_LT((node_lines_error<k, double>({4, 3, 3}, curved, true, seeds(), false, 0, Cells::curved, fe::all_dirichlet<3>(),
                                          &cut)),
             1e-12)
       << "split " << what;
-  EXPECT_LT((node_lines_error<k, double>({4, 3, 3}, affine_domain(), true, seeds(), true, 0, false,
+  EXPECT_LT((node_lines_error<k, double>({4, 3, 3}, affine_domain(), true, seeds(), true, 0, Cells::trilinear,
                                          fe::all_dirichlet<3>(), &cut)),
             1e-12)
       << "split trilinear " << what;
+  EXPECT_LT((node_lines_error<k, double>({4, 3, 3}, quadratic, true, seeds(), false, 0, Cells::quadratic,
+                                         fe::all_dirichlet<3>(), &cut)),
+            1e-12)
+      << "split quadratic " << what;
 }
 
 template <int... K>
@@ -295,6 +327,32 @@ TEST(CudaCoreGeometryLines, NodeGeometrySizes) {
   EXPECT_EQ(g.disp.size(), 3u * 125u);
   EXPECT_GT(g.max_disp, 1e-4);
   EXPECT_TRUE(g.a_nodes.empty());
+  EXPECT_TRUE(g.disp2.empty());  // degree 2: the Q_k lattice is the Q2 one
+  // cells of geometry order 2 at k = 3: the Q2 lattice beside the Q_k one; not for a curved map
+  const mesh::BoxMesh<3> quadratic({2, 1, 3}, quadratic_domain());
+  const auto g2 = operators::compute_node_geometry<double>(quadratic, mesh::GeometryField<3>(quadratic, 3));
+  EXPECT_EQ(g2.n_nodes2, 5 * 3 * 7);
+  EXPECT_EQ(g2.disp2.size(), 3u * 5 * 3 * 7);
+  EXPECT_EQ(g2.disp.size(), 3u * 7 * 4 * 10);
+  const auto g3 = operators::compute_node_geometry<float>(mesh, mesh::GeometryField<3>(mesh, 3));
+  EXPECT_TRUE(g3.disp2.empty());
+  EXPECT_EQ(g3.n_nodes2, 0);
+  // far from the origin on finer cells: d = x - I_1 x is rounded to the coordinates' magnitude,
+  // far above the unit roundoff of d itself; the Q2 cells are still found
+  const auto quad = quadratic_domain();
+  const mesh::Domain<3> far = mesh::Domain<3>::box({0.0, 0.0, 0.0}, {1.0, 1.0, 1.0}, [quad](const mesh::Point<3>& X) {
+    auto x = quad.map(X);
+    x[0] += 1000.0;
+    x[2] -= 500.0;
+    return x;
+  });
+  for (int k : {3, 5}) {
+    const mesh::BoxMesh<3> fine({10, 8, 9}, far);
+    const auto f64 = operators::compute_node_geometry<double>(fine, mesh::GeometryField<3>(fine, k));
+    EXPECT_FALSE(f64.disp2.empty()) << "k=" << k << ", largest displacement " << f64.max_disp;
+    const auto f32 = operators::compute_node_geometry<float>(fine, mesh::GeometryField<3>(fine, k));
+    EXPECT_FALSE(f32.disp2.empty()) << "fp32 k=" << k;
+  }
 }
 
 /// Worst conflict degree of all accesses of a layout.

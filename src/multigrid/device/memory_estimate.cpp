@@ -51,7 +51,8 @@ DeviceMemoryEstimate estimate_device_multigrid_memory(int dim, double fine_dofs,
                                            : operators::MatrixFreeOperator<2, double>::estimated_bytes_per_dof(config, geometry);
   // the matrix-free form (3D cg BP5 on general geometry): the displacement (3 values per node), the
   // coefficient at the nodes, the vertices (3 doubles per k^3 nodes); its diagonal, where the
-  // smoother asks for one, forms the stored data of a level for the time of the call
+  // smoother asks for one, forms the stored data of a level for the time of the call. Cells of
+  // geometry order 2 keep the displacement on the Q2 lattice only, but form the Q_k one at setup.
   const bool mf = config.geometry_form == operators::GeometryForm::mf && dim == 3 && config.disc == fe::Disc::cg &&
                   config.quadrature == fe::QuadratureKind::gll_k1 &&
                   (geometry != mesh::GeometryKind::cartesian || bool(config.coefficient));

@@ -339,7 +339,7 @@ class GeometryOperatorBase : public DeviceOperatorBase {
       s[d] = s_[d]->data();
       ds[d] = ds_[d]->data();
     }
-    table_bytes_ = setup.table_bytes();
+    table_bytes_ += setup.table_bytes();  // after the node field of compute_nodes, where there is one
     return {s, ds};
   }
 
@@ -455,6 +455,12 @@ __global__ void __launch_bounds__(geom_lines_layout(q).threads, min_blocks)
   Prog::load(p, sm, th, src, dst);
   if constexpr (nodes) Prog::load_nodes(p, sm, th);
   __syncthreads();
+  if constexpr (Prog::displacement) {
+    if (p.disp2) {
+      Prog::quadratic_nodes(p, sm, th);
+      __syncthreads();
+    }
+  }
   if constexpr (!colloc) {
     Prog::interp_x(p, sm, th);
     __syncthreads();
@@ -572,7 +578,7 @@ class CgGeometryLinesOperator final : public GeometryOperatorBase<3, GeomLinesPa
     // geometry from nodes: the node field first (trilinear cells take the program without the
     // displacement)
     if constexpr (nodes) node_ = this->compute_nodes(mesh, dofs, key.quadrature, coefficient, coefficient_source);
-    const bool trilinear = nodes && !node_.disp;
+    const bool trilinear = nodes && !node_.disp && !node_.disp2;
     // trilinear cells in fp64: three blocks per SM, measured faster at every degree (docs/performance.md)
     if (trilinear && std::is_same_v<Number, double> && t.geometry_min_blocks_per_sm == 0) this->min_blocks_ = 3;
     this->kernel_ = pick_kernel(this->min_blocks_, trilinear);
@@ -600,8 +606,10 @@ class CgGeometryLinesOperator final : public GeometryOperatorBase<3, GeomLinesPa
       p.n_vertices = node_.n_vertices;
       p.disp = node_.disp ? node_.disp->data() : nullptr;
       p.n_nodes = node_.n_nodes;
+      p.disp2 = node_.disp2 ? node_.disp2->data() : nullptr;
+      p.n_nodes2 = node_.n_nodes2;
       p.a_nodes = node_.a_nodes ? node_.a_nodes->data() : nullptr;
-      this->geometry_name_ = p.disp ? "nodes" : "trilinear vertices";
+      this->geometry_name_ = p.disp2 ? "quadratic nodes" : p.disp ? "nodes" : "trilinear vertices";
       this->keep_for_diagonal(mesh, dofs, coefficient, coefficient_source);
     }
     const GeomLinesLayout& L = p.layout;
@@ -611,7 +619,7 @@ class CgGeometryLinesOperator final : public GeometryOperatorBase<3, GeomLinesPa
     this->program_ = "lines";
     this->cells_per_block_ = L.cells;
     this->prepare_launch("general-geometry lines kernel");
-    const auto w = geom_lines_cell_work(k, q, colloc, stored, nodes, trilinear);
+    const auto w = geom_lines_cell_work(k, q, colloc, stored, nodes, trilinear, nodes && node_.disp2);
     const double cells = double(p.total_cells);
     this->flops_ = w.flops * cells;
     this->shared_ = w.shared_values * cells * sizeof(Number);

@@ -225,6 +225,14 @@ struct GeomLinesParams {
   std::int64_t n_nodes = 0;
   const Number* a_nodes = nullptr;
   Number xi[q] = {};
+  /// Geometry from nodes on cells of geometry order 2 (a mesh whose cells are Q2 images of the
+  /// unit cube, below the degree k): the displacement d given by its values on the Q2 lattice
+  /// ((2 n_cells + 1) per direction, the vertices, edge and face midpoints and cell centres),
+  /// disp2[c * n_nodes2 + node2], read instead of disp (27 values per cell instead of (k + 1)^3);
+  /// phi2[i][z] the quadratic Lagrange basis on {0, 1/2, 1} at the points (operators/quadratic_nodes.h).
+  const Number* disp2 = nullptr;
+  std::int64_t n_nodes2 = 0;
+  Number phi2[3][q] = {};
 };
 
 template <int q, typename Number>
@@ -342,11 +350,27 @@ struct GeomLinesProgram {
     const auto& L = p.layout;
     Number* C = cell(p, smem, th);
     if constexpr (displacement) {
-      unroll<q>([&](auto z) {
-        bool bd;
-        const std::int64_t g = node(p, th, th.a, th.b, z, bd);
-        unroll<3>([&](auto c) { C[(4 + c) * L.sb + z * L.sp + th.b * L.sx + th.a] = p.disp[c * p.n_nodes + g]; });
-      });
+      if (p.disp2) {
+        // the x interpolation of the cell's Q2 values, X[comp][l][j][a] = sum_i phi2_i(a) d(i, j, l), to
+        // buffers 7..9 (free until node_lines); quadratic_nodes finishes the columns
+        const std::int64_t lx = 2 * std::int64_t(p.n_cells[0]) + 1, ly = 2 * std::int64_t(p.n_cells[1]) + 1;
+        Number* X = C + 7 * L.sb;
+        for (int r = th.b * q + th.a; r < 27 * q; r += q * q) {
+          const int a = r % q, lj = (r / q) % 9, comp = r / (9 * q);
+          const int j = lj % 3, l = lj / 3;
+          const Number* d = p.disp2 + comp * p.n_nodes2 +
+                            ((2 * std::int64_t(th.c[2]) + l) * ly + 2 * std::int64_t(th.c[1]) + j) * lx +
+                            2 * std::int64_t(th.c[0]);
+          X[r] = p.phi2[0][a] * d[0] + p.phi2[1][a] * d[1] + p.phi2[2][a] * d[2];
+        }
+      } else {
+        unroll<q>([&](auto z) {
+          bool bd;
+          const std::int64_t g = node(p, th, th.a, th.b, z, bd);
+          unroll<3>(
+              [&](auto c) { C[(4 + c) * L.sb + z * L.sp + th.b * L.sx + th.a] = p.disp[c * p.n_nodes + g]; });
+        });
+      }
     }
     for (int r = th.b * q + th.a; r < 12; r += q * q) {
       const int j = r / 4, s = r % 4;
@@ -363,6 +387,29 @@ struct GeomLinesProgram {
       for (int c = 0; c < 3; ++c)
         E[r * 3 + c] = Number(p.vertices[c * p.n_vertices + i1] - p.vertices[c * p.n_vertices + i0]);
     }
+  }
+
+  /// Geometry from nodes on cells of geometry order 2 (p.disp2; a phase of its own after load_nodes):
+  /// the column (a, b) of the displacement's components, interpolated in y and z from load_nodes' x
+  /// interpolation, to buffers 4..6 (where load_nodes puts them from disp otherwise).
+  TCFEM_HD static void quadratic_nodes(const Params& p, Number* smem, const Thread& th) {
+    if constexpr (!displacement) return;
+    if (!p.disp2 || !th.active) return;
+    const auto& L = p.layout;
+    Number* C = cell(p, smem, th);
+    const Number* X = C + 7 * L.sb;
+    const Number pb[3] = {p.phi2[0][th.b], p.phi2[1][th.b], p.phi2[2][th.b]};
+    unroll<3>([&](auto c) {
+      Number t[3];
+      for (int l = 0; l < 3; ++l) {
+        const Number* x = X + (c * 9 + l * 3) * q + th.a;
+        t[l] = pb[0] * x[0] + pb[1] * x[q] + pb[2] * x[2 * q];
+      }
+      unroll<q>([&](auto z) {
+        C[(4 + c) * L.sb + z * L.sp + th.b * L.sx + th.a] =
+            p.phi2[0][z] * t[0] + p.phi2[1][z] * t[1] + p.phi2[2][z] * t[2];
+      });
+    });
   }
 
   /// Geometry from nodes, with lines(D): the x line (y = a, z = b) of buffers 4..6 times Dx to

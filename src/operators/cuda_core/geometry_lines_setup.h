@@ -15,6 +15,7 @@
 #include "core/error.h"
 #include "operators/cuda_core/geometry_lines.h"
 #include "operators/cuda_core/geometry_setup.h"
+#include "operators/quadratic_nodes.h"
 
 namespace tcfem::operators::cuda_core {
 
@@ -155,6 +156,7 @@ GeomLinesSetup<k, q, Number> make_geom_lines_setup(const mesh::BoxMesh<3>& mesh,
   for (int i = 0; i < q; ++i) {
     p.w[i] = Number(quad.weights[i]);
     p.xi[i] = Number(quad.points[i]);
+    for (int j = 0; j < 3; ++j) p.phi2[j][i] = Number(quadratic_basis(j, quad.points[i]));
     for (int j = 0; j < n; ++j) {
       B[i * n + j] = ev.B()[i * n + j];
       Bt[j * q + i] = ev.B()[i * n + j];
@@ -192,9 +194,9 @@ GeomLinesSetup<k, q, Number> make_geom_lines_setup(const mesh::BoxMesh<3>& mesh,
 }
 
 /// Work of one apply per cell as the kernel performs it (`nodes`: geometry from nodes, with the
-/// displacement's lines unless `trilinear`).
+/// displacement's lines unless `trilinear`; `quadratic`: the displacement from the Q2 lattice).
 constexpr GeomWork geom_lines_cell_work(int k, int q, bool colloc, bool stored = false, bool nodes = false,
-                                        bool trilinear = false) {
+                                        bool trilinear = false, bool quadratic = false) {
   const double n = k + 1, Q = double(q) * q * q, lines = double(q) * q;
   GeomWork w;
   w.flops = 6 * lines * eo_apply_flops(q, q, -1) + Q * (stored ? stored_flux_flops(3) : deformed_flux_flops(3) + 1) +
@@ -207,6 +209,11 @@ constexpr GeomWork geom_lines_cell_work(int k, int q, bool colloc, bool stored =
     // per point and component of the displacement: gather 1, x line 2, z column 1, y line 2, column 2;
     // the edge vectors once per column
     w.shared_values = 15 * Q + (trilinear ? 0 : 3 * 8 * Q) + 36 * lines;
+    if (quadratic) {
+      // the x interpolation of 27 values to 27 q, per column 3 x 3 y sums and the z expansion
+      w.flops += 27 * q * 5 + lines * 3 * (3 * 5 + q * 5);
+      w.shared_values += 27 * q + lines * 27;
+    }
   }
   if (!colloc) {
     w.flops += (n * n + q * n + q * q) * (eo_apply_flops(q, k + 1, 1) + eo_apply_flops(k + 1, q, 1));
@@ -241,6 +248,8 @@ void emulate_geom_lines(const GeomLinesParams<k, q, Number>& p, const Number* sr
       Prog::load(p, sm, x, src, dst);
       if constexpr (nodes) Prog::load_nodes(p, sm, x);
     });
+    if constexpr (Prog::displacement)
+      if (p.disp2) phase([&](auto& x) { Prog::quadratic_nodes(p, sm, x); });
     if constexpr (!colloc) {
       phase([&](auto& x) { Prog::interp_x(p, sm, x); });
       phase([&](auto& x) { Prog::interp_y(p, sm, x); });

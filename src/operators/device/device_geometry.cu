@@ -9,6 +9,7 @@
 #include "core/device.h"
 #include "core/error.h"
 #include "fe/lagrange.h"
+#include "operators/quadratic_nodes.h"
 
 namespace tcfem::operators {
 
@@ -639,6 +640,27 @@ __global__ void node_displacement(Grid g, const double* gll, const double* V, st
   }
 }
 
+/// disp2 = the Q2 lattice values of the Q_k displacement (q2_value), every component.
+template <typename Number>
+__global__ void q2_values(const Number* disp, NodeLattice L, const double* mid, Number* disp2) {
+  const std::int64_t n2 = L.nodes2();
+  for (std::int64_t t = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; t < 3 * n2;
+       t += std::int64_t(gridDim.x) * blockDim.x)
+    disp2[t] = static_cast<Number>(q2_value(disp, L, mid, int(t / n2), t % n2));
+}
+
+/// The largest q2_defect over every node and component into *worst (ordered).
+template <typename Number>
+__global__ void q2_defects(const Number* disp, const Number* disp2, NodeLattice L, const double* gll,
+                           unsigned long long* worst) {
+  const std::int64_t n = L.nodes();
+  double big = 0;
+  for (std::int64_t t = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; t < 3 * n;
+       t += std::int64_t(gridDim.x) * blockDim.x)
+    big = fmax(big, q2_defect(disp, disp2, L, gll, int(t / n), t % n));
+  atomicMax(worst, ordered(big));
+}
+
 }  // namespace
 
 template <typename Number>
@@ -669,7 +691,8 @@ DeviceNodeGeometry<Number> device_node_geometry(const mesh::BoxMesh<3>& mesh, co
     TCFEM_CUDA_CHECK_LAUNCH();
     evaluate_map(P.data(), nv, nv, out.vertices->data());
   }
-  // the vertices' extent
+  // the vertices' extent, and the coordinates' largest magnitude
+  double scale = 0;
   {
     std::vector<unsigned long long> init(6);
     for (int d = 0; d < 3; ++d) {
@@ -680,7 +703,10 @@ DeviceNodeGeometry<Number> device_node_geometry(const mesh::BoxMesh<3>& mesh, co
     vertex_range<<<grid_for(out.n_vertices, 256), 256>>>(out.vertices->data(), out.n_vertices, range.data());
     TCFEM_CUDA_CHECK_LAUNCH();
     const auto r = range.to_host();
-    for (int d = 0; d < 3; ++d) out.extent = std::max(out.extent, unordered(r[2 * d + 1]) - unordered(r[2 * d]));
+    for (int d = 0; d < 3; ++d) {
+      out.extent = std::max(out.extent, unordered(r[2 * d + 1]) - unordered(r[2 * d]));
+      scale = std::max({scale, std::abs(unordered(r[2 * d])), std::abs(unordered(r[2 * d + 1]))});
+    }
   }
   // every node, in chunks
   out.disp = std::make_unique<DeviceBuffer<Number>>(3 * out.n_nodes);
@@ -701,7 +727,32 @@ DeviceNodeGeometry<Number> device_node_geometry(const mesh::BoxMesh<3>& mesh, co
     TCFEM_CUDA_CHECK_LAUNCH();
   }
   out.max_disp = unordered(worst.to_host()[0]);
-  if (!(out.max_disp > 1e-13 * out.extent)) out.disp.reset();
+  if (!(out.max_disp > 1e-13 * out.extent)) {
+    out.disp.reset();
+    return out;
+  }
+  if (g.k >= 3) {
+    // cells of geometry order 2: the Q2 lattice values, kept where they reproduce the field
+    NodeLattice L;
+    L.k = g.k;
+    for (int d = 0; d < 3; ++d) L.n_cells[d] = g.n_cells[d];
+    const auto basis = fe::LagrangeBasis1D::gauss_lobatto(g.k);
+    std::vector<double> mid_host(g.k + 1);
+    for (int j = 0; j <= g.k; ++j) mid_host[j] = basis.value(j, 0.5);
+    const DeviceBuffer<double> mid(mid_host);
+    auto disp2 = std::make_unique<DeviceBuffer<Number>>(3 * L.nodes2());
+    q2_values<Number><<<grid_for(3 * L.nodes2(), 256), 256>>>(out.disp->data(), L, mid.data(), disp2->data());
+    TCFEM_CUDA_CHECK_LAUNCH();
+    DeviceBuffer<unsigned long long> defect(std::vector<unsigned long long>{0ull});
+    q2_defects<Number><<<grid_for(3 * out.n_nodes, 256), 256>>>(out.disp->data(), disp2->data(), L, gll.data(),
+                                                                 defect.data());
+    TCFEM_CUDA_CHECK_LAUNCH();
+    if (unordered(defect.to_host()[0]) <= q2_tolerance<Number>(out.max_disp, scale)) {
+      out.disp2 = std::move(disp2);
+      out.n_nodes2 = L.nodes2();
+      out.disp.reset();
+    }
+  }
   return out;
 }
 

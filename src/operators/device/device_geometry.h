@@ -30,16 +30,18 @@ std::vector<double> device_cell_metric_of(const mesh::BoxMesh<dim>& mesh, const 
 /// NodeGeometry), computed on the device: the map at the vertices and at every node of the Q_k
 /// lattice (compiled, or on the host threads), the displacement from the cells' trilinear
 /// interpolant (freed when every |d| is below 1e-13 times the vertices' extent: trilinear
-/// cells), and the coefficient at the nodes (checked positive and finite; none when empty).
+/// cells), and the coefficient at the nodes (checked positive and finite; none when empty). Cells
+/// of geometry order 2 below k (k >= 3, as compute_node_geometry finds them): the displacement
+/// on the Q2 lattice in disp2, and disp freed.
 template <typename Number>
 struct DeviceNodeGeometry {
   std::unique_ptr<DeviceBuffer<double>> vertices;
-  std::unique_ptr<DeviceBuffer<Number>> disp, a_nodes;
-  std::int64_t n_vertices = 0, n_nodes = 0;
+  std::unique_ptr<DeviceBuffer<Number>> disp, disp2, a_nodes;
+  std::int64_t n_vertices = 0, n_nodes = 0, n_nodes2 = 0;
   double max_disp = 0, extent = 0;
   std::size_t bytes() const {
     return (vertices ? vertices->size() * sizeof(double) : 0) + (disp ? disp->size() * sizeof(Number) : 0) +
-           (a_nodes ? a_nodes->size() * sizeof(Number) : 0);
+           (disp2 ? disp2->size() * sizeof(Number) : 0) + (a_nodes ? a_nodes->size() * sizeof(Number) : 0);
   }
 };
 template <typename Number>
