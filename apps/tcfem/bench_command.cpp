@@ -69,6 +69,11 @@ constexpr double max_target_dofs = 1e12;
   throw InputError(option + ": value '" + value + "' is not allowed; allowed: " + allowed);
 }
 
+/// --geometry of the general path (a map or a mesh file's block).
+bool general_geometry(const BenchOptions& o) {
+  return o.geometry == "map" || o.geometry == "trilinear" || o.geometry == "quadratic" || o.geometry == "mesh";
+}
+
 std::vector<std::string> split_list(const std::string& option, const std::string& text, const std::string& allowed) {
   std::vector<std::string> items;
   std::size_t begin = 0;
@@ -232,8 +237,8 @@ Plan make_plan(const BenchOptions& o) {
     throw InputError("--exchange-overlap " + o.exchange_overlap +
                      ": the ghost exchange of a distributed run with --backend cuda");
   if (o.geometry_storage == "fp32") {
-    if (o.geometry != "map" && o.geometry != "trilinear" && o.geometry != "mesh")
-      throw InputError("--geometry-storage fp32: the stored geometry of --geometry map, trilinear or mesh (given: "
+    if (!general_geometry(o))
+      throw InputError("--geometry-storage fp32: the stored geometry of --geometry map, trilinear, quadratic or mesh (given: "
                        "--geometry " + o.geometry + ")");
     if (o.geometry_form == "mf")
       throw InputError("--geometry-storage fp32: the mf form stores no geometry (it recomputes it from the nodes)");
@@ -267,8 +272,10 @@ Plan make_plan(const BenchOptions& o) {
     c.key.degree = degree;
     c.key.disc = o.disc == "cg" ? fe::Disc::cg : fe::Disc::dg;
     c.key.cartesian = o.geometry == "cartesian";
-    c.key.general_field = o.geometry == "map" || o.geometry == "trilinear" || o.geometry == "mesh";
-    c.trilinear_map = o.geometry == "trilinear";
+    c.key.general_field = general_geometry(o);
+    c.map = o.geometry == "trilinear"   ? bench::BenchMap::trilinear
+            : o.geometry == "quadratic" ? bench::BenchMap::quadratic
+                                        : bench::BenchMap::annulus;
     c.block = block;
     c.key.quadrature = o.quadrature == "bp3" ? fe::QuadratureKind::gauss_k2 : fe::QuadratureKind::gll_k1;
     c.key.geometry_form = !c.key.general_field    ? operators::GeometryForm::pa
@@ -576,7 +583,7 @@ int run_bench(const BenchOptions& o) {
     std::printf("  %dD %s, %s geometry%s, degrees %s, %zu measurements, %d repetitions after %d warm-up applies\n",
                 o.dim, o.disc.c_str(), o.geometry.c_str(),
                 o.geometry == "cartesian" ? ""
-                : o.geometry == "map" || o.geometry == "trilinear" || o.geometry == "mesh"
+                : general_geometry(o)
                     ? (", quadrature " + o.quadrature + ", geometry form " + o.geometry_form +
                        (o.geometry_storage == "fp32" ? ", fp64 rows with the stored geometry in fp32" : ""))
                           .c_str()
@@ -720,10 +727,11 @@ std::function<int()> add_bench_command(CLI::App& app) {
   cmd->add_option("--geometry", opts->geometry,
                   "cartesian (Kronecker fast path), deformed (general path, the built-in separable map), map "
                   "(general path, the quarter annulus (1+x) cos(pi y/2), (1+x) sin(pi y/2): stored geometry), "
-                  "trilinear (general path, the multilinear map x + xy/4, y + yz/5, z + zx/8: trilinear cells) or "
-                  "mesh (general path, the structured block of the Gmsh mesh --mesh FILE, its cells refined "
+                  "trilinear (general path, the multilinear map x + xy/4, y + yz/5, z + zx/8: trilinear cells), "
+                  "quadratic (general path, the map x + y^2/5 + xz^2/10, y + z^2/7 + x^2y/10, z + x^2/10 + y^2z/10: "
+                  "cells of geometry order 2) or mesh (general path, the structured block of the Gmsh mesh --mesh FILE, its cells refined "
                   "uniformly to the target DoFs)")
-      ->check(CLI::IsMember({"cartesian", "deformed", "map", "trilinear", "mesh"}))
+      ->check(CLI::IsMember({"cartesian", "deformed", "map", "trilinear", "quadratic", "mesh"}))
       ->capture_default_str();
   cmd->add_option("--mesh", opts->mesh_file,
                   "With --geometry mesh: a Gmsh mesh (.msh 2.2 or 4.1) of hexahedra (quadrilaterals with --dim 2) "
@@ -732,13 +740,13 @@ std::function<int()> add_bench_command(CLI::App& app) {
       ->check(CLI::IsMember({"bp3", "bp5"}))
       ->capture_default_str();
   cmd->add_option("--geometry-form", opts->geometry_form,
-                  "With --geometry map, trilinear or mesh: pa (stored quadrature-point data) or mf (the geometry "
+                  "With --geometry map, trilinear, quadratic or mesh: pa (stored quadrature-point data) or mf (the geometry "
                   "recomputed from the nodes in every apply; cuda-core, 3D, bp5) or auto (what the solver's auto "
                   "takes: mf for trilinear cells of a Cartesian mesh where measured faster, else pa)")
       ->check(CLI::IsMember({"pa", "mf", "auto"}))
       ->capture_default_str();
   cmd->add_option("--geometry-storage", opts->geometry_storage,
-                  "With --geometry map, trilinear or mesh and --geometry-form pa: the precision of the fp64 rows' "
+                  "With --geometry map, trilinear, quadratic or mesh and --geometry-form pa: the precision of the fp64 rows' "
                   "stored geometry, fp64 or fp32 (half the bytes; cuda-core kernels; fp32 rows store fp32 either "
                   "way)")
       ->check(CLI::IsMember({"fp64", "fp32"}))

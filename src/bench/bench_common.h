@@ -31,14 +31,16 @@ inline mesh::GeometryKind geometry_of(const operators::DeviceKernelKey& key) {
 
 /// The bench's mesh of a key: the unit box, its deformed image, or for key.general_field the
 /// quarter annulus x = (1 + X) cos(pi Y / 2), y = (1 + X) sin(pi Y / 2) (z = Z), a map without the
-/// deformed box's separable structure, with its CUDA form for the device setup; with `trilinear`
-/// the multilinear map x = X + X Y / 4, y = Y + Y Z / 5, z = Z + Z X / 8 (y = Y in 2D), whose
-/// cells are trilinear (bilinear); with `block`, the mesh file's block (its map of the parameter
-/// box, `cells` a uniform refinement of its cells).
+/// deformed box's separable structure, with its CUDA form for the device setup; with
+/// BenchMap::trilinear the multilinear map x = X + X Y / 4, y = Y + Y Z / 5, z = Z + Z X / 8 (y = Y
+/// in 2D), whose cells are trilinear (bilinear); with BenchMap::quadratic the map x = X + Y^2 / 5
+/// + X Z^2 / 10, y = Y + Z^2 / 7 + X^2 Y / 10, z = Z + X^2 / 10 + Y^2 Z / 10 (2D: x = X + Y^2 / 5,
+/// y = Y + X^2 Y / 10), quadratic in each coordinate: cells of geometry order 2; with `block`, the
+/// mesh file's block (its map of the parameter box, `cells` a uniform refinement of its cells).
 /// `partition`: the mesh's part on this process (serial: the whole box).
 template <int dim>
 mesh::BoxMesh<dim> bench_mesh(const std::array<int, dim>& cells, const operators::DeviceKernelKey& key,
-                              bool trilinear, const BenchBlock* block, const mesh::Partition<dim>& partition) {
+                              BenchMap map, const BenchBlock* block, const mesh::Partition<dim>& partition) {
   if (!key.general_field) return mesh::BoxMesh<dim>(cells, geometry_of(key), partition);
   if (block) {
     if constexpr (dim == 2) {
@@ -52,7 +54,30 @@ mesh::BoxMesh<dim> bench_mesh(const std::array<int, dim>& cells, const operators
   mesh::Point<dim> lo, hi;
   lo.fill(0.0);
   hi.fill(1.0);
-  if (trilinear) {
+  if (map == BenchMap::quadratic) {
+    auto domain = mesh::Domain<dim>::box(lo, hi, [](const mesh::Point<dim>& X) {
+      mesh::Point<dim> x = X;
+      if constexpr (dim == 3) {
+        x[0] = X[0] + 0.2 * X[1] * X[1] + 0.1 * X[0] * X[2] * X[2];
+        x[1] = X[1] + X[2] * X[2] / 7.0 + 0.1 * X[0] * X[0] * X[1];
+        x[2] = X[2] + 0.1 * X[0] * X[0] + 0.1 * X[1] * X[1] * X[2];
+      } else {
+        x[0] = X[0] + 0.2 * X[1] * X[1];
+        x[1] = X[1] + 0.1 * X[0] * X[0] * X[1];
+      }
+      return x;
+    });
+    if constexpr (dim == 3) {
+      domain.map_source[0].expression = "x[0] + 0.2 * x[1] * x[1] + 0.1 * x[0] * x[2] * x[2]";
+      domain.map_source[1].expression = "x[1] + x[2] * x[2] / 7.0 + 0.1 * x[0] * x[0] * x[1]";
+      domain.map_source[2].expression = "x[2] + 0.1 * x[0] * x[0] + 0.1 * x[1] * x[1] * x[2]";
+    } else {
+      domain.map_source[0].expression = "x[0] + 0.2 * x[1] * x[1]";
+      domain.map_source[1].expression = "x[1] + 0.1 * x[0] * x[0] * x[1]";
+    }
+    return mesh::BoxMesh<dim>(cells, domain, partition);
+  }
+  if (map == BenchMap::trilinear) {
     auto domain = mesh::Domain<dim>::box(lo, hi, [](const mesh::Point<dim>& X) {
       mesh::Point<dim> x = X;
       x[0] = X[0] + 0.25 * X[0] * X[1];
@@ -81,8 +106,8 @@ mesh::BoxMesh<dim> bench_mesh(const std::array<int, dim>& cells, const operators
 
 template <int dim>
 mesh::BoxMesh<dim> bench_mesh(const std::array<int, dim>& cells, const operators::DeviceKernelKey& key,
-                              bool trilinear = false, const BenchBlock* block = nullptr) {
-  return bench_mesh<dim>(cells, key, trilinear, block, mesh::Partition<dim>::serial(cells));
+                              BenchMap map = BenchMap::annulus, const BenchBlock* block = nullptr) {
+  return bench_mesh<dim>(cells, key, map, block, mesh::Partition<dim>::serial(cells));
 }
 
 /// The partition of a case's box over c.comm's ranks with `ghost_width` ghost cells (serial: one

@@ -165,7 +165,7 @@ BenchResult run_cpu_typed(const BenchCase& c) {
   std::array<int, dim> cells;
   std::copy(size.cells.begin(), size.cells.end(), cells.begin());
   const mesh::Partition<dim> part = bench_partition<dim>(c, cells, 1);
-  const mesh::BoxMesh<dim> mesh = bench_mesh<dim>(cells, c.key, c.trilinear_map, c.block.get(), part);
+  const mesh::BoxMesh<dim> mesh = bench_mesh<dim>(cells, c.key, c.map, c.block.get(), part);
   fe::DofLayout<dim> dofs(mesh, c.key.disc, c.key.degree);
   const auto config = operator_config(c.key);
   const std::size_t n = dofs.n_local();

@@ -104,7 +104,7 @@ BenchResult run_cuda_typed(const BenchCase& c) {
   // cells keep the box's constrained faces away from every owned node, as in the solvers)
   const bool distributed = c.comm.distributed();
   const mesh::Partition<dim> part = bench_partition<dim>(c, cells, distributed ? 2 : 1);
-  const mesh::BoxMesh<dim> mesh = bench_mesh<dim>(cells, c.key, c.trilinear_map, c.block.get(), part);
+  const mesh::BoxMesh<dim> mesh = bench_mesh<dim>(cells, c.key, c.map, c.block.get(), part);
   fe::DofLayout<dim> dofs(mesh, c.key.disc, c.key.degree);
   std::optional<mesh::BoxMesh<dim>> box_mesh;
   std::optional<fe::DofLayout<dim>> box_dofs;

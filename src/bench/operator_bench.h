@@ -33,8 +33,11 @@ struct BenchBlock {
   std::vector<int> cells() const;
 };
 
+/// The maps of the bench's general geometry (bench_mesh in bench/bench_common.h).
+enum class BenchMap { annulus, trilinear, quadratic };
+
 /// One measurement. The mesh is the unit box (key.cartesian), its deformed image, a mapped box
-/// (key.general_field: the quarter annulus, the trilinear map, or a mesh file's block); the
+/// (key.general_field: the quarter annulus, the trilinear or quadratic map, or a mesh file's block); the
 /// operator is always the Laplacian.
 struct BenchCase {
   Backend backend = Backend::cpu;
@@ -45,8 +48,8 @@ struct BenchCase {
   int repetitions = 20;
   bool check = true;  ///< compare one apply with the fp64 reference (skipped where the case is the reference)
   std::uint64_t seed = 1;
-  /// key.general_field: the trilinear map of bench_mesh instead of the quarter annulus
-  bool trilinear_map = false;
+  /// key.general_field: the map of bench_mesh (the quarter annulus, or a map with cells of geometry order 1 or 2)
+  BenchMap map = BenchMap::annulus;
   /// key.general_field: a mesh file's block instead of a map (null: a map)
   std::shared_ptr<const BenchBlock> block;
   /// The ranks the box is cut over (mesh::Partition::distributed: one sub-box per rank, each rank's

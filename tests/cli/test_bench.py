@@ -106,19 +106,24 @@ def test_cpu_fp32_check_and_quiet(tmp):
 
 
 def test_cpu_mapped_geometry(tmp):
-    path = os.path.join(tmp, "map.json")
-    r = run(["bench", "--backend", "cpu", "--dim", "3", "--degrees", "2", "--dofs", "2e3", "--precisions",
-             "fp64,fp32", "--geometry", "map", "--repetitions", "2", "--warmup", "0", "--quiet", "--json", path])
-    check(r.returncode == 0, f"map bench exit {r.returncode}: {r.stderr}")
-    if r.returncode != 0:
-        return
-    data = load(path)
-    rows = data["rows"]
-    check(len(rows) == 2, f"expected 2 rows (2 precisions), got {len(rows)}")
-    for row in rows:
-        check(row["geometry"] == "map" and row["path"] == "general", f"map geometry: {row['geometry']} {row['path']}")
-        if row["precision"] == "fp32":
-            check(row["check_passed"] is True and row["check_rel_diff"] < 1e-5, f"fp32 on the map: {row['check_rel_diff']}")
+    # the quarter annulus, and the map quadratic in each coordinate (cells of geometry order 2)
+    for geometry, dim in [("map", 3), ("quadratic", 3), ("quadratic", 2)]:
+        path = os.path.join(tmp, f"{geometry}{dim}.json")
+        r = run(["bench", "--backend", "cpu", "--dim", str(dim), "--degrees", "2", "--dofs", "2e3", "--precisions",
+                 "fp64,fp32", "--geometry", geometry, "--repetitions", "2", "--warmup", "0", "--quiet", "--json",
+                 path])
+        check(r.returncode == 0, f"{geometry} bench exit {r.returncode}: {r.stderr}")
+        if r.returncode != 0:
+            continue
+        data = load(path)
+        rows = data["rows"]
+        check(len(rows) == 2, f"expected 2 rows (2 precisions), got {len(rows)}")
+        for row in rows:
+            check(row["geometry"] == geometry and row["path"] == "general",
+                  f"{geometry} geometry: {row['geometry']} {row['path']}")
+            if row["precision"] == "fp32":
+                check(row["check_passed"] is True and row["check_rel_diff"] < 1e-5,
+                      f"fp32 on the {geometry} map: {row['check_rel_diff']}")
 
 
 def test_mesh_geometry(tmp):
@@ -168,7 +173,7 @@ def test_mesh_geometry(tmp):
         check(r.returncode == 2 and part in r.stderr, f"bench {args}: exit {r.returncode}, stderr {r.stderr!r}")
 
     refused(["--dim", "2", "--geometry", "mesh"], "--mesh FILE")
-    refused(["--geometry-storage", "fp32"], "--geometry map, trilinear or mesh")
+    refused(["--geometry-storage", "fp32"], "--geometry map, trilinear, quadratic or mesh")
     refused(["--geometry", "map", "--geometry-storage", "fp32"], "--backend cuda")
     refused(["--geometry", "map", "--geometry-form", "mf", "--geometry-storage", "fp32"], "stores no geometry")
     refused(["--dim", "2", "--mesh", os.path.join(tmp, "annulus2d.msh")], "--geometry mesh only")
