@@ -291,7 +291,8 @@ def main():
         # V-cycle and full multigrid on dg with Chebyshev, the dg vertex patches, GMRES with
         # left preconditioning; the mapped problem with a coefficient: the patches' separable
         # surrogates (all faces Dirichlet), and with Neumann parts Chebyshev on 8 x 4 cells, whose 3
-        # sub-boxes do not halve (the finest level is the gathered one)
+        # sub-boxes do not halve (the finest level is the gathered one), and the patches of the
+        # vertices on the Neumann parts across the sub-boxes on 16 x 8 cells
         cheb = ["--smoother", "chebyshev"]
         same_solve(tmp, "mg_fgmres_fp32", ["--dim", "3", "--degree", "2", "--cells", "12", "--precond", "mg",
                                            "--mg-precision", "fp32", "--tol", "1e-10"])
@@ -310,7 +311,9 @@ def main():
         del annulus_dirichlet["neumann"]
         same_solve(tmp, "mg_annulus_patches", ["--precond", "mg", "--tol", "1e-10"], problem=annulus_dirichlet)
         annulus_mixed = dict(ANNULUS_2D, geometry=dict(ANNULUS_2D["geometry"], cells=[8, 4]))
-        same_solve(tmp, "mg_annulus_neumann", ["--precond", "mg", "--tol", "1e-10"], problem=annulus_mixed)
+        same_solve(tmp, "mg_annulus_neumann", ["--precond", "mg", "--tol", "1e-10"] + cheb, problem=annulus_mixed)
+        same_solve(tmp, "mg_annulus_neumann_patches", ["--precond", "mg", "--tol", "1e-10", "--smoother", "patch"],
+                   problem=dict(annulus_mixed, geometry=dict(annulus_mixed["geometry"], cells=[16, 8])))
 
         # parallel VTU output: every rank's cells in its piece, the .pvtu joining them
         for ranks in (2, 3):
@@ -325,8 +328,8 @@ def main():
         mixed_path = os.path.join(tmp, "mixed.problem.json")
         with open(mixed_path, "w") as f:
             json.dump(mixed, f)
-        expect_refused(tmp, "patch_neumann", 2, ["solve", "--problem", mixed_path, "--backend", "cpu",
-                                                 "--smoother", "patch"], "Dirichlet problems only")
+        expect_refused(tmp, "patch_neumann_dg", 2, ["solve", "--problem", mixed_path, "--backend", "cpu",
+                                                    "--disc", "dg", "--smoother", "patch"], "--disc dg")
         expect_refused(tmp, "dg_patches_cuda", 2, ["solve", "--cells", "8", "--backend", "cuda", "--precond", "mg",
                                                    "--disc", "dg", "--smoother", "patch"],
                        "dg vertex patches on --backend cuda run on one rank")

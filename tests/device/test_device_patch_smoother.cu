@@ -53,10 +53,11 @@ using patch_smoother_tests::to_string;
 /// patch surrogates of its cell metric.
 template <int dim>
 struct Problem {
-  Problem(const std::array<int, dim>& nc, mesh::GeometryKind g, int k)
+  Problem(const std::array<int, dim>& nc, mesh::GeometryKind g, int k,
+          const fe::DirichletFaces<dim>& dirichlet = fe::all_dirichlet<dim>())
       : mesh(g == mesh::GeometryKind::mapped ? mesh::BoxMesh<dim>(nc, test_domains::quarter_annulus<dim>())
                                               : mesh::BoxMesh<dim>(nc, g)),
-        dofs(mesh, fe::Disc::cg, k),
+        dofs(mesh, fe::Disc::cg, k, dirichlet),
         config(make_config(k, g == mesh::GeometryKind::mapped)) {}
   static operators::OperatorConfig make_config(int k, bool coefficient) {
     operators::OperatorConfig c;
@@ -124,6 +125,8 @@ std::vector<double> device_steps(const Problem<dim>& P, Case c, const char* cont
       P.mesh, P.dofs, quadrature, settings, vmult,
       P.surrogate() ? op.matrix_free().cell_metric() : std::vector<double>{});
   EXPECT_EQ(smoother.description().find("separable surrogates") != std::string::npos, P.surrogate());
+  EXPECT_EQ(smoother.description().find("on Neumann faces") != std::string::npos, !P.dofs.all_faces_dirichlet())
+      << smoother.description();
   // the patch matrices (Cartesian cell sizes, also for deformed meshes) have the even-odd symmetry
   EXPECT_EQ(smoother.even_odd(), std::string(contraction) == "even-odd") << smoother.description();
   EXPECT_EQ(smoother.contraction(), std::string(contraction)) << smoother.description();
@@ -153,8 +156,9 @@ std::vector<double> device_steps(const Problem<dim>& P, Case c, const char* cont
 }
 
 template <int dim>
-void check(const std::array<int, dim>& nc, mesh::GeometryKind g, int k, Case c, std::mt19937_64& seeds) {
-  Problem<dim> P(nc, g, k);
+void check(const std::array<int, dim>& nc, mesh::GeometryKind g, int k, Case c, std::mt19937_64& seeds,
+           const fe::DirichletFaces<dim>& dirichlet = fe::all_dirichlet<dim>()) {
+  Problem<dim> P(nc, g, k, dirichlet);
   const std::size_t n = P.dofs.n_local();
   std::mt19937_64 rng(seeds());
   std::uniform_real_distribution<double> dist(-1.0, 1.0);
@@ -169,6 +173,10 @@ void check(const std::array<int, dim>& nc, mesh::GeometryKind g, int k, Case c, 
   const double tol_d = std::max(1e-12, 4.0 * e_cpu * eps_ratio), tol_f_base = std::max(1e-5, 4.0 * e_cpu);
   std::string cells;
   for (int d = 0; d < dim; ++d) cells += (d ? "x" : "") + std::to_string(nc[d]);
+  if (!P.dofs.all_faces_dirichlet()) {
+    cells += " neumann ";
+    for (int f = 0; f < 2 * dim; ++f) cells += dirichlet[f] ? "" : std::string("xyz").substr(f / 2, 1) + (f % 2 ? "+" : "-");
+  }
   for (const char* con : contractions) {
     // float tensor-core products are tf32x3 (hi + lo of 11 bits each, a_lo b_lo dropped): about
     // 2^-21 per product against FP32's 2^-24, so 8 times the float tolerance; index errors are O(1)
@@ -243,6 +251,24 @@ TEST_P(DevicePatchSmootherTest, CurvedWithCoefficientSurrogates) {
     check<2>({n + 2, n + 1}, mesh::GeometryKind::mapped, k, c, seeds);
   }
   if (k <= 3) check<3>({9, 8, 7}, mesh::GeometryKind::mapped, k, Case::fused, seeds);
+}
+
+TEST_P(DevicePatchSmootherTest, NeumannFacesBoundaryPatches) {
+  if (!have_device()) GTEST_SKIP() << "no CUDA device";
+  const int k = GetParam();
+  std::mt19937_64 seeds(5000 + k);
+  const int n = k <= 2 ? 5 : k <= 4 ? 4 : 3;
+  // Neumann faces low and high, their edges and corners; fused is requested: boundary patches
+  // take the global residual
+  const fe::DirichletFaces<3> mixed3{true, false, false, true, false, true};
+  const fe::DirichletFaces<2> mixed2{false, true, true, false}, neumann2{false, false, false, false};
+  for (Case c : {Case::fused, Case::additive})
+    for (auto g : {mesh::GeometryKind::cartesian, mesh::GeometryKind::mapped}) {
+      check<3>({n + 1, n, n}, g, k, c, seeds, mixed3);
+      check<2>({n + 2, n + 1}, g, k, c, seeds, mixed2);
+    }
+  check<2>({n + 1, n}, mesh::GeometryKind::cartesian, k, Case::fused, seeds, neumann2);
+  if (k <= 3) check<3>({9, 8, 7}, mesh::GeometryKind::mapped, k, Case::fused, seeds, mixed3);
 }
 
 INSTANTIATE_TEST_SUITE_P(Degrees, DevicePatchSmootherTest, ::testing::Range(1, 9));

@@ -7,6 +7,7 @@
 // the coarse solvers.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <random>
 #include <set>
@@ -68,8 +69,9 @@ double rel_diff(const Vector<double>& a, const Vector<double>& b) {
 
 template <int dim>
 struct PatchProblem {
-  PatchProblem(int n, int k, mesh::GeometryKind g = mesh::GeometryKind::cartesian)
-      : mesh(make_cells(n), g), dofs(mesh, fe::Disc::cg, k), config(make_config(k)), op(mesh, dofs, config) {}
+  PatchProblem(int n, int k, mesh::GeometryKind g = mesh::GeometryKind::cartesian,
+               const fe::DirichletFaces<dim>& dirichlet = fe::all_dirichlet<dim>())
+      : mesh(make_cells(n), g), dofs(mesh, fe::Disc::cg, k, dirichlet), config(make_config(k)), op(mesh, dofs, config) {}
   static std::array<int, dim> make_cells(int n) {
     std::array<int, dim> c;
     c.fill(n);
@@ -135,12 +137,13 @@ TEST(VertexPatch, LocalSolveEqualsDenseSolve3D) {
 }
 
 template <int dim>
-void check_coloring(int n, int k) {
-  PatchProblem<dim> s(n, k);
+void check_coloring(int n, int k, const fe::DirichletFaces<dim>& dirichlet = fe::all_dirichlet<dim>()) {
+  PatchProblem<dim> s(n, k, mesh::GeometryKind::cartesian, dirichlet);
   VertexPatchSmoother<dim, double> smoother(s.mesh, s.dofs, exact_rule(k), false, PatchVariant::fused, 1.0, s.op);
   ASSERT_EQ(smoother.colors().size(), std::size_t(1 << dim));
-  std::size_t expected_patches = 1;
-  for (int d = 0; d < dim; ++d) expected_patches *= s.mesh.n_cells()[d] - 1;
+  std::size_t expected_patches = 1;  // one more vertex per Neumann face and direction
+  for (int d = 0; d < dim; ++d)
+    expected_patches *= s.mesh.n_cells()[d] - 1 + !dirichlet[2 * d] + !dirichlet[2 * d + 1];
   EXPECT_EQ(smoother.n_patches(), expected_patches);
   std::vector<int> covered(s.dofs.n_local(), 0);
   std::vector<index_t> inner, full;
@@ -193,6 +196,16 @@ TEST(VertexPatch, ColorsShareNoDofs) {
   check_coloring<3>(4, 2);
 }
 
+// Neumann faces: the patches of the vertices on them cover the face's unknowns, and the colors
+// stay independent (every face kind: low and high Neumann faces, edges and corners between them)
+TEST(VertexPatch, BoundaryPatchesOnNeumannFacesShareNoDofsAndCoverEveryUnknown) {
+  check_coloring<2>(5, 2, {false, true, true, false});
+  check_coloring<2>(4, 1, {false, false, false, false});
+  check_coloring<2>(4, 3, {true, false, false, true});
+  check_coloring<3>(4, 2, {false, true, true, false, true, false});
+  check_coloring<3>(3, 1, {false, false, false, false, true, true});
+}
+
 /// The sequential reference: patches in the smoother's order (colors forward or backward), a
 /// global residual of the assembled matrix before every patch, a dense local solve.
 template <int dim>
@@ -221,8 +234,8 @@ Vector<double> sequential_sweep(const VertexPatchSmoother<dim, double>& smoother
 }
 
 template <int dim>
-void check_sweep(int n, int k) {
-  PatchProblem<dim> s(n, k);
+void check_sweep(int n, int k, const fe::DirichletFaces<dim>& dirichlet = fe::all_dirichlet<dim>()) {
+  PatchProblem<dim> s(n, k, mesh::GeometryKind::cartesian, dirichlet);
   const auto a = s.assemble();
   const auto x0 = random_vector<double>(s.dofs.n_local(), 21);
   const auto b = random_vector<double>(s.dofs.n_local(), 22);
@@ -243,6 +256,55 @@ TEST(VertexPatch, MultiplicativeSweepEqualsSequentialReference2D) {
 TEST(VertexPatch, MultiplicativeSweepEqualsSequentialReference3D) {
   check_sweep<3>(4, 1);
   check_sweep<3>(3, 2);
+}
+
+// boundary patches: the local solve is the exact inverse of the assembled patch matrix (Cartesian
+// cells, exact quadrature) for a patch on a face, on an edge and at a corner of Neumann faces, and
+// the sweep (always with the global residual) is the sequential reference
+template <int dim>
+void check_boundary_patches(int n, int k, const fe::DirichletFaces<dim>& dirichlet) {
+  PatchProblem<dim> s(n, k, mesh::GeometryKind::cartesian, dirichlet);
+  VertexPatchSmoother<dim, double> smoother(s.mesh, s.dofs, exact_rule(k), false, PatchVariant::fused, 1.0, s.op);
+  EXPECT_EQ(smoother.variant(), PatchVariant::global);
+  const auto a = s.assemble();
+  // the boundary patches with the most and the fewest unknowns and one in between
+  std::vector<std::array<int, dim>> boundary;
+  for (const auto& color : smoother.colors())
+    for (const auto& v : color)
+      if (smoother.boundary_patch(v)) boundary.push_back(v);
+  ASSERT_FALSE(boundary.empty());
+  std::vector<index_t> idx;
+  const auto size = [&](const std::array<int, dim>& v) {
+    smoother.inner_dof_indices(v, idx);
+    return idx.size();
+  };
+  std::sort(boundary.begin(), boundary.end(), [&](const auto& p, const auto& q) { return size(p) < size(q); });
+  for (const auto& v : {boundary.front(), boundary[boundary.size() / 2], boundary.back()}) {
+    smoother.inner_dof_indices(v, idx);
+    ASSERT_LE(idx.size(), std::size_t(std::pow(2 * k - 1, dim)));  // fewer from k = 2 on (k = 1: the vertex)
+    if (k > 1) {
+      ASSERT_LT(idx.size(), std::size_t(std::pow(2 * k - 1, dim)));
+    }
+    for (const auto i : idx) ASSERT_FALSE(s.dofs.boundary_mask()[i]);
+    const auto r = random_vector<double>(idx.size(), 61);
+    const auto expected = dense_solve(dense_block(a, idx), std::vector<double>(r.data(), r.data() + r.size()));
+    Vector<double> y = r, e(expected.size());
+    smoother.local_solve(v, y.data());
+    for (std::size_t i = 0; i < e.size(); ++i) e[i] = expected[i];
+    EXPECT_LT(rel_diff(y, e), 1e-12) << "k=" << k << " patch with " << idx.size() << " unknowns";
+  }
+  check_sweep<dim>(n, k, dirichlet);
+}
+
+TEST(VertexPatch, BoundaryPatchSolveIsTheExactPatchInverse2D) {
+  for (int k = 1; k <= 5; ++k) {
+    check_boundary_patches<2>(4, k, {false, true, true, false});
+    check_boundary_patches<2>(3, k, {false, false, false, false});
+  }
+}
+TEST(VertexPatch, BoundaryPatchSolveIsTheExactPatchInverse3D) {
+  for (int k = 1; k <= 3; ++k) check_boundary_patches<3>(3, k, {true, false, false, true, false, true});
+  check_boundary_patches<3>(2, 2, {false, false, false, false, false, false});
 }
 
 TEST(VertexPatch, GaussLobattoQuadratureGivesThePatchMatricesOfTheOperator) {

@@ -17,6 +17,7 @@
 
 #include "multigrid/host/multigrid.h"
 #include "multigrid/patch_kernels/block.h"
+#include "multigrid/patch_kernels/boundary.h"
 #include "multigrid/patch_kernels/setup.h"
 #include "multigrid/host/patch_smoother.h"
 #include "../support/curved_domains.h"
@@ -60,12 +61,24 @@ void run_kind(KernelKind kind, const PatchKernelParams<Number>& p, const std::ve
 // of the cell metric (patch weights), multiplicative with the global residual (additive)
 enum class Case { fused, fused_replace, separate, global, additive, surrogate, surrogate_additive };
 
+/// The patches of the vertices on Neumann faces of one color (patch_kernels/boundary.h), one host
+/// thread per patch, shared memory NaN-poisoned.
+template <int dim, typename Number>
+void run_boundary(const BoundaryPatchParams<Number>& p) {
+  std::vector<Number> smem(boundary_patch_shared_values(dim, p.ni));
+  for (long long j = 0; j < p.n_patches; ++j) {
+    std::fill(smem.begin(), smem.end(), std::numeric_limits<Number>::quiet_NaN());
+    boundary_patch_block<dim, Number>(ThreadGroup{0, 1}, j, p, smem.data());
+  }
+}
+
 template <int dim, int k, typename Number = double, Contraction con = Contraction::dense>
-double emulation_error(const std::array<int, dim>& nc, mesh::GeometryKind g, Case c, unsigned seed) {
+double emulation_error(const std::array<int, dim>& nc, mesh::GeometryKind g, Case c, unsigned seed,
+                       const fe::DirichletFaces<dim>& dirichlet = fe::all_dirichlet<dim>()) {
   const bool surrogate = c == Case::surrogate || c == Case::surrogate_additive;
   mesh::BoxMesh<dim> mesh =
       surrogate ? mesh::BoxMesh<dim>(nc, test_domains::quarter_annulus<dim>()) : mesh::BoxMesh<dim>(nc, g);
-  fe::DofLayout<dim> dofs(mesh, fe::Disc::cg, k);
+  fe::DofLayout<dim> dofs(mesh, fe::Disc::cg, k, dirichlet);
   operators::OperatorConfig config;
   config.disc = fe::Disc::cg;
   config.degree = k;
@@ -82,7 +95,9 @@ double emulation_error(const std::array<int, dim>& nc, mesh::GeometryKind g, Cas
   const auto metric = surrogate ? op.matrix_free().cell_metric() : std::vector<double>{};
   multigrid::VertexPatchSmoother<dim, Number> ref(mesh, dofs, quadrature, additive, variant, omega, op, metric);
   EXPECT_EQ(ref.surrogate(), surrogate);
-  if (mesh.geometry() != mesh::GeometryKind::cartesian || surrogate) variant = PatchVariant::global;
+  if (mesh.geometry() != mesh::GeometryKind::cartesian || surrogate || !dofs.all_faces_dirichlet())
+    variant = PatchVariant::global;
+  EXPECT_EQ(ref.variant(), additive ? ref.variant() : variant);
 
   const std::size_t n = dofs.n_local();
   std::mt19937 gen(seed);
@@ -112,8 +127,22 @@ double emulation_error(const std::array<int, dim>& nc, mesh::GeometryKind g, Cas
     n_patches += p.n_patches;
     largest = std::max<std::size_t>(largest, p.n_patches);
   }
-  EXPECT_EQ(n_patches, ref.n_patches());
-  for (int col = 0; col < (1 << dim); ++col) EXPECT_EQ(std::size_t(colors[col].n_patches), ref.colors()[col].size());
+  // the patches of the vertices on Neumann faces, as DevicePatchSmoother sets them up
+  const auto bdata = boundary_patch_data<dim, Number>(mesh, dofs, quadrature, metric);
+  std::vector<BoundaryPatchParams<Number>> boundary(colors.size());
+  for (std::size_t col = 0; col < colors.size(); ++col) {
+    auto& p = boundary[col];
+    p = boundary_patch_params<dim, Number>(mesh, dofs, bdata, int(col), omega);
+    p.vertices = bdata.vertices[col].data();
+    p.vectors = bdata.vectors.data();
+    p.inverse_diagonal = bdata.inverse_diagonal.data();
+    p.eigenvalues = bdata.eigenvalues.data();
+    p.weights = surrogate && p.n_patches > 0 ? bdata.weights[col].data() : nullptr;
+  }
+  EXPECT_EQ(dofs.all_faces_dirichlet(), bdata.n_patches() == 0);
+  EXPECT_EQ(n_patches + bdata.n_patches(), ref.n_patches());
+  for (int col = 0; col < (1 << dim); ++col)
+    EXPECT_EQ(std::size_t(colors[col].n_patches + boundary[col].n_patches), ref.colors()[col].size());
   Vector<Number> residual(n);
   std::vector<Number> buffer(largest * ipow(2 * k - 1, dim), std::numeric_limits<Number>::quiet_NaN());
   auto global_residual = [&](const Vector<Number>& u) {
@@ -134,10 +163,15 @@ double emulation_error(const std::array<int, dim>& nc, mesh::GeometryKind g, Cas
         p.x = y.data();
         p.r_in = residual.data();
         run_kind<dim, k, Number, con>(KernelKind::solve_from_vector, p, mats);
+        auto q = boundary[col];
+        q.x = y.data();
+        q.r = residual.data();
+        run_boundary<dim, Number>(q);
       }
     } else {
       for (int i = 0; i < n_colors; ++i) {
-        auto p = colors[order == SweepOrder::forward ? i : n_colors - 1 - i];
+        const int col = order == SweepOrder::forward ? i : n_colors - 1 - i;
+        auto p = colors[col];
         p.inverse_diagonal = inverse_diagonal.data();
         p.omega = static_cast<Number>(omega);
         p.x = y.data();
@@ -154,6 +188,10 @@ double emulation_error(const std::array<int, dim>& nc, mesh::GeometryKind g, Cas
           global_residual(y);
           p.r_in = residual.data();
           run_kind<dim, k, Number, con>(KernelKind::solve_from_vector, p, mats);
+          auto q = boundary[col];
+          q.x = y.data();
+          q.r = residual.data();
+          run_boundary<dim, Number>(q);
         }
       }
     }
@@ -208,6 +246,42 @@ void check_degree() {
   check_contraction<k, Contraction::dense>();
   check_contraction<k, Contraction::even_odd>();
   check_contraction<k, Contraction::tensor_core>();  // warp mma emulation (m16n8k4 FP64)
+}
+
+/// Neumann faces: the interior patches' kernels and the boundary patches' program in the launch
+/// sequence of DevicePatchSmoother::smooth against VertexPatchSmoother (Cartesian cells with the
+/// exact patch inverses, multiplicative and additive; the surrogates on the annulus).
+template <int k>
+void check_neumann() {
+  unsigned seed = 900 + 10 * k;
+  const fe::DirichletFaces<2> mixed2{false, true, true, false}, neumann2{false, false, false, false};
+  const fe::DirichletFaces<3> mixed3{true, false, false, true, false, true};
+  for (Case c : {Case::global, Case::additive, Case::surrogate, Case::surrogate_additive}) {
+    const std::string what = "k=" + std::to_string(k) + " case " + std::to_string(static_cast<int>(c));
+    EXPECT_LT((emulation_error<2, k>({5, 4}, mesh::GeometryKind::cartesian, c, ++seed, mixed2)), 1e-12) << "2D " << what;
+    EXPECT_LT((emulation_error<2, k>({4, 3}, mesh::GeometryKind::cartesian, c, ++seed, neumann2)), 1e-12)
+        << "2D all Neumann " << what;
+    if (k <= 4) {
+      EXPECT_LT((emulation_error<3, k>({3, 4, 3}, mesh::GeometryKind::cartesian, c, ++seed, mixed3)), 1e-12)
+          << "3D " << what;
+    }
+  }
+  // the kernels' other contractions and fp32 (against the CPU smoother in fp32)
+  EXPECT_LT((emulation_error<2, k, double, Contraction::even_odd>({5, 4}, mesh::GeometryKind::cartesian, Case::global,
+                                                                  ++seed, mixed2)),
+            1e-12)
+      << k;
+  EXPECT_LT((emulation_error<2, k, float>({5, 4}, mesh::GeometryKind::cartesian, Case::surrogate, ++seed, mixed2)),
+            1e-5)
+      << k;
+}
+TEST(PatchBlockEmulation, NeumannFaces) {
+  check_neumann<1>();
+  check_neumann<2>();
+  check_neumann<3>();
+  check_neumann<4>();
+  check_neumann<5>();
+  check_neumann<8>();
 }
 
 TEST(PatchBlockEmulation, Degree1) { check_degree<1>(); }

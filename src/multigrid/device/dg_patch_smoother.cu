@@ -504,7 +504,7 @@ DeviceDgPatchSmoother<dim, Number>::DeviceDgPatchSmoother(const mesh::BoxMesh<di
       if (b == 0)
         for (int i = 0; i < nc; ++i)
           for (int j = 0; j < nc; ++j) cmass[d * nc * nc + i * nc + j] = static_cast<Number>(p.mass[i * n + j]);
-      pairs[d].push_back({std::move(p.mass), std::move(p.stiffness)});
+      pairs[d].push_back({std::move(p.mass), std::move(p.stiffness), {}});
     }
   const PatchFastDiagonalization<dim, double> fdm(pairs);
   for (int d = 0; d < dim; ++d)

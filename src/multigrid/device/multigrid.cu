@@ -124,9 +124,9 @@ std::unique_ptr<Smoother<DeviceVector<Number>>> make_device_smoother(const Smoot
       if (dofs.disc() == fe::Disc::dg && config.coefficient)
         throw InputError("--smoother patch with --disc dg: the dg patch smoother has constant-coefficient local "
                          "solvers; use --smoother chebyshev for a variable coefficient");
-      if (!dofs.all_faces_dirichlet())
-        throw InputError("--smoother patch: the vertex patches cover Dirichlet problems only; with Neumann parts "
-                         "use --smoother chebyshev");
+      if (dofs.disc() == fe::Disc::dg && !dofs.all_faces_dirichlet())
+        throw InputError("--smoother patch with --disc dg: the dg vertex patches cover Dirichlet problems only; "
+                         "with Neumann parts use --smoother chebyshev");
       const bool fast = operators::uses_cartesian_path(mesh, dofs, config);
       const auto quadrature =
           fast ? fe::gauss(config.degree + 1) : fe::make_quadrature(config.quadrature, config.degree);

@@ -81,6 +81,17 @@ patch_kernels::PatchKernelInfo info_of(patch_kernels::Contraction c, int k, Kern
 
 namespace {
 
+/// The patches of the vertices on Neumann faces (patch_kernels/boundary.h): one block per patch.
+constexpr int boundary_patch_threads = 128;
+template <int dim, typename Number>
+__global__ void __launch_bounds__(boundary_patch_threads)
+    boundary_patch_kernel(const __grid_constant__ patch_kernels::BoundaryPatchParams<Number> p) {
+  extern __shared__ __align__(16) unsigned char boundary_smem_raw[];
+  patch_kernels::boundary_patch_block<dim, Number>(
+      ThreadGroup{static_cast<int>(threadIdx.x), static_cast<int>(blockDim.x)}, static_cast<long long>(blockIdx.x), p,
+      reinterpret_cast<Number*>(boundary_smem_raw));
+}
+
 unsigned grid_1d(long long n, int threads) {
   const long long blocks = (n + threads - 1) / threads;
   return static_cast<unsigned>(std::min<long long>(std::max<long long>(blocks, 1), 132LL * 16));
@@ -108,6 +119,14 @@ struct DevicePatchSmoother<dim, Number>::Impl {
   mutable DeviceBuffer<Number> residual, color_buffer;  // work vectors of a step
   DeviceBuffer<long long> constrained;
   std::vector<PatchKernelParams<Number>> colors;  // per color; pointers to vectors set per step
+  // the patches of the vertices on Neumann faces (patch_kernels/boundary.h), per color
+  std::vector<patch_kernels::BoundaryPatchParams<Number>> boundary;
+  std::vector<DeviceBuffer<int>> boundary_vertices;
+  std::vector<DeviceBuffer<double>> boundary_weights;
+  DeviceBuffer<Number> boundary_vectors, boundary_inverse_diagonal;
+  DeviceBuffer<double> boundary_eigenvalues;
+  int boundary_smem = 0;
+  std::size_t n_boundary_patches = 0;
   DeviceGhostExchange* ghosts = nullptr;  // a level spread over ranks: the ghosts of one cell layer
   int color_shift = 0;  // bit d: the parity of the box's first global vertex along d
 
@@ -121,6 +140,17 @@ struct DevicePatchSmoother<dim, Number>::Impl {
   void launch(KernelKind kind, const PatchKernelParams<Number>& p) const {
     if (p.n_patches == 0) return;
     launcher_of<dim, Number>(contraction, k, kind)(p, matrices, carveout);
+  }
+
+  /// x += omega A_j^{-1} r_j over the boundary patches of box color c (r: the level's residual).
+  void launch_boundary(int c, Number* x, const Number* r) const {
+    if (boundary.empty() || boundary[c].n_patches == 0) return;
+    auto p = boundary[c];
+    p.x = x;
+    p.r = r;
+    boundary_patch_kernel<dim, Number>
+        <<<static_cast<unsigned>(p.n_patches), boundary_patch_threads, boundary_smem>>>(p);
+    TCFEM_CUDA_CHECK_LAUNCH();
   }
 
   void global_residual(Number* x, const Number* b) const {
@@ -152,12 +182,18 @@ DevicePatchSmoother<dim, Number>::DevicePatchSmoother(const mesh::BoxMesh<dim>& 
       throw InputError("--backend cuda: the device patch smoother needs the whole mesh on one device");
   if (!query_device().available)
     throw InputError("--backend cuda: no CUDA device available for the patch smoother");
+  const auto range = patch_vertex_range<dim>(dofs.dirichlet_faces());
+  if (range.boundary() && spread.ghosts)
+    throw InputError("--smoother patch with Neumann parts: the patches of the vertices on Neumann parts run on one "
+                     "GPU; a level spread over ranks smooths with --smoother chebyshev");
   I.ghosts = spread.ghosts;
   for (int d = 0; d < dim; ++d) I.color_shift |= (spread.origin[d] & 1) << d;
   I.additive = settings.kind == SmootherKind::patch_additive;
   I.surrogate = !cell_metric.empty();
-  I.variant = mesh.geometry() == mesh::GeometryKind::cartesian && !I.surrogate ? settings.patch_variant
-                                                                               : PatchVariant::global;
+  // curved cells, surrogates and boundary patches: the residual of the level operator
+  I.variant = mesh.geometry() == mesh::GeometryKind::cartesian && !I.surrogate && !range.boundary()
+                  ? settings.patch_variant
+                  : PatchVariant::global;
   I.omega = settings.relaxation.value_or(I.additive ? additive_default_relaxation(dim) : 1.0);
   I.k = dofs.degree();
   I.n = dofs.n_local();
@@ -215,6 +251,37 @@ DevicePatchSmoother<dim, Number>::DevicePatchSmoother(const mesh::BoxMesh<dim>& 
     I.n_patches += p.n_patches;
     largest = std::max<std::size_t>(largest, p.n_patches);
   }
+  if (range.boundary()) {
+    const auto data = patch_kernels::boundary_patch_data<dim, Number>(mesh, dofs, quadrature,
+                                                                      I.surrogate ? cell_metric : std::vector<double>{});
+    I.n_boundary_patches = data.n_patches();
+    I.n_patches += I.n_boundary_patches;
+    I.boundary_vectors = DeviceBuffer<Number>(data.vectors);
+    if (!data.inverse_diagonal.empty()) I.boundary_inverse_diagonal = DeviceBuffer<Number>(data.inverse_diagonal);
+    if (!data.eigenvalues.empty()) I.boundary_eigenvalues = DeviceBuffer<double>(data.eigenvalues);
+    const int n_colors = 1 << dim;
+    I.boundary.resize(n_colors);
+    I.boundary_vertices.resize(n_colors);
+    I.boundary_weights.resize(n_colors);
+    for (int c = 0; c < n_colors; ++c) {
+      auto& p = I.boundary[c];
+      p = patch_kernels::boundary_patch_params<dim, Number>(mesh, dofs, data, c, I.omega);
+      if (p.n_patches == 0) continue;
+      I.boundary_vertices[c] = DeviceBuffer<int>(data.vertices[c]);
+      p.vertices = I.boundary_vertices[c].data();
+      p.vectors = I.boundary_vectors.data();
+      if (I.surrogate) {
+        I.boundary_weights[c] = DeviceBuffer<double>(data.weights[c]);
+        p.weights = I.boundary_weights[c].data();
+        p.eigenvalues = I.boundary_eigenvalues.data();
+      } else {
+        p.inverse_diagonal = I.boundary_inverse_diagonal.data();
+      }
+    }
+    I.boundary_smem = int(sizeof(Number)) * patch_kernels::boundary_patch_shared_values(dim, 2 * I.k - 1);
+    TCFEM_CUDA_CHECK(cudaFuncSetAttribute(boundary_patch_kernel<dim, Number>,
+                                          cudaFuncAttributeMaxDynamicSharedMemorySize, I.boundary_smem));
+  }
   const auto indices = dofs.constrained_indices();
   I.constrained = DeviceBuffer<long long>(std::vector<long long>(indices.begin(), indices.end()));
   if (I.additive || I.variant == PatchVariant::global) I.residual.allocate(I.n);
@@ -239,16 +306,18 @@ void DevicePatchSmoother<dim, Number>::smooth(Number* x, const Number* b, SweepO
       p.x = x;
       p.r_in = I.residual.data();
       I.launch(KernelKind::solve_from_vector, p);
+      I.launch_boundary(I.local_color(i), x, I.residual.data());
     }
   } else {
     // spread: the localized residuals of the patches at the cuts read b at their neighbours' nodes
     // (its ghosts are copies of the owners' entries: the vector keeps its value)
     if (I.variant != PatchVariant::global && !b_ghosts_fresh) I.update_ghosts(const_cast<Number*>(b));
     for (int i = 0; i < n_colors; ++i) {
-      auto p = I.colors[I.local_color(order == SweepOrder::forward ? i : n_colors - 1 - i)];
+      const int c = I.local_color(order == SweepOrder::forward ? i : n_colors - 1 - i);
+      auto p = I.colors[c];
       // spread: every rank takes part in the exchanges, with patches of this color or without
       if (I.variant != PatchVariant::global) I.update_ghosts(x);
-      if (p.n_patches == 0 && !I.ghosts) continue;
+      if (p.n_patches == 0 && !I.ghosts && (I.boundary.empty() || I.boundary[c].n_patches == 0)) continue;
       p.x = x;
       p.b = b;
       switch (I.variant) {
@@ -265,6 +334,7 @@ void DevicePatchSmoother<dim, Number>::smooth(Number* x, const Number* b, SweepO
           I.global_residual(x, b);
           p.r_in = I.residual.data();
           I.launch(KernelKind::solve_from_vector, p);
+          I.launch_boundary(c, x, I.residual.data());  // (the interior patches' nodes: disjoint)
           break;
       }
     }
@@ -285,11 +355,13 @@ template <int dim, typename Number>
 std::string DevicePatchSmoother<dim, Number>::description() const {
   const auto& I = *impl_;
   char text[240];
-  std::snprintf(text, sizeof text, "%s (%s%s%s, %zu patches, %d colors, relaxation %g, %s products, carveout %d, device)",
+  char boundary[64] = "";
+  if (I.n_boundary_patches > 0) std::snprintf(boundary, sizeof boundary, " (%zu on Neumann faces)", I.n_boundary_patches);
+  std::snprintf(text, sizeof text, "%s (%s%s%s, %zu patches%s, %d colors, relaxation %g, %s products, carveout %d, device)",
                 I.additive ? "additive vertex patch" : "multiplicative vertex patch",
                 I.additive ? "global residual" : to_string(I.variant), I.replace_inner ? ", x_I replaced" : "",
                 I.surrogate ? ", separable surrogates" : "",
-                I.n_patches, 1 << dim, I.omega, contraction_name(I.contraction), I.carveout);
+                I.n_patches, boundary, 1 << dim, I.omega, contraction_name(I.contraction), I.carveout);
   return text;
 }
 
@@ -308,7 +380,7 @@ double DevicePatchSmoother<dim, Number>::flops_per_step() const {
   const auto [a, b] = step_kernels<dim>(I.additive, I.variant);
   const bool r = I.replace_inner;  // only the fused kernel replaces
   const double per = patch_kernels::patch_flops(dim, I.k, a, r) + (a == b ? 0.0 : patch_kernels::patch_flops(dim, I.k, b));
-  return per * double(I.n_patches);
+  return per * double(I.n_patches - I.n_boundary_patches);
 }
 
 template <int dim, typename Number>
@@ -317,7 +389,7 @@ double DevicePatchSmoother<dim, Number>::flops_performed_per_step() const {
   const auto [a, b] = step_kernels<dim>(I.additive, I.variant);
   const double per = patch_kernels::patch_flops_performed(dim, I.k, a, I.contraction, I.replace_inner) +
                      (a == b ? 0.0 : patch_kernels::patch_flops_performed(dim, I.k, b, I.contraction));
-  return per * double(I.n_patches);
+  return per * double(I.n_patches - I.n_boundary_patches);
 }
 
 template <int dim, typename Number>
@@ -355,7 +427,7 @@ double DevicePatchSmoother<dim, Number>::shared_bytes_per_step() const {
     return patch_kernels::patch_shared_bytes(patch_kernels::patch_layout(dim, I.k, sizeof(Number), kind, I.contraction), kind,
                                              I.replace_inner);
   };
-  return (bytes(a) + (a == b ? 0.0 : bytes(b))) * double(I.n_patches);
+  return (bytes(a) + (a == b ? 0.0 : bytes(b))) * double(I.n_patches - I.n_boundary_patches);
 }
 
 template <int dim, typename Number>
@@ -364,7 +436,7 @@ double DevicePatchSmoother<dim, Number>::global_bytes_per_step() const {
   const auto [a, b] = step_kernels<dim>(I.additive, I.variant);
   const double per = patch_kernels::patch_global_bytes(dim, I.k, sizeof(Number), a, I.replace_inner) +
                      (a == b ? 0.0 : patch_kernels::patch_global_bytes(dim, I.k, sizeof(Number), b));
-  return per * double(I.n_patches);
+  return per * double(I.n_patches - I.n_boundary_patches);
 }
 
 template class DevicePatchSmoother<2, double>;

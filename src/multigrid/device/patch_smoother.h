@@ -27,7 +27,9 @@ template <int dim, typename Number>
 class DevicePatchSmoother {
  public:
   /// level_vmult(dst, src): dst = A src on device vectors of this level (used by the global and the
-  /// additive variants); settings.kind is patch or patch_additive. `cell_metric` ([cell * dim + d],
+  /// additive variants); settings.kind is patch or patch_additive. With Neumann faces the vertices
+  /// on them get patches too (multigrid/patch_kernels/boundary.h; the global variant), on one
+  /// process only (a spread level is refused). `cell_metric` ([cell * dim + d],
   /// the level operator's cell metric): the separable surrogates of VertexPatchSmoother with the
   /// global residual; empty: the exact patches of the parameter grid. Throws InputError if unsupported.
   ///
@@ -55,8 +57,8 @@ class DevicePatchSmoother {
   std::size_t size() const;
   std::string description() const;
 
-  /// Work of one smoothing step (all colors; level_vmult of the global / additive variants not
-  /// included): floating-point operations (of the dense products, the work model), shared-memory bytes of the patch arrays (see
+  /// Work of one smoothing step (all colors; level_vmult of the global / additive variants and the
+  /// O(n^(dim-1)) patches of the vertices on Neumann faces not included): floating-point operations (of the dense products, the work model), shared-memory bytes of the patch arrays (see
   /// multigrid/patch_kernels/layouts.h) and global-memory bytes without cache reuse.
   double flops_per_step() const;
   /// FLOP the kernels perform (fewer than flops_per_step with the even-odd products).

@@ -82,7 +82,7 @@ PatchFastDiagonalization<dim, Number> make_solver(const mesh::BoxMesh<dim>& mesh
     for (int b = 0; b < 4; ++b)
       if (variants[d][b] >= 0) {
         auto p = dg_patch_matrices_1d(degree, h[d], quadrature, b);
-        pairs[d].push_back({std::move(p.mass), std::move(p.stiffness)});
+        pairs[d].push_back({std::move(p.mass), std::move(p.stiffness), {}});
       }
   return PatchFastDiagonalization<dim, Number>(pairs);
 }
@@ -122,7 +122,7 @@ DgVertexPatchSmoother<dim, Number>::DgVertexPatchSmoother(const mesh::BoxMesh<di
   }
   // patches of the interior vertices this process owns (the vertex v: the owner of cell v), colored
   // by the vertex coordinates modulo 3
-  colors_ = owned_interior_vertices<dim>(part, ipow(3, dim), [](const Patch& v) {
+  colors_ = owned_patch_vertices<dim>(part, ipow(3, dim), [](const Patch& v) {
     int color = 0;
     for (int d = dim - 1; d >= 0; --d) color = 3 * color + v[d] % 3;
     return color;

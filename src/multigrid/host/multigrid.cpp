@@ -85,9 +85,9 @@ std::unique_ptr<Smoother<Vector<Number>>> make_smoother(const SmootherSettings& 
       if (dg && config.coefficient)
         throw InputError("--smoother patch with --disc dg: the dg patch smoother has constant-coefficient local "
                          "solvers; use --smoother chebyshev for a variable coefficient");
-      if (!dofs.all_faces_dirichlet())
-        throw InputError("--smoother patch: the vertex patches cover Dirichlet problems only; with Neumann parts use "
-                         "--smoother chebyshev");
+      if (dofs.disc() == fe::Disc::dg && !dofs.all_faces_dirichlet())
+        throw InputError("--smoother patch with --disc dg: the dg vertex patches cover Dirichlet problems only; "
+                         "with Neumann parts use --smoother chebyshev");
       if (dg) {
         auto s = std::make_unique<DgVertexPatchSmoother<dim, Number>>(mesh, dofs, quadrature, additive,
                                                                      settings.patch_variant, omega, op);

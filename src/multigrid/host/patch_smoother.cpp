@@ -27,7 +27,7 @@ std::vector<double> inner_block(const std::vector<double>& full, int n_full) {
 std::vector<double> PatchMatrices1D::inner_mass() const { return inner_block(mass, n_full); }
 std::vector<double> PatchMatrices1D::inner_stiffness() const { return inner_block(stiffness, n_full); }
 
-PatchMatrices1D patch_matrices_1d(int degree, double h, const fe::Quadrature1D& quadrature) {
+PatchMatrices1D patch_matrices_1d(int degree, double h, const fe::Quadrature1D& quadrature, int cells) {
   const auto basis = fe::LagrangeBasis1D::gauss_lobatto(degree);
   const auto m = fe::mass_matrix(basis, quadrature);
   const auto l = fe::stiffness_matrix(basis, quadrature);
@@ -37,13 +37,15 @@ PatchMatrices1D patch_matrices_1d(int degree, double h, const fe::Quadrature1D& 
   p.n_inner = nf - 2;
   p.mass.assign(nf * nf, 0.0);
   p.stiffness.assign(nf * nf, 0.0);
-  for (int cell = 0; cell < 2; ++cell)
+  for (int cell = 0; cell < 2; ++cell) {
+    if (!((cells >> cell) & 1)) continue;
     for (int i = 0; i <= k; ++i)
       for (int j = 0; j <= k; ++j) {
         const int r = cell * k + i, c = cell * k + j;
         p.mass[r * nf + c] += h * m(i, j);
         p.stiffness[r * nf + c] += l(i, j) / h;
       }
+  }
   return p;
 }
 
@@ -54,10 +56,20 @@ template <int dim>
 std::array<std::vector<PatchPair1D>, dim> cg_inner_pairs(int degree, const std::array<double, dim>& h,
                                                          const fe::Quadrature1D& quadrature) {
   std::array<std::vector<PatchPair1D>, dim> pairs;
-  for (int d = 0; d < dim; ++d) {
-    const auto p = patch_matrices_1d(degree, h[d], quadrature);
-    pairs[d].push_back({p.inner_mass(), p.inner_stiffness()});
-  }
+  const int n = 2 * degree - 1;
+  for (int d = 0; d < dim; ++d)
+    for (const PatchSide side : {PatchSide::interior, PatchSide::low, PatchSide::high}) {
+      // the cells of the side: both, the one above the vertex (low) or below it (high)
+      const int cells = side == PatchSide::interior ? 3 : side == PatchSide::low ? 2 : 1;
+      const auto p = patch_matrices_1d(degree, h[d], quadrature, cells);
+      PatchPair1D pair{p.inner_mass(), p.inner_stiffness(), {}};
+      if (side != PatchSide::interior) {
+        const auto range = patch_side_range(side, degree);
+        pair.active.assign(n, 0);
+        for (int i = range[0]; i < range[1]; ++i) pair.active[i] = 1;
+      }
+      pairs[d].push_back(std::move(pair));
+    }
   return pairs;
 }
 }  // namespace
@@ -87,12 +99,36 @@ void PatchFastDiagonalization<dim, Number>::setup(const std::array<std::vector<P
       const auto& p = pairs[d][v];
       TCFEM_ASSERT(p.mass.size() == std::size_t(n * n) && p.stiffness.size() == std::size_t(n * n),
                    "fast diagonalization: 1D matrices of different sizes");
-      std::vector<double> colmajor;
-      solvers::blas::generalized_eigenproblem(n, p.stiffness, p.mass, lambda_[d][v], colmajor);
       auto& vec = vectors_[d][v];
-      vec.resize(n * n);
-      for (int i = 0; i < n; ++i)
-        for (int j = 0; j < n; ++j) vec[i * n + j] = static_cast<Number>(colmajor[i + n * j]);
+      vec.assign(n * n, Number(0));
+      if (p.active.empty()) {
+        std::vector<double> colmajor;
+        solvers::blas::generalized_eigenproblem(n, p.stiffness, p.mass, lambda_[d][v], colmajor);
+        for (int i = 0; i < n; ++i)
+          for (int j = 0; j < n; ++j) vec[i * n + j] = static_cast<Number>(colmajor[i + n * j]);
+      } else {
+        // the eigenproblem of the active rows and columns; the others decoupled (unit vectors,
+        // eigenvalue 1) after them
+        TCFEM_ASSERT(p.active.size() == std::size_t(n), "fast diagonalization: active mask of another size");
+        std::vector<int> on, off;
+        for (int i = 0; i < n; ++i) (p.active[i] ? on : off).push_back(i);
+        const int m = static_cast<int>(on.size());
+        TCFEM_ASSERT(m > 0, "fast diagonalization: a 1D patch without unknowns");
+        std::vector<double> ms(m * m), ls(m * m), values, colmajor;
+        for (int i = 0; i < m; ++i)
+          for (int j = 0; j < m; ++j) {
+            ms[i * m + j] = p.mass[on[i] * n + on[j]];
+            ls[i * m + j] = p.stiffness[on[i] * n + on[j]];
+          }
+        solvers::blas::generalized_eigenproblem(m, ls, ms, values, colmajor);
+        auto& lambda = lambda_[d][v];
+        lambda.assign(n, 1.0);
+        for (int j = 0; j < m; ++j) {
+          lambda[j] = values[j];
+          for (int i = 0; i < m; ++i) vec[on[i] * n + j] = static_cast<Number>(colmajor[i + m * j]);
+        }
+        for (std::size_t j = 0; j < off.size(); ++j) vec[off[j] * n + m + int(j)] = Number(1);
+      }
     }
   }
   // 1 / (lambda_0 + ... + lambda_{dim-1}) for every combination of variants
@@ -153,27 +189,29 @@ void PatchFastDiagonalization<dim, Number>::apply_inverse(Number* x, Number* tmp
 
 template <int dim, typename Number>
 void PatchFastDiagonalization<dim, Number>::apply_inverse_weighted(Number* x, Number* tmp,
-                                                                   const std::array<double, dim>& g) const {
+                                                                   const std::array<double, dim>& g,
+                                                                   const Variants& variant) const {
   using tensor::apply_1d;
+  (void)combination(variant);  // checks the variants
   const int n = n_, total = ipow(n, dim);
   const auto sizes = tensor::cube_sizes<dim>(n);
   Number* in = x;
   Number* out = tmp;
   for (int d = 0; d < dim; ++d) {  // V^T
-    apply_1d<true, false>(vectors_[d][0].data(), n, n, d, sizes, in, out);
+    apply_1d<true, false>(vectors_[d][variant[d]].data(), n, n, d, sizes, in, out);
     std::swap(in, out);
   }
   for (int i = 0; i < total; ++i) {
     int r = i;
     double s = 0.0;
     for (int d = 0; d < dim; ++d) {
-      s += g[d] * lambda_[d][0][r % n];
+      s += g[d] * lambda_[d][variant[d]][r % n];
       r /= n;
     }
     in[i] = static_cast<Number>(in[i] / s);
   }
   for (int d = 0; d < dim; ++d) {  // V
-    apply_1d<false, false>(vectors_[d][0].data(), n, n, d, sizes, in, out);
+    apply_1d<false, false>(vectors_[d][variant[d]].data(), n, n, d, sizes, in, out);
     std::swap(in, out);
   }
   if (in != x) std::copy(in, in + total, x);
@@ -248,22 +286,26 @@ VertexPatchSmoother<dim, Number>::VertexPatchSmoother(const mesh::BoxMesh<dim>& 
                 " entries, the mesh " + std::to_string(mesh.n_owned_cells()) + " cells");
   const auto& part = mesh.partition();
   if (!cell_metric_.empty() && part.is_distributed()) cell_metric_ = ghosted_cell_metric(mesh, cell_metric_);
-  if (mesh.geometry() != mesh::GeometryKind::cartesian || !cell_metric_.empty()) variant_ = PatchVariant::global;
-  if (!dofs.all_faces_dirichlet())
-    throw InputError("--smoother patch: the vertex patches cover Dirichlet problems only; with Neumann parts use "
-                     "--smoother chebyshev");
+  range_ = patch_vertex_range<dim>(dofs.dirichlet_faces());
+  // curved cells, surrogates and boundary patches: the residual of the level operator
+  if (mesh.geometry() != mesh::GeometryKind::cartesian || !cell_metric_.empty() || range_.boundary())
+    variant_ = PatchVariant::global;
   const auto& ext = dofs.lattice_extent();
   long s = 1;
   for (int d = 0; d < dim; ++d) {
     stride_[d] = s;
     s *= ext[d];
   }
-  // patches of the interior vertices this process owns (the vertex v: the owner of cell v), by color
-  colors_ = owned_interior_vertices<dim>(part, 1 << dim, [](const Patch& v) {
-    int color = 0;
-    for (int d = 0; d < dim; ++d) color |= (v[d] & 1) << d;
-    return color;
-  });
+  // patches of the vertices this process owns (the vertex v: the owner of cell v; on a high face the
+  // owner of the cell below), by color: the interior vertices and those on Neumann faces
+  colors_ = owned_patch_vertices<dim>(
+      part, 1 << dim,
+      [](const Patch& v) {
+        int color = 0;
+        for (int d = 0; d < dim; ++d) color |= (v[d] & 1) << d;
+        return color;
+      },
+      range_.low, range_.high);
   const auto& mask = dofs.boundary_mask();
   for (std::size_t i = 0; i < mask.size(); ++i)
     if (mask[i]) constrained_.push_back(static_cast<index_t>(i));
@@ -300,7 +342,46 @@ index_t VertexPatchSmoother<dim, Number>::first_node(const Patch& v) const {
 }
 
 template <int dim, typename Number>
+bool VertexPatchSmoother<dim, Number>::boundary_patch(const Patch& v) const {
+  const auto& cells = mesh_->partition().global_cells;
+  for (int d = 0; d < dim; ++d)
+    if (v[d] == 0 || v[d] == cells[d]) return true;
+  return false;
+}
+
+namespace {
+/// The lattice indices of the nodes (v_d - 1) k + j_d, j_d in [lo_d, hi_d), lexicographic.
+template <int dim>
+void box_node_indices(const fe::DofLayout<dim>& dofs, const std::array<int, dim>& v, int k,
+                      const std::array<int, dim>& lo, const std::array<int, dim>& hi, std::vector<index_t>& idx) {
+  std::size_t total = 1;
+  for (int d = 0; d < dim; ++d) total *= std::size_t(hi[d] - lo[d]);
+  idx.resize(total);
+  for (std::size_t i = 0; i < total; ++i) {
+    std::size_t r = i;
+    std::array<long, dim> p;
+    for (int d = 0; d < dim; ++d) {
+      const int n = hi[d] - lo[d];
+      p[d] = static_cast<long>(v[d] - 1) * k + lo[d] + static_cast<long>(r % n);
+      r /= n;
+    }
+    idx[i] = dofs.lattice_index(p);
+  }
+}
+}  // namespace
+
+template <int dim, typename Number>
 void VertexPatchSmoother<dim, Number>::patch_dof_indices(const Patch& v, std::vector<index_t>& idx) const {
+  if (boundary_patch(v)) {  // the nodes inside the box
+    const auto side = sides(v);
+    std::array<int, dim> lo, hi;
+    for (int d = 0; d < dim; ++d) {
+      lo[d] = side[d] == int(PatchSide::low) ? k_ : 0;
+      hi[d] = side[d] == int(PatchSide::high) ? k_ + 1 : n_full_;
+    }
+    box_node_indices<dim>(*dofs_, v, k_, lo, hi, idx);
+    return;
+  }
   const int n = n_full_;
   idx.resize(ipow(n, dim));
   const index_t base = first_node(v);
@@ -317,6 +398,17 @@ void VertexPatchSmoother<dim, Number>::patch_dof_indices(const Patch& v, std::ve
 
 template <int dim, typename Number>
 void VertexPatchSmoother<dim, Number>::inner_dof_indices(const Patch& v, std::vector<index_t>& idx) const {
+  if (boundary_patch(v)) {  // the unknowns: the inner nodes 1 + [first, last) of each side
+    const auto side = sides(v);
+    std::array<int, dim> lo, hi;
+    for (int d = 0; d < dim; ++d) {
+      const auto range = patch_side_range(PatchSide(side[d]), k_);
+      lo[d] = 1 + range[0];
+      hi[d] = 1 + range[1];
+    }
+    box_node_indices<dim>(*dofs_, v, k_, lo, hi, idx);
+    return;
+  }
   const int n = n_inner_;
   idx.resize(ipow(n, dim));
   index_t base = first_node(v);
@@ -363,6 +455,11 @@ void VertexPatchSmoother<dim, Number>::gather_full(const Patch& v, const Vector<
 
 template <int dim, typename Number>
 void VertexPatchSmoother<dim, Number>::gather_inner(const Patch& v, const Vector<Number>& u, Number* out) const {
+  if (boundary_patch(v)) {
+    inner_dof_indices(v, idx_);
+    for (std::size_t i = 0; i < idx_.size(); ++i) out[i] = u[idx_[i]];
+    return;
+  }
   const int n = n_inner_;
   index_t base = first_node(v);
   for (int d = 0; d < dim; ++d) base += stride_[d];
@@ -381,6 +478,11 @@ void VertexPatchSmoother<dim, Number>::gather_inner(const Patch& v, const Vector
 template <int dim, typename Number>
 void VertexPatchSmoother<dim, Number>::add_inner(const Patch& v, Number scale, const Number* in,
                                                  Vector<Number>& u) const {
+  if (boundary_patch(v)) {
+    inner_dof_indices(v, idx_);
+    for (std::size_t i = 0; i < idx_.size(); ++i) u[idx_[i]] += scale * in[i];
+    return;
+  }
   const int n = n_inner_;
   index_t base = first_node(v);
   for (int d = 0; d < dim; ++d) base += stride_[d];
@@ -402,6 +504,7 @@ template <int dim, typename Number>
 void VertexPatchSmoother<dim, Number>::local_residual(const Patch& v, const Vector<Number>& u,
                                                       const Vector<Number>& b, Number* r) const {
   using tensor::apply_1d;
+  TCFEM_ASSERT(!boundary_patch(v), "the localized residual of a boundary patch (they take the global residual)");
   const int nf = n_full_, ni = n_inner_, n_out = ipow(ni, dim);
   Number* uf = u_.data();
   gather_full(v, u, uf);
@@ -434,10 +537,46 @@ void VertexPatchSmoother<dim, Number>::local_residual(const Patch& v, const Vect
 
 template <int dim, typename Number>
 void VertexPatchSmoother<dim, Number>::local_solve(const Patch& v, Number* r) const {
+  const bool boundary = boundary_patch(v);
+  typename PatchFastDiagonalization<dim, Number>::Variants variant{};
+  Number* x = r;
+  std::array<int, 2> range[dim];
+  // the padded index of every unknown, lexicographic (direction 0 fastest)
+  const auto for_each_in_range = [&](const std::array<int, 2>(&rg)[dim], auto&& f) {
+    std::array<int, dim> j;
+    for (int d = 0; d < dim; ++d) j[d] = rg[d][0];
+    while (true) {
+      int padded = 0;
+      for (int d = dim - 1; d >= 0; --d) padded = padded * n_inner_ + j[d];
+      f(padded);
+      int d = 0;
+      while (d < dim && ++j[d] == rg[d][1]) {
+        j[d] = rg[d][0];
+        ++d;
+      }
+      if (d == dim) return;
+    }
+  };
+  if (boundary) {
+    // the unknowns into the (2k-1)^dim layout of the interior patches, zeros elsewhere
+    const auto side = sides(v);
+    for (int d = 0; d < dim; ++d) {
+      variant[d] = side[d];
+      range[d] = patch_side_range(PatchSide(side[d]), k_);
+    }
+    x = t1_.data();
+    std::fill(x, x + ipow(n_inner_, dim), Number(0));
+    std::size_t i = 0;
+    for_each_in_range(range, [&](int padded) { x[padded] = r[i++]; });
+  }
   if (cell_metric_.empty())
-    solver_.apply_inverse(r, t0_.data());
+    solver_.apply_inverse(x, t0_.data(), variant);
   else
-    solver_.apply_inverse_weighted(r, t0_.data(), patch_metric(v));
+    solver_.apply_inverse_weighted(x, t0_.data(), patch_metric(v), variant);
+  if (boundary) {
+    std::size_t i = 0;
+    for_each_in_range(range, [&](int padded) { r[i++] = x[padded]; });
+  }
 }
 
 template <int dim, typename Number>

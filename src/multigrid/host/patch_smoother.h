@@ -36,6 +36,17 @@
 // Dirichlet constraints: constrained nodes enter local residuals as zeros (their columns are zero
 // in the constrained operator); after a step they hold b (their rows are the identity).
 //
+// Neumann parts (boundary patches): a vertex on a Neumann face of the box and on no Dirichlet face
+// also gets a patch, of the cells of the mesh around it (2^(dim-1) on a face, fewer at edges and
+// corners). Along a direction d where v lies on the box's low (high) face the patch has the one cell
+// above (below) v, and its unknowns there are the k nodes from v up to (down to) the cell's other
+// vertex, excluded: the Neumann face's nodes are unknowns. Every unknown then lies in a patch. The
+// 1D matrices of such a direction are the one cell's, embedded in the 2k-1 inner nodes of the
+// two-cell patch with the missing nodes decoupled (PatchPair1D::active), so that the fast
+// diagonalization and the coloring by vertex parity stay those of the interior patches. Boundary
+// patches take the residual of the level operator (PatchVariant::global); their surrogate weights
+// are the means over their existing cells.
+//
 // Distributed levels: a rank smooths the patches of the vertices it owns (the vertex v belongs to
 // the owner of cell v, as its lattice node does); their cells below v may be ghost cells. The
 // localized residuals read the ghost values of x and b (updated before each color), the global
@@ -46,6 +57,7 @@
 #include <array>
 #include <vector>
 
+#include "core/error.h"
 #include "core/vector.h"
 #include "fe/dof_layout.h"
 #include "fe/quadrature.h"
@@ -56,7 +68,8 @@
 namespace tcfem::multigrid {
 
 /// The 1D matrices of a vertex patch along one direction: two cells of size h, 2k+1 nodes, each
-/// cell's mass and stiffness integrated with `quadrature` on [0,1].
+/// cell's mass and stiffness integrated with `quadrature` on [0,1]. `cells`: bit 0 the cell below
+/// the vertex, bit 1 the cell above (a boundary patch has one of them).
 struct PatchMatrices1D {
   int n_full = 0, n_inner = 0;
   std::vector<double> mass, stiffness;  ///< n_full x n_full, row-major
@@ -64,12 +77,30 @@ struct PatchMatrices1D {
   std::vector<double> inner_mass() const;
   std::vector<double> inner_stiffness() const;
 };
-PatchMatrices1D patch_matrices_1d(int degree, double h, const fe::Quadrature1D& quadrature);
+PatchMatrices1D patch_matrices_1d(int degree, double h, const fe::Quadrature1D& quadrature, int cells = 3);
+
+/// Where a vertex patch lies along one direction: around an interior vertex (two cells), or at a
+/// vertex on the box's low or high face (one cell; a Neumann face). Also the index of the 1D
+/// variant of PatchFastDiagonalization's cg patches.
+enum class PatchSide : int { interior = 0, low = 1, high = 2 };
+/// The inner nodes [first, last) (of 0 .. 2k-2) a patch has along a direction of side `s`.
+inline std::array<int, 2> patch_side_range(PatchSide s, int degree) {
+  switch (s) {
+    case PatchSide::low: return {degree - 1, 2 * degree - 1};
+    case PatchSide::high: return {0, degree};
+    case PatchSide::interior: break;
+  }
+  return {0, 2 * degree - 1};
+}
 
 /// A pair of symmetric n x n 1D matrices (row-major) of one direction of a patch: mass M_d and
-/// stiffness L_d of A = sum_d M_{dim-1} (x) .. (x) L_d (x) .. (x) M_0.
+/// stiffness L_d of A = sum_d M_{dim-1} (x) .. (x) L_d (x) .. (x) M_0. `active` (empty: all n): the
+/// rows and columns that exist; the others are decoupled (their eigenvectors are the unit vectors,
+/// eigenvalue 1, and the active eigenvectors vanish on them), so a vector that is zero there stays
+/// zero under the inverse.
 struct PatchPair1D {
   std::vector<double> mass, stiffness;
+  std::vector<char> active;
 };
 
 /// Fast diagonalization of a patch matrix that is a Kronecker sum
@@ -84,7 +115,8 @@ template <int dim, typename Number>
 class PatchFastDiagonalization {
  public:
   using Variants = std::array<int, dim>;
-  /// The cg vertex patch: the inner (2k-1)^dim nodes, 1D matrices of patch_matrices_1d (one variant).
+  /// The cg vertex patch: the inner (2k-1)^dim nodes, 1D matrices of patch_matrices_1d; three
+  /// variants per direction, indexed by PatchSide (two cells; one cell above or below the vertex).
   PatchFastDiagonalization(int degree, const std::array<double, dim>& h, const fe::Quadrature1D& quadrature);
   /// pairs[d][v]: the 1D matrices of variant v along direction d, all n x n with one n.
   explicit PatchFastDiagonalization(const std::array<std::vector<PatchPair1D>, dim>& pairs);
@@ -96,7 +128,12 @@ class PatchFastDiagonalization {
   /// x = (sum_d g_d M_{dim-1} (x) .. (x) L_d (x) .. (x) M_0)^{-1} x in place (variant 0 of every
   /// direction): the inverse of the Kronecker sum with direction d weighted by g_d > 0, from the
   /// same eigenvectors (the inverse diagonal 1 / sum_d g_d lambda_d computed on the fly).
-  void apply_inverse_weighted(Number* x, Number* tmp, const std::array<double, dim>& g) const;
+  void apply_inverse_weighted(Number* x, Number* tmp, const std::array<double, dim>& g) const {
+    apply_inverse_weighted(x, tmp, g, Variants{});
+  }
+  /// The same with variant[d] along direction d.
+  void apply_inverse_weighted(Number* x, Number* tmp, const std::array<double, dim>& g,
+                              const Variants& variant) const;
   /// Size n of the 1D matrices (2k-1 for the cg patch).
   int n_inner() const { return n_; }
   int n_variants(int d) const { return static_cast<int>(lambda_[d].size()); }
@@ -125,21 +162,58 @@ inline bool uses_patch_surrogates(mesh::GeometryKind geometry, bool variable_coe
   return geometry == mesh::GeometryKind::mapped || variable_coefficient;
 }
 
-/// The weights g_d of the separable surrogate of the patch around interior vertex v: the mean of
+/// The weights g_d of the separable surrogate of the patch around vertex v: the mean of
 /// `cell_metric` ([cell * dim + d], cells numbered lexicographically in the box `cells`: a mesh's
-/// ghosted box, MatrixFreeOperator::cell_metric on one process) over the patch's 2^dim cells.
+/// ghosted box, MatrixFreeOperator::cell_metric on one process) over the patch's cells: the 2^dim
+/// around an interior vertex, those inside `cells` for a vertex on the boundary (boundary patches;
+/// the box must hold every cell of the patch that exists).
 template <int dim>
 std::array<double, dim> patch_mean_metric(const mesh::CellBox<dim>& cells, const std::vector<double>& cell_metric,
                                           const std::array<int, dim>& v) {
   std::array<double, dim> g{};
+  int n = 0;
   for (int corner = 0; corner < (1 << dim); ++corner) {
     std::array<int, dim> c;
     for (int d = 0; d < dim; ++d) c[d] = v[d] - 1 + ((corner >> d) & 1);
+    if (!cells.contains(c)) continue;
     const double* m = cell_metric.data() + cells.number(c) * dim;
     for (int d = 0; d < dim; ++d) g[d] += m[d];
+    ++n;
   }
-  for (int d = 0; d < dim; ++d) g[d] /= double(1 << dim);
+  TCFEM_ASSERT(n > 0, "a vertex patch without cells");
+  for (int d = 0; d < dim; ++d) g[d] /= double(n);
   return g;
+}
+
+/// The sides of the patch around vertex v (global vertex coordinates) in a mesh of `cells` cells
+/// per direction: low at v_d = 0, high at v_d = cells_d.
+template <int dim>
+std::array<int, dim> patch_sides(const std::array<int, dim>& v, const std::array<int, dim>& cells) {
+  std::array<int, dim> s;
+  for (int d = 0; d < dim; ++d)
+    s[d] = int(v[d] == 0 ? PatchSide::low : v[d] == cells[d] ? PatchSide::high : PatchSide::interior);
+  return s;
+}
+
+/// Which vertices of the box carry cg vertex patches: along direction d the interior ones and,
+/// where the low / high face is a Neumann face, those on it (a vertex on a Dirichlet face has none).
+template <int dim>
+struct PatchVertexRange {
+  std::array<bool, dim> low{}, high{};
+  bool boundary() const {
+    for (int d = 0; d < dim; ++d)
+      if (low[d] || high[d]) return true;
+    return false;
+  }
+};
+template <int dim>
+PatchVertexRange<dim> patch_vertex_range(const fe::DirichletFaces<dim>& dirichlet) {
+  PatchVertexRange<dim> r;
+  for (int d = 0; d < dim; ++d) {
+    r.low[d] = !dirichlet[2 * d];
+    r.high[d] = !dirichlet[2 * d + 1];
+  }
+  return r;
 }
 
 template <int dim, typename Number>
@@ -167,17 +241,21 @@ class VertexPatchSmoother final : public Smoother<Vector<Number>> {
   /// Patches by color (2^dim colors, vertex parity; color c has bit d set for odd v_d).
   const std::vector<std::vector<Patch>>& colors() const { return colors_; }
   std::size_t n_patches() const;
-  /// Local indices of the (2k-1)^dim inner nodes / all (2k+1)^dim nodes of a patch, lexicographic.
+  /// Local indices of the patch's unknowns (the (2k-1)^dim inner nodes of an interior patch, fewer
+  /// on a boundary patch) / of all its nodes ((2k+1)^dim inside the box), lexicographic.
   void inner_dof_indices(const Patch& v, std::vector<index_t>& idx) const;
   void patch_dof_indices(const Patch& v, std::vector<index_t>& idx) const;
-  /// r = A_j^{-1} r for a patch vector of (2k-1)^dim entries (the surrogate's inverse with a
-  /// cell metric).
+  /// Whether the patch of v lies on a Neumann face (fewer cells than 2^dim).
+  bool boundary_patch(const Patch& v) const;
+  /// r = A_j^{-1} r for a patch vector of the patch's unknowns (inner_dof_indices' order; the
+  /// surrogate's inverse with a cell metric).
   void local_solve(const Patch& v, Number* r) const;
   /// Whether the local solvers are the separable surrogates of a cell metric.
   bool surrogate() const { return !cell_metric_.empty(); }
   /// The weights g_d of the patch's surrogate: the mean cell metric of its 2^dim cells.
   std::array<double, dim> patch_metric(const Patch& v) const;
-  /// r_I = b_I - A_{I,F} u_F of one patch from the global vectors (constrained u entries as 0).
+  /// r_I = b_I - A_{I,F} u_F of one interior patch from the global vectors (constrained u entries
+  /// as 0); boundary patches take the level operator's residual.
   void local_residual(const Patch& v, const Vector<Number>& u, const Vector<Number>& b, Number* r) const;
 
  private:
@@ -186,12 +264,14 @@ class VertexPatchSmoother final : public Smoother<Vector<Number>> {
   void gather_inner(const Patch& v, const Vector<Number>& u, Number* out) const;
   void add_inner(const Patch& v, Number scale, const Number* in, Vector<Number>& u) const;
   void set_constrained(Vector<Number>& x, const Vector<Number>& b) const;
+  std::array<int, dim> sides(const Patch& v) const { return patch_sides<dim>(v, mesh_->partition().global_cells); }
   auto sweep_ops() const;  // the patch operations of the sweeps of patch_sweeps.h
 
   const mesh::BoxMesh<dim>* mesh_;
   const fe::DofLayout<dim>* dofs_;
   const LevelOperator<Vector<Number>>* op_;
   std::vector<double> cell_metric_;  // by the cells of the ghosted box (patch_mean_metric)
+  PatchVertexRange<dim> range_;      // the vertices with patches (Neumann faces: boundary patches)
   bool additive_;
   PatchVariant variant_;
   double relaxation_;
@@ -202,6 +282,7 @@ class VertexPatchSmoother final : public Smoother<Vector<Number>> {
   PatchFastDiagonalization<dim, Number> solver_;
   std::array<std::vector<Number>, dim> mass_rect_, stiff_rect_;  // n_inner x n_full
   mutable std::vector<Number> u_, r_, t0_, t1_, t2_, t3_, buffer_;
+  mutable std::vector<index_t> idx_;  // a boundary patch's unknowns
   mutable Vector<Number> residual_, correction_;
 };
 

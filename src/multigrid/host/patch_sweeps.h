@@ -17,17 +17,22 @@
 
 namespace tcfem::multigrid {
 
-/// The patches this rank runs: the interior vertices v (1 <= v_d <= n_d - 1) it owns (the owner
-/// of cell v), lexicographic with direction 0 fastest, sorted into `n_colors` colors by color(v).
+/// The patches this rank runs: the vertices v it owns (the owner of cell v; of cell n_d - 1 for
+/// v_d = n_d), interior (1 <= v_d <= n_d - 1) or, along d, also on the low face (v_d = 0) where
+/// low[d] and on the high face (v_d = n_d) where high[d]; lexicographic with direction 0 fastest,
+/// sorted into `n_colors` colors by color(v).
 template <int dim, class Color>
-std::vector<std::vector<std::array<int, dim>>> owned_interior_vertices(const mesh::Partition<dim>& part, int n_colors,
-                                                                       Color&& color) {
+std::vector<std::vector<std::array<int, dim>>> owned_patch_vertices(const mesh::Partition<dim>& part, int n_colors,
+                                                                    Color&& color, const std::array<bool, dim>& low = {},
+                                                                    const std::array<bool, dim>& high = {}) {
   std::vector<std::vector<std::array<int, dim>>> colors(static_cast<std::size_t>(n_colors));
   std::array<int, dim> v, first, count;
   std::size_t n_vertices = 1;
   for (int d = 0; d < dim; ++d) {
-    first[d] = std::max(1, part.owned.begin[d]);
-    count[d] = std::max(0, std::min(part.global_cells[d] - 1, part.owned.end[d] - 1) - first[d] + 1);
+    const int n = part.global_cells[d];
+    first[d] = std::max(low[d] ? 0 : 1, part.owned.begin[d]);
+    const int last_owned = part.owned.end[d] == n ? n : part.owned.end[d] - 1;
+    count[d] = std::max(0, std::min(high[d] ? n : n - 1, last_owned) - first[d] + 1);
     n_vertices *= static_cast<std::size_t>(count[d]);
   }
   for (std::size_t i = 0; i < n_vertices; ++i) {

@@ -13,6 +13,7 @@
 #include "fe/quadrature.h"
 #include "mesh/box_mesh.h"
 #include "multigrid/patch_kernels/block.h"
+#include "multigrid/patch_kernels/boundary.h"
 #include "multigrid/host/patch_smoother.h"
 #include "core/error.h"
 
@@ -184,6 +185,127 @@ std::vector<Number> patch_kernel_weights(const mesh::BoxMesh<dim>& mesh, const P
     for (int d = 0; d < dim; ++d) w[j * dim + d] = static_cast<Number>(g[d]);
   }
   return w;
+}
+
+/// The patches of the vertices on Neumann faces (patch_kernels/boundary.h) of a level on one
+/// process: their vertices and surrogate weights per color (bit d: odd v_d), and the 1D data of the
+/// three variants per direction (unit cells with surrogates, else the level's cell sizes).
+template <int dim, typename Number>
+struct BoundaryPatchData {
+  std::vector<Number> vectors, inverse_diagonal;  ///< BoundaryPatchParams' layouts
+  std::vector<double> eigenvalues;                ///< surrogates only
+  std::vector<std::vector<int>> vertices;         ///< per color: dim coordinates per patch
+  std::vector<std::vector<double>> weights;       ///< per color, surrogates only: dim per patch
+  std::size_t n_patches() const {
+    std::size_t n = 0;
+    for (const auto& v : vertices) n += v.size() / dim;
+    return n;
+  }
+};
+
+/// The vertices on Neumann faces and on no Dirichlet face (none where every face is a Dirichlet
+/// face), by color, lexicographic with direction 0 fastest; O(n^(dim-1)) work.
+template <int dim>
+std::vector<std::vector<int>> boundary_patch_vertices(const std::array<int, dim>& cells,
+                                                      const PatchVertexRange<dim>& range) {
+  std::vector<std::vector<int>> colors(1 << dim);
+  if (!range.boundary()) return colors;
+  std::array<int, dim> first, last;
+  for (int d = 0; d < dim; ++d) {
+    first[d] = range.low[d] ? 0 : 1;
+    last[d] = range.high[d] ? cells[d] : cells[d] - 1;
+    if (last[d] < first[d]) return colors;
+  }
+  std::array<int, dim> v = first;
+  while (true) {
+    // the x line of (v_1, ..): every vertex if another coordinate lies on a face, else its ends
+    bool on_face = false;
+    for (int d = 1; d < dim; ++d) on_face |= v[d] == 0 || v[d] == cells[d];
+    const auto add = [&](int x) {
+      v[0] = x;
+      int color = 0;
+      for (int d = 0; d < dim; ++d) color |= (v[d] & 1) << d;
+      for (int d = 0; d < dim; ++d) colors[color].push_back(v[d]);
+    };
+    if (on_face) {
+      for (int x = first[0]; x <= last[0]; ++x) add(x);
+    } else {
+      if (range.low[0]) add(0);
+      if (range.high[0]) add(cells[0]);
+    }
+    int d = 1;
+    while (d < dim && ++v[d] > last[d]) {
+      v[d] = first[d];
+      ++d;
+    }
+    if (d >= dim) break;
+  }
+  return colors;
+}
+
+/// The boundary patches of a level (one process): `cell_metric` non-empty for the surrogates.
+template <int dim, typename Number>
+BoundaryPatchData<dim, Number> boundary_patch_data(const mesh::BoxMesh<dim>& mesh, const fe::DofLayout<dim>& dofs,
+                                                   const fe::Quadrature1D& quadrature,
+                                                   const std::vector<double>& cell_metric) {
+  BoundaryPatchData<dim, Number> out;
+  const auto range = patch_vertex_range<dim>(dofs.dirichlet_faces());
+  out.vertices = boundary_patch_vertices<dim>(mesh.n_cells(), range);
+  if (out.n_patches() == 0) return out;
+  const int k = dofs.degree();
+  const bool surrogate = !cell_metric.empty();
+  std::array<double, dim> h;
+  for (int d = 0; d < dim; ++d) h[d] = surrogate ? 1.0 : mesh.cell_size()[d];
+  const PatchFastDiagonalization<dim, Number> fd(k, h, quadrature);
+  for (int d = 0; d < dim; ++d)
+    for (int v = 0; v < 3; ++v) {
+      const auto& vec = fd.eigenvectors(d, v);
+      out.vectors.insert(out.vectors.end(), vec.begin(), vec.end());
+      if (surrogate) {
+        const auto& lambda = fd.eigenvalues(d, v);
+        out.eigenvalues.insert(out.eigenvalues.end(), lambda.begin(), lambda.end());
+      }
+    }
+  if (!surrogate) {
+    for (int c = 0; c < ipow(3, dim); ++c) {  // c = v_0 + 3 v_1 + 9 v_2
+      typename PatchFastDiagonalization<dim, Number>::Variants variant;
+      for (int d = 0, r = c; d < dim; ++d, r /= 3) variant[d] = r % 3;
+      const auto& inv = fd.inverse_diagonal(variant);
+      out.inverse_diagonal.insert(out.inverse_diagonal.end(), inv.begin(), inv.end());
+    }
+  } else {
+    if (cell_metric.size() != mesh.n_owned_cells() * dim)
+      throw Error("boundary_patch_data: the cell metric does not match the mesh");
+    out.weights.resize(out.vertices.size());
+    for (std::size_t c = 0; c < out.vertices.size(); ++c)
+      for (std::size_t j = 0; j < out.vertices[c].size(); j += dim) {
+        std::array<int, dim> v;
+        for (int d = 0; d < dim; ++d) v[d] = out.vertices[c][j + d];
+        const auto g = patch_mean_metric<dim>(mesh.partition().ghosted, cell_metric, v);
+        out.weights[c].insert(out.weights[c].end(), g.begin(), g.end());
+      }
+  }
+  return out;
+}
+
+/// The launch parameters of one color of `data` (the vectors' and the data's device copies are the
+/// caller's to set: vertices, vectors, inverse_diagonal, eigenvalues, weights, r, x).
+template <int dim, typename Number>
+BoundaryPatchParams<Number> boundary_patch_params(const mesh::BoxMesh<dim>& mesh, const fe::DofLayout<dim>& dofs,
+                                                  const BoundaryPatchData<dim, Number>& data, int color,
+                                                  double omega) {
+  BoundaryPatchParams<Number> p;
+  p.n_patches = static_cast<long long>(data.vertices[color].size() / dim);
+  p.k = dofs.degree();
+  p.ni = 2 * p.k - 1;
+  long long s = 1;
+  for (int d = 0; d < dim; ++d) {
+    p.stride[d] = s;
+    s *= dofs.lattice_extent()[d];
+    p.cells[d] = mesh.n_cells()[d];
+  }
+  p.omega = static_cast<Number>(omega);
+  return p;
 }
 
 }  // namespace tcfem::multigrid::patch_kernels
