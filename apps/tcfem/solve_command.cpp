@@ -163,15 +163,13 @@ void resolve_defaults(SolveOptions& o) {
     // surrogates (multigrid/host/patch_smoother.h); the dg patches have the local solvers of the
     // parameter box's cells and a constant coefficient, too far from curved cells (the quarter
     // annulus stretches cells 1.6-3.1x) for the multiplicative Schwarz iteration to converge
-    // Neumann parts: cg takes the patches of the vertices on them too where the patches take the
-    // level operator's residual anyway (curved cells, a variable coefficient: the surrogates); on a
-    // box with a constant coefficient Chebyshev, measured faster there (the boundary patches need
-    // the global residual: one operator apply per color, docs/performance.md); on one GPU (several:
+    // Neumann parts: cg takes the patches of the vertices on them too from degree 4 on (the
+    // patches then take the level operator's residual, one apply per color: Chebyshev was measured
+    // faster at k = 3, the patches at k = 4..6, docs/performance.md), on one GPU (several:
     // Chebyshev). dg: Chebyshev.
     const bool mapped = o.problem && o.problem->curved();
-    const bool surrogates = mapped || variable_coefficient(o);
-    const bool patch_ok = !(o.disc == "dg" && (has_neumann(o) || surrogates)) &&
-                          !(has_neumann(o) && (!surrogates || (o.comm.distributed() && gpu_requested)));
+    const bool patch_ok = !(o.disc == "dg" && (has_neumann(o) || mapped || variable_coefficient(o))) &&
+                          !(has_neumann(o) && (o.degree < 4 || (o.comm.distributed() && gpu_requested)));
     o.smoother = patch_ok ? "patch" : "chebyshev";
   }
   if (o.solver == "auto") o.solver = o.precond == "jacobi" ? "cg" : "fgmres";
@@ -1021,7 +1019,7 @@ std::function<int()> add_solve_command(CLI::App& app) {
       cmd->add_option("--smoother", opts->smoother,
                       "Multigrid smoother: auto (patch; chebyshev for dg with Neumann parts, on mapped geometry or "
                       "with a variable coefficient or on several ranks with --backend cuda, and for cg with Neumann "
-                      "parts on a box with a constant coefficient or on several ranks with --backend cuda), patch (multiplicative vertex patch; separable "
+                      "parts at degrees below 4 or on several ranks with --backend cuda), patch (multiplicative vertex patch; separable "
                       "surrogates of curved cells and variable coefficients and patches of the vertices on Neumann "
                       "parts for cg), patch-additive, chebyshev (point Jacobi)")
           ->check(CLI::IsMember({"auto", "patch", "patch-additive", "chebyshev"}))

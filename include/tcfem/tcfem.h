@@ -103,10 +103,9 @@ struct SolverSettings {
   Solver solver = Solver::fgmres;
   Preconditioner preconditioner = Preconditioner::multigrid;
   /// automatic: the vertex-patch smoother (for cg on curved cells and with a variable coefficient
-  /// with separable surrogates as local solvers; there with Neumann parts also the patches of the
+  /// with separable surrogates as local solvers; with Neumann parts also the patches of the
   /// vertices on them), Chebyshev for dg with Neumann parts, on curved geometry or with a variable
-  /// coefficient, and for cg with Neumann parts on a box with a constant coefficient or on several
-  /// GPUs.
+  /// coefficient, and for cg with Neumann parts at degrees below 4 or on several GPUs.
   Smoother smoother = Smoother::automatic;
   /// of the V-cycle; automatic: fp32 on the GPU, fp64 on the CPU.
   Precision multigrid_precision = Precision::automatic;

@@ -53,6 +53,16 @@ TEST(DeviceMemoryEstimate, PartsPerDof) {
   const auto g = estimate_device_multigrid_memory(3, n, cg_config(4), mesh::GeometryKind::deformed,
                                                   settings(OuterSolver::cg, precision::Precision::fp64));
   EXPECT_GT(g.operators, 0.0);
+  // a cg box with Neumann parts runs the general-geometry kernels (the Kronecker ones constrain
+  // every boundary node): its stored data are counted as on a deformed mesh; dg keeps its path
+  const auto box_cg = settings(OuterSolver::cg, precision::Precision::fp64);
+  const auto neumann = estimate_device_multigrid_memory(3, n, cg_config(4), cart, box_cg, true);
+  EXPECT_DOUBLE_EQ(neumann.operators, g.operators);
+  EXPECT_EQ(estimate_device_multigrid_memory(3, n, cg_config(4), cart, box_cg, false).operators, 0.0);
+  auto dg = cg_config(4);
+  dg.disc = fe::Disc::dg;
+  EXPECT_DOUBLE_EQ(estimate_device_multigrid_memory(3, n, dg, cart, box_cg, true).operators,
+                   estimate_device_multigrid_memory(3, n, dg, cart, box_cg, false).operators);
 }
 
 // The matrix-free geometry form (3D cg BP5): the displacement and the coefficient at the nodes

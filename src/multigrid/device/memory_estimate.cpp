@@ -10,7 +10,12 @@
 namespace tcfem::multigrid {
 
 DeviceMemoryEstimate estimate_device_multigrid_memory(int dim, double fine_dofs, const operators::OperatorConfig& config,
-                                                      mesh::GeometryKind geometry, const MultigridSolveSettings& settings) {
+                                                      mesh::GeometryKind geometry, const MultigridSolveSettings& settings,
+                                                      bool neumann_parts) {
+  // a cg box with Neumann parts: the Kronecker kernels constrain every boundary node, so every
+  // level runs the general-geometry kernels with stored data (and the patches the global residual)
+  if (neumann_parts && config.disc == fe::Disc::cg && geometry == mesh::GeometryKind::cartesian)
+    geometry = mesh::GeometryKind::deformed;
   DeviceMemoryEstimate e;
   const double n = fine_dofs;
   const double level_sum = dim == 3 ? 8.0 / 7.0 : 4.0 / 3.0;  // all levels over the finest
@@ -80,8 +85,9 @@ DeviceMemoryEstimate estimate_device_multigrid_memory(int dim, double fine_dofs,
 }
 
 double estimate_device_multigrid_bytes(int dim, double fine_dofs, const operators::OperatorConfig& config,
-                                       mesh::GeometryKind geometry, const MultigridSolveSettings& settings) {
-  return estimate_device_multigrid_memory(dim, fine_dofs, config, geometry, settings).total();
+                                       mesh::GeometryKind geometry, const MultigridSolveSettings& settings,
+                                       bool neumann_parts) {
+  return estimate_device_multigrid_memory(dim, fine_dofs, config, geometry, settings, neumann_parts).total();
 }
 
 std::string device_memory_refusal(const DeviceMemoryEstimate& need, double fine_dofs, double free_bytes,

@@ -205,7 +205,8 @@ MultigridSolveReport solve_with_multigrid_cuda(const mesh::BoxMesh<dim>& mesh, c
   check_outer_solver_precision(settings);
   const auto& comm = mesh.partition().comm;
   // this rank's part (a distributed mesh: its ghosted box), refused on every rank where one lacks memory
-  auto need = estimate_device_multigrid_memory(dim, double(dofs.n_local()), config, mesh.geometry(), settings);
+  auto need = estimate_device_multigrid_memory(dim, double(dofs.n_local()), config, mesh.geometry(), settings,
+                                               !dofs.all_faces_dirichlet());
   {
     // a dense coarse factor (fp64) beyond the estimate's fixed part
     double coarse = 1.0;

@@ -64,10 +64,14 @@ struct DeviceMemoryEstimate {
   double fixed = 0.0;      ///< dense coarse factor, kernel tables and the CUDA runtime
   double total() const { return outer + levels + operators + fixed; }
 };
+/// `neumann_parts`: the layout has Neumann faces; a cg box then runs the general-geometry kernels
+/// (stored quadrature data) on every level, as a deformed mesh does.
 DeviceMemoryEstimate estimate_device_multigrid_memory(int dim, double fine_dofs, const operators::OperatorConfig& config,
-                                                      mesh::GeometryKind geometry, const MultigridSolveSettings& settings);
+                                                      mesh::GeometryKind geometry, const MultigridSolveSettings& settings,
+                                                      bool neumann_parts = false);
 double estimate_device_multigrid_bytes(int dim, double fine_dofs, const operators::OperatorConfig& config,
-                                       mesh::GeometryKind geometry, const MultigridSolveSettings& settings);
+                                       mesh::GeometryKind geometry, const MultigridSolveSettings& settings,
+                                       bool neumann_parts = false);
 /// The message refusing a problem whose estimate exceeds 90% of `free_bytes`: names the parts and
 /// how to shrink the largest (--restart, --solver cg, --mg-precision).
 std::string device_memory_refusal(const DeviceMemoryEstimate& need, double fine_dofs, double free_bytes,
