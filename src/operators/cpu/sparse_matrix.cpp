@@ -274,13 +274,13 @@ void gemm_xyt_rows(int i0, int i1, int ldy, int m, const double* X, const double
 /// j >= i are computed and mirrored, the first n rows and columns. Large products (element
 /// matrices of high degrees) split their rows over the host threads.
 void gemm_xyt(int rows, int ldy, int m, const double* X, const double* Yt, double* A, bool symmetric = false,
-              int n = 0) {
+              int n = 0, int threads = host_threads()) {
   std::fill(A, A + static_cast<std::size_t>(rows) * ldy, 0.0);
   const std::size_t pair_flops = 4 * static_cast<std::size_t>(ldy) * static_cast<std::size_t>(m);
   const std::size_t grain = std::max<std::size_t>(1, std::size_t(4000000) / std::max<std::size_t>(1, pair_flops));
   parallel_chunks(0, static_cast<std::size_t>(rows / 2), [&](std::size_t b, std::size_t e, int) {
     gemm_xyt_rows(static_cast<int>(2 * b), static_cast<int>(2 * e), ldy, m, X, Yt, A, symmetric);
-  }, host_threads(), grain);
+  }, threads, grain);
   if (symmetric)
     for (int i = 1; i < n; ++i)
       for (int j = 0; j < i; ++j) A[static_cast<std::size_t>(i) * ldy + j] = A[static_cast<std::size_t>(j) * ldy + i];
@@ -304,8 +304,8 @@ struct Workspace {
   double& x(int i, int k) { return X[static_cast<std::size_t>(i) * m + k]; }
   double& yt(int k, int j) { return Yt[static_cast<std::size_t>(k) * ldy + j]; }
   void multiply() { gemm_xyt(rows, ldy, m, X.data(), Yt.data(), A.data()); }
-  /// Yt = D X^T with D diagonal: A is symmetric (its n_local x n_local block).
-  void multiply_symmetric() { gemm_xyt(rows, ldy, m, X.data(), Yt.data(), A.data(), true, nl); }
+  /// Yt = D X^T with D diagonal: A is symmetric (its n_local x n_local block); `threads` for the rows.
+  void multiply_symmetric(int threads) { gemm_xyt(rows, ldy, m, X.data(), Yt.data(), A.data(), true, nl, threads); }
   double a(int i, int j) const { return A[static_cast<std::size_t>(i) * ldy + j]; }
 };
 
@@ -551,15 +551,23 @@ SparseMatrix assemble_operator(const mesh::BoxMesh<dim>& mesh, const fe::DofLayo
       }
     }
   }
-  Workspace ws;
-  if (!exact) ws.setup(n, laplace ? nq * dim : nq);
-  double g[dim];
-  for (std::size_t cell = 0; cell < (exact ? 0 : mesh.n_owned_cells()); ++cell) {
+  // the element matrices of up to `batch` cells at a time, one workspace per cell, over the host
+  // threads where an element matrix is large (high degrees: the dense coarse level), then
+  // scattered in cell order
+  const int m_cols = laplace ? nq * dim : nq;
+  const bool large = 2.0 * double(n) * double(n) * double(m_cols) >= 2e6;
+  const std::size_t n_cells = exact ? 0 : mesh.n_owned_cells();
+  const int batch = large ? std::max(1, host_threads()) : 1;
+  std::vector<Workspace> wss(n_cells > 0 ? std::size_t(batch) : 0);
+  std::vector<std::vector<double>> cell_nodes(wss.size(), std::vector<double>(static_cast<std::size_t>(dim) * n));
+  for (auto& w : wss) w.setup(n, m_cols);
+  const auto element = [&](std::size_t cell, Workspace& ws, double* nd, int gemm_threads) {
     const auto c = mesh.cell_index(cell);
-    geometry.cell_nodes(c, nodes.data());
+    geometry.cell_nodes(c, nd);
+    double g[dim];
     long double vol = 0.0L;
     for (int q = 0; q < nq; ++q) {
-      const auto m = map_at<dim>(cell_tab, q, nodes.data());
+      const auto m = map_at<dim>(cell_tab, q, nd);
       if (!(m.det > 0.0))
         throw InputError("mesh cell " + cell_name<dim>(c) + " is inverted or degenerate (det J = " +
                          std::to_string(m.det) + ")");
@@ -567,7 +575,7 @@ SparseMatrix assemble_operator(const mesh::BoxMesh<dim>& mesh, const fe::DofLayo
       vol += jxw;
       double a = 1.0;
       if (laplace && config.coefficient) {
-        const auto xq = point_at<dim>(cell_tab, q, nodes.data());
+        const auto xq = point_at<dim>(cell_tab, q, nd);
         a = checked_coefficient<dim>(config.coefficient, xq.data(), c, mesh.n_cells());
       }
       for (int i = 0; i < n; ++i) {
@@ -585,13 +593,26 @@ SparseMatrix assemble_operator(const mesh::BoxMesh<dim>& mesh, const fe::DofLayo
       }
     }
     volume[ghost_id(c)] = static_cast<double>(vol);
-    ws.multiply_symmetric();  // Yt = (a) JxW X^T
-    dofs.cell_dof_indices(c, gidx.data());
-    scatter(ws, gidx.data());
+    ws.multiply_symmetric(gemm_threads);  // Yt = (a) JxW X^T
+  };
+  for (std::size_t c0 = 0; c0 < n_cells; c0 += std::size_t(batch)) {
+    const std::size_t c1 = std::min(n_cells, c0 + std::size_t(batch));
+    if (batch == 1) {
+      element(c0, wss[0], cell_nodes[0].data(), host_threads());
+    } else {
+      parallel_chunks(c0, c1, [&](std::size_t b, std::size_t e, int) {
+        for (std::size_t cell = b; cell < e; ++cell) element(cell, wss[cell - c0], cell_nodes[cell - c0].data(), 1);
+      }, batch);
+    }
+    for (std::size_t cell = c0; cell < c1; ++cell) {
+      dofs.cell_dof_indices(mesh.cell_index(cell), gidx.data());
+      scatter(wss[cell - c0], gidx.data());
+    }
   }
 
   // ---- faces (dg Laplace, SIPG) ---------------------------------------------------------------
   if (faces) {
+    double g[dim];
     // face_tab[d][s]: basis on the face xi_d = s of the reference cell
     std::vector<std::array<Tabulation<dim>, 2>> face_tab(dim);
     for (int d = 0; d < dim; ++d)
