@@ -16,6 +16,7 @@
 //     collocation derivative, and the transpose T_e = D_e^T F_e in three regions that the caller sums.
 // The point tensors have their z stride padded to 4 mod 8 (dmma_z_stride): the lanes of a
 // half-warp reading 4 rows x 4 columns along z fall in distinct banks.
+// DmmaCell2 and DmmaColloc2 are the 2D forms (the y stride padded the same way).
 #include "tensor/dmma_rows.cuh"
 
 namespace tcfem::tensor {
@@ -304,6 +305,174 @@ struct DmmaColloc3 {
                     return make_int2(c * PER + in(2) + xy, c * PER + out(2) + xy);
                   },
                   [](int a) { return a * ZS; }, [](int a) { return a * ZS; }),
+              warp, warps, shift, lane);
+  }
+};
+
+/// DmmaCell2: the 2D form of DmmaCell3 with one field. Per cell (doubles): the nodes [NP^2] at 0
+/// (x fastest); X [2][SX] at OX, the x contraction's outputs X0 = B_x u and X1 = D_x u, (qx, j) at
+/// qx + YS j; the gradients G [2][SQ] at OG, point (qx, qy) at qx + YS qy: G0 = B_y X1 (d/dx),
+/// G1 = D_y X0 (d/dy). The transpose reads a flux [2][SQ] at OF (OG: in place of the gradient),
+/// computes X0 = B_y^T F0, X1 = D_y^T F1 in X and D_x^T X0 + B_x^T X1 (one reduction) at the nodes.
+template <int NP, int NQ>
+struct DmmaCell2 {
+  static constexpr int NP2 = NP * NP, NQ2 = NQ * NQ;
+  static constexpr int YS = dmma_z_stride(NQ), SX = YS * NP, SQ = YS * NQ;
+  static constexpr int OX = NP2, OG = OX + 2 * SX;
+  static constexpr int END = OG + 2 * SQ;
+  __host__ __device__ static constexpr int point(int q) { return q + (YS - NQ) * (q / NQ); }
+
+  /// The gradients at the points (G at OG) from the nodes of `ncells` cells at cellmem + c PER; a
+  /// barrier between the x and y steps, none before or after.
+  template <int PER>
+  __device__ static void gradients(const double* B, const double* D, double* cellmem, int ncells, int warp, int warps,
+                                   int lane) {
+    const Entries1D<NP, NQ> fwd_bd{B, D, Matrix1D::fwd_bd}, fwd_b{B, D, Matrix1D::fwd_b}, fwd_d{B, D, Matrix1D::fwd_d};
+    const auto plain = [](int a) { return a; };
+    const auto stride_y = [](int a) { return a * YS; };
+    {  // x: rows (cell, j)
+      const DmmaMatrix<NP, 2 * NQ> m(fwd_bd, lane);
+      dmma_rows(m, ncells * NP, cellmem, cellmem,
+                row_map(
+                    [](int r) {
+                      const int c = r / NP, j = r - c * NP;
+                      return make_int2(c * PER + NP * j, c * PER + OX + YS * j);
+                    },
+                    plain, [](int o) { return o < NQ ? o : SX + o - NQ; }),
+                warp, warps, 0, lane);
+    }
+    __syncthreads();
+    {  // y: rows (cell, qx); G0 from X1, G1 from X0
+      int shift = 0;
+      {
+        const DmmaMatrix<NP, NQ> m(fwd_b, lane);
+        shift += dmma_rows(m, ncells * NQ, cellmem, cellmem,
+                           row_map(
+                               [](int r) {
+                                 const int c = r / NQ, qx = r - c * NQ;
+                                 return make_int2(c * PER + OX + SX + qx, c * PER + OG + qx);
+                               },
+                               stride_y, stride_y),
+                           warp, warps, shift, lane);
+      }
+      {
+        const DmmaMatrix<NP, NQ> m(fwd_d, lane);
+        dmma_rows(m, ncells * NQ, cellmem, cellmem,
+                  row_map(
+                      [](int r) {
+                        const int c = r / NQ, qx = r - c * NQ;
+                        return make_int2(c * PER + OX + qx, c * PER + OG + SQ + qx);
+                      },
+                      stride_y, stride_y),
+                  warp, warps, shift, lane);
+      }
+    }
+  }
+
+  /// The transpose of a flux F [2][SQ] at OF of every cell, staged per node at [0, NP^2) of the
+  /// cell; a barrier between the steps, none before or after. Uses X (F must not overlap it).
+  template <int PER, int OF>
+  __device__ static void divergence(const double* B, const double* D, double* cellmem, int ncells, int warp, int warps,
+                                    int lane) {
+    static_assert(OF >= OX + 2 * SX, "the flux must not overlap X");
+    const Entries1D<NP, NQ> tr_b{B, D, Matrix1D::tr_b}, tr_d{B, D, Matrix1D::tr_d}, tr_db{B, D, Matrix1D::tr_db};
+    const auto stride_y = [](int a) { return a * YS; };
+    {  // y^T: rows (cell, qx); X0 = B_y^T F0, X1 = D_y^T F1
+      int shift = 0;
+      {
+        const DmmaMatrix<NQ, NP> m(tr_b, lane);
+        shift += dmma_rows(m, ncells * NQ, cellmem, cellmem,
+                           row_map(
+                               [](int r) {
+                                 const int c = r / NQ, qx = r - c * NQ;
+                                 return make_int2(c * PER + OF + qx, c * PER + OX + qx);
+                               },
+                               stride_y, stride_y),
+                           warp, warps, shift, lane);
+      }
+      {
+        const DmmaMatrix<NQ, NP> m(tr_d, lane);
+        dmma_rows(m, ncells * NQ, cellmem, cellmem,
+                  row_map(
+                      [](int r) {
+                        const int c = r / NQ, qx = r - c * NQ;
+                        return make_int2(c * PER + OF + SQ + qx, c * PER + OX + SX + qx);
+                      },
+                      stride_y, stride_y),
+                  warp, warps, shift, lane);
+      }
+    }
+    __syncthreads();
+    {  // x^T: D_x^T X0 + B_x^T X1 per node (one reduction over [X0; X1]); rows (cell, j)
+      const DmmaMatrix<2 * NQ, NP> m(tr_db, lane);
+      dmma_rows(m, ncells * NP, cellmem, cellmem,
+                row_map(
+                    [](int r) {
+                      const int c = r / NP, j = r - c * NP;
+                      return make_int2(c * PER + OX + YS * j, c * PER + NP * j);
+                    },
+                    [](int a) { return a < NQ ? a : SX + a - NQ; }, [](int o) { return o; }),
+                warp, warps, 0, lane);
+    }
+  }
+
+  template <class Count>
+  static constexpr double sum_contractions(Count c) {
+    return c(NP, NP, 2 * NQ) + 2 * c(NQ, NP, NQ) + 2 * c(NQ, NQ, NP) + c(NP, 2 * NQ, NP);
+  }
+  static constexpr double flops() { return sum_contractions(dmma_padded_flops); }
+  static constexpr double shared_values() { return sum_contractions(dmma_shared_values); }
+};
+
+/// DmmaColloc2: the 2D form of DmmaColloc3. Per cell (doubles): four tensors of S = YS NP values,
+/// the node or point (x, y) at x + YS y: the nodes at 0, the gradients G_e at (1 + e) S (the flux in
+/// their place), the transposes T0 at 0 and T1 at 3 S, which the caller sums per node.
+template <int NP>
+struct DmmaColloc2 {
+  static constexpr int NP2 = NP * NP;
+  static constexpr int YS = dmma_z_stride(NP), S = YS * NP;
+  static constexpr int OG = S, SQ = S;
+  static constexpr int END = 4 * S;
+  __host__ __device__ static constexpr int point(int q) { return q + (YS - NP) * (q / NP); }
+  __host__ __device__ static constexpr int transposed(int e) { return e == 0 ? 0 : 3 * S; }
+
+  template <int PER>
+  __device__ static void gradients(const double* D, double* cellmem, int ncells, int warp, int warps, int lane) {
+    lines<PER>(Entries1D<NP, NP>{D, D, Matrix1D::fwd_d}, cellmem, ncells, warp, warps, lane, [](int) { return 0; },
+               [](int e) { return (1 + e) * S; });
+  }
+  template <int PER>
+  __device__ static void divergence(const double* D, double* cellmem, int ncells, int warp, int warps, int lane) {
+    lines<PER>(Entries1D<NP, NP>{D, D, Matrix1D::tr_d}, cellmem, ncells, warp, warps, lane,
+               [](int e) { return (1 + e) * S; }, [](int e) { return transposed(e); });
+  }
+
+  static constexpr double flops() { return 4 * dmma_padded_flops(NP, NP, NP); }
+  static constexpr double shared_values() { return 4 * dmma_shared_values(NP, NP, NP); }
+
+ private:
+  template <int PER, class In, class Out>
+  __device__ static void lines(const Entries1D<NP, NP>& entries, double* cellmem, int ncells, int warp, int warps,
+                               int lane, In in, Out out) {
+    const DmmaMatrix<NP, NP> m(entries, lane);
+    int shift = 0;
+    // x lines: rows (cell, y)
+    shift += dmma_rows(m, ncells * NP, cellmem, cellmem,
+                       row_map(
+                           [&](int r) {
+                             const int c = r / NP, y = r - c * NP;
+                             return make_int2(c * PER + in(0) + YS * y, c * PER + out(0) + YS * y);
+                           },
+                           [](int a) { return a; }, [](int a) { return a; }),
+                       warp, warps, shift, lane);
+    // y lines: rows (cell, x)
+    dmma_rows(m, ncells * NP, cellmem, cellmem,
+              row_map(
+                  [&](int r) {
+                    const int c = r / NP, x = r - c * NP;
+                    return make_int2(c * PER + in(1) + x, c * PER + out(1) + x);
+                  },
+                  [](int a) { return a * YS; }, [](int a) { return a * YS; }),
               warp, warps, shift, lane);
   }
 };

@@ -230,17 +230,19 @@ double mapped_device_vs_cpu(fe::Disc disc, int k, precision::Precision p, std::u
                 (disc == fe::Disc::cg || form != operators::GeometryForm::mf) &&
                 (!stored_fp32 || (disc == fe::Disc::cg && form != operators::GeometryForm::mf)));
   if (stored_fp32) {
-    // the other families store fp64: they refuse the key
-    for (auto other : {operators::Variant::generic, operators::Variant::tensor_core}) {
-      auto o = key;
-      o.variant = other;
-      EXPECT_FALSE(operators::device_kernel_supported(o)) << o.to_string();
-    }
+    // the generic family stores fp64: it refuses the key; the tensor-core kernels of cg take it
+    auto o = key;
+    o.variant = operators::Variant::generic;
+    EXPECT_FALSE(operators::device_kernel_supported(o)) << o.to_string();
+    o.variant = operators::Variant::tensor_core;
+    EXPECT_EQ(operators::device_kernel_supported(o), disc == fe::Disc::cg && form != operators::GeometryForm::mf)
+        << o.to_string();
   }
   key.variant = variant;
   const auto D = operators::make_device_operator<dim>(mesh, dofs, key, tuning, cfg.coefficient, cfg.coefficient_source);
   EXPECT_EQ(D->key().variant, variant);
-  if (variant == operators::Variant::cuda_core) {
+  if (variant == operators::Variant::cuda_core ||
+      (variant == operators::Variant::tensor_core && form == operators::GeometryForm::pa)) {
     const auto choices = D->choices();
     // Q1 node fields (k = 1) are trilinear whatever the map; cells of geometry order 2 read the Q2
     // lattice below k
@@ -476,8 +478,9 @@ TEST(CudaOperator, CudaCoreStoredGeometryMatchesCpu) {
 }
 
 TEST(CudaOperator, Fp32StoredGeometryKeys) {
-  // fp64 keys with fp32 stored geometry: the cuda-core cg kernels with stored data have them; dg,
-  // the matrix-free form, the Cartesian and 1D-table paths and the other families refuse them
+  // fp64 keys with fp32 stored geometry: the cuda-core and tensor-core cg kernels with stored data
+  // have them; dg, the matrix-free form, the Cartesian and 1D-table paths and the generic family
+  // refuse them
   operators::DeviceKernelKey key;
   key.dim = 3;
   key.degree = 4;
@@ -506,7 +509,15 @@ TEST(CudaOperator, Fp32StoredGeometryKeys) {
   refused([](auto& k2) { k2.geometry_form = operators::GeometryForm::mf; });
   refused([](auto& k2) { k2.general_field = false; });
   refused([](auto& k2) { k2.variant = operators::Variant::generic; });
-  refused([](auto& k2) { k2.variant = operators::Variant::tensor_core; });
+  refused([](auto& k2) {
+    k2.variant = operators::Variant::tensor_core;
+    k2.disc = fe::Disc::dg;
+  });
+  auto tc = key;
+  tc.variant = operators::Variant::tensor_core;
+  EXPECT_TRUE(operators::device_kernel_supported(tc)) << tc.to_string();
+  tc.dim = 2;
+  EXPECT_TRUE(operators::device_kernel_supported(tc)) << tc.to_string();
   // fp32 keys store fp32 anyway: the request changes nothing
   auto f = key;
   f.precision = precision::Precision::fp32;
@@ -540,9 +551,10 @@ TEST(CudaOperator, CudaCoreDgStoredGeometryMatchesCpu) {
 }
 
 TEST(CudaOperator, TensorCoreStoredGeometryMatchesCpu) {
-  // the tensor-core kernels with stored geometry (3D cg fp64, partial assembly): every degree,
-  // BP3 (DmmaCell3) and BP5 (collocated), the compiled and the host-evaluated map and coefficient,
-  // Neumann faces, the apply split around interior cells; operator and diagonal against the CPU
+  // the tensor-core kernels with stored geometry (2D and 3D cg fp64, partial assembly): every
+  // degree, BP3 (DmmaCell2/3) and BP5 (collocated), the compiled and the host-evaluated map and
+  // coefficient, Neumann faces, the apply split around interior cells; operator and diagonal
+  // against the CPU
   SKIP_WITHOUT_DEVICE();
   if (query_device(0).sm_major != 9) GTEST_SKIP() << "the general-geometry tensor-core kernels need sm_90";
   std::random_device rd;
@@ -566,6 +578,31 @@ TEST(CudaOperator, TensorCoreStoredGeometryMatchesCpu) {
                                         k % 2 == 1, pa, false, true),
                 1e-12)
           << "split " << what;
+      EXPECT_LT(mapped_device_vs_cpu<2>(fe::Disc::cg, k, P::fp64, rd(), !compiled, &diag, Variant::tensor_core, quad),
+                1e-12)
+          << "2D " << what;
+      EXPECT_LT(diag, 1e-12) << "2D " << what;
+      EXPECT_LT(mapped_device_vs_cpu<2>(fe::Disc::cg, k, P::fp64, rd(), compiled, nullptr, Variant::tensor_core, quad,
+                                        true),
+                1e-12)
+          << "2D Neumann " << what;
+      EXPECT_LT(mapped_device_vs_cpu<2>(fe::Disc::cg, k, P::fp64, rd(), !compiled, nullptr, Variant::tensor_core, quad,
+                                        k % 2 == 0, pa, false, true),
+                1e-12)
+          << "2D split " << what;
+      // the stored data rounded to fp32 (every operation in fp64): within the rounding of the data;
+      // the diagonal from the fp64 data
+      const auto s32 = operators::GeometryStorage::fp32;
+      EXPECT_LT(mapped_device_vs_cpu<3>(fe::Disc::cg, k, P::fp64, rd(), compiled, &diag, Variant::tensor_core, quad,
+                                        k % 2 == 0, pa, false, k % 2 == 1, {}, s32),
+                1e-6)
+          << "fp32 storage " << what;
+      EXPECT_LT(diag, 1e-12) << "fp32 storage " << what;
+      EXPECT_LT(mapped_device_vs_cpu<2>(fe::Disc::cg, k, P::fp64, rd(), !compiled, &diag, Variant::tensor_core, quad,
+                                        k % 2 == 1, pa, false, k % 2 == 0, {}, s32),
+                1e-6)
+          << "2D fp32 storage " << what;
+      EXPECT_LT(diag, 1e-12) << "2D fp32 storage " << what;
     }
 }
 

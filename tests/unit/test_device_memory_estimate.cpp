@@ -183,7 +183,27 @@ TEST(StoredGeometryVariant, TensorCoresWhereMeasuredFaster) {
     key.quadrature = bp3;
     EXPECT_EQ(operators::fastest_stored_geometry_variant(key), Variant::cuda_core) << "bp3 k=" << k;
   }
-  // no tensor-core kernel: fp32, matrix-free or automatic forms, 2D, dg, Cartesian keys
+  // fp32 stored data: the tensor cores at BP3 k = 7 only; 2D: at BP3 k = 7 with fp64 data only
+  for (int k = 1; k <= 8; ++k) {
+    for (auto quad : {bp5, bp3}) {
+      auto o = key;
+      o.degree = k;
+      o.quadrature = quad;
+      o.geometry_storage = operators::GeometryStorage::fp32;
+      EXPECT_EQ(operators::fastest_stored_geometry_variant(o),
+                quad == bp3 && k == 7 ? Variant::tensor_core : Variant::cuda_core)
+          << "fp32 data k=" << k;
+      o.geometry_storage = operators::GeometryStorage::fp64;
+      o.dim = 2;
+      EXPECT_EQ(operators::fastest_stored_geometry_variant(o),
+                quad == bp3 && k == 7 ? Variant::tensor_core : Variant::cuda_core)
+          << "2D k=" << k;
+      o.geometry_storage = operators::GeometryStorage::fp32;
+      EXPECT_EQ(operators::fastest_stored_geometry_variant(o), Variant::cuda_core) << "2D fp32 data k=" << k;
+    }
+  }
+  // no tensor-core kernel measured faster: fp32, matrix-free or automatic forms, 2D BP5, fp32
+  // stored data at BP5, dg, Cartesian keys
   key.degree = 7;
   key.quadrature = bp5;
   auto other = key;

@@ -168,16 +168,20 @@ inline GeometryForm resolve_geometry_form(const DeviceKernelKey& key, mesh::Geom
 
 /// The variant measured fastest for an fp64 key of general geometry with stored geometry
 /// (key.geometry_form pa): the tensor cores where their kernel beat the cuda-core family's by more
-/// than the run-to-run spread (3D cg, the quarter annulus at 3e7 DoFs on the H200: BP5 at k = 6
-/// and 7, by 4-5%; docs/performance.md, "Curved geometry on FP64 tensor cores"), the cuda cores
-/// elsewhere and for fp32 stored geometry (the tensor-core kernel stores fp64). Whether a kernel
-/// exists for the key on the device is the caller's to check (with_fastest_stored_geometry_variant
-/// does).
+/// than the run-to-run spread (cg, the quarter annulus at 3e7 DoFs on the H200; docs/performance.md,
+/// "Curved geometry on FP64 tensor cores" and "Tensor cores on 2D curved cells and with fp32 stored
+/// geometry"): 3D BP5 at k = 6 and 7 with fp64 data (by 2-5%), 3D BP3 at k = 7 with fp32 data
+/// (8%), 2D BP3 at k = 7 with fp64 data (14%); the cuda cores elsewhere. Whether a kernel exists
+/// for the key on the device is the caller's to check (with_fastest_stored_geometry_variant does).
 inline Variant fastest_stored_geometry_variant(const DeviceKernelKey& key) {
-  const bool bp5 = key.quadrature == fe::QuadratureKind::gll_k1;
-  const bool tensor = key.general_field && key.geometry_form == GeometryForm::pa && !fp32_stored_fp64(key) &&
-                      key.dim == 3 && key.disc == fe::Disc::cg && key.precision == precision::Precision::fp64 &&
-                      bp5 && (key.degree == 6 || key.degree == 7);
+  if (!key.general_field || key.geometry_form != GeometryForm::pa || key.disc != fe::Disc::cg ||
+      key.precision != precision::Precision::fp64)
+    return Variant::cuda_core;
+  const bool bp5 = key.quadrature == fe::QuadratureKind::gll_k1, bp3 = key.quadrature == fe::QuadratureKind::gauss_k2;
+  const bool fp32_data = fp32_stored_fp64(key);
+  const bool tensor = key.dim == 3 ? (bp5 && !fp32_data && (key.degree == 6 || key.degree == 7)) ||
+                                         (bp3 && fp32_data && key.degree == 7)
+                                   : key.dim == 2 && bp3 && !fp32_data && key.degree == 7;
   return tensor ? Variant::tensor_core : Variant::cuda_core;
 }
 

@@ -1,15 +1,17 @@
-// The tensor-core cg Laplacian on any 3D geometry with stored geometry (partial assembly), fp64:
-// per cell the gradient at the quadrature points, the flux C grad u with the stored
-// C = a w |det J| J^{-1} J^{-T} (six values per point, the cuda-core family's data), and its
-// transpose, every 1D contraction a batch of FP64 mma.sync (tensor/dmma_cell.cuh).
+// The tensor-core cg Laplacian on any 2D or 3D geometry with stored geometry (partial assembly),
+// fp64: per cell the gradient at the quadrature points, the flux C grad u with the stored
+// C = a w |det J| J^{-1} J^{-T} (three values per point in 2D, six in 3D, the cuda-core family's
+// data), and its transpose, every 1D contraction a batch of FP64 mma.sync (tensor/dmma_cell.cuh).
+// The stored data is fp64, or rounded to fp32 (GeometryStorage::fp32: read into registers and
+// widened; every operation in fp64).
 //
 // One block holds `cells` cells (about 256 threads). Steps, a barrier between each two:
 //   1. the cells' indices; the stored data is requested (first used in step 4: in flight during
 //      steps 2-3), into registers or, per degree, staged in shared memory (tc_geom_staged);
 //   2. the gather of the nodes (Dirichlet nodes read as 0, dst = src there);
-//   3. the gradients (BP5, collocated: G_e = D_e u; BP3: [B | D] per direction, DmmaCell3);
+//   3. the gradients (BP5, collocated: G_e = D_e u; BP3: [B | D] per direction, DmmaCell2/3);
 //   4. the flux in place of the gradient at every point;
-//   5. the transpose (BP5: three outputs summed at the scatter);
+//   5. the transpose (BP5: dim outputs summed at the scatter);
 //   6. the scatter: atomicAdd of each node's sum (Dirichlet rows left alone).
 #include <cuda_runtime.h>
 
@@ -33,7 +35,8 @@ namespace {
 constexpr int tc_geom_threads = 256;
 
 /// Kernel parameters: the mesh and region fields of the cuda-core programs (region_cell), the
-/// stored data coef[cell][6][Q] (Q = q^3 points, operators/geometry_data.h: sym_index), and the
+/// stored data coef[cell][S][Q] (Q = q^dim points, S = dim (dim + 1) / 2 values per point,
+/// operators/geometry_data.h: sym_index), and the
 /// 1D tables B (q x n, the basis at the points; unused when collocated) and D (q x n, its
 /// derivatives; collocated: the n x n collocation derivative), row-major.
 template <int k, int q>
@@ -47,39 +50,54 @@ struct TcGeomParams {
   int region_n[3] = {0, 0, 0};
   int cells = 1;  ///< cells per block
   const double* coef = nullptr;
+  const float* coef_fp32 = nullptr;  ///< the stored data rounded to fp32 (GeometryStorage::fp32), else null
   double B[q * n] = {};
   double D[q * n] = {};
 };
 
-/// The per-cell layout of a (k, q) pair: DmmaColloc3 (BP5) or DmmaCell3 with one field (BP3).
-template <int k, int q>
-using CellLayout = std::conditional_t<q == k + 1, tensor::DmmaColloc3<k + 1>, tensor::DmmaCell3<k + 1, q, 1>>;
+/// The per-cell layout of a (dim, k, q) triple: DmmaColloc2/3 (BP5) or DmmaCell2/3 with one field (BP3).
+template <int dim, int k, int q>
+using CellLayout =
+    std::conditional_t<dim == 2,
+                       std::conditional_t<q == k + 1, tensor::DmmaColloc2<k + 1>, tensor::DmmaCell2<k + 1, q>>,
+                       std::conditional_t<q == k + 1, tensor::DmmaColloc3<k + 1>, tensor::DmmaCell3<k + 1, q, 1>>>;
 
 /// Where the stored data waits between its request and the flux: in shared memory (`staged`:
 /// 16-byte asynchronous copies, arch/async_copy.h) or in registers (streaming loads). Measured on
 /// the H200 (docs/performance.md, "Curved geometry on FP64 tensor cores"): shared memory for BP5
-/// at k >= 6, where the registers cost resident blocks; registers elsewhere.
-template <int k, int q>
+/// at k >= 6 in 3D, where the registers cost resident blocks; registers elsewhere (2D: three
+/// values per point; fp32 data: half the registers, and its cells' data not 16-byte aligned).
+template <int dim, int k, int q, typename Stored = double>
 __host__ __device__ constexpr bool tc_geom_staged() {
-  return q == k + 1 && k >= 6;
+  return dim == 3 && q == k + 1 && k >= 6 && std::is_same_v<Stored, double>;
+}
+template <int dim, int q>
+__host__ __device__ constexpr int tc_geom_points() {
+  return dim == 2 ? q * q : q * q * q;
 }
 /// Doubles of shared memory per cell: the layout's, then (staged) the stored data at an even offset.
-template <int k, int q>
+template <int dim, int k, int q>
 __host__ __device__ constexpr int tc_geom_stored_offset() {
-  return (CellLayout<k, q>::END + 1) / 2 * 2;
+  return (CellLayout<dim, k, q>::END + 1) / 2 * 2;
 }
-template <int k, int q>
+template <int dim, int k, int q, typename Stored = double>
 __host__ __device__ constexpr int tc_geom_per_cell() {
-  return tc_geom_staged<k, q>() ? tc_geom_stored_offset<k, q>() + 6 * q * q * q : CellLayout<k, q>::END;
+  return tc_geom_staged<dim, k, q, Stored>()
+             ? tc_geom_stored_offset<dim, k, q>() + n_sym<dim> * tc_geom_points<dim, q>()
+             : CellLayout<dim, k, q>::END;
 }
 /// Cells per block (compile time: the registers of the stored data follow from it): the block's
 /// shared memory at most 28 KB with the data in registers (eight blocks of 256 threads per SM by
-/// shared memory) and 48 KB staged, 1 to 16 cells (measured on the H200: the fastest counts were
-/// those with the most resident blocks, docs/performance.md).
-template <int k, int q>
+/// shared memory) and 48 KB staged, 1 to 16 cells in 3D (measured on the H200: the fastest counts
+/// were those with the most resident blocks, docs/performance.md), up to 64 in 2D (at most one
+/// point per thread).
+template <int dim, int k, int q, typename Stored = double>
 __host__ __device__ constexpr int tc_geom_cells() {
-  constexpr int c = (tc_geom_staged<k, q>() ? 48 : 28) * 1024 / (8 * tc_geom_per_cell<k, q>());
-  return c < 1 ? 1 : c > 16 ? 16 : c;
+  constexpr int c =
+      (tc_geom_staged<dim, k, q, Stored>() ? 48 : 28) * 1024 / (8 * tc_geom_per_cell<dim, k, q, Stored>());
+  constexpr int per_thread = tc_geom_threads / tc_geom_points<dim, q>();
+  constexpr int cap = dim == 3 ? 16 : per_thread < 1 ? 1 : per_thread > 64 ? 64 : per_thread;
+  return c < 1 ? 1 : c > cap ? cap : c;
 }
 /// Doubles before the cells: B and D, the cells' indices (four ints per cell), rounded to even.
 template <int k, int q>
@@ -87,14 +105,15 @@ __host__ __device__ constexpr int tc_geom_header(int cells) {
   return (2 * q * (k + 1) + 2 * cells + 1) / 2 * 2;
 }
 
-template <int k, int q>
+template <int dim, int k, int q, typename Stored>
 __device__ __forceinline__ void tc_geom_block(const TcGeomParams<k, q>& p, const double* __restrict__ src,
                                               double* __restrict__ dst) {
-  constexpr int NP = k + 1, NP2 = NP * NP, NP3 = NP2 * NP, Q = q * q * q;
+  constexpr int NP = k + 1, NPD = dim == 2 ? NP * NP : NP * NP * NP, Q = tc_geom_points<dim, q>();
+  constexpr int NS = n_sym<dim>;
   constexpr bool colloc = q == NP;
-  using L = CellLayout<k, q>;
-  constexpr int PER = tc_geom_per_cell<k, q>();
-  constexpr int PPT = (tc_geom_cells<k, q>() * Q + tc_geom_threads - 1) / tc_geom_threads;  // points per thread
+  using L = CellLayout<dim, k, q>;
+  constexpr int PER = tc_geom_per_cell<dim, k, q, Stored>();
+  constexpr int PPT = (tc_geom_cells<dim, k, q, Stored>() * Q + tc_geom_threads - 1) / tc_geom_threads;  // per thread
   extern __shared__ __align__(16) double smem[];
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, warps = blockDim.x >> 5;
   const std::int64_t first = std::int64_t(blockIdx.x) * p.cells;
@@ -108,9 +127,9 @@ __device__ __forceinline__ void tc_geom_block(const TcGeomParams<k, q>& p, const
     D[i] = p.D[i];
   }
   if (tid < ncells) {
-    int c[3];
+    int c[3] = {0, 0, 0};
     std::int64_t cell;
-    cuda_core::region_cell<3>(p, first + tid, c, cell);
+    cuda_core::region_cell<dim>(p, first + tid, c, cell);
     info[4 * tid] = c[0];
     info[4 * tid + 1] = c[1];
     info[4 * tid + 2] = c[2];
@@ -118,17 +137,23 @@ __device__ __forceinline__ void tc_geom_block(const TcGeomParams<k, q>& p, const
   }
   __syncthreads();
   // the stored data, requested now and first used at the flux: its latency overlaps the gather
-  // and the gradients. Staged: every cell's data into shared memory (OC + [6][Q] per cell);
-  // else each thread's points (i = tid + j blockDim) into registers.
-  constexpr bool staged = tc_geom_staged<k, q>();
-  constexpr int OC = tc_geom_stored_offset<k, q>();
-  [[maybe_unused]] double C[staged ? 1 : PPT][6];
+  // and the gradients. Staged: every cell's data into shared memory (OC + [NS][Q] per cell);
+  // else each thread's points (i = tid + j blockDim) into registers, in the stored type.
+  constexpr bool staged = tc_geom_staged<dim, k, q, Stored>();
+  constexpr int OC = tc_geom_stored_offset<dim, k, q>();
+  const Stored* coef;
+  if constexpr (std::is_same_v<Stored, double>)
+    coef = p.coef;
+  else
+    coef = p.coef_fp32;
+  [[maybe_unused]] Stored C[staged ? 1 : PPT][NS];
   if constexpr (staged) {
     const arch::SharedArray<double> cs(cellmem);
-    constexpr int chunks = 3 * Q;
+    constexpr int chunks = NS * Q / 2;
+    static_assert(NS * Q % 2 == 0, "16-byte copies of the stored data");
     for (int i = tid; i < ncells * chunks; i += blockDim.x) {
       const int c = i / chunks, r = i - c * chunks;
-      arch::async_copy16(cs, c * PER + OC + 2 * r, p.coef + std::int64_t(info[4 * c + 3]) * (6 * Q) + 2 * r);
+      arch::async_copy16(cs, c * PER + OC + 2 * r, coef + std::int64_t(info[4 * c + 3]) * (NS * Q) + 2 * r);
     }
     arch::async_commit();
   } else {
@@ -137,23 +162,27 @@ __device__ __forceinline__ void tc_geom_block(const TcGeomParams<k, q>& p, const
       const int i = tid + j * tc_geom_threads;
       if (i < ncells * Q) {
         const int c = i / Q, pt = i - c * Q;
-        const double* cc = p.coef + std::int64_t(info[4 * c + 3]) * (6 * Q) + pt;
+        const Stored* cc = coef + std::int64_t(info[4 * c + 3]) * (NS * Q) + pt;
 #pragma unroll
-        for (int e = 0; e < 6; ++e) C[j][e] = load_streaming(cc + e * Q);
+        for (int e = 0; e < NS; ++e) C[j][e] = load_streaming(cc + e * Q);
       }
     }
   }
   const auto node = [&](int c, int n, bool& bd) {
-    const int x = n % NP, y = (n / NP) % NP, z = n / NP2;
-    const std::int64_t px = std::int64_t(info[4 * c]) * k + x, py = std::int64_t(info[4 * c + 1]) * k + y,
-                       pz = std::int64_t(info[4 * c + 2]) * k + z;
+    const int x = n % NP, y = (n / NP) % NP;
+    const std::int64_t px = std::int64_t(info[4 * c]) * k + x, py = std::int64_t(info[4 * c + 1]) * k + y;
     bd = fe::on_dirichlet_face(px, p.lattice[0], 0, p.dirichlet) ||
-         fe::on_dirichlet_face(py, p.lattice[1], 1, p.dirichlet) ||
-         fe::on_dirichlet_face(pz, p.lattice[2], 2, p.dirichlet);
-    return (pz * p.lattice[1] + py) * p.lattice[0] + px;
+         fe::on_dirichlet_face(py, p.lattice[1], 1, p.dirichlet);
+    if constexpr (dim == 2) {
+      return py * p.lattice[0] + px;
+    } else {
+      const std::int64_t pz = std::int64_t(info[4 * c + 2]) * k + n / (NP * NP);
+      bd = bd || fe::on_dirichlet_face(pz, p.lattice[2], 2, p.dirichlet);
+      return (pz * p.lattice[1] + py) * p.lattice[0] + px;
+    }
   };
-  for (int i = tid; i < ncells * NP3; i += blockDim.x) {
-    const int c = i / NP3, n = i - c * NP3;
+  for (int i = tid; i < ncells * NPD; i += blockDim.x) {
+    const int c = i / NPD, n = i - c * NPD;
     bool bd;
     const std::int64_t g = node(c, n, bd);
     const double v = src[g];
@@ -169,10 +198,16 @@ __device__ __forceinline__ void tc_geom_block(const TcGeomParams<k, q>& p, const
   constexpr int OG = L::OG, SG = L::SQ;
   const auto flux = [&](int i, const auto& c_of) {
     const int c = i / Q, pt = i - c * Q, s = c * PER + OG + L::point(pt);
-    const double u0 = cellmem[s], u1 = cellmem[s + SG], u2 = cellmem[s + 2 * SG];
-    cellmem[s] = c_of(c, pt, 0) * u0 + c_of(c, pt, 1) * u1 + c_of(c, pt, 2) * u2;
-    cellmem[s + SG] = c_of(c, pt, 1) * u0 + c_of(c, pt, 3) * u1 + c_of(c, pt, 4) * u2;
-    cellmem[s + 2 * SG] = c_of(c, pt, 2) * u0 + c_of(c, pt, 4) * u1 + c_of(c, pt, 5) * u2;
+    if constexpr (dim == 2) {
+      const double u0 = cellmem[s], u1 = cellmem[s + SG];
+      cellmem[s] = c_of(c, pt, 0) * u0 + c_of(c, pt, 1) * u1;
+      cellmem[s + SG] = c_of(c, pt, 1) * u0 + c_of(c, pt, 2) * u1;
+    } else {
+      const double u0 = cellmem[s], u1 = cellmem[s + SG], u2 = cellmem[s + 2 * SG];
+      cellmem[s] = c_of(c, pt, 0) * u0 + c_of(c, pt, 1) * u1 + c_of(c, pt, 2) * u2;
+      cellmem[s + SG] = c_of(c, pt, 1) * u0 + c_of(c, pt, 3) * u1 + c_of(c, pt, 4) * u2;
+      cellmem[s + 2 * SG] = c_of(c, pt, 2) * u0 + c_of(c, pt, 4) * u1 + c_of(c, pt, 5) * u2;
+    }
   };
   if constexpr (staged) {
     arch::async_wait<0>();
@@ -184,7 +219,7 @@ __device__ __forceinline__ void tc_geom_block(const TcGeomParams<k, q>& p, const
 #pragma unroll
     for (int j = 0; j < PPT; ++j) {
       const int i = tid + j * tc_geom_threads;
-      if (i < ncells * Q) flux(i, [&](int, int, int e) { return C[j][e]; });
+      if (i < ncells * Q) flux(i, [&](int, int, int e) { return double(C[j][e]); });
     }
   }
   __syncthreads();
@@ -193,14 +228,15 @@ __device__ __forceinline__ void tc_geom_block(const TcGeomParams<k, q>& p, const
   else
     L::template divergence<PER, L::OG>(B, D, cellmem, ncells, warp, warps, lane);
   __syncthreads();
-  for (int i = tid; i < ncells * NP3; i += blockDim.x) {
-    const int c = i / NP3, n = i - c * NP3;
+  for (int i = tid; i < ncells * NPD; i += blockDim.x) {
+    const int c = i / NPD, n = i - c * NPD;
     bool bd;
     const std::int64_t g = node(c, n, bd);
     double v;
     if constexpr (colloc) {
       const int s = c * PER + L::point(n);
-      v = cellmem[s + L::transposed(0)] + cellmem[s + L::transposed(1)] + cellmem[s + L::transposed(2)];
+      v = cellmem[s + L::transposed(0)] + cellmem[s + L::transposed(1)];
+      if constexpr (dim == 3) v += cellmem[s + L::transposed(2)];
     } else {
       v = cellmem[c * PER + n];
     }
@@ -210,33 +246,34 @@ __device__ __forceinline__ void tc_geom_block(const TcGeomParams<k, q>& p, const
 
 /// The kernel; the sm_80 cubin of a fat binary carries an empty one (the operator runs only on
 /// GPUs with the sm_90 FP64 shapes).
-template <int k, int q>
+template <int dim, int k, int q, typename Stored>
 __global__ void __launch_bounds__(tc_geom_threads) tc_geom_kernel(const __grid_constant__ TcGeomParams<k, q> p,
                                                                   const double* __restrict__ src,
                                                                   double* __restrict__ dst) {
-  if constexpr (!arch::sm90_absent()) tc_geom_block<k, q>(p, src, dst);
+  if constexpr (!arch::sm90_absent()) tc_geom_block<dim, k, q, Stored>(p, src, dst);
 }
 
 /// The operator: memset of dst + one kernel (or the regions of a split apply); the stored data
-/// and the diagonal of cuda_core::GeometryOperatorBase.
-template <int k, int q>
+/// (fp64, or rounded to fp32 for GeometryStorage::fp32) and the diagonal of
+/// cuda_core::GeometryOperatorBase.
+template <int dim, int k, int q, typename Stored>
 class TensorCoreGeometryOperator final
-    : public cuda_core::GeometryOperatorBase<3, TcGeomParams<k, q>, double> {
-  using Base = cuda_core::GeometryOperatorBase<3, TcGeomParams<k, q>, double>;
+    : public cuda_core::GeometryOperatorBase<dim, TcGeomParams<k, q>, double> {
+  using Base = cuda_core::GeometryOperatorBase<dim, TcGeomParams<k, q>, double>;
 
  public:
-  TensorCoreGeometryOperator(const mesh::BoxMesh<3>& mesh, const fe::DofLayout<3>& dofs, const DeviceKernelKey& key,
+  TensorCoreGeometryOperator(const mesh::BoxMesh<dim>& mesh, const fe::DofLayout<dim>& dofs, const DeviceKernelKey& key,
                              const DeviceTuning& tuning, const Coefficient& coefficient,
                              const jit::DeviceSource& coefficient_source)
       : Base(key, dofs.n_local()) {
-    constexpr int n = k + 1, Q = q * q * q;
+    constexpr int n = k + 1, Q = tc_geom_points<dim, q>();
     const auto quad = fe::make_quadrature(key.quadrature, k);
     TCFEM_ASSERT(quad.size() == q, "quadrature size of the tensor-core geometry kernel");
     const auto basis = fe::LagrangeBasis1D::gauss_lobatto(k);
-    const tensor::Evaluator<3, double> ev(basis, quad);
+    const tensor::Evaluator<dim, double> ev(basis, quad);
     auto& p = this->params_;
     p.total_cells = 1;
-    for (int d = 0; d < 3; ++d) {
+    for (int d = 0; d < dim; ++d) {
       p.n_cells[d] = mesh.n_cells()[d];
       p.lattice[d] = std::int64_t(mesh.n_cells()[d]) * k + 1;
       p.total_cells *= mesh.n_cells()[d];
@@ -247,53 +284,60 @@ class TensorCoreGeometryOperator final
       p.D[i] = ev.Db()[i];
     }
     p.dirichlet = fe::dirichlet_bits(dofs.dirichlet_faces());
-    p.coef = this->compute_stored(mesh, dofs, key.quadrature, coefficient, coefficient_source);
+    if constexpr (std::is_same_v<Stored, double>)
+      p.coef = this->compute_stored(mesh, dofs, key.quadrature, coefficient, coefficient_source);
+    else
+      p.coef_fp32 = this->compute_stored_fp32(mesh, dofs, key.quadrature, coefficient, coefficient_source);
     const DeviceTuning t = cuda_core::checked_geometry_tuning(tuning);
     // the tuning's count capped at the kernel's (the registers of the stored data are sized for it)
-    p.cells = t.geometry_cells_per_block > 0 ? std::min(t.geometry_cells_per_block, tc_geom_cells<k, q>())
-                                             : tc_geom_cells<k, q>();
+    constexpr int cells_max = tc_geom_cells<dim, k, q, Stored>();
+    p.cells = t.geometry_cells_per_block > 0 ? std::min(t.geometry_cells_per_block, cells_max) : cells_max;
     this->threads_ = tc_geom_threads;
     this->blocks_ = (p.total_cells + p.cells - 1) / p.cells;
-    this->smem_ = int(sizeof(double)) * (tc_geom_header<k, q>(p.cells) + p.cells * tc_geom_per_cell<k, q>());
-    this->kernel_ = tc_geom_kernel<k, q>;
+    this->smem_ =
+        int(sizeof(double)) * (tc_geom_header<k, q>(p.cells) + p.cells * tc_geom_per_cell<dim, k, q, Stored>());
+    this->kernel_ = tc_geom_kernel<dim, k, q, Stored>;
     this->program_ = q == n ? "tensor-core collocated" : "tensor-core";
     this->cells_per_block_ = p.cells;
     this->prepare_launch("tensor-core general-geometry kernel");
-    using L = CellLayout<k, q>;
-    const double cells = double(p.total_cells);
-    this->flops_ = (L::flops() + 15.0 * Q) * cells;
+    using L = CellLayout<dim, k, q>;
+    const double cells = double(p.total_cells), nodes = dim == 2 ? n * n : n * n * n;
+    // the flux: dim^2 products and dim (dim - 1) sums per point
+    this->flops_ = (L::flops() + (2.0 * dim * dim - dim) * Q) * cells;
     // shared values per cell: the contractions' inputs and outputs, the gradients read and the flux
     // written, gather and scatter
-    this->shared_ = (L::shared_values() + 6.0 * Q + 4.0 * n * n * n) * cells * sizeof(double);
+    this->shared_ = (L::shared_values() + 2.0 * dim * Q + (dim + 1.0) * nodes) * cells * sizeof(double);
     this->dram_ = this->dram_model();
   }
 };
 
-template <int k, fe::QuadratureKind kind>
-std::unique_ptr<DeviceOperator> build(const mesh::BoxMesh<3>& mesh, const fe::DofLayout<3>& dofs,
+template <int dim, int k, fe::QuadratureKind kind>
+std::unique_ptr<DeviceOperator> build(const mesh::BoxMesh<dim>& mesh, const fe::DofLayout<dim>& dofs,
                                       const DeviceKernelKey& key, const DeviceTuning& tuning,
                                       const Coefficient& coefficient, const jit::DeviceSource& source) {
   constexpr int q = kind == fe::QuadratureKind::gll_k1 ? k + 1 : k + 2;
-  return std::make_unique<TensorCoreGeometryOperator<k, q>>(mesh, dofs, key, tuning, coefficient, source);
+  if (fp32_stored_fp64(key))
+    return std::make_unique<TensorCoreGeometryOperator<dim, k, q, float>>(mesh, dofs, key, tuning, coefficient, source);
+  return std::make_unique<TensorCoreGeometryOperator<dim, k, q, double>>(mesh, dofs, key, tuning, coefficient, source);
 }
 
-using Factory = std::unique_ptr<DeviceOperator> (*)(const mesh::BoxMesh<3>&, const fe::DofLayout<3>&,
+template <int dim>
+using Factory = std::unique_ptr<DeviceOperator> (*)(const mesh::BoxMesh<dim>&, const fe::DofLayout<dim>&,
                                                     const DeviceKernelKey&, const DeviceTuning&, const Coefficient&,
                                                     const jit::DeviceSource&);
 
-template <int... K>
-std::array<std::array<Factory, 8>, 2> make_table(std::integer_sequence<int, K...>) {
-  std::array<std::array<Factory, 8>, 2> t{};
-  ((t[0][K] = &build<K + 1, fe::QuadratureKind::gll_k1>), ...);
-  ((t[1][K] = &build<K + 1, fe::QuadratureKind::gauss_k2>), ...);
+template <int dim, int... K>
+std::array<std::array<Factory<dim>, 8>, 2> make_table(std::integer_sequence<int, K...>) {
+  std::array<std::array<Factory<dim>, 8>, 2> t{};
+  ((t[0][K] = &build<dim, K + 1, fe::QuadratureKind::gll_k1>), ...);
+  ((t[1][K] = &build<dim, K + 1, fe::QuadratureKind::gauss_k2>), ...);
   return t;
 }
 
 }  // namespace
 
 bool geometry_supported(const DeviceKernelKey& key) {
-  return key.dim == 3 && key.disc == fe::Disc::cg && key.general_field && key.geometry_form != GeometryForm::mf &&
-         !fp32_stored_fp64(key) &&
+  return (key.dim == 2 || key.dim == 3) && key.disc == fe::Disc::cg && key.general_field && key.geometry_form != GeometryForm::mf &&
          key.precision == precision::Precision::fp64 && key.degree >= 1 && key.degree <= 8 &&
          (key.quadrature == fe::QuadratureKind::gll_k1 || key.quadrature == fe::QuadratureKind::gauss_k2);
 }
@@ -303,20 +347,17 @@ std::unique_ptr<DeviceOperator> make_geometry_operator(const mesh::BoxMesh<dim>&
                                                        const DeviceKernelKey& key, const DeviceTuning& tuning,
                                                        const Coefficient& coefficient,
                                                        const jit::DeviceSource& coefficient_source) {
-  if constexpr (dim != 3) {
+  if (!geometry_supported(key) || key.dim != dim || dofs.degree() != key.degree || dofs.disc() != key.disc)
     return nullptr;
-  } else {
-    if (!geometry_supported(key) || dofs.degree() != key.degree || dofs.disc() != key.disc) return nullptr;
-    // one process owning the whole box (the kernels index the global lattice), as the cuda-core programs
-    if (mesh.partition().owned.n_cells() != mesh.n_global_cells() ||
-        mesh.partition().ghosted.n_cells() != mesh.n_global_cells())
-      return nullptr;
-    static const auto table = make_table(std::make_integer_sequence<int, 8>{});
-    DeviceKernelKey resolved = key;  // the operator reports the form it runs
-    resolved.geometry_form = GeometryForm::pa;
-    const int row = key.quadrature == fe::QuadratureKind::gll_k1 ? 0 : 1;
-    return table[row][key.degree - 1](mesh, dofs, resolved, tuning, coefficient, coefficient_source);
-  }
+  // one process owning the whole box (the kernels index the global lattice), as the cuda-core programs
+  if (mesh.partition().owned.n_cells() != mesh.n_global_cells() ||
+      mesh.partition().ghosted.n_cells() != mesh.n_global_cells())
+    return nullptr;
+  static const auto table = make_table<dim>(std::make_integer_sequence<int, 8>{});
+  DeviceKernelKey resolved = key;  // the operator reports the form it runs
+  resolved.geometry_form = GeometryForm::pa;
+  const int row = key.quadrature == fe::QuadratureKind::gll_k1 ? 0 : 1;
+  return table[row][key.degree - 1](mesh, dofs, resolved, tuning, coefficient, coefficient_source);
 }
 
 template std::unique_ptr<DeviceOperator> make_geometry_operator<2>(const mesh::BoxMesh<2>&, const fe::DofLayout<2>&,

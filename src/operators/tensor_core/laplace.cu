@@ -337,7 +337,7 @@ bool tensor_core_supports(const DeviceKernelKey& key) {
 
 std::string describe_tensor_core() {
   return "tensor-core: dim 2-3, degree 1-8, cg/dg, cartesian, laplace, fp64/tf32x3/fp16/fp16ec/bf16/bf16x3 "
-         "(fp64: m16n8k4/k8 on sm_90, m8n8k4 on sm_80); cg any 3D map, mesh or coefficient with stored geometry "
+         "(fp64: m16n8k4/k8 on sm_90, m8n8k4 on sm_80); cg any 2D/3D map, mesh or coefficient with stored geometry "
          "(pa): bp3/bp5, fp64 (sm_90)";
 }
 

@@ -72,10 +72,10 @@ std::unique_ptr<DeviceOperator> make_tensor_core_operator_for_shape(const mesh::
                                                                     const fe::DofLayout<dim>& dofs,
                                                                     const DeviceKernelKey& key, arch::Fp64Shape shape);
 
-/// Any 3D geometry with stored geometry (partial assembly), cg, fp64, BP3 and BP5, k = 1..8
+/// Any 2D or 3D geometry with stored geometry (partial assembly), cg, fp64, BP3 and BP5, k = 1..8
 /// (operators/tensor_core/geometry_fp64.cu; sm_90 FP64 shapes).
 bool geometry_supported(const DeviceKernelKey& key);
-/// The operator of a geometry_supported key; nullptr otherwise (and for dim 2).
+/// The operator of a geometry_supported key; nullptr otherwise.
 template <int dim>
 std::unique_ptr<DeviceOperator> make_geometry_operator(const mesh::BoxMesh<dim>& mesh, const fe::DofLayout<dim>& dofs,
                                                        const DeviceKernelKey& key, const DeviceTuning& tuning,
