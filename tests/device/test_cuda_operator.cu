@@ -150,7 +150,10 @@ double mapped_device_vs_cpu(fe::Disc disc, int k, precision::Precision p, std::u
                             operators::GeometryForm form = operators::GeometryForm::pa, bool affine = false,
                             bool split = false, const operators::DeviceTuning& tuning = {},
                             operators::GeometryStorage storage = operators::GeometryStorage::fp64,
-                            bool quadratic = false) {
+                            bool quadratic = false, bool box = false) {
+  // box: a Cartesian box [0.5, 2] x [-1, 0.5] (x [0, 3]) with Neumann parts and no coefficient (the
+  // cuda-core kernels read the box's 1D tables)
+  if (box) neumann = true;
   // the curved map, an affine one (trilinear cells), or one quadratic in each coordinate (cells of
   // geometry order 2)
   auto map = [affine, quadratic](const mesh::Point<dim>& X) {
@@ -181,10 +184,14 @@ double mapped_device_vs_cpu(fe::Disc disc, int k, precision::Precision p, std::u
   mesh::Point<dim> lo, hi;
   lo.fill(0.0);
   hi.fill(1.0);
+  if (box) {
+    lo[0] = 0.5, hi[0] = 2.0, lo[1] = -1.0, hi[1] = 0.5;
+    if constexpr (dim == 3) hi[2] = 3.0;
+  }
   std::array<int, dim> nc;
   nc.fill(3);
   nc[0] = 4;
-  auto domain = mesh::Domain<dim>::box(lo, hi, map);
+  auto domain = box ? mesh::Domain<dim>::box(lo, hi) : mesh::Domain<dim>::box(lo, hi, map);
   if (compiled && quadratic) {
     domain.map_source[0].expression = dim == 3 ? "x[0] + 0.3 * x[1] * x[1] - 0.1 * x[0] * x[1] * x[2] * x[2]"
                                                : "x[0] + 0.3 * x[1] * x[1]";
@@ -209,10 +216,14 @@ double mapped_device_vs_cpu(fe::Disc disc, int k, precision::Precision p, std::u
   cfg.disc = disc;
   cfg.degree = k;
   cfg.quadrature = quadrature;
+  // the box: the CPU operator with the quadrature too (its Kronecker path integrates exactly)
+  if (box) cfg.cartesian_fast_path = false;
   cfg.geometry_form = form;
   cfg.geometry_storage = storage;
-  cfg.coefficient = [](const double* x) { return 1.0 + 0.5 * x[0] * x[1] + 0.25 * std::sin(3.0 * x[0]); };
-  if (compiled) cfg.coefficient_source.expression = "1.0 + 0.5 * x[0] * x[1] + 0.25 * sin(3.0 * x[0])";
+  if (!box) {
+    cfg.coefficient = [](const double* x) { return 1.0 + 0.5 * x[0] * x[1] + 0.25 * std::sin(3.0 * x[0]); };
+    if (compiled) cfg.coefficient_source.expression = "1.0 + 0.5 * x[0] * x[1] + 0.25 * sin(3.0 * x[0])";
+  }
   operators::DeviceKernelKey key;
   key.dim = dim;
   key.degree = k;
@@ -222,6 +233,7 @@ double mapped_device_vs_cpu(fe::Disc disc, int k, precision::Precision p, std::u
   key.variant = operators::Variant::cuda_core;
   operators::set_geometry(key, mesh, dofs, cfg);
   EXPECT_TRUE(key.general_field);
+  EXPECT_EQ(key.box_tables, box && disc == fe::Disc::cg);
   // the cuda-core family serves cg and dg on any geometry with stored geometry, for BP3 and BP5
   // quadrature (dg: stored data only); fp64 with fp32 stored geometry: cg with stored data only
   const bool stored_fp32 = operators::fp32_stored_fp64(key);
@@ -246,8 +258,10 @@ double mapped_device_vs_cpu(fe::Disc disc, int k, precision::Precision p, std::u
     const auto choices = D->choices();
     // Q1 node fields (k = 1) are trilinear whatever the map; cells of geometry order 2 read the Q2
     // lattice below k
-    const std::string expected = form == operators::GeometryForm::pa ? (stored_fp32 ? "stored fp32" : "stored")
-                                 : affine || k == 1                  ? "trilinear vertices"
+    const std::string expected = box && variant == operators::Variant::cuda_core && form != operators::GeometryForm::mf
+                                     ? "box tables"
+                                 : form == operators::GeometryForm::pa ? (stored_fp32 ? "stored fp32" : "stored")
+                                 : affine || box || k == 1             ? "trilinear vertices"
                                  : quadratic && k >= 3               ? "quadratic nodes"
                                                                      : "nodes";
     bool found = false;
@@ -277,6 +291,13 @@ double mapped_device_vs_cpu(fe::Disc disc, int k, precision::Precision p, std::u
     D->vmult_rest(y, x);
   };
   operators::MatrixFreeOperator<dim, double> A(mesh, dofs, cfg, Form::laplace);
+  if (box && disc == fe::Disc::cg) {
+    // the patch surrogates' weights: the box's cell metric, as the CPU operator's
+    const auto m = D->cell_metric(), m_ref = A.cell_metric();
+    EXPECT_EQ(m.size(), m_ref.size());
+    for (std::size_t i = 0; i < std::min(m.size(), m_ref.size()); ++i)
+      EXPECT_NEAR(m[i], m_ref[i], 1e-12 * std::abs(m_ref[i])) << i;
+  }
   if (diagonal_error) {
     Vector<double> d_ref;
     A.compute_diagonal(d_ref);
@@ -603,6 +624,53 @@ TEST(CudaOperator, TensorCoreStoredGeometryMatchesCpu) {
                 1e-6)
           << "2D fp32 storage " << what;
       EXPECT_LT(diag, 1e-12) << "2D fp32 storage " << what;
+    }
+}
+
+TEST(CudaOperator, CudaCoreBoxWithNeumannPartsFromTables) {
+  // a cg Cartesian box with Neumann parts and a constant coefficient: the cuda-core kernels read
+  // the box's 1D tables (pa and auto; fp32 storage asked for: nothing stored), the matrix-free form
+  // its vertices, the tensor cores their stored data; every degree, BP3 and BP5, 2D and 3D, fp64
+  // and fp32, the split apply; operator, diagonal and cell metric against the CPU
+  SKIP_WITHOUT_DEVICE();
+  std::random_device rd;
+  using P = precision::Precision;
+  using operators::Variant;
+  const auto pa = operators::GeometryForm::pa, automatic = operators::GeometryForm::automatic;
+  const auto s64 = operators::GeometryStorage::fp64, s32 = operators::GeometryStorage::fp32;
+  const bool sm90 = query_device(0).sm_major == 9;
+  for (int k = 1; k <= 8; ++k)
+    for (auto quad : {fe::QuadratureKind::gauss_k2, fe::QuadratureKind::gll_k1}) {
+      const std::string what = "k=" + std::to_string(k) + " " + fe::to_string(quad);
+      double diag = 0.0;
+      for (auto p : {P::fp64, P::fp32}) {
+        const double tol = p == P::fp64 ? 1e-12 : 1e-5;
+        const std::string w = what + (p == P::fp64 ? " fp64" : " fp32");
+        EXPECT_LT(mapped_device_vs_cpu<3>(fe::Disc::cg, k, p, rd(), false, &diag, Variant::cuda_core, quad, true, pa,
+                                          false, k % 2 == 0, {}, s64, false, true),
+                  tol)
+            << "3D " << w;
+        EXPECT_LT(diag, tol) << "3D diagonal " << w;
+        EXPECT_LT(mapped_device_vs_cpu<2>(fe::Disc::cg, k, p, rd(), false, &diag, Variant::cuda_core, quad, true,
+                                          automatic, false, k % 2 == 1, {}, s64, false, true),
+                  tol)
+            << "2D auto " << w;
+        EXPECT_LT(diag, tol) << "2D diagonal " << w;
+      }
+      EXPECT_LT(mapped_device_vs_cpu<3>(fe::Disc::cg, k, P::fp64, rd(), false, nullptr, Variant::cuda_core, quad, true,
+                                        automatic, false, false, {}, s32, false, true),
+                1e-12)
+          << "3D auto, fp32 storage asked " << what;
+      if (quad == fe::QuadratureKind::gll_k1)
+        EXPECT_LT(mapped_device_vs_cpu<3>(fe::Disc::cg, k, P::fp64, rd(), false, nullptr, Variant::cuda_core, quad,
+                                          true, operators::GeometryForm::mf, false, false, {}, s64, false, true),
+                  1e-12)
+            << "3D mf " << what;
+      if (sm90)
+        EXPECT_LT(mapped_device_vs_cpu<3>(fe::Disc::cg, k, P::fp64, rd(), false, nullptr, Variant::tensor_core, quad,
+                                          true, pa, false, false, {}, s64, false, true),
+                  1e-12)
+            << "3D tensor-core " << what;
     }
 }
 

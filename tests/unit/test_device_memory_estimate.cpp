@@ -54,11 +54,22 @@ TEST(DeviceMemoryEstimate, PartsPerDof) {
                                                   settings(OuterSolver::cg, precision::Precision::fp64));
   EXPECT_GT(g.operators, 0.0);
   // a cg box with Neumann parts runs the general-geometry kernels (the Kronecker ones constrain
-  // every boundary node): its stored data are counted as on a deformed mesh; dg keeps its path
+  // every boundary node): with a constant coefficient from the box's 1D tables (nothing stored,
+  // the finest diagonal's transient stored data counted once, the patches' global residual); with
+  // a coefficient its stored data are counted as on a deformed mesh; dg keeps its path
   const auto box_cg = settings(OuterSolver::cg, precision::Precision::fp64);
   const auto neumann = estimate_device_multigrid_memory(3, n, cg_config(4), cart, box_cg, true);
-  EXPECT_DOUBLE_EQ(neumann.operators, g.operators);
-  EXPECT_EQ(estimate_device_multigrid_memory(3, n, cg_config(4), cart, box_cg, false).operators, 0.0);
+  const auto dirichlet = estimate_device_multigrid_memory(3, n, cg_config(4), cart, box_cg, false);
+  EXPECT_EQ(neumann.operators, 0.0);
+  EXPECT_EQ(dirichlet.operators, 0.0);
+  EXPECT_NEAR(neumann.fixed - dirichlet.fixed, g.operators / (8.0 / 7.0), 1.0);
+  EXPECT_GE(neumann.levels, dirichlet.levels);
+  auto coefficient = cg_config(4);
+  coefficient.coefficient = [](const double*) { return 2.0; };
+  const auto g_coef = estimate_device_multigrid_memory(3, n, coefficient, mesh::GeometryKind::deformed, box_cg);
+  EXPECT_GT(g_coef.operators, 0.0);
+  EXPECT_DOUBLE_EQ(estimate_device_multigrid_memory(3, n, coefficient, cart, box_cg, true).operators,
+                   g_coef.operators);
   auto dg = cg_config(4);
   dg.disc = fe::Disc::dg;
   EXPECT_DOUBLE_EQ(estimate_device_multigrid_memory(3, n, dg, cart, box_cg, true).operators,
@@ -266,6 +277,64 @@ TEST(DeviceMemoryEstimate, RefusalNamesPartsAndRemedy) {
   const std::string msg2 = device_memory_refusal(
       estimate_device_multigrid_memory(3, 2e9, cg_config(4), mesh::GeometryKind::cartesian, c), 2e9, 139e9, "H200", c);
   EXPECT_NE(msg2.find("--mg-precision fp32"), std::string::npos) << msg2;
+}
+
+}  // namespace
+
+namespace {
+using namespace tcfem;
+
+// The geometry fields of a key: a cg Cartesian box with Neumann parts and a constant coefficient
+// is general (the Kronecker kernels constrain every boundary node) and read from the box's 1D
+// tables (box_tables: no stored data, pa under auto, fp64 "storage", the cuda cores); with a
+// coefficient, a map, dg or every face Dirichlet it is not.
+TEST(DeviceKernelKey, BoxWithNeumannPartsReadsTheBoxTables) {
+  using operators::GeometryForm;
+  mesh::Point<3> lo{0.5, -1.0, 0.0}, hi{2.0, 0.5, 3.0};
+  const mesh::BoxMesh<3> box({4, 3, 3}, mesh::Domain<3>::box(lo, hi));
+  const mesh::BoxMesh<3> mapped({4, 3, 3}, mesh::Domain<3>::box(lo, hi, [](const mesh::Point<3>& X) {
+                                   return mesh::Point<3>{X[0] + 0.1 * X[1] * X[1], X[1], X[2]};
+                                 }));
+  auto neumann = fe::all_dirichlet<3>();
+  neumann[1] = false;  // xmax
+  auto key_of = [](const mesh::BoxMesh<3>& m, fe::Disc disc, const fe::DirichletFaces<3>& faces,
+                   const operators::OperatorConfig& cfg) {
+    const fe::DofLayout<3> dofs(m, disc, cfg.degree, faces);
+    operators::DeviceKernelKey key;
+    key.degree = cfg.degree;
+    key.disc = disc;
+    key.quadrature = fe::QuadratureKind::gll_k1;
+    key.variant = operators::Variant::cuda_core;
+    operators::set_geometry(key, m, dofs, cfg);
+    return key;
+  };
+  operators::OperatorConfig cfg;
+  cfg.degree = 6;
+  cfg.geometry_form = GeometryForm::automatic;
+  cfg.geometry_storage = operators::GeometryStorage::fp32;
+  const auto key = key_of(box, fe::Disc::cg, neumann, cfg);
+  EXPECT_FALSE(key.cartesian);
+  EXPECT_TRUE(key.general_field);
+  EXPECT_TRUE(key.box_tables);
+  EXPECT_EQ(key.geometry_storage, operators::GeometryStorage::fp64);
+  EXPECT_EQ(operators::resolve_geometry_form(key, mesh::GeometryKind::cartesian), GeometryForm::pa);
+  EXPECT_EQ(operators::fastest_stored_geometry_variant(key), operators::Variant::cuda_core);  // BP5 k = 6
+  auto mf = key;
+  mf.geometry_form = GeometryForm::mf;
+  EXPECT_EQ(operators::resolve_geometry_form(mf, mesh::GeometryKind::cartesian), GeometryForm::mf);
+  // every face Dirichlet: the Kronecker path
+  const auto dirichlet = key_of(box, fe::Disc::cg, fe::all_dirichlet<3>(), cfg);
+  EXPECT_TRUE(dirichlet.cartesian);
+  EXPECT_FALSE(dirichlet.box_tables);
+  // a coefficient, a map, dg: stored data as on general geometry
+  auto with_coefficient = cfg;
+  with_coefficient.coefficient = [](const double* x) { return 1.0 + x[0]; };
+  for (const auto& other : {key_of(box, fe::Disc::cg, neumann, with_coefficient), key_of(mapped, fe::Disc::cg, neumann, cfg),
+                            key_of(box, fe::Disc::dg, neumann, cfg)}) {
+    EXPECT_TRUE(other.general_field) << other.to_string();
+    EXPECT_FALSE(other.box_tables) << other.to_string();
+    EXPECT_EQ(other.geometry_storage, operators::GeometryStorage::fp32) << other.to_string();
+  }
 }
 
 }  // namespace

@@ -13,9 +13,13 @@ DeviceMemoryEstimate estimate_device_multigrid_memory(int dim, double fine_dofs,
                                                       mesh::GeometryKind geometry, const MultigridSolveSettings& settings,
                                                       bool neumann_parts) {
   // a cg box with Neumann parts: the Kronecker kernels constrain every boundary node, so every
-  // level runs the general-geometry kernels with stored data (and the patches the global residual)
-  if (neumann_parts && config.disc == fe::Disc::cg && geometry == mesh::GeometryKind::cartesian)
-    geometry = mesh::GeometryKind::deformed;
+  // level runs the general-geometry kernels (and the patches the global residual): with a
+  // coefficient (or the matrix-free form) as on general geometry; with a constant one from the
+  // box's 1D tables, which store nothing, but each operator's diagonal forms the stored data for
+  // the time of its call
+  const bool box_neumann = neumann_parts && config.disc == fe::Disc::cg && geometry == mesh::GeometryKind::cartesian;
+  const bool box_tables = box_neumann && !config.coefficient && config.geometry_form != operators::GeometryForm::mf;
+  if (box_neumann && !box_tables) geometry = mesh::GeometryKind::deformed;
   DeviceMemoryEstimate e;
   const double n = fine_dofs;
   const double level_sum = dim == 3 ? 8.0 / 7.0 : 4.0 / 3.0;  // all levels over the finest
@@ -42,7 +46,7 @@ DeviceMemoryEstimate estimate_device_multigrid_memory(int dim, double fine_dofs,
     case SmootherKind::patch: {
       if (uses_patch_surrogates(geometry, bool(config.coefficient)))  // the global residual and the surrogates' dim weights per patch
         smoother_vectors = 1.0 + dim / std::pow(double(config.degree), dim);
-      else if (!cartesian || settings.multigrid.smoother.patch_variant == PatchVariant::global)
+      else if (!cartesian || box_neumann || settings.multigrid.smoother.patch_variant == PatchVariant::global)
         smoother_vectors = 1.0;  // the global residual
       else if (settings.multigrid.smoother.patch_variant == PatchVariant::separate)
         smoother_vectors = std::pow((2.0 * config.degree - 1.0) / (2.0 * config.degree), dim);  // one color's patches
@@ -65,7 +69,7 @@ DeviceMemoryEstimate estimate_device_multigrid_memory(int dim, double fine_dofs,
       mf ? (3.0 + (config.coefficient ? 1.0 : 0.0)) * 8.0 + 24.0 / std::pow(double(config.degree), 3) : pa_bytes_per_dof;
   // the fp64 operators with their stored geometry in fp32 (cuda-core cg): half the stored bytes
   const bool stored_fp32 = config.geometry_storage == operators::GeometryStorage::fp32 && !mf &&
-                           config.disc == fe::Disc::cg;
+                           config.disc == fe::Disc::cg && !box_tables;
   const double fp64_op_bytes_per_dof = stored_fp32 ? op_bytes_per_dof / 2.0 : op_bytes_per_dof;
   e.operators = in_double ? level_sum * n * fp64_op_bytes_per_dof
                           : level_sum * n * op_bytes_per_dof * s / 8.0 + fp64_op_bytes_per_dof * n;
@@ -81,6 +85,12 @@ DeviceMemoryEstimate estimate_device_multigrid_memory(int dim, double fine_dofs,
   // fp32 stored geometry: each fp64 operator forms its fp64 data for the time of its setup (and of
   // its diagonal) before rounding it
   if (stored_fp32 && pa_bytes_per_dof > 0) e.fixed += n * pa_bytes_per_dof;
+  // the box's 1D tables: the diagonal's transient stored data of the finest level
+  if (box_tables)
+    e.fixed += n * (dim == 3 ? operators::MatrixFreeOperator<3, double>::estimated_bytes_per_dof(
+                                   config, mesh::GeometryKind::deformed)
+                             : operators::MatrixFreeOperator<2, double>::estimated_bytes_per_dof(
+                                   config, mesh::GeometryKind::deformed));
   return e;
 }
 

@@ -36,6 +36,7 @@ operators::DeviceKernelKey device_level_key(int dim, const operators::OperatorCo
   key.disc = config.disc;
   key.cartesian = geometry.cartesian;
   key.general_field = geometry.general_field;
+  key.box_tables = geometry.box_tables;
   key.geometry_form = geometry.geometry_form;
   key.geometry_storage = geometry.geometry_storage;
   key.quadrature = config.quadrature;

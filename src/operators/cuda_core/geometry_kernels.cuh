@@ -305,6 +305,19 @@ class GeometryOperatorBase : public DeviceOperatorBase {
     recompute_ = std::make_unique<Recompute>(Recompute{mesh, dofs.dirichlet_faces(), coefficient, coefficient_source});
   }
 
+  /// A box_tables key (a Cartesian box with Neumann parts and a constant coefficient) served from
+  /// the box's 1D tables: its diagonal formed from stored data for the time of its call, and the
+  /// cell metric of the box (MatrixFreeOperator::cell_metric's Cartesian path).
+  void box_tables_setup(const mesh::BoxMesh<dim>& mesh, const fe::DofLayout<dim>& dofs) {
+    keep_for_diagonal(mesh, dofs, {}, {});
+    const auto h = mesh.cell_size();
+    double volume = 1.0;
+    for (int d = 0; d < dim; ++d) volume *= h[d];
+    metric_.assign(std::size_t(mesh.n_owned_cells()) * dim, 0.0);
+    for (std::size_t i = 0; i < metric_.size(); ++i) metric_[i] = volume / (h[i % dim] * h[i % dim]);
+    geometry_name_ = "box tables";
+  }
+
   /// Frees the stored cell data of compute_stored (the diagonal's tables stay).
   void release_stored() {
     if (!coef_) return;
@@ -417,6 +430,8 @@ class CgGeometryOperator final : public GeometryOperatorBase<dim, GeomParams<dim
         p.coef = this->compute_stored(mesh, dofs, key.quadrature, coefficient, coefficient_source);
       else
         p.coef_fp32 = this->compute_stored_fp32(mesh, dofs, key.quadrature, coefficient, coefficient_source);
+    } else {
+      if (key.general_field) this->box_tables_setup(mesh, dofs);
     }
     const DeviceTuning t = checked_geometry_tuning(tuning);
     p.cells = t.geometry_cells_per_block > 0 ? std::min(t.geometry_cells_per_block, L.cells) : L.cells;
@@ -600,6 +615,8 @@ class CgGeometryLinesOperator final : public GeometryOperatorBase<3, GeomLinesPa
         p.coef_fp32 = this->compute_stored_fp32(mesh, dofs, key.quadrature, coefficient, coefficient_source);
       p.prefetch = t.geometry_prefetch != 0 ? t.geometry_prefetch > 0 : default_prefetch();
       this->prefetch_ = p.prefetch ? "on" : "off";
+    } else if constexpr (!nodes) {
+      if (key.general_field) this->box_tables_setup(mesh, dofs);
     }
     if constexpr (nodes) {
       p.vertices = node_.vertices->data();
@@ -680,7 +697,9 @@ std::unique_ptr<DeviceOperator> make_geom_operator_typed(const mesh::BoxMesh<dim
                                                          const DeviceTuning& tuning, const Coefficient& coefficient,
                                                          const jit::DeviceSource& coefficient_source) {
   static const GeomTable<dim> table = make_geom_table<dim, Number>(std::make_integer_sequence<int, 8>{});
-  const int form = !key.general_field ? 0 : key.geometry_form == GeometryForm::mf ? 2 : 1;
+  const int form = key.geometry_form == GeometryForm::mf && key.general_field ? 2
+                   : !key.general_field || key.box_tables                   ? 0
+                                                                            : 1;
   const auto f = table.f[form][int(key.quadrature)][key.degree - 1];
   return f ? f(mesh, dofs, key, tuning, coefficient, coefficient_source) : nullptr;
 }

@@ -37,6 +37,10 @@ struct DeviceKernelKey {
   /// geometry is Cartesian or the built-in deformation, which the cuda-core family rebuilds from
   /// 1D tables.
   bool general_field = false;
+  /// general_field keys of a Cartesian box (general only for its Neumann parts) with a constant
+  /// coefficient: the cuda-core kernels rebuild its cells from the box's 1D tables unless the
+  /// matrix-free form is asked for (nothing stored: the tables describe the cells exactly)
+  bool box_tables = false;
   fe::QuadratureKind quadrature = fe::QuadratureKind::gauss_k2;
   /// general_field keys: stored quadrature data (pa) or the geometry recomputed from the nodes (mf)
   GeometryForm geometry_form = GeometryForm::pa;
@@ -133,8 +137,9 @@ class DeviceOperatorBase : public DeviceOperator {
 /// The geometry fields of a key for a mesh, DoF layout and configuration: the Kronecker fast
 /// path where uses_cartesian_path allows it and every face is Dirichlet (the Cartesian kernels
 /// constrain every boundary node); general_field for mapped meshes, variable coefficients and
-/// Neumann faces (whose constraints the general-geometry kernels take from the DoF layout); the
-/// geometry form of general_field keys from the configuration.
+/// Neumann faces (whose constraints the general-geometry kernels take from the DoF layout), with
+/// box_tables for a cg Cartesian box with a constant coefficient (its stored geometry fp64: none
+/// is stored); the geometry form of general_field keys from the configuration.
 template <int dim>
 void set_geometry(DeviceKernelKey& key, const mesh::BoxMesh<dim>& mesh, const fe::DofLayout<dim>& dofs,
                   const OperatorConfig& config) {
@@ -142,7 +147,9 @@ void set_geometry(DeviceKernelKey& key, const mesh::BoxMesh<dim>& mesh, const fe
   key.general_field = !key.cartesian && (mesh.geometry() == mesh::GeometryKind::mapped || bool(config.coefficient) ||
                                          !dofs.all_faces_dirichlet());
   key.geometry_form = key.general_field ? config.geometry_form : GeometryForm::pa;
-  key.geometry_storage = key.general_field ? config.geometry_storage : GeometryStorage::fp64;
+  key.box_tables = key.general_field && mesh.geometry() == mesh::GeometryKind::cartesian && !config.coefficient &&
+                   key.disc == fe::Disc::cg;
+  key.geometry_storage = key.general_field && !key.box_tables ? config.geometry_storage : GeometryStorage::fp64;
 }
 
 /// Whether an fp64 key asks for its stored geometry in fp32 (GeometryStorage::fp32): the
@@ -156,9 +163,10 @@ inline bool fp32_stored_fp64(const DeviceKernelKey& key) {
 /// coefficient or Neumann faces) and the matrix-free kernel's apply was measured faster there (3D
 /// cg BP5: fp64 at every degree, fp32 from k = 5; docs/performance.md, "Matrix-free curved
 /// geometry"), pa elsewhere (curved cells: the stored form was measured faster at every degree)
-/// and where the key asks for fp32 stored geometry.
+/// and where the key asks for fp32 stored geometry; pa (from the box's 1D tables) for box_tables keys.
 inline GeometryForm resolve_geometry_form(const DeviceKernelKey& key, mesh::GeometryKind kind) {
   if (key.geometry_form != GeometryForm::automatic) return key.geometry_form;
+  if (key.box_tables) return GeometryForm::pa;  // the box's 1D tables: nothing to store or recompute
   const bool mf = !fp32_stored_fp64(key) && key.general_field && kind == mesh::GeometryKind::cartesian && key.dim == 3 &&
                   key.disc == fe::Disc::cg && key.quadrature == fe::QuadratureKind::gll_k1 &&
                   (key.precision == precision::Precision::fp64 ||
@@ -171,10 +179,11 @@ inline GeometryForm resolve_geometry_form(const DeviceKernelKey& key, mesh::Geom
 /// than the run-to-run spread (cg, the quarter annulus at 3e7 DoFs on the H200; docs/performance.md,
 /// "Curved geometry on FP64 tensor cores" and "Tensor cores on 2D curved cells and with fp32 stored
 /// geometry"): 3D BP5 at k = 6 and 7 with fp64 data (by 2-5%), 3D BP3 at k = 7 with fp32 data
-/// (8%), 2D BP3 at k = 7 with fp64 data (14%); the cuda cores elsewhere. Whether a kernel exists
+/// (8%), 2D BP3 at k = 7 with fp64 data (14%); the cuda cores elsewhere and for box_tables keys
+/// (their kernels store nothing). Whether a kernel exists
 /// for the key on the device is the caller's to check (with_fastest_stored_geometry_variant does).
 inline Variant fastest_stored_geometry_variant(const DeviceKernelKey& key) {
-  if (!key.general_field || key.geometry_form != GeometryForm::pa || key.disc != fe::Disc::cg ||
+  if (!key.general_field || key.box_tables || key.geometry_form != GeometryForm::pa || key.disc != fe::Disc::cg ||
       key.precision != precision::Precision::fp64)
     return Variant::cuda_core;
   const bool bp5 = key.quadrature == fe::QuadratureKind::gll_k1, bp3 = key.quadrature == fe::QuadratureKind::gauss_k2;
