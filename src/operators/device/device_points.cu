@@ -53,12 +53,13 @@ __global__ void cell_points(Grid g, const double* tables, std::int64_t first, st
   const NodeInterpolation nodes(smem, tables, dim, g.nb, nq, dim);
   const double* w = nodes.w;
   for (std::int64_t slot = blockIdx.x; slot < m; slot += gridDim.x) {
-    const double* r = nodes(X, xs, slot);
+    // the coordinates relative to the cell's first node: J rounded to the cell's size
+    const double* r = nodes(X, xs, slot, true);
     for (int q = threadIdx.x; q < nqc; q += blockDim.x) {
       const std::int64_t at = slot * nqc + q;
       double J[3][3] = {{1, 0, 0}, {0, 1, 0}, {0, 0, 1}}, R[3][3];
       for (int a = 0; a < dim; ++a) {
-        xq[a * qs + at] = r[(dim + 1) * a * nqc + q];
+        xq[a * qs + at] = X[a * xs + slot * ipow(g.nb, dim)] + r[(dim + 1) * a * nqc + q];
         for (int b = 0; b < dim; ++b) J[a][b] = r[((dim + 1) * a + 1 + b) * nqc + q];
       }
       const double det = invert(dim, J, R);

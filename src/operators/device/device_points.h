@@ -172,13 +172,16 @@ struct NodeInterpolation {
     __syncthreads();
   }
   /// Loads the node values of entity j (field c at X[c * xs + j * nb^dim + i]) and interpolates
-  /// them: interpolate_all's result.
-  __device__ const double* operator()(const double* X, std::int64_t xs, std::int64_t j) const {
+  /// them: interpolate_all's result. `relative`: each field minus its value at the entity's first
+  /// node (derivatives rounded to the entity's size, not to the values' magnitude: node
+  /// coordinates; the caller adds that value back to the interpolated values).
+  __device__ const double* operator()(const double* X, std::int64_t xs, std::int64_t j, bool relative = false) const {
     int n = 1;
     for (int d = 0; d < dim; ++d) n *= nb;
     for (int i = threadIdx.x; i < n_comp * n; i += blockDim.x) {
       const int c = i / n;
-      buf_a[i] = X[c * xs + j * n + (i - c * n)];
+      const double* field = X + c * xs + j * n;
+      buf_a[i] = relative ? field[i - c * n] - field[0] : field[i - c * n];
     }
     __syncthreads();
     return interpolate_all(B, D, nq, nb, dim, n_comp, buf_a, buf_b);
