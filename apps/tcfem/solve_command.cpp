@@ -980,7 +980,7 @@ std::function<int()> add_solve_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--geometry-form", opts->geometry_form,
                   "General geometry on the GPU: pa (stored quadrature-point data), mf (the geometry recomputed "
-                  "from the nodes in every apply; 3D cg bp5, the multigrid levels without such a kernel use pa) or "
+                  "from the nodes in every apply; cg bp5, the multigrid levels without such a kernel use pa) or "
                   "auto (mf where the cells are trilinear by construction and the mf apply was measured faster, pa "
                   "elsewhere; its setup costs more than pa's)")
       ->check(CLI::IsMember({"auto", "pa", "mf"}))

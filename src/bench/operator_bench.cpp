@@ -1,5 +1,8 @@
 // The CPU part of the operator benchmark, problem sizes and memory estimates.
+#include <algorithm>
+#include <array>
 #include <chrono>
+#include <cmath>
 #include <limits>
 #include <memory>
 
@@ -104,6 +107,40 @@ double check_tolerance(precision::Precision p) {
 double check_tolerance(const operators::DeviceKernelKey& key) {
   return operators::fp32_stored_fp64(key) ? 1e-6 : check_tolerance(key.precision);
 }
+
+template <int dim>
+double node_geometry_tolerance(const operators::DeviceKernelKey& key, const mesh::BoxMesh<dim>& mesh) {
+  const double base = check_tolerance(key);
+  if (key.precision != precision::Precision::fp64 || !key.general_field ||
+      operators::resolve_geometry_form(key, mesh.geometry()) != operators::GeometryForm::mf)
+    return base;
+  std::array<double, dim> lo, hi;
+  lo.fill(std::numeric_limits<double>::max());
+  hi.fill(std::numeric_limits<double>::lowest());
+  double magnitude = 0.0;
+  for (int v = 0; v < (1 << dim); ++v) {
+    mesh::Point<dim> P;
+    for (int d = 0; d < dim; ++d) P[d] = (v >> d & 1) ? mesh.domain().upper[d] : mesh.domain().lower[d];
+    const auto x = mesh.map(P);
+    for (int d = 0; d < dim; ++d) {
+      lo[d] = std::min(lo[d], x[d]);
+      hi[d] = std::max(hi[d], x[d]);
+      magnitude = std::max(magnitude, std::abs(x[d]));
+    }
+  }
+  double extent = 0.0;
+  int n = 1;
+  for (int d = 0; d < dim; ++d) {
+    extent = std::max(extent, hi[d] - lo[d]);
+    n = std::max(n, mesh.n_cells()[d]);
+  }
+  if (!(extent > 0.0)) return base;
+  const double k = key.degree;
+  return std::max(base, std::numeric_limits<double>::epsilon() * k * k * n * magnitude / extent);
+}
+
+template double node_geometry_tolerance<2>(const operators::DeviceKernelKey&, const mesh::BoxMesh<2>&);
+template double node_geometry_tolerance<3>(const operators::DeviceKernelKey&, const mesh::BoxMesh<3>&);
 
 std::vector<int> process_grid_for_case(const BenchCase& c) {
   const auto size = size_for_case(c);

@@ -94,6 +94,13 @@ double check_tolerance(precision::Precision precision);
 /// The tolerance of a key: its precision's, and 1e-6 for an fp64 key with fp32 stored geometry
 /// (the rounding of the stored data, 6e-8 relative per value).
 double check_tolerance(const operators::DeviceKernelKey& key);
+/// The tolerance of an fp64 key whose geometry is recomputed from the nodes (mf) against the
+/// reference's stored geometry: check_tolerance(key), or more on fine meshes, where both operators
+/// differ by the rounding of the node coordinates (eps |x|) differentiated over a cell (k^2 / h):
+/// eps k^2 n X / L with n the most cells along a direction, X the coordinates' largest magnitude
+/// and L their largest extent (sampled at the box's corners).
+template <int dim>
+double node_geometry_tolerance(const operators::DeviceKernelKey& key, const mesh::BoxMesh<dim>& mesh);
 /// The kernel one apply of case `c` is compared with: the generic fp64 kernel of the same key (its
 /// general-geometry data is computed on the device, so the check takes seconds at any size).
 operators::DeviceKernelKey check_reference_key(const BenchCase& c);

@@ -92,99 +92,112 @@ double checked_coefficient(const Coefficient& coefficient, const double* x, cons
   return a;
 }
 
-template <typename Number>
-NodeGeometry<Number> compute_node_geometry(const mesh::BoxMesh<3>& mesh, const mesh::GeometryField<3>& geometry,
+template <typename Number, int dim>
+NodeGeometry<Number> compute_node_geometry(const mesh::BoxMesh<dim>& mesh, const mesh::GeometryField<dim>& geometry,
                                            const Coefficient& coefficient) {
   if (mesh.partition().owned.n_cells() != mesh.n_global_cells())
     throw InputError("geometry from nodes: the mesh must be owned by one process");
   const int k = geometry.degree();
   const auto gll = fe::LagrangeBasis1D::gauss_lobatto(k).nodes();
   const auto nc = mesh.n_cells();
-  std::array<std::int64_t, 3> lat{}, vl{};
-  for (int d = 0; d < 3; ++d) {
+  std::array<std::int64_t, dim> lat{}, vl{};
+  NodeGeometry<Number> g;
+  g.n_nodes = 1;
+  g.n_vertices = 1;
+  for (int d = 0; d < dim; ++d) {
     lat[d] = std::int64_t(nc[d]) * k + 1;
     vl[d] = nc[d] + 1;
+    g.n_nodes *= lat[d];
+    g.n_vertices *= vl[d];
   }
-  NodeGeometry<Number> g;
-  g.n_nodes = lat[0] * lat[1] * lat[2];
-  g.n_vertices = vl[0] * vl[1] * vl[2];
-  g.vertices.assign(3 * g.n_vertices, 0.0);
-  std::vector<double> disp(3 * g.n_nodes, 0.0);
+  g.vertices.assign(dim * g.n_vertices, 0.0);
+  std::vector<double> disp(dim * g.n_nodes, 0.0);
   if (coefficient) g.a_nodes.assign(g.n_nodes, Number(0));
-  const int n = k + 1, nb = n * n * n;
+  const int n = k + 1, nb = ipow(n, dim);
   const std::size_t n_cells = mesh.n_owned_cells();
   std::vector<double> worst(std::max(1, host_threads()), 0.0);
   double extent = 0;
   parallel_chunks(0, n_cells, [&](std::size_t first, std::size_t last, int thread) {
-    std::vector<double> nodes(3 * nb);
+    std::vector<double> nodes(dim * nb);
     for (std::size_t cell = first; cell < last; ++cell) {
       const auto c = mesh.cell_index(cell);
       geometry.cell_nodes(c, nodes.data());
-      auto at = [&](int comp, int x, int y, int z) { return nodes[comp * nb + (z * n + y) * n + x]; };
-      for (int iz = 0; iz < n; ++iz)
-        for (int iy = 0; iy < n; ++iy)
-          for (int ix = 0; ix < n; ++ix) {
-            const int i[3] = {ix, iy, iz};
-            bool owner = true;  // the node's owning cell: the lowest along each direction
-            for (int d = 0; d < 3; ++d) owner = owner && !(i[d] == 0 && c[d] > 0);
-            if (!owner) continue;
-            std::int64_t node = 0;
-            for (int d = 2; d >= 0; --d) node = node * lat[d] + std::int64_t(c[d]) * k + i[d];
-            double x[3];
-            for (int comp = 0; comp < 3; ++comp) {
-              double lin = 0;
-              for (int v = 0; v < 8; ++v) {
-                double phi = 1;
-                for (int d = 0; d < 3; ++d) phi *= (v >> d & 1) ? gll[i[d]] : 1 - gll[i[d]];
-                lin += phi * at(comp, (v & 1) * k, (v >> 1 & 1) * k, (v >> 2 & 1) * k);
-              }
-              x[comp] = at(comp, ix, iy, iz);
-              disp[comp * g.n_nodes + node] = x[comp] - lin;
-              worst[thread] = std::max(worst[thread], std::abs(x[comp] - lin));
+      for (int local = 0; local < nb; ++local) {
+        int i[dim];
+        for (int d = 0, r = local; d < dim; ++d, r /= n) i[d] = r % n;
+        bool owner = true;  // the node's owning cell: the lowest along each direction
+        for (int d = 0; d < dim; ++d) owner = owner && !(i[d] == 0 && c[d] > 0);
+        if (!owner) continue;
+        std::int64_t node = 0;
+        for (int d = dim - 1; d >= 0; --d) node = node * lat[d] + std::int64_t(c[d]) * k + i[d];
+        double x[3] = {0, 0, 0};
+        for (int comp = 0; comp < dim; ++comp) {
+          // the multilinear interpolant of the cell's vertices, relative to its first vertex x_0
+          // (the phi sum to 1): d rounded to the cell's size, not to the coordinates' magnitude
+          const double x0 = nodes[comp * nb];
+          double lin = 0;
+          for (int v = 0; v < (1 << dim); ++v) {
+            double phi = 1;
+            int corner = 0;
+            for (int d = dim - 1; d >= 0; --d) {
+              phi *= (v >> d & 1) ? gll[i[d]] : 1 - gll[i[d]];
+              corner = corner * n + (v >> d & 1) * k;
             }
-            if (ix % k == 0 && iy % k == 0 && iz % k == 0) {
-              const std::int64_t v = ((std::int64_t(c[2]) + iz / k) * vl[1] + c[1] + iy / k) * vl[0] + c[0] + ix / k;
-              for (int comp = 0; comp < 3; ++comp) g.vertices[comp * g.n_vertices + v] = x[comp];
-            }
-            if (coefficient) g.a_nodes[node] = Number(checked_coefficient<3>(coefficient, x, c, nc));
+            lin += phi * (nodes[comp * nb + corner] - x0);
           }
+          x[comp] = nodes[comp * nb + local];
+          const double dv = (x[comp] - x0) - lin;
+          disp[comp * g.n_nodes + node] = dv;
+          worst[thread] = std::max(worst[thread], std::abs(dv));
+        }
+        bool vertex = true;
+        for (int d = 0; d < dim; ++d) vertex = vertex && i[d] % k == 0;
+        if (vertex) {
+          std::int64_t v = 0;
+          for (int d = dim - 1; d >= 0; --d) v = v * vl[d] + c[d] + i[d] / k;
+          for (int comp = 0; comp < dim; ++comp) g.vertices[comp * g.n_vertices + v] = x[comp];
+        }
+        if (coefficient) g.a_nodes[node] = Number(checked_coefficient<dim>(coefficient, x, c, nc));
+      }
     }
   }, host_threads(), 256);
   for (double w : worst) g.max_disp = std::max(g.max_disp, w);
   double scale = 0;  // the coordinates' largest magnitude
-  for (int comp = 0; comp < 3; ++comp) {
+  for (int comp = 0; comp < dim; ++comp) {
     const auto [lo, hi] = std::minmax_element(g.vertices.begin() + comp * g.n_vertices,
                                               g.vertices.begin() + (comp + 1) * g.n_vertices);
     extent = std::max(extent, *hi - *lo);
     scale = std::max({scale, std::abs(*lo), std::abs(*hi)});
   }
   if (g.max_disp > 1e-13 * extent) g.disp.assign(disp.begin(), disp.end());
-  if (k >= 3 && !g.disp.empty()) {
-    // cells of geometry order 2: the Q2 lattice values, kept where they reproduce the field
-    NodeLattice L;
-    L.k = k;
-    for (int d = 0; d < 3; ++d) L.n_cells[d] = nc[d];
-    const auto basis = fe::LagrangeBasis1D::gauss_lobatto(k);
-    std::vector<double> mid(n);
-    for (int j = 0; j < n; ++j) mid[j] = basis.value(j, 0.5);
-    std::vector<Number> disp2(3 * L.nodes2());
-    for (int comp = 0; comp < 3; ++comp)
-      parallel_chunks(0, std::size_t(L.nodes2()), [&](std::size_t first, std::size_t last, int) {
-        for (std::size_t v = first; v < last; ++v)
-          disp2[comp * L.nodes2() + v] = Number(q2_value(g.disp.data(), L, mid.data(), comp, std::int64_t(v)));
-      }, host_threads(), 4096);
-    std::fill(worst.begin(), worst.end(), 0.0);
-    for (int comp = 0; comp < 3; ++comp)
-      parallel_chunks(0, std::size_t(g.n_nodes), [&](std::size_t first, std::size_t last, int thread) {
-        for (std::size_t v = first; v < last; ++v)
-          worst[thread] =
-              std::max(worst[thread], q2_defect(g.disp.data(), disp2.data(), L, gll.data(), comp, std::int64_t(v)));
-      }, host_threads(), 4096);
-    if (*std::max_element(worst.begin(), worst.end()) <= q2_tolerance<Number>(g.max_disp, scale)) {
-      g.disp2 = std::move(disp2);
-      g.n_nodes2 = L.nodes2();
+  (void)scale;  // 2D: no Q2 lattice
+  if constexpr (dim == 3)
+    if (k >= 3 && !g.disp.empty()) {
+      // cells of geometry order 2 (3D): the Q2 lattice values, kept where they reproduce the field
+      NodeLattice L;
+      L.k = k;
+      for (int d = 0; d < 3; ++d) L.n_cells[d] = nc[d];
+      const auto basis = fe::LagrangeBasis1D::gauss_lobatto(k);
+      std::vector<double> mid(n);
+      for (int j = 0; j < n; ++j) mid[j] = basis.value(j, 0.5);
+      std::vector<Number> disp2(3 * L.nodes2());
+      for (int comp = 0; comp < 3; ++comp)
+        parallel_chunks(0, std::size_t(L.nodes2()), [&](std::size_t first, std::size_t last, int) {
+          for (std::size_t v = first; v < last; ++v)
+            disp2[comp * L.nodes2() + v] = Number(q2_value(g.disp.data(), L, mid.data(), comp, std::int64_t(v)));
+        }, host_threads(), 4096);
+      std::fill(worst.begin(), worst.end(), 0.0);
+      for (int comp = 0; comp < 3; ++comp)
+        parallel_chunks(0, std::size_t(g.n_nodes), [&](std::size_t first, std::size_t last, int thread) {
+          for (std::size_t v = first; v < last; ++v)
+            worst[thread] =
+                std::max(worst[thread], q2_defect(g.disp.data(), disp2.data(), L, gll.data(), comp, std::int64_t(v)));
+        }, host_threads(), 4096);
+      if (*std::max_element(worst.begin(), worst.end()) <= q2_tolerance<Number>(g.max_disp, scale)) {
+        g.disp2 = std::move(disp2);
+        g.n_nodes2 = L.nodes2();
+      }
     }
-  }
   return g;
 }
 
@@ -370,10 +383,14 @@ template double checked_coefficient<2>(const Coefficient&, const double*, const 
                                        const std::array<int, 2>&);
 template double checked_coefficient<3>(const Coefficient&, const double*, const std::array<int, 3>&,
                                        const std::array<int, 3>&);
-template NodeGeometry<double> compute_node_geometry<double>(const mesh::BoxMesh<3>&, const mesh::GeometryField<3>&,
-                                                            const Coefficient&);
-template NodeGeometry<float> compute_node_geometry<float>(const mesh::BoxMesh<3>&, const mesh::GeometryField<3>&,
-                                                          const Coefficient&);
+template NodeGeometry<double> compute_node_geometry<double, 2>(const mesh::BoxMesh<2>&, const mesh::GeometryField<2>&,
+                                                               const Coefficient&);
+template NodeGeometry<float> compute_node_geometry<float, 2>(const mesh::BoxMesh<2>&, const mesh::GeometryField<2>&,
+                                                             const Coefficient&);
+template NodeGeometry<double> compute_node_geometry<double, 3>(const mesh::BoxMesh<3>&, const mesh::GeometryField<3>&,
+                                                               const Coefficient&);
+template NodeGeometry<float> compute_node_geometry<float, 3>(const mesh::BoxMesh<3>&, const mesh::GeometryField<3>&,
+                                                             const Coefficient&);
 template void cell_jacobians<2>(const tensor::Evaluator<2, double>&, const double*, double*, double*);
 template void cell_jacobians<3>(const tensor::Evaluator<3, double>&, const double*, double*, double*);
 template double invert<2>(const std::array<std::array<double, 2>, 2>&, std::array<std::array<double, 2>, 2>&);

@@ -78,13 +78,13 @@ struct FaceGeometry {
   }
 };
 
-/// The node field of a 3D mesh in the form of the matrix-free (geometry from nodes) kernels,
+/// The node field of a mesh (2D, 3D) in the form of the matrix-free (geometry from nodes) kernels,
 /// x = I_1 x + d: the vertices' coordinates (double, [c * n_vertices + v], v lexicographic on the
-/// (n_cells + 1)-lattice), the displacement d from the cell's trilinear interpolant at every node
+/// (n_cells + 1)-lattice), the displacement d from the cell's multilinear interpolant at every node
 /// of the Q_k node lattice ([c * n_nodes + node]; empty when every |d| is below 1e-13 times the
 /// mesh's extent: trilinear cells), and the coefficient at the nodes (empty without one). Every
 /// node takes its values from the cell that owns it (the lowest index along each direction).
-/// Cells of geometry order 2 below k (k >= 3; operators/quadratic_nodes.h): disp2 holds d on the
+/// 3D cells of geometry order 2 below k (k >= 3; operators/quadratic_nodes.h): disp2 holds d on the
 /// Q2 lattice ([c * n_nodes2 + node2]) where the Q_k displacement is its Q2 interpolant up to
 /// rounding (q2_tolerance); empty otherwise.
 template <typename Number>
@@ -99,8 +99,8 @@ struct NodeGeometry {
 
 /// NodeGeometry of a mesh owned by one process (InputError otherwise) from its Q_k field, the
 /// coefficient checked as compute_cell_geometry checks it.
-template <typename Number>
-NodeGeometry<Number> compute_node_geometry(const mesh::BoxMesh<3>& mesh, const mesh::GeometryField<3>& geometry,
+template <typename Number, int dim>
+NodeGeometry<Number> compute_node_geometry(const mesh::BoxMesh<dim>& mesh, const mesh::GeometryField<dim>& geometry,
                                            const Coefficient& coefficient = {});
 
 /// Cell data for all owned cells. Throws InputError if a cell is inverted (det J <= 0 somewhere)

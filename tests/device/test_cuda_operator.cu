@@ -261,8 +261,8 @@ double mapped_device_vs_cpu(fe::Disc disc, int k, precision::Precision p, std::u
     const std::string expected = box && variant == operators::Variant::cuda_core && form != operators::GeometryForm::mf
                                      ? "box tables"
                                  : form == operators::GeometryForm::pa ? (stored_fp32 ? "stored fp32" : "stored")
-                                 : affine || box || k == 1             ? "trilinear vertices"
-                                 : quadratic && k >= 3               ? "quadratic nodes"
+                                 : affine || box || k == 1 ? (dim == 2 ? "bilinear vertices" : "trilinear vertices")
+                                 : quadratic && k >= 3 && dim == 3 ? "quadratic nodes"
                                                                      : "nodes";
     bool found = false;
     for (const auto& [name, value] : choices) found |= name == "geometry" && value == expected;
@@ -270,7 +270,7 @@ double mapped_device_vs_cpu(fe::Disc disc, int k, precision::Precision p, std::u
     // the matrix-free form holds at least the vertices (double) of its node field
     std::size_t n_vertices = 1;
     for (int d = 0; d < dim; ++d) n_vertices *= std::size_t(nc[d] + 1);
-    if (form == operators::GeometryForm::mf) EXPECT_GE(D->device_bytes(), 3 * sizeof(double) * n_vertices);
+    if (form == operators::GeometryForm::mf) EXPECT_GE(D->device_bytes(), dim * sizeof(double) * n_vertices);
   }
   // split: the apply around interior cells (vmult_interior, then vmult_rest), as a rank's ghosted
   // box runs it beside its exchange
@@ -712,6 +712,49 @@ TEST(CudaOperator, CudaCoreGeometrySplitMatchesCpu) {
   }
 }
 
+TEST(CudaOperator, CudaCoreNodeGeometry2DMatchesCpu) {
+  // the 2D cuda-core points program with the geometry recomputed from the nodes (matrix-free, BP5):
+  // every degree, fp64 and fp32, compiled and host-evaluated map and coefficient, Neumann faces,
+  // an affine map (bilinear cells: the vertices only), a map quadratic in each coordinate, the
+  // split apply; operator and diagonal against the CPU
+  SKIP_WITHOUT_DEVICE();
+  std::random_device rd;
+  using P = precision::Precision;
+  using operators::Variant;
+  const auto bp5 = fe::QuadratureKind::gll_k1;
+  const auto mf = operators::GeometryForm::mf;
+  const auto s64 = operators::GeometryStorage::fp64;
+  for (int k = 1; k <= 8; ++k) {
+    const std::string what = "k=" + std::to_string(k);
+    const bool compiled = k % 2 == 0;
+    double diag = 0.0;
+    EXPECT_LT(mapped_device_vs_cpu<2>(fe::Disc::cg, k, P::fp64, rd(), compiled, &diag, Variant::cuda_core, bp5, false, mf),
+              1e-12)
+        << what;
+    EXPECT_LT(diag, 1e-12) << what;
+    EXPECT_LT(mapped_device_vs_cpu<2>(fe::Disc::cg, k, P::fp32, rd(), !compiled, &diag, Variant::cuda_core, bp5, false, mf),
+              1e-5)
+        << "fp32 " << what;
+    EXPECT_LT(diag, 1e-5) << "fp32 " << what;
+    EXPECT_LT(mapped_device_vs_cpu<2>(fe::Disc::cg, k, P::fp64, rd(), compiled, &diag, Variant::cuda_core, bp5, true, mf),
+              1e-12)
+        << "Neumann " << what;
+    EXPECT_LT(diag, 1e-12) << "Neumann " << what;
+    EXPECT_LT(mapped_device_vs_cpu<2>(fe::Disc::cg, k, P::fp64, rd(), !compiled, nullptr, Variant::cuda_core, bp5, false,
+                                      mf, true),
+              1e-12)
+        << "affine " << what;
+    EXPECT_LT(mapped_device_vs_cpu<2>(fe::Disc::cg, k, P::fp32, rd(), compiled, nullptr, Variant::cuda_core, bp5, true,
+                                      mf, true, true),
+              1e-5)
+        << "affine fp32 Neumann split " << what;
+    EXPECT_LT(mapped_device_vs_cpu<2>(fe::Disc::cg, k, P::fp64, rd(), compiled, nullptr, Variant::cuda_core, bp5, true,
+                                      mf, false, true, {}, s64, true),
+              1e-12)
+        << "quadratic Neumann split " << what;
+  }
+}
+
 TEST(CudaOperator, CudaCoreNodeGeometryMatchesCpu) {
   // the cuda-core lines program with the geometry recomputed from the nodes (matrix-free, 3D BP5):
   // every degree, fp64 and fp32, compiled and host-evaluated map and coefficient, Neumann faces,
@@ -781,7 +824,7 @@ TEST(CudaOperator, CudaCoreNodeGeometryMatchesCpu) {
     for (const auto& [name, value] : D->choices()) found |= name == "geometry" && value == expected;
     EXPECT_TRUE(found) << "k=" << k << ": " << operators::describe(D->choices());
   }
-  // no matrix-free kernel for BP3 or 2D: the key is refused, naming what exists
+  // no matrix-free kernel for BP3: the key is refused, naming what exists; BP5 in 2D and 3D
   operators::DeviceKernelKey key;
   key.dim = 3;
   key.degree = 3;
@@ -791,11 +834,12 @@ TEST(CudaOperator, CudaCoreNodeGeometryMatchesCpu) {
   key.geometry_form = mf;
   key.quadrature = fe::QuadratureKind::gauss_k2;
   EXPECT_FALSE(operators::device_kernel_supported(key));
-  key.quadrature = bp5;
-  EXPECT_TRUE(operators::device_kernel_supported(key));
   key.dim = 2;
   EXPECT_FALSE(operators::device_kernel_supported(key));
+  key.quadrature = bp5;
+  EXPECT_TRUE(operators::device_kernel_supported(key));
   key.dim = 3;
+  EXPECT_TRUE(operators::device_kernel_supported(key));
   key.variant = Variant::generic;
   EXPECT_FALSE(operators::device_kernel_supported(key));
 }

@@ -2,6 +2,8 @@
 // compute ceiling per (precision, variant), check tolerances, and one small CPU measurement.
 #include <gtest/gtest.h>
 
+#include <limits>
+
 #include <cmath>
 
 #include "bench/ceilings.h"
@@ -71,6 +73,28 @@ TEST(BenchPlan, ReferenceIsNotCheckedAgainstItself) {
   EXPECT_EQ(bench::check_tolerance(key), 1e-6);
   key.precision = Precision::fp32;
   EXPECT_EQ(bench::check_tolerance(key), 1e-5);
+}
+
+TEST(BenchPlan, NodeGeometryToleranceGrowsWithTheCellsOfAFineMesh) {
+  // fp64 geometry from the nodes: the coordinates' rounding differentiated over a cell
+  operators::DeviceKernelKey key;
+  key.dim = 2;
+  key.degree = 4;
+  key.precision = Precision::fp64;
+  key.general_field = true;
+  key.geometry_form = operators::GeometryForm::mf;
+  const mesh::BoxMesh<2> coarse({8, 8}, mesh::Domain<2>::box({0.0, 0.0}, {1.0, 1.0}));
+  EXPECT_EQ(bench::node_geometry_tolerance<2>(key, coarse), 1e-12);
+  // [1000, 1001] x [0, 1] on 2000 x 10 cells: eps 16 2000 1001 / 1
+  const mesh::BoxMesh<2> far({2000, 10}, mesh::Domain<2>::box({1000.0, 0.0}, {1001.0, 1.0}));
+  const double expected = std::numeric_limits<double>::epsilon() * 16.0 * 2000.0 * 1001.0;
+  EXPECT_NEAR(bench::node_geometry_tolerance<2>(key, far), expected, 1e-6 * expected);
+  // stored geometry, and fp32: the precision's tolerance
+  key.geometry_form = operators::GeometryForm::pa;
+  EXPECT_EQ(bench::node_geometry_tolerance<2>(key, far), 1e-12);
+  key.geometry_form = operators::GeometryForm::mf;
+  key.precision = Precision::fp32;
+  EXPECT_EQ(bench::node_geometry_tolerance<2>(key, far), 1e-5);
 }
 
 TEST(BenchPlan, MemoryEstimateGrowsWithTheProblem) {

@@ -244,6 +244,117 @@ TEST(CudaCoreGeometry, StoredGeometryEmulationMatchesCpu) {
   check_stored_degrees(std::make_integer_sequence<int, 8>{}, seeds);
 }
 
+/// The 2D points program with the geometry recomputed from the node field (matrix-free, BP5): the
+/// host emulation against the CPU operator on the quarter annulus (the displacement from the
+/// bilinear cells) or on an affine image of the square (bilinear cells: no displacement), with or
+/// without a variable coefficient.
+template <int k, typename Number>
+double node_error(const std::array<int, 2>& nc, const mesh::Domain<2>& domain, bool coefficient, bool bilinear,
+                  std::uint64_t seed, bool reverse, const fe::DirichletFaces<2>& dirichlet = fe::all_dirichlet<2>(),
+                  const operators::CellRange* split = nullptr) {
+  constexpr auto kind = QuadratureKind::gll_k1;
+  constexpr int q = k + 1;
+  const mesh::BoxMesh<2> mesh(nc, domain);
+  fe::DofLayout<2> dofs(mesh, fe::Disc::cg, k, dirichlet);
+  auto cfg = test_inputs::curved_config(k, kind);
+  if (!coefficient) cfg.coefficient = {};
+  operators::MatrixFreeOperator<2, double> A(mesh, dofs, cfg, operators::Form::laplace);
+  const auto nodes = operators::compute_node_geometry<Number>(mesh, mesh::GeometryField<2>(mesh, k), cfg.coefficient);
+  // Q1 node fields (k = 1) are bilinear whatever the map
+  EXPECT_EQ(nodes.disp.empty(), bilinear || k == 1) << "largest displacement " << nodes.max_disp;
+  EXPECT_TRUE(nodes.disp2.empty());
+  EXPECT_EQ(nodes.a_nodes.empty(), !coefficient);
+  const bool cells_bilinear = nodes.disp.empty();
+  using Disp = GeomProgram<2, k, q, true, Number, false, false, Number, true>;
+  using Bilinear = GeomProgram<2, k, q, true, Number, false, false, Number, true, true>;
+  const GeomLayout L = cells_bilinear ? Bilinear::L : Disp::L;
+  EXPECT_EQ(L.buffers, cells_bilinear ? 3 : 4);
+  const auto setup = make_geom_setup<2, k, q, Number>(mesh, kind, true, L.buffers);
+  auto p = setup.host_params();
+  p.cell_stride = geom_best_cell_stride(L, int(sizeof(Number)));
+  p.vertices = nodes.vertices.data();
+  p.n_vertices = nodes.n_vertices;
+  p.disp = cells_bilinear ? nullptr : nodes.disp.data();
+  p.n_nodes = nodes.n_nodes;
+  p.a_nodes = nodes.a_nodes.empty() ? nullptr : nodes.a_nodes.data();
+  p.dirichlet = fe::dirichlet_bits(dirichlet);
+  const std::size_t n = dofs.n_local();
+  auto run = [&](const auto& g, const Number* x, Number* y, bool zero) {
+    if (cells_bilinear)
+      emulate_geom<2, k, q, true, Number, false, false, Number, true, true>(g, x, y, n, reverse, zero);
+    else
+      emulate_geom<2, k, q, true, Number, false, false, Number, true>(g, x, y, n, reverse, zero);
+  };
+  return test_inputs::emulation_error<2, Number>(A, n, seed, [&](const Number* x, Number* y) {
+    if (!split) {
+      run(p, x, y, true);
+      return;
+    }
+    test_inputs::emulate_split<2>(p, *split, [&](const auto& g, bool zero) { run(g, x, y, zero); });
+  });
+}
+
+/// An affine image of the unit square (bilinear cells).
+mesh::Domain<2> affine_domain2() {
+  return mesh::Domain<2>::box({0.0, 0.0}, {1.0, 1.0}, [](const mesh::Point<2>& X) {
+    return mesh::Point<2>{2.0 * X[0] + 0.3 * X[1], 0.5 * X[1] - 0.2 * X[0] + 1.0};
+  });
+}
+
+template <int k>
+void check_nodes(std::mt19937_64& seeds) {
+  const std::string what = "k=" + std::to_string(k);
+  const auto curved = test_inputs::curved_domain<2>();
+  EXPECT_LT((node_error<k, double>({7, 5}, curved, true, false, seeds(), false)), 1e-12) << what;
+  EXPECT_LT((node_error<k, double>({7, 5}, curved, true, false, seeds(), true)), 1e-12) << "rev " << what;
+  EXPECT_LT((node_error<k, double>({1, 3}, curved, false, false, seeds(), false)), 1e-12) << what;
+  EXPECT_LT((node_error<k, float>({7, 5}, curved, true, false, seeds(), false)), 1e-5) << "fp32 " << what;
+  EXPECT_LT((node_error<k, double>({7, 5}, curved, true, false, seeds(), true, {false, true, true, false})), 1e-12)
+      << "Neumann " << what;
+  EXPECT_LT((node_error<k, double>({7, 5}, affine_domain2(), true, true, seeds(), false)), 1e-12)
+      << "bilinear " << what;
+  EXPECT_LT((node_error<k, float>({7, 5}, affine_domain2(), false, true, seeds(), true)), 1e-5)
+      << "bilinear fp32 " << what;
+  // a Cartesian box with a coefficient: bilinear cells
+  EXPECT_LT((node_error<k, double>({6, 4}, mesh::Domain<2>::unit(mesh::GeometryKind::cartesian), true, true, seeds(), false,
+                                   {true, false, true, true})),
+            1e-12)
+      << "box Neumann " << what;
+  const operators::CellRange cut{{1, 1}, {6, 4}};
+  EXPECT_LT((node_error<k, double>({7, 5}, curved, true, false, seeds(), false, fe::all_dirichlet<2>(), &cut)), 1e-12)
+      << "split " << what;
+  EXPECT_LT((node_error<k, double>({7, 5}, affine_domain2(), true, true, seeds(), true, fe::all_dirichlet<2>(), &cut)),
+            1e-12)
+      << "split bilinear " << what;
+}
+
+template <int... K>
+void check_nodes_degrees(std::integer_sequence<int, K...>, std::mt19937_64& seeds) {
+  (check_nodes<K + 1>(seeds), ...);
+}
+
+TEST(CudaCoreGeometry, NodeGeometryEmulationMatchesCpu) {
+  std::mt19937_64 seeds(20261127);
+  check_nodes_degrees(std::make_integer_sequence<int, 8>{}, seeds);
+}
+
+TEST(CudaCoreGeometry, NodeGeometrySizes2D) {
+  // a curved map: every vertex and node, the displacement kept, no coefficient values
+  const mesh::BoxMesh<2> mesh({3, 2}, test_inputs::curved_domain<2>());
+  const auto g = operators::compute_node_geometry<double>(mesh, mesh::GeometryField<2>(mesh, 2));
+  EXPECT_EQ(g.n_nodes, 7 * 5);
+  EXPECT_EQ(g.n_vertices, 4 * 3);
+  EXPECT_EQ(g.vertices.size(), 2u * 12u);
+  EXPECT_EQ(g.disp.size(), 2u * 35u);
+  EXPECT_GT(g.max_disp, 1e-4);
+  EXPECT_TRUE(g.a_nodes.empty());
+  EXPECT_TRUE(g.disp2.empty());  // no Q2 lattice in 2D
+  // the vertices are the map's at the lattice's corners
+  const auto x = test_inputs::curved_domain<2>().map(mesh::Point<2>{1.0, 1.0});
+  EXPECT_NEAR(g.vertices[11], x[0], 1e-14);
+  EXPECT_NEAR(g.vertices[12 + 11], x[1], 1e-14);
+}
+
 TEST(CellsAround, CoverEveryCellOnce) {
   // the inner box and the boxes around it hold every cell of the box exactly once; an empty inner
   // box (or one outside) leaves the whole box as one

@@ -76,8 +76,8 @@ TEST(DeviceMemoryEstimate, PartsPerDof) {
                    estimate_device_multigrid_memory(3, n, dg, cart, box_cg, false).operators);
 }
 
-// The matrix-free geometry form (3D cg BP5): the displacement and the coefficient at the nodes
-// instead of the stored quadrature data; elsewhere the stored data are counted.
+// The matrix-free geometry form (cg BP5, 2D and 3D): the displacement and the coefficient at the
+// nodes instead of the stored quadrature data; elsewhere (BP3) the stored data are counted.
 TEST(DeviceMemoryEstimate, MatrixFreeGeometry) {
   const double n = 1e8, ls = 8.0 / 7.0;
   auto c = cg_config(4);
@@ -91,17 +91,21 @@ TEST(DeviceMemoryEstimate, MatrixFreeGeometry) {
   EXPECT_NEAR(mf.operators, ls * n * (4.0 * 8.0 + 24.0 / 64.0), 1.0);
   EXPECT_LT(mf.operators, pa.operators / 2.0);
   EXPECT_DOUBLE_EQ(mf.outer, pa.outer);
-  // no matrix-free kernel for BP3 or 2D: the stored data
+  // no matrix-free kernel for BP3: the stored data
   c.quadrature = fe::QuadratureKind::gauss_k2;
   auto bp3_pa = c;
   bp3_pa.geometry_form = operators::GeometryForm::pa;
   EXPECT_DOUBLE_EQ(estimate_device_multigrid_memory(3, n, c, mapped, s).operators,
                    estimate_device_multigrid_memory(3, n, bp3_pa, mapped, s).operators);
+  EXPECT_DOUBLE_EQ(estimate_device_multigrid_memory(2, n, c, mapped, s).operators,
+                   estimate_device_multigrid_memory(2, n, bp3_pa, mapped, s).operators);
+  // 2D: two displacement components and the coefficient per node, two doubles per k^2 nodes
   c.quadrature = fe::QuadratureKind::gll_k1;
   auto pa2 = c;
   pa2.geometry_form = operators::GeometryForm::pa;
-  EXPECT_DOUBLE_EQ(estimate_device_multigrid_memory(2, n, c, mapped, s).operators,
-                   estimate_device_multigrid_memory(2, n, pa2, mapped, s).operators);
+  const auto mf2 = estimate_device_multigrid_memory(2, n, c, mapped, s);
+  EXPECT_NEAR(mf2.operators, 4.0 / 3.0 * n * (3.0 * 8.0 + 16.0 / 16.0), 1.0);
+  EXPECT_LT(mf2.operators, estimate_device_multigrid_memory(2, n, pa2, mapped, s).operators);
 }
 
 // --geometry-storage fp32: the fp64 operators (the outer one, and the fp64 levels of the FMG
@@ -136,8 +140,8 @@ TEST(DeviceMemoryEstimate, Fp32StoredGeometry) {
                    estimate_device_multigrid_memory(3, n, d64, mapped, fp64).operators);
 }
 
-// --geometry-form auto: mf for the trilinear cells of a Cartesian mesh (general geometry: a
-// coefficient or Neumann faces) where measured faster, pa for curved cells and elsewhere.
+// --geometry-form auto: mf for the trilinear (bilinear) cells of a Cartesian mesh (general
+// geometry: a coefficient or Neumann faces) where measured faster, pa for curved cells and elsewhere.
 TEST(GeometryForm, AutomaticResolution) {
   using operators::GeometryForm;
   using P = precision::Precision;
@@ -162,8 +166,19 @@ TEST(GeometryForm, AutomaticResolution) {
   key.quadrature = fe::QuadratureKind::gauss_k2;  // no matrix-free kernel for BP3
   EXPECT_EQ(operators::resolve_geometry_form(key, cart), GeometryForm::pa);
   key.quadrature = fe::QuadratureKind::gll_k1;
+  // 2D: the bilinear cells' mf from k = 3 (fp64) and k = 4 (fp32), pa below and on curved cells
   key.dim = 2;
+  EXPECT_EQ(operators::resolve_geometry_form(key, cart), GeometryForm::mf);
+  EXPECT_EQ(operators::resolve_geometry_form(key, mapped), GeometryForm::pa);
+  key.degree = 2;
   EXPECT_EQ(operators::resolve_geometry_form(key, cart), GeometryForm::pa);
+  key.precision = P::fp32;
+  key.degree = 3;
+  EXPECT_EQ(operators::resolve_geometry_form(key, cart), GeometryForm::pa);
+  key.degree = 4;
+  EXPECT_EQ(operators::resolve_geometry_form(key, cart), GeometryForm::mf);
+  key.precision = P::fp64;
+  key.degree = 3;
   key.dim = 3;
   key.disc = fe::Disc::dg;
   EXPECT_EQ(operators::resolve_geometry_form(key, cart), GeometryForm::pa);

@@ -46,7 +46,8 @@ struct GeomLayout {
   int cells = 1;         ///< cells per block
   int cell_threads = 1;  ///< q^(dim-1)
   int Q = 1;             ///< q^dim: elements of one buffer
-  int cell_stride = 3;   ///< elements per cell (3 buffers, padded to an odd count; the kernels take
+  int buffers = 3;       ///< buffers per cell (4 for 2D geometry from nodes with a displacement)
+  int cell_stride = 3;   ///< elements per cell (the buffers, padded to an odd count; the kernels take
                          ///< the stride and the cells per block from GeomParams, see geom_tuned_layout)
   int threads = 1;
   int sB = 1, sBt = 1, sD = 1;  ///< row strides of the shared 1D tables B (q x n), B^T (n x q), D, D^T (q x q)
@@ -55,14 +56,15 @@ struct GeomLayout {
   TCFEM_HD constexpr int smem_elements() const { return cells * cell_stride + table_elements(); }
 };
 
-TCFEM_HD constexpr GeomLayout geom_layout(int dim, int k, int q) {
+TCFEM_HD constexpr GeomLayout geom_layout(int dim, int k, int q, int buffers = 3) {
   GeomLayout L;
   L.dim = dim;
   L.k = k;
   L.q = q;
   L.cell_threads = dim == 3 ? q * q : q;
   L.Q = dim == 3 ? q * q * q : q * q;
-  L.cell_stride = odd_stride(3 * L.Q);
+  L.buffers = buffers;
+  L.cell_stride = odd_stride(buffers * L.Q);
   // about 256 threads per block, whole cells
   L.cells = 256 / L.cell_threads > 0 ? 256 / L.cell_threads : 1;
   L.threads = L.cells * L.cell_threads;
@@ -72,7 +74,7 @@ TCFEM_HD constexpr GeomLayout geom_layout(int dim, int k, int q) {
   return L;
 }
 
-/// Element index of entry (x, y, z) of buffer `buf` (0..2) of cell slot `cell` (2D: z = 0).
+/// Element index of entry (x, y, z) of buffer `buf` (0..L.buffers - 1) of cell slot `cell` (2D: z = 0).
 TCFEM_HD constexpr int geom_address(const GeomLayout& L, int cell, int buf, int x, int y, int z) {
   return cell * L.cell_stride + buf * L.Q + (z * L.q + y) * L.q + x;
 }
@@ -125,6 +127,18 @@ struct GeomParams {
   /// Stored geometry rounded to fp32 for an fp64 program (its `Stored` = float): the same layout
   /// as coef, which is then unused.
   const float* coef_fp32 = nullptr;
+  /// Geometry from nodes (the 2D program's `nodes` form, collocated quadrature, unscaled tables as
+  /// `stored`): the node field x = I_1 x + d, with I_1 x the bilinear interpolant of the cell's
+  /// vertices (vertices[c * n_vertices + v], v lexicographic on the (n_cells + 1)-lattice, double)
+  /// and d the displacement disp[c * n_nodes + node] on the node lattice (read by the `nodes`
+  /// program without `bilinear`); the coefficient at the nodes a_nodes[node] (null: 1); xi the
+  /// points on [0, 1].
+  const double* vertices = nullptr;
+  std::int64_t n_vertices = 0;
+  const Number* disp = nullptr;
+  std::int64_t n_nodes = 0;
+  const Number* a_nodes = nullptr;
+  Number xi[q] = {};
 };
 
 /// b_j = s_j' / h_j prod_{i != j} s_i of one point from its 1D table values (s, ds = s'/h).
@@ -211,6 +225,22 @@ TCFEM_HD inline void node_flux(const Number (&J)[3][3], Number weight, Number* u
 /// FLOPs per point of node_flux.
 TCFEM_HD constexpr int node_flux_flops() { return 27 + 5 + 1 + 15 + 18; }
 
+/// The flux at a point from the Jacobian J[c][j] = d x_c / d xi_j (2D): u = weight det J J^{-1}
+/// J^{-T} u, as (weight / det J) adj(J) (adj(J)^T u).
+template <typename Number>
+TCFEM_HD inline void node_flux2(const Number (&J)[2][2], Number weight, Number* u) {
+  const Number det = J[0][0] * J[1][1] - J[0][1] * J[1][0];
+  const Number s = weight / det;
+  // adj(J) = [[J11, -J01], [-J10, J00]]
+  const Number t0 = J[1][1] * u[0] - J[1][0] * u[1];
+  const Number t1 = J[0][0] * u[1] - J[0][1] * u[0];
+  u[0] = s * (J[1][1] * t0 - J[0][1] * t1);
+  u[1] = s * (J[0][0] * t1 - J[1][0] * t0);
+}
+
+/// FLOPs per point of node_flux2.
+TCFEM_HD constexpr int node_flux2_flops() { return 3 + 1 + 6 + 8; }
+
 /// FLOPs per point of stored_flux.
 TCFEM_HD constexpr int stored_flux_flops(int dim) { return dim == 3 ? 15 : 6; }
 
@@ -232,13 +262,20 @@ struct GeomThread {
 /// layout (each cell's (k+1)^dim values contiguous, no constrained nodes); the face terms are the
 /// face program's (operators/cuda_core/geometry_faces.h). Stored (with stored): the type of the
 /// stored data, Number or float (p.coef_fp32: an fp64 program reading its geometry rounded to fp32).
+/// nodes (2D, collocated): the geometry recomputed from the node field (matrix-free): load also
+/// gathers the displacement's components to buffers 2 and 3 (without `bilinear`), and the flux
+/// forms J at each point from the cell's vertices (bilinear part) and the displacement's
+/// derivatives. bilinear (with nodes): the cells are bilinear, J comes from the vertices alone.
 template <int dim, int k, int q, bool colloc, typename Number, bool stored = false, bool dg = false,
-          typename Stored = Number>
+          typename Stored = Number, bool nodes = false, bool bilinear = false>
 struct GeomProgram {
   static constexpr int n = k + 1;
-  static constexpr GeomLayout L = geom_layout(dim, k, q);
+  static constexpr bool displacement = nodes && !bilinear;
+  static constexpr GeomLayout L = geom_layout(dim, k, q, displacement ? 4 : 3);
   static_assert(!colloc || q == n, "collocated quadrature has k+1 points");
   static_assert(!dg || stored, "dg: stored geometry");
+  static_assert(!nodes || (dim == 2 && colloc && !stored && !dg), "geometry from nodes: 2D, collocated, not stored");
+  static_assert(nodes || !bilinear, "bilinear: a form of geometry from nodes");
   static_assert(std::is_same_v<Stored, Number> || (stored && std::is_same_v<Stored, float>),
                 "stored data of another type: fp32, with stored geometry");
   using Params = GeomParams<dim, k, q, Number>;
@@ -335,6 +372,10 @@ struct GeomProgram {
       const Number u = bd ? Number(0) : v;
       A[at(th.a, yy, zz)] = u;
       if constexpr (colloc) th.r[z] = u;
+      if constexpr (displacement) {
+        buf(t, th, 2)[at(th.a, yy, zz)] = p.disp[i];
+        buf(t, th, 3)[at(th.a, yy, zz)] = p.disp[p.n_nodes + i];
+      }
     }
   }
 
@@ -506,10 +547,24 @@ struct GeomProgram {
     const Number* U = buf(t, th, in);
     Number* FX = buf(t, th, out);
     Number s0 = 0, ds0 = 0, wa = 0;
-    if constexpr (!stored) {
+    if constexpr (!stored && !nodes) {
       s0 = p.s[0][th.c[0] * q + th.a];
       ds0 = p.ds[0][th.c[0] * q + th.a];
       wa = p.hprod * p.w[th.a];
+    }
+    // geometry from nodes: the cell's edge vectors (x edges at y = 0, 1; y edges at x = 0, 1)
+    Number ex0[2] = {}, ex1[2] = {}, ey0[2] = {}, ey1[2] = {};
+    if constexpr (nodes) {
+      const std::int64_t vx = p.n_cells[0] + 1, v00 = std::int64_t(th.c[1]) * vx + th.c[0];
+      for (int comp = 0; comp < 2; ++comp) {
+        const double* V = p.vertices + comp * p.n_vertices;
+        const double x00 = V[v00], x10 = V[v00 + 1], x01 = V[v00 + vx], x11 = V[v00 + vx + 1];
+        ex0[comp] = Number(x10 - x00);
+        ex1[comp] = Number(x11 - x01);
+        ey0[comp] = Number(x01 - x00);
+        ey1[comp] = Number(x11 - x10);
+      }
+      wa = p.w[th.a];
     }
     for (int y = 0; y < q; ++y) {
       Number u[2] = {0, 0};
@@ -517,7 +572,30 @@ struct GeomProgram {
         u[0] += ra[c] * U[at(c, y, 0)];
         u[1] += p.Dc[y][c] * th.r[c];
       }
-      if constexpr (stored) {
+      if constexpr (nodes) {
+        const Number xa = p.xi[th.a], xy = p.xi[y];
+        Number J[2][2];
+        for (int comp = 0; comp < 2; ++comp) {
+          J[comp][0] = (1 - xy) * ex0[comp] + xy * ex1[comp];
+          J[comp][1] = (1 - xa) * ey0[comp] + xa * ey1[comp];
+        }
+        if constexpr (displacement) {
+          const Number* X = buf(t, th, 2);
+          const Number* Y = buf(t, th, 3);
+          for (int c = 0; c < q; ++c) {
+            J[0][0] += ra[c] * X[at(c, y, 0)];
+            J[1][0] += ra[c] * Y[at(c, y, 0)];
+            J[0][1] += p.Dc[y][c] * X[at(th.a, c, 0)];
+            J[1][1] += p.Dc[y][c] * Y[at(th.a, c, 0)];
+          }
+        }
+        Number weight = wa * p.w[y];
+        if (p.a_nodes) {
+          bool bd;
+          weight *= load_streaming(p.a_nodes + node(p, th, th.a, y, 0, bd));
+        }
+        node_flux2(J, weight, u);
+      } else if constexpr (stored) {
         stored_flux<2, L.Q>(stored_data(p) + th.cell * (3 * L.Q), at(th.a, y, 0), u);
       } else {
         const Number s1 = p.s[1][th.c[1] * q + y], ds1 = p.ds[1][th.c[1] * q + y];

@@ -35,11 +35,11 @@
 namespace tcfem::operators::cuda_core {
 
 template <int dim, int k, int q, bool colloc, typename Number, int min_blocks, bool stored, bool dg = false,
-          typename Stored = Number>
+          typename Stored = Number, bool nodes = false, bool bilinear = false>
 __global__ void __launch_bounds__(GeomProgram<dim, k, q, colloc, Number>::L.threads, min_blocks)
     geom_kernel(const __grid_constant__ GeomParams<dim, k, q, Number> p, const Number* __restrict__ src,
                 Number* __restrict__ dst) {
-  using Prog = GeomProgram<dim, k, q, colloc, Number, stored, dg, Stored>;
+  using Prog = GeomProgram<dim, k, q, colloc, Number, stored, dg, Stored, nodes, bilinear>;
   extern __shared__ __align__(16) unsigned char smem_raw[];
   const auto t = Prog::arrays(reinterpret_cast<Number*>(smem_raw), p);
   typename Prog::Thread th;
@@ -326,17 +326,16 @@ class GeometryOperatorBase : public DeviceOperatorBase {
     view_.cell_coef = nullptr;
   }
 
-  /// Geometry from nodes (3D): the node field and the coefficient at the nodes on the device
+  /// Geometry from nodes: the node field and the coefficient at the nodes on the device
   /// (device_node_geometry: the mesh's map and the coefficient, compiled or on the host threads).
   /// Also computes metric_ (device_cell_metric_of: the checks of the map and the coefficient at
   /// every point of `kind`, without storing the cell data).
   DeviceNodeGeometry<Number> compute_nodes(const mesh::BoxMesh<dim>& mesh, const fe::DofLayout<dim>& dofs,
                                            fe::QuadratureKind kind, const Coefficient& coefficient,
                                            const jit::DeviceSource& coefficient_source) {
-    static_assert(dim == 3, "geometry from nodes: 3D");
     const GeometryFunctions<dim> f(mesh, coefficient, coefficient_source);
     metric_ = device_cell_metric_of<dim>(mesh, dofs, fe::make_quadrature(kind, dofs.degree()), f.a, f.map);
-    auto g = device_node_geometry<Number>(mesh, dofs, f.a, f.map);
+    auto g = device_node_geometry<Number, dim>(mesh, dofs, f.a, f.map);
     table_bytes_ += g.bytes();
     TCFEM_CUDA_CHECK(cudaDeviceSynchronize());  // the point functions go out of scope
     return g;
@@ -405,14 +404,16 @@ class GeometryOperatorBase : public DeviceOperatorBase {
 /// cg Laplacian on general 2D geometry by the points program: memset of dst + one kernel. Geometry
 /// from the 1D tables of the deformed (or Cartesian) box, or with `stored` from the stored cell
 /// data of any geometry (a mapped box, a mesh's node field, a variable coefficient), of type
-/// Stored (float for an fp64 operator: GeometryStorage::fp32).
-template <int dim, int k, int q, bool colloc, typename Number, bool stored, typename Stored = Number>
+/// Stored (float for an fp64 operator: GeometryStorage::fp32), or with `nodes` (BP5) recomputed
+/// from the node field (matrix-free; bilinear cells from their vertices alone). The matrix-free
+/// operator checks the geometry and the coefficient and computes the cell metric at setup without
+/// storing cell data; its diagonal forms the stored data for the time of the call.
+template <int dim, int k, int q, bool colloc, typename Number, bool stored, typename Stored = Number,
+          bool nodes = false>
 class CgGeometryOperator final : public GeometryOperatorBase<dim, GeomParams<dim, k, q, Number>, Number> {
   using Base = GeometryOperatorBase<dim, GeomParams<dim, k, q, Number>, Number>;
 
  public:
-  using Prog = GeomProgram<dim, k, q, colloc, Number, stored>;
-  static constexpr GeomLayout L = Prog::L;
   using Kernel = typename Base::Kernel;
 
   CgGeometryOperator(const mesh::BoxMesh<dim>& mesh, const fe::DofLayout<dim>& dofs, const DeviceKernelKey& key,
@@ -420,7 +421,11 @@ class CgGeometryOperator final : public GeometryOperatorBase<dim, GeomParams<dim
                      const jit::DeviceSource& coefficient_source)
       : Base(key, dofs.n_local()) {
     (void)require_device("--variant cuda-core");
-    const auto setup = make_geom_setup<dim, k, q, Number>(mesh, key.quadrature, stored);
+    if constexpr (nodes) node_ = this->compute_nodes(mesh, dofs, key.quadrature, coefficient, coefficient_source);
+    const bool bilinear = nodes && !node_.disp;
+    const GeomLayout L = nodes && bilinear ? GeomProgram<dim, k, q, colloc, Number, stored, false, Stored, nodes, nodes>::L
+                                           : GeomProgram<dim, k, q, colloc, Number, stored, false, Stored, nodes>::L;
+    const auto setup = make_geom_setup<dim, k, q, Number>(mesh, key.quadrature, stored || nodes, L.buffers);
     const auto [s, ds] = this->upload_tables(setup);
     auto& p = this->params_;
     p = setup.params(s, ds);
@@ -430,6 +435,14 @@ class CgGeometryOperator final : public GeometryOperatorBase<dim, GeomParams<dim
         p.coef = this->compute_stored(mesh, dofs, key.quadrature, coefficient, coefficient_source);
       else
         p.coef_fp32 = this->compute_stored_fp32(mesh, dofs, key.quadrature, coefficient, coefficient_source);
+    } else if constexpr (nodes) {
+      p.vertices = node_.vertices->data();
+      p.n_vertices = node_.n_vertices;
+      p.disp = node_.disp ? node_.disp->data() : nullptr;
+      p.n_nodes = node_.n_nodes;
+      p.a_nodes = node_.a_nodes ? node_.a_nodes->data() : nullptr;
+      this->geometry_name_ = p.disp ? "nodes" : "bilinear vertices";
+      this->keep_for_diagonal(mesh, dofs, coefficient, coefficient_source);
     } else {
       if (key.general_field) this->box_tables_setup(mesh, dofs);
     }
@@ -441,16 +454,21 @@ class CgGeometryOperator final : public GeometryOperatorBase<dim, GeomParams<dim
     this->blocks_ = geom_blocks<dim, k, q, colloc, Number>(p);
     this->smem_ = launch.smem_elements() * int(sizeof(Number));
     this->min_blocks_ = 1;
-    this->kernel_ = geom_kernel<dim, k, q, colloc, Number, 1, stored, false, Stored>;
+    this->kernel_ = bilinear ? geom_kernel<dim, k, q, colloc, Number, 1, stored, false, Stored, nodes, nodes>
+                             : geom_kernel<dim, k, q, colloc, Number, 1, stored, false, Stored, nodes>;
     this->program_ = "points";
     this->cells_per_block_ = p.cells;
     this->prepare_launch("general-geometry kernel");
-    constexpr auto w = geom_cell_work<dim, k, q, colloc, stored>();
+    const auto w = bilinear ? geom_cell_work<dim, k, q, colloc, stored, nodes, nodes>()
+                            : geom_cell_work<dim, k, q, colloc, stored, nodes>();
     const double cells = double(p.total_cells);
     this->flops_ = w.flops * cells;
     this->shared_ = (w.shared_values * cells + double(this->blocks_) * L.table_elements() * 2.0) * sizeof(Number);
     this->dram_ = this->dram_model();
   }
+
+ private:
+  DeviceNodeGeometry<Number> node_;
 };
 
 /// The lines program (3D): the phases of GeomLinesProgram with a barrier between each two
@@ -663,12 +681,12 @@ std::unique_ptr<DeviceOperator> build_geom(const mesh::BoxMesh<dim>& mesh, const
     return std::make_unique<CgGeometryLinesOperator<k, q, colloc, Number, stored, nodes, Stored>>(
         mesh, dofs, key, tuning, coefficient, source);
   else
-    return std::make_unique<CgGeometryOperator<dim, k, q, colloc, Number, stored, Stored>>(mesh, dofs, key, tuning,
-                                                                                          coefficient, source);
+    return std::make_unique<CgGeometryOperator<dim, k, q, colloc, Number, stored, Stored, nodes>>(
+        mesh, dofs, key, tuning, coefficient, source);
 }
 
 /// table[form][quadrature kind][degree - 1], form 0 the 1D tables (every kind), 1 stored geometry
-/// (BP3: Gauss k+2, BP5: Gauss-Lobatto k+1), 2 geometry from nodes (3D BP5)
+/// (BP3: Gauss k+2, BP5: Gauss-Lobatto k+1), 2 geometry from nodes (BP5)
 template <int dim>
 struct GeomTable {
   std::array<std::array<std::array<GeomFactory<dim>, 8>, 3>, 3> f{};
@@ -683,9 +701,8 @@ GeomTable<dim> make_geom_table(std::integer_sequence<int, K...>) {
   ((t.f[0][int(QuadratureKind::gauss_k1)][K] = &build_geom<dim, K + 1, QuadratureKind::gauss_k1, Number, false>), ...);
   ((t.f[1][int(QuadratureKind::gauss_k2)][K] = &build_geom<dim, K + 1, QuadratureKind::gauss_k2, Number, true>), ...);
   ((t.f[1][int(QuadratureKind::gll_k1)][K] = &build_geom<dim, K + 1, QuadratureKind::gll_k1, Number, true>), ...);
-  if constexpr (dim == 3)
-    ((t.f[2][int(QuadratureKind::gll_k1)][K] = &build_geom<dim, K + 1, QuadratureKind::gll_k1, Number, false, true>),
-     ...);
+  ((t.f[2][int(QuadratureKind::gll_k1)][K] = &build_geom<dim, K + 1, QuadratureKind::gll_k1, Number, false, true>),
+   ...);
   return t;
 }
 

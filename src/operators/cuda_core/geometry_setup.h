@@ -127,10 +127,11 @@ DeformedTables<dim> stored_geometry_tables() {
 }
 
 /// The parameters of the deformed box (1D tables of the built-in map), or with `stored` of stored
-/// geometry (reference derivatives; the caller sets coef).
+/// geometry or geometry from nodes (reference derivatives; the caller sets coef, or the node field).
+/// `buffers`: of the program's layout (GeomProgram::L).
 template <int dim, int k, int q, typename Number>
 GeomSetup<dim, k, q, Number> make_geom_setup(const mesh::BoxMesh<dim>& mesh, fe::QuadratureKind kind,
-                                             bool stored = false) {
+                                             bool stored = false, int buffers = 3) {
   const auto quad = fe::make_quadrature(kind, k);
   TCFEM_ASSERT(quad.size() == q, "quadrature size of the general-geometry kernel");
   const auto t = stored ? stored_geometry_tables<dim>() : deformed_tables<dim>(mesh, k, quad);
@@ -153,13 +154,14 @@ GeomSetup<dim, k, q, Number> make_geom_setup(const mesh::BoxMesh<dim>& mesh, fe:
   p.hprod = Number(hprod);
   for (int i = 0; i < q; ++i) {
     p.w[i] = Number(quad.weights[i]);
+    p.xi[i] = Number(quad.points[i]);
     for (int j = 0; j <= k; ++j) p.B[i][j] = Number(ev.B()[i * (k + 1) + j]);
     for (int j = 0; j < q; ++j) {
       p.D[i][j] = Number(ev.Dq()[i * q + j]);
       p.Dc[i][j] = Number(ev.Dq()[i * q + j] / t.h[dim - 1]);
     }
   }
-  constexpr GeomLayout L = geom_layout(dim, k, q);
+  const GeomLayout L = geom_layout(dim, k, q, buffers);
   p.cells = L.cells;
   p.cell_stride = L.cell_stride;
   return g;
@@ -183,7 +185,7 @@ std::int64_t geom_blocks(const GeomParams<dim, k, q, Number>& p) {
 struct GeomWork {
   double flops = 0, shared_values = 0;
 };
-template <int dim, int k, int q, bool colloc, bool stored = false>
+template <int dim, int k, int q, bool colloc, bool stored = false, bool nodes = false, bool bilinear = false>
 constexpr GeomWork geom_cell_work() {
   constexpr int n = k + 1;
   GeomWork w;
@@ -193,7 +195,10 @@ constexpr GeomWork geom_cell_work() {
   };
   const double Q = dim == 3 ? double(q) * q * q : double(q) * q;
   const double cols = dim == 3 ? double(q) * q : double(q);
-  const double per_point_flux = stored ? stored_flux_flops(dim) : deformed_flux_flops(dim) + 1;  // + the weight product
+  // + the weight product; from nodes: the bilinear part of J (4 x 3), the weight (2, with the coefficient)
+  const double per_point_flux = nodes    ? node_flux2_flops() + 12 + 2
+                                : stored ? stored_flux_flops(dim)
+                                         : deformed_flux_flops(dim) + 1;
   if constexpr (dim == 3) {
     if (!colloc) {
       contraction(double(q) * n * n, n, 1);       // interp x (from shared)
@@ -228,6 +233,11 @@ constexpr GeomWork geom_cell_work() {
     } else {
       w.shared_values += Q;
     }
+    if (nodes && !bilinear) {
+      w.shared_values += 2 * Q;  // the displacement's gather stores
+      contraction(2 * Q, q, 1);  // d/dx of its components
+      contraction(2 * Q, q, 1);  // d/dy of its components (columns from shared memory)
+    }
     contraction(Q, q, 1);
     contraction(Q, q, 0);
     w.flops += Q * per_point_flux;
@@ -249,10 +259,10 @@ constexpr GeomWork geom_cell_work() {
 /// launches). `reverse` runs the threads of each phase in reverse order (a phase that read what
 /// another thread of the same phase writes would then give a different result).
 template <int dim, int k, int q, bool colloc, typename Number, bool stored = false, bool dg = false,
-          typename Stored = Number>
+          typename Stored = Number, bool nodes = false, bool bilinear = false>
 void emulate_geom(const GeomParams<dim, k, q, Number>& p, const Number* src, Number* dst, std::size_t n_dofs,
                   bool reverse = false, bool zero = true) {
-  using Prog = GeomProgram<dim, k, q, colloc, Number, stored, dg, Stored>;
+  using Prog = GeomProgram<dim, k, q, colloc, Number, stored, dg, Stored, nodes, bilinear>;
   const auto L = geom_tuned_layout(Prog::L, p.cells, p.cell_stride);
   if (zero)
     for (std::size_t i = 0; i < n_dofs; ++i) dst[i] = Number(0);
@@ -361,13 +371,13 @@ inline long geom_buffer_wavefronts(const GeomLayout& L, int value_bytes) {
   return w;
 }
 
-/// The cell stride in [3 Q, 3 Q + 32) with the fewest buffer wavefronts (the smallest on ties): the
-/// padding separates the banks of the rows of neighbouring cells that share a half-warp (fp64) or
-/// warp (fp32).
+/// The cell stride in [B Q, B Q + 32) (B = L.buffers) with the fewest buffer wavefronts (the
+/// smallest on ties): the padding separates the banks of the rows of neighbouring cells that share
+/// a half-warp (fp64) or warp (fp32).
 inline int geom_best_cell_stride(const GeomLayout& L, int value_bytes) {
-  int best = 3 * L.Q;
+  int best = L.buffers * L.Q;
   long best_w = -1;
-  for (int s = 3 * L.Q; s < 3 * L.Q + 32; ++s) {
+  for (int s = L.buffers * L.Q; s < L.buffers * L.Q + 32; ++s) {
     const long w = geom_buffer_wavefronts(geom_tuned_layout(L, L.cells, s), value_bytes);
     if (best_w < 0 || w < best_w) {
       best_w = w;

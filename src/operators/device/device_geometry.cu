@@ -572,7 +572,7 @@ __global__ void lattice_points(Grid g, const double* gll, bool vertices, std::in
   for (std::int64_t t = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; t < m;
        t += std::int64_t(gridDim.x) * blockDim.x) {
     std::int64_t r = first + t;
-    for (int d = 0; d < 3; ++d) {
+    for (int d = 0; d < g.dim; ++d) {
       const std::int64_t extent = vertices ? g.n_cells[d] + 1 : g.lattice[d];
       const std::int64_t p = (vertices ? g.k : 1) * (r % extent);
       r /= extent;
@@ -595,43 +595,50 @@ __host__ inline double unordered(unsigned long long e) {
 }
 
 /// The vertices' smallest and largest coordinate along each direction: range[2 d], range[2 d + 1].
-__global__ void vertex_range(const double* V, std::int64_t nv, unsigned long long* range) {
+__global__ void vertex_range(int dim, const double* V, std::int64_t nv, unsigned long long* range) {
   for (std::int64_t t = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; t < nv;
        t += std::int64_t(gridDim.x) * blockDim.x)
-    for (int d = 0; d < 3; ++d) {
+    for (int d = 0; d < dim; ++d) {
       atomicMin(range + 2 * d, ordered(V[d * nv + t]));
       atomicMax(range + 2 * d + 1, ordered(V[d * nv + t]));
     }
 }
 
-/// Nodes first .. first + m - 1: disp = x - (the trilinear interpolant of the owning cell's
+/// Nodes first .. first + m - 1: disp = x - (the multilinear interpolant of the owning cell's
 /// vertices), its largest magnitude into *worst (ordered), a at the nodes rounded.
 template <typename Number>
 __global__ void node_displacement(Grid g, const double* gll, const double* V, std::int64_t nv, std::int64_t n_nodes,
                                   std::int64_t first, std::int64_t m, const double* X, std::int64_t xs,
                                   const double* a, Number* disp, Number* a_nodes, unsigned long long* worst) {
-  const std::int64_t vx = g.n_cells[0] + 1, vy = g.n_cells[1] + 1;
   for (std::int64_t t = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; t < m;
        t += std::int64_t(gridDim.x) * blockDim.x) {
     const std::int64_t node = first + t;
     std::int64_t r = node;
-    int c[3];
-    double xi[3];
-    for (int d = 0; d < 3; ++d) {
+    int c[3] = {0, 0, 0};
+    double xi[3] = {0, 0, 0};
+    for (int d = 0; d < g.dim; ++d) {
       const std::int64_t p = r % g.lattice[d];
       r /= g.lattice[d];
       c[d] = int(min(p / g.k, std::int64_t(g.n_cells[d] - 1)));
       xi[d] = gll[int(p - std::int64_t(c[d]) * g.k)];
     }
     double big = 0;
-    for (int comp = 0; comp < 3; ++comp) {
-      double lin = 0;
-      for (int v = 0; v < 8; ++v) {
-        const int b0 = v & 1, b1 = v >> 1 & 1, b2 = v >> 2 & 1;
-        const double phi = (b0 ? xi[0] : 1 - xi[0]) * (b1 ? xi[1] : 1 - xi[1]) * (b2 ? xi[2] : 1 - xi[2]);
-        lin += phi * V[comp * nv + ((std::int64_t(c[2]) + b2) * vy + c[1] + b1) * vx + c[0] + b0];
+    for (int comp = 0; comp < g.dim; ++comp) {
+      // relative to the cell's first vertex x_0 (the phi sum to 1): rounded to the cell's size,
+      // not to the coordinates' magnitude
+      double lin = 0, x0 = 0;
+      for (int v = 0; v < (1 << g.dim); ++v) {
+        double phi = 1;
+        std::int64_t vertex = 0;
+        for (int d = g.dim - 1; d >= 0; --d) {
+          const int b = v >> d & 1;
+          phi *= b ? xi[d] : 1 - xi[d];
+          vertex = vertex * (g.n_cells[d] + 1) + c[d] + b;
+        }
+        if (v == 0) x0 = V[comp * nv + vertex];
+        lin += phi * (V[comp * nv + vertex] - x0);
       }
-      const double d = X[comp * xs + t] - lin;
+      const double d = (X[comp * xs + t] - x0) - lin;
       disp[comp * n_nodes + node] = static_cast<Number>(d);
       big = fmax(big, fabs(d));
     }
@@ -663,29 +670,33 @@ __global__ void q2_defects(const Number* disp, const Number* disp2, NodeLattice 
 
 }  // namespace
 
-template <typename Number>
-DeviceNodeGeometry<Number> device_node_geometry(const mesh::BoxMesh<3>& mesh, const fe::DofLayout<3>& dofs,
+template <typename Number, int dim>
+DeviceNodeGeometry<Number> device_node_geometry(const mesh::BoxMesh<dim>& mesh, const fe::DofLayout<dim>& dofs,
                                                 const setup::PointFunction& coefficient,
                                                 const std::array<setup::PointFunction, 3>& map) {
   const Grid g = setup::make_grid(mesh, dofs, dofs.degree() + 1);
   const auto nodes_1d = fe::LagrangeBasis1D::gauss_lobatto(g.k).nodes();
   const DeviceBuffer<double> gll(nodes_1d);
   DeviceNodeGeometry<Number> out;
-  out.n_vertices = std::int64_t(g.n_cells[0] + 1) * (g.n_cells[1] + 1) * (g.n_cells[2] + 1);
-  out.n_nodes = g.lattice[0] * g.lattice[1] * g.lattice[2];
+  out.n_vertices = 1;
+  out.n_nodes = 1;
+  for (int d = 0; d < dim; ++d) {
+    out.n_vertices *= g.n_cells[d] + 1;
+    out.n_nodes *= g.lattice[d];
+  }
   const bool identity = map[0].empty();
   auto evaluate_map = [&](const double* P, std::int64_t stride, std::int64_t m, double* X) {
-    for (int d = 0; d < 3; ++d) {
+    for (int d = 0; d < dim; ++d) {
       if (identity)
         TCFEM_CUDA_CHECK(cudaMemcpy(X + d * stride, P + d * stride, m * sizeof(double), cudaMemcpyDeviceToDevice));
       else
-        map[d].evaluate(3, P, stride, m, X + d * stride);
+        map[d].evaluate(dim, P, stride, m, X + d * stride);
     }
   };
   // the vertices
-  out.vertices = std::make_unique<DeviceBuffer<double>>(3 * out.n_vertices);
+  out.vertices = std::make_unique<DeviceBuffer<double>>(dim * out.n_vertices);
   {
-    DeviceBuffer<double> P(3 * out.n_vertices);
+    DeviceBuffer<double> P(dim * out.n_vertices);
     const std::int64_t nv = out.n_vertices;
     lattice_points<<<grid_for(nv, 256), 256>>>(g, gll.data(), true, 0, nv, P.data(), nv);
     TCFEM_CUDA_CHECK_LAUNCH();
@@ -694,32 +705,32 @@ DeviceNodeGeometry<Number> device_node_geometry(const mesh::BoxMesh<3>& mesh, co
   // the vertices' extent, and the coordinates' largest magnitude
   double scale = 0;
   {
-    std::vector<unsigned long long> init(6);
-    for (int d = 0; d < 3; ++d) {
+    std::vector<unsigned long long> init(2 * dim);
+    for (int d = 0; d < dim; ++d) {
       init[2 * d] = ~0ull;
       init[2 * d + 1] = 0ull;
     }
     DeviceBuffer<unsigned long long> range(init);
-    vertex_range<<<grid_for(out.n_vertices, 256), 256>>>(out.vertices->data(), out.n_vertices, range.data());
+    vertex_range<<<grid_for(out.n_vertices, 256), 256>>>(dim, out.vertices->data(), out.n_vertices, range.data());
     TCFEM_CUDA_CHECK_LAUNCH();
     const auto r = range.to_host();
-    for (int d = 0; d < 3; ++d) {
+    for (int d = 0; d < dim; ++d) {
       out.extent = std::max(out.extent, unordered(r[2 * d + 1]) - unordered(r[2 * d]));
       scale = std::max({scale, std::abs(unordered(r[2 * d])), std::abs(unordered(r[2 * d + 1]))});
     }
   }
   // every node, in chunks
-  out.disp = std::make_unique<DeviceBuffer<Number>>(3 * out.n_nodes);
+  out.disp = std::make_unique<DeviceBuffer<Number>>(dim * out.n_nodes);
   if (!coefficient.empty()) out.a_nodes = std::make_unique<DeviceBuffer<Number>>(out.n_nodes);
   const std::int64_t chunk = std::min<std::int64_t>(out.n_nodes, std::int64_t(1) << 22);
-  DeviceBuffer<double> P(3 * chunk), X(3 * chunk), A(coefficient.empty() ? 1 : chunk);
+  DeviceBuffer<double> P(dim * chunk), X(dim * chunk), A(coefficient.empty() ? 1 : chunk);
   DeviceBuffer<unsigned long long> worst(std::vector<unsigned long long>{0ull});
   for (std::int64_t first = 0; first < out.n_nodes; first += chunk) {
     const std::int64_t m = std::min(chunk, out.n_nodes - first);
     lattice_points<<<grid_for(m, 256), 256>>>(g, gll.data(), false, first, m, P.data(), chunk);
     TCFEM_CUDA_CHECK_LAUNCH();
     evaluate_map(P.data(), chunk, m, X.data());
-    if (!coefficient.empty()) coefficient.evaluate(3, X.data(), chunk, m, A.data(), true);
+    if (!coefficient.empty()) coefficient.evaluate(dim, X.data(), chunk, m, A.data(), true);
     node_displacement<Number><<<grid_for(m, 256), 256>>>(
         g, gll.data(), out.vertices->data(), out.n_vertices, out.n_nodes, first, m, X.data(), chunk,
         coefficient.empty() ? nullptr : A.data(), out.disp->data(), out.a_nodes ? out.a_nodes->data() : nullptr,
@@ -731,8 +742,8 @@ DeviceNodeGeometry<Number> device_node_geometry(const mesh::BoxMesh<3>& mesh, co
     out.disp.reset();
     return out;
   }
-  if (g.k >= 3) {
-    // cells of geometry order 2: the Q2 lattice values, kept where they reproduce the field
+  if (dim == 3 && g.k >= 3) {
+    // 3D cells of geometry order 2: the Q2 lattice values, kept where they reproduce the field
     NodeLattice L;
     L.k = g.k;
     for (int d = 0; d < 3; ++d) L.n_cells[d] = g.n_cells[d];
@@ -795,12 +806,18 @@ template std::vector<double> device_cell_metric_of<2>(const mesh::BoxMesh<2>&, c
 template std::vector<double> device_cell_metric_of<3>(const mesh::BoxMesh<3>&, const fe::DofLayout<3>&,
                                                       const fe::Quadrature1D&, const setup::PointFunction&,
                                                       const std::array<setup::PointFunction, 3>&);
-template DeviceNodeGeometry<double> device_node_geometry<double>(const mesh::BoxMesh<3>&, const fe::DofLayout<3>&,
-                                                                 const setup::PointFunction&,
-                                                                 const std::array<setup::PointFunction, 3>&);
-template DeviceNodeGeometry<float> device_node_geometry<float>(const mesh::BoxMesh<3>&, const fe::DofLayout<3>&,
-                                                               const setup::PointFunction&,
-                                                               const std::array<setup::PointFunction, 3>&);
+template DeviceNodeGeometry<double> device_node_geometry<double, 2>(const mesh::BoxMesh<2>&, const fe::DofLayout<2>&,
+                                                                    const setup::PointFunction&,
+                                                                    const std::array<setup::PointFunction, 3>&);
+template DeviceNodeGeometry<float> device_node_geometry<float, 2>(const mesh::BoxMesh<2>&, const fe::DofLayout<2>&,
+                                                                  const setup::PointFunction&,
+                                                                  const std::array<setup::PointFunction, 3>&);
+template DeviceNodeGeometry<double> device_node_geometry<double, 3>(const mesh::BoxMesh<3>&, const fe::DofLayout<3>&,
+                                                                    const setup::PointFunction&,
+                                                                    const std::array<setup::PointFunction, 3>&);
+template DeviceNodeGeometry<float> device_node_geometry<float, 3>(const mesh::BoxMesh<3>&, const fe::DofLayout<3>&,
+                                                                  const setup::PointFunction&,
+                                                                  const std::array<setup::PointFunction, 3>&);
 template std::vector<double> device_cell_metric<float>(const OperatorView<float>&);
 
 }  // namespace tcfem::operators

@@ -26,11 +26,11 @@ std::vector<double> device_cell_metric_of(const mesh::BoxMesh<dim>& mesh, const 
                                           const fe::Quadrature1D& quad, const setup::PointFunction& coefficient,
                                           const std::array<setup::PointFunction, 3>& map);
 
-/// The node field of a 3D mesh for the matrix-free kernels (operators/geometry_data.h,
+/// The node field of a mesh (2D, 3D) for the matrix-free kernels (operators/geometry_data.h,
 /// NodeGeometry), computed on the device: the map at the vertices and at every node of the Q_k
 /// lattice (compiled, or on the host threads), the displacement from the cells' trilinear
-/// interpolant (freed when every |d| is below 1e-13 times the vertices' extent: trilinear
-/// cells), and the coefficient at the nodes (checked positive and finite; none when empty). Cells
+/// interpolant (freed when every |d| is below 1e-13 times the vertices' extent: multilinear
+/// cells), and the coefficient at the nodes (checked positive and finite; none when empty). 3D cells
 /// of geometry order 2 below k (k >= 3, as compute_node_geometry finds them): the displacement
 /// on the Q2 lattice in disp2, and disp freed.
 template <typename Number>
@@ -44,8 +44,8 @@ struct DeviceNodeGeometry {
            (disp2 ? disp2->size() * sizeof(Number) : 0) + (a_nodes ? a_nodes->size() * sizeof(Number) : 0);
   }
 };
-template <typename Number>
-DeviceNodeGeometry<Number> device_node_geometry(const mesh::BoxMesh<3>& mesh, const fe::DofLayout<3>& dofs,
+template <typename Number, int dim>
+DeviceNodeGeometry<Number> device_node_geometry(const mesh::BoxMesh<dim>& mesh, const fe::DofLayout<dim>& dofs,
                                                 const setup::PointFunction& coefficient,
                                                 const std::array<setup::PointFunction, 3>& map);
 
