@@ -712,118 +712,107 @@ TEST(CudaOperator, CudaCoreGeometrySplitMatchesCpu) {
   }
 }
 
-TEST(CudaOperator, CudaCoreNodeGeometry2DMatchesCpu) {
-  // the 2D cuda-core points program with the geometry recomputed from the nodes (matrix-free, BP5):
-  // every degree, fp64 and fp32, compiled and host-evaluated map and coefficient, Neumann faces,
-  // an affine map (bilinear cells: the vertices only), a map quadratic in each coordinate, the
-  // split apply; operator and diagonal against the CPU
-  SKIP_WITHOUT_DEVICE();
-  std::random_device rd;
+/// The cuda-core programs with the geometry recomputed from the nodes (matrix-free, BP5: the
+/// points program in 2D, the lines program in 3D) at degree k: fp64 and fp32, the compiled and the
+/// host-evaluated map and coefficient, Neumann faces, an affine map (multilinear cells: the
+/// vertices only), a map quadratic in each coordinate (3D: the Q2 lattice from k = 3), the split
+/// apply; operator and diagonal against the CPU.
+template <int dim>
+void check_node_geometry(int k, std::random_device& rd) {
   using P = precision::Precision;
   using operators::Variant;
   const auto bp5 = fe::QuadratureKind::gll_k1;
   const auto mf = operators::GeometryForm::mf;
   const auto s64 = operators::GeometryStorage::fp64;
-  for (int k = 1; k <= 8; ++k) {
-    const std::string what = "k=" + std::to_string(k);
-    const bool compiled = k % 2 == 0;
-    double diag = 0.0;
-    EXPECT_LT(mapped_device_vs_cpu<2>(fe::Disc::cg, k, P::fp64, rd(), compiled, &diag, Variant::cuda_core, bp5, false, mf),
-              1e-12)
-        << what;
-    EXPECT_LT(diag, 1e-12) << what;
-    EXPECT_LT(mapped_device_vs_cpu<2>(fe::Disc::cg, k, P::fp32, rd(), !compiled, &diag, Variant::cuda_core, bp5, false, mf),
-              1e-5)
-        << "fp32 " << what;
-    EXPECT_LT(diag, 1e-5) << "fp32 " << what;
-    EXPECT_LT(mapped_device_vs_cpu<2>(fe::Disc::cg, k, P::fp64, rd(), compiled, &diag, Variant::cuda_core, bp5, true, mf),
-              1e-12)
-        << "Neumann " << what;
-    EXPECT_LT(diag, 1e-12) << "Neumann " << what;
-    EXPECT_LT(mapped_device_vs_cpu<2>(fe::Disc::cg, k, P::fp64, rd(), !compiled, nullptr, Variant::cuda_core, bp5, false,
+  const std::string what = std::to_string(dim) + "D k=" + std::to_string(k);
+  const bool compiled = k % 2 == 0;
+  double diag = 0.0;
+  EXPECT_LT(mapped_device_vs_cpu<dim>(fe::Disc::cg, k, P::fp64, rd(), compiled, &diag, Variant::cuda_core, bp5, false, mf),
+            1e-12)
+      << what;
+  EXPECT_LT(diag, 1e-12) << what;
+  EXPECT_LT(mapped_device_vs_cpu<dim>(fe::Disc::cg, k, P::fp32, rd(), !compiled, &diag, Variant::cuda_core, bp5, false, mf),
+            1e-5)
+      << "fp32 " << what;
+  EXPECT_LT(diag, 1e-5) << "fp32 " << what;
+  EXPECT_LT(mapped_device_vs_cpu<dim>(fe::Disc::cg, k, P::fp64, rd(), compiled, &diag, Variant::cuda_core, bp5, true, mf),
+            1e-12)
+      << "Neumann " << what;
+  EXPECT_LT(diag, 1e-12) << "Neumann " << what;
+  EXPECT_LT(mapped_device_vs_cpu<dim>(fe::Disc::cg, k, P::fp64, rd(), !compiled, nullptr, Variant::cuda_core, bp5, false,
                                       mf, true),
-              1e-12)
-        << "affine " << what;
-    EXPECT_LT(mapped_device_vs_cpu<2>(fe::Disc::cg, k, P::fp32, rd(), compiled, nullptr, Variant::cuda_core, bp5, true,
-                                      mf, true, true),
-              1e-5)
-        << "affine fp32 Neumann split " << what;
-    EXPECT_LT(mapped_device_vs_cpu<2>(fe::Disc::cg, k, P::fp64, rd(), compiled, nullptr, Variant::cuda_core, bp5, true,
-                                      mf, false, true, {}, s64, true),
-              1e-12)
-        << "quadratic Neumann split " << what;
-  }
+            1e-12)
+      << "affine " << what;
+  EXPECT_LT(mapped_device_vs_cpu<dim>(fe::Disc::cg, k, P::fp32, rd(), compiled, nullptr, Variant::cuda_core, bp5, true,
+                                      mf, true, dim == 2),
+            1e-5)
+      << "affine fp32 Neumann " << what;
+  EXPECT_LT(mapped_device_vs_cpu<dim>(fe::Disc::cg, k, P::fp64, rd(), compiled, &diag, Variant::cuda_core, bp5, true,
+                                      mf, false, dim == 2 || k % 3 == 0, {}, s64, true),
+            1e-12)
+      << "quadratic Neumann " << what;
+  EXPECT_LT(diag, 1e-12) << "quadratic Neumann " << what;
+  EXPECT_LT(mapped_device_vs_cpu<dim>(fe::Disc::cg, k, P::fp32, rd(), !compiled, nullptr, Variant::cuda_core, bp5, false,
+                                      mf, false, false, {}, s64, true),
+            1e-5)
+      << "quadratic fp32 " << what;
+}
+
+/// --geometry-form auto on a Cartesian box with a coefficient (multilinear cells): the operator's
+/// reported geometry for degree k and precision p.
+template <int dim>
+void check_auto_geometry(int k, precision::Precision p, const std::string& expected) {
+  mesh::Point<dim> lo, hi;
+  lo.fill(0.0);
+  hi.fill(1.0);
+  hi[1] = 2.0;
+  std::array<int, dim> nc;
+  nc.fill(2);
+  nc[0] = 3;
+  mesh::BoxMesh<dim> box(nc, mesh::Domain<dim>::box(lo, hi));
+  fe::DofLayout<dim> dofs(box, fe::Disc::cg, k);
+  operators::OperatorConfig cfg;
+  cfg.degree = k;
+  cfg.quadrature = fe::QuadratureKind::gll_k1;
+  cfg.coefficient = [](const double* x) { return 1.0 + x[0]; };
+  cfg.geometry_form = operators::GeometryForm::automatic;
+  operators::DeviceKernelKey key;
+  key.dim = dim;
+  key.degree = k;
+  key.quadrature = cfg.quadrature;
+  key.precision = p;
+  key.variant = operators::Variant::cuda_core;
+  operators::set_geometry(key, box, dofs, cfg);
+  const auto D = operators::make_device_operator<dim>(box, dofs, key, {}, cfg.coefficient);
+  bool found = false;
+  for (const auto& [name, value] : D->choices()) found |= name == "geometry" && value == expected;
+  EXPECT_TRUE(found) << dim << "D k=" << k << ": " << operators::describe(D->choices());
+}
+
+TEST(CudaOperator, CudaCoreNodeGeometry2DMatchesCpu) {
+  SKIP_WITHOUT_DEVICE();
+  std::random_device rd;
+  for (int k = 1; k <= 8; ++k) check_node_geometry<2>(k, rd);
+  // auto: the vertices where measured faster (fp64 from k = 3, fp32 from k = 4), else stored data
+  using P = precision::Precision;
+  check_auto_geometry<2>(3, P::fp64, "bilinear vertices");
+  check_auto_geometry<2>(4, P::fp32, "bilinear vertices");
+  check_auto_geometry<2>(2, P::fp64, "stored");
+  check_auto_geometry<2>(3, P::fp32, "stored");
 }
 
 TEST(CudaOperator, CudaCoreNodeGeometryMatchesCpu) {
-  // the cuda-core lines program with the geometry recomputed from the nodes (matrix-free, 3D BP5):
-  // every degree, fp64 and fp32, compiled and host-evaluated map and coefficient, Neumann faces,
-  // an affine map (trilinear cells: the vertices only) and a map quadratic in each coordinate
-  // (the Q2 lattice); operator and diagonal against the CPU
   SKIP_WITHOUT_DEVICE();
   std::random_device rd;
   using P = precision::Precision;
   using operators::Variant;
   const auto bp5 = fe::QuadratureKind::gll_k1;
   const auto mf = operators::GeometryForm::mf;
-  for (int k = 1; k <= 8; ++k) {
-    const std::string what = "k=" + std::to_string(k);
-    const bool compiled = k % 2 == 0;
-    double diag = 0.0;
-    EXPECT_LT(mapped_device_vs_cpu<3>(fe::Disc::cg, k, P::fp64, rd(), compiled, &diag, Variant::cuda_core, bp5, false, mf),
-              1e-12)
-        << what;
-    EXPECT_LT(diag, 1e-12) << what;
-    EXPECT_LT(mapped_device_vs_cpu<3>(fe::Disc::cg, k, P::fp32, rd(), !compiled, &diag, Variant::cuda_core, bp5, false, mf),
-              1e-5)
-        << "fp32 " << what;
-    EXPECT_LT(diag, 1e-5) << "fp32 " << what;
-    EXPECT_LT(mapped_device_vs_cpu<3>(fe::Disc::cg, k, P::fp64, rd(), compiled, &diag, Variant::cuda_core, bp5, true, mf),
-              1e-12)
-        << "Neumann " << what;
-    EXPECT_LT(diag, 1e-12) << "Neumann " << what;
-    EXPECT_LT(mapped_device_vs_cpu<3>(fe::Disc::cg, k, P::fp64, rd(), !compiled, nullptr, Variant::cuda_core, bp5, false,
-                                      mf, true),
-              1e-12)
-        << "affine " << what;
-    EXPECT_LT(mapped_device_vs_cpu<3>(fe::Disc::cg, k, P::fp32, rd(), compiled, nullptr, Variant::cuda_core, bp5, true,
-                                      mf, true),
-              1e-5)
-        << "affine fp32 Neumann " << what;
-    // cells of geometry order 2 (the Q2 lattice from k = 3): Neumann faces, the diagonal, the split apply
-    EXPECT_LT(mapped_device_vs_cpu<3>(fe::Disc::cg, k, P::fp64, rd(), compiled, &diag, Variant::cuda_core, bp5, true,
-                                      mf, false, k % 3 == 0, {}, operators::GeometryStorage::fp64, true),
-              1e-12)
-        << "quadratic Neumann " << what;
-    EXPECT_LT(diag, 1e-12) << "quadratic Neumann " << what;
-    EXPECT_LT(mapped_device_vs_cpu<3>(fe::Disc::cg, k, P::fp32, rd(), !compiled, nullptr, Variant::cuda_core, bp5,
-                                      false, mf, false, false, {}, operators::GeometryStorage::fp64, true),
-              1e-5)
-        << "quadratic fp32 " << what;
-  }
-  // --geometry-form auto: a Cartesian box with a coefficient (trilinear cells) takes the vertices
-  // where measured faster (fp64; fp32 from k = 5), a curved map the stored data
-  for (auto [k, p, expected] : {std::tuple{3, P::fp64, "trilinear vertices"}, std::tuple{5, P::fp32, "trilinear vertices"},
-                                std::tuple{4, P::fp32, "stored"}}) {
-    mesh::BoxMesh<3> box({3, 2, 2}, mesh::Domain<3>::box({0.0, 0.0, 0.0}, {1.0, 2.0, 1.0}));
-    fe::DofLayout<3> dofs(box, fe::Disc::cg, k);
-    operators::OperatorConfig cfg;
-    cfg.degree = k;
-    cfg.quadrature = bp5;
-    cfg.coefficient = [](const double* x) { return 1.0 + x[0]; };
-    cfg.geometry_form = operators::GeometryForm::automatic;
-    operators::DeviceKernelKey key;
-    key.dim = 3;
-    key.degree = k;
-    key.quadrature = bp5;
-    key.precision = p;
-    key.variant = Variant::cuda_core;
-    operators::set_geometry(key, box, dofs, cfg);
-    const auto D = operators::make_device_operator<3>(box, dofs, key, {}, cfg.coefficient);
-    bool found = false;
-    for (const auto& [name, value] : D->choices()) found |= name == "geometry" && value == expected;
-    EXPECT_TRUE(found) << "k=" << k << ": " << operators::describe(D->choices());
-  }
+  for (int k = 1; k <= 8; ++k) check_node_geometry<3>(k, rd);
+  // auto: the vertices where measured faster (fp64; fp32 from k = 5), else stored data
+  check_auto_geometry<3>(3, P::fp64, "trilinear vertices");
+  check_auto_geometry<3>(5, P::fp32, "trilinear vertices");
+  check_auto_geometry<3>(4, P::fp32, "stored");
   // no matrix-free kernel for BP3: the key is refused, naming what exists; BP5 in 2D and 3D
   operators::DeviceKernelKey key;
   key.dim = 3;

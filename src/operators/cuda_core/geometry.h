@@ -99,8 +99,24 @@ TCFEM_HD inline void region_cell(const Params& p, std::int64_t i, int* c, std::i
   for (int d = dim - 1; d >= 0; --d) cell = cell * p.n_cells[d] + c[d];
 }
 
+/// The node field of the programs with the geometry from nodes (their `nodes` form, collocated
+/// quadrature, unscaled tables as `stored`): x = I_1 x + d, with I_1 x the multilinear interpolant
+/// of the cell's vertices (vertices[c * n_vertices + v], v lexicographic on the (n_cells +
+/// 1)-lattice, double) and d the displacement disp[c * n_nodes + node] on the node lattice (null:
+/// d = 0, multilinear cells); the coefficient at the nodes a_nodes[node] (null: 1); xi the points
+/// on [0, 1].
+template <int q, typename Number>
+struct NodeFieldParams {
+  const double* vertices = nullptr;
+  std::int64_t n_vertices = 0;
+  const Number* disp = nullptr;
+  std::int64_t n_nodes = 0;
+  const Number* a_nodes = nullptr;
+  Number xi[q] = {};
+};
+
 template <int dim, int k, int q, typename Number>
-struct GeomParams {
+struct GeomParams : NodeFieldParams<q, Number> {
   static constexpr int n = k + 1;
   int n_cells[3] = {1, 1, 1};
   std::int64_t lattice[3] = {1, 1, 1};
@@ -127,18 +143,6 @@ struct GeomParams {
   /// Stored geometry rounded to fp32 for an fp64 program (its `Stored` = float): the same layout
   /// as coef, which is then unused.
   const float* coef_fp32 = nullptr;
-  /// Geometry from nodes (the 2D program's `nodes` form, collocated quadrature, unscaled tables as
-  /// `stored`): the node field x = I_1 x + d, with I_1 x the bilinear interpolant of the cell's
-  /// vertices (vertices[c * n_vertices + v], v lexicographic on the (n_cells + 1)-lattice, double)
-  /// and d the displacement disp[c * n_nodes + node] on the node lattice (read by the `nodes`
-  /// program without `bilinear`); the coefficient at the nodes a_nodes[node] (null: 1); xi the
-  /// points on [0, 1].
-  const double* vertices = nullptr;
-  std::int64_t n_vertices = 0;
-  const Number* disp = nullptr;
-  std::int64_t n_nodes = 0;
-  const Number* a_nodes = nullptr;
-  Number xi[q] = {};
 };
 
 /// b_j = s_j' / h_j prod_{i != j} s_i of one point from its 1D table values (s, ds = s'/h).

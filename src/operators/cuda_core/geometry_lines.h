@@ -186,7 +186,7 @@ TCFEM_HD constexpr int geom_lines_address(const GeomLinesLayout& L, int cell, in
 /// (q x n) interpolation from the Gauss-Lobatto nodes to the points and Bt = B^T (unused when
 /// collocated); s, ds: the 1D geometry tables of GeomParams.
 template <int k, int q, typename Number>
-struct GeomLinesParams {
+struct GeomLinesParams : NodeFieldParams<q, Number> {
   static constexpr int n = k + 1;
   using Eo = EoMatrix<q, q, -1, Number>;
   int n_cells[3] = {1, 1, 1};
@@ -214,17 +214,7 @@ struct GeomLinesParams {
   /// Stored geometry: the block requests its cells' stored data into L2 before the gather
   /// (prefetch_stored), so that the flux, the phase that reads it, finds it there.
   bool prefetch = false;
-  /// Geometry from nodes (the program's `nodes` form, collocated quadrature; unscaled tables as
-  /// `stored`): the node field x = I_1 x + d, with I_1 x the trilinear interpolant of the cell's
-  /// vertices vertices[c * n_vertices + v] (v lexicographic on the (n_cells + 1)-lattice, double)
-  /// and d the displacement disp[c * n_nodes + node] on the node lattice (null: d = 0, trilinear
-  /// cells); the coefficient at the nodes a_nodes[node] (null: 1); xi the points on [0, 1].
-  const double* vertices = nullptr;
-  std::int64_t n_vertices = 0;
-  const Number* disp = nullptr;
-  std::int64_t n_nodes = 0;
-  const Number* a_nodes = nullptr;
-  Number xi[q] = {};
+  /// Geometry from nodes: the node field in the base NodeFieldParams (operators/cuda_core/geometry.h).
   /// Geometry from nodes on cells of geometry order 2 (a mesh whose cells are Q2 images of the
   /// unit cube, below the degree k): the displacement d given by its values on the Q2 lattice
   /// ((2 n_cells + 1) per direction, the vertices, edge and face midpoints and cell centres),
