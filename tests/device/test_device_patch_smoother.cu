@@ -258,8 +258,9 @@ TEST_P(DevicePatchSmootherTest, NeumannFacesBoundaryPatches) {
   const int k = GetParam();
   std::mt19937_64 seeds(5000 + k);
   const int n = k <= 2 ? 5 : k <= 4 ? 4 : 3;
-  // Neumann faces low and high, their edges and corners; fused is requested: boundary patches
-  // take the global residual
+  // Neumann faces low and high, their edges and corners; fused is requested: on Cartesian cells
+  // the boundary patches localize their residuals (fused, separate), on the annulus (surrogates)
+  // they take the level operator's
   const fe::DirichletFaces<3> mixed3{true, false, false, true, false, true};
   const fe::DirichletFaces<2> mixed2{false, true, true, false}, neumann2{false, false, false, false};
   for (Case c : {Case::fused, Case::additive})
@@ -267,7 +268,12 @@ TEST_P(DevicePatchSmootherTest, NeumannFacesBoundaryPatches) {
       check<3>({n + 1, n, n}, g, k, c, seeds, mixed3);
       check<2>({n + 2, n + 1}, g, k, c, seeds, mixed2);
     }
+  for (Case c : {Case::separate, Case::global, Case::fused_relaxed}) {
+    check<3>({n + 1, n, n}, mesh::GeometryKind::cartesian, k, c, seeds, mixed3);
+    check<2>({n + 2, n + 1}, mesh::GeometryKind::cartesian, k, c, seeds, mixed2);
+  }
   check<2>({n + 1, n}, mesh::GeometryKind::cartesian, k, Case::fused, seeds, neumann2);
+  if (k <= 3) check<3>({9, 8, 7}, mesh::GeometryKind::cartesian, k, Case::fused, seeds, mixed3);
   if (k <= 3) check<3>({9, 8, 7}, mesh::GeometryKind::mapped, k, Case::fused, seeds, mixed3);
 }
 

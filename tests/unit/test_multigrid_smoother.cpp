@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <random>
 #include <set>
 
@@ -259,14 +260,20 @@ TEST(VertexPatch, MultiplicativeSweepEqualsSequentialReference3D) {
 }
 
 // boundary patches: the local solve is the exact inverse of the assembled patch matrix (Cartesian
-// cells, exact quadrature) for a patch on a face, on an edge and at a corner of Neumann faces, and
-// the sweep (always with the global residual) is the sequential reference
+// cells, exact quadrature) and the localized residual the assembled residual at the patch's
+// unknowns, for a patch on a face, on an edge and at a corner of Neumann faces; the sweeps (fused
+// and separate with localized residuals, global) are the sequential reference
 template <int dim>
 void check_boundary_patches(int n, int k, const fe::DirichletFaces<dim>& dirichlet) {
   PatchProblem<dim> s(n, k, mesh::GeometryKind::cartesian, dirichlet);
   VertexPatchSmoother<dim, double> smoother(s.mesh, s.dofs, exact_rule(k), false, PatchVariant::fused, 1.0, s.op);
-  EXPECT_EQ(smoother.variant(), PatchVariant::global);
+  EXPECT_EQ(smoother.variant(), PatchVariant::fused);
   const auto a = s.assemble();
+  const auto x = random_vector<double>(s.dofs.n_local(), 62), b = random_vector<double>(s.dofs.n_local(), 63);
+  Vector<double> x0 = x, ax(x.size());
+  for (std::size_t i = 0; i < x.size(); ++i)
+    if (s.dofs.boundary_mask()[i]) x0[i] = 0.0;  // the constrained space
+  a.vmult(ax, x0);
   // the boundary patches with the most and the fewest unknowns and one in between
   std::vector<std::array<int, dim>> boundary;
   for (const auto& color : smoother.colors())
@@ -292,6 +299,11 @@ void check_boundary_patches(int n, int k, const fe::DirichletFaces<dim>& dirichl
     smoother.local_solve(v, y.data());
     for (std::size_t i = 0; i < e.size(); ++i) e[i] = expected[i];
     EXPECT_LT(rel_diff(y, e), 1e-12) << "k=" << k << " patch with " << idx.size() << " unknowns";
+    Vector<double> local(idx.size()), assembled(idx.size());
+    std::fill(local.data(), local.data() + local.size(), std::numeric_limits<double>::quiet_NaN());
+    smoother.local_residual(v, x, b, local.data());
+    for (std::size_t i = 0; i < idx.size(); ++i) assembled[i] = b[idx[i]] - ax[idx[i]];
+    EXPECT_LT(rel_diff(local, assembled), 1e-12) << "k=" << k << " residual of a patch with " << idx.size() << " unknowns";
   }
   check_sweep<dim>(n, k, dirichlet);
 }

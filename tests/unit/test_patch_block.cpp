@@ -65,7 +65,7 @@ enum class Case { fused, fused_replace, separate, global, additive, surrogate, s
 /// thread per patch, shared memory NaN-poisoned.
 template <int dim, typename Number>
 void run_boundary(const BoundaryPatchParams<Number>& p) {
-  std::vector<Number> smem(boundary_patch_shared_values(dim, p.ni));
+  std::vector<Number> smem(boundary_patch_shared_values(dim, p.ni, p.r == nullptr));
   for (long long j = 0; j < p.n_patches; ++j) {
     std::fill(smem.begin(), smem.end(), std::numeric_limits<Number>::quiet_NaN());
     boundary_patch_block<dim, Number>(ThreadGroup{0, 1}, j, p, smem.data());
@@ -95,8 +95,7 @@ double emulation_error(const std::array<int, dim>& nc, mesh::GeometryKind g, Cas
   const auto metric = surrogate ? op.matrix_free().cell_metric() : std::vector<double>{};
   multigrid::VertexPatchSmoother<dim, Number> ref(mesh, dofs, quadrature, additive, variant, omega, op, metric);
   EXPECT_EQ(ref.surrogate(), surrogate);
-  if (mesh.geometry() != mesh::GeometryKind::cartesian || surrogate || !dofs.all_faces_dirichlet())
-    variant = PatchVariant::global;
+  if (mesh.geometry() != mesh::GeometryKind::cartesian || surrogate) variant = PatchVariant::global;
   EXPECT_EQ(ref.variant(), additive ? ref.variant() : variant);
 
   const std::size_t n = dofs.n_local();
@@ -138,7 +137,9 @@ double emulation_error(const std::array<int, dim>& nc, mesh::GeometryKind g, Cas
     p.inverse_diagonal = bdata.inverse_diagonal.data();
     p.eigenvalues = bdata.eigenvalues.data();
     p.weights = surrogate && p.n_patches > 0 ? bdata.weights[col].data() : nullptr;
+    p.residual_matrices = bdata.residual_matrices.data();
   }
+  EXPECT_EQ(bdata.residual_matrices.empty(), surrogate || bdata.n_patches() == 0);
   EXPECT_EQ(dofs.all_faces_dirichlet(), bdata.n_patches() == 0);
   EXPECT_EQ(n_patches + bdata.n_patches(), ref.n_patches());
   for (int col = 0; col < (1 << dim); ++col)
@@ -177,13 +178,18 @@ double emulation_error(const std::array<int, dim>& nc, mesh::GeometryKind g, Cas
         p.x = y.data();
         p.b = b.data();
         p.replace_inner = c == Case::fused_replace && variant == PatchVariant::fused;
+        auto q = boundary[col];  // the localized residuals of the boundary patches
+        q.x = y.data();
+        q.b = b.data();
         if (variant == PatchVariant::fused) {
           run_kind<dim, k, Number, con>(KernelKind::fused, p, mats);
+          run_boundary<dim, Number>(q);
         } else if (variant == PatchVariant::separate) {
           p.r_out = buffer.data();
           run_kind<dim, k, Number, con>(KernelKind::residual, p, mats);
           p.r_in = buffer.data();
           run_kind<dim, k, Number, con>(KernelKind::solve_from_buffer, p, mats);
+          run_boundary<dim, Number>(q);
         } else {
           global_residual(y);
           p.r_in = residual.data();
@@ -250,13 +256,15 @@ void check_degree() {
 
 /// Neumann faces: the interior patches' kernels and the boundary patches' program in the launch
 /// sequence of DevicePatchSmoother::smooth against VertexPatchSmoother (Cartesian cells with the
-/// exact patch inverses, multiplicative and additive; the surrogates on the annulus).
+/// exact patch inverses and localized residuals (fused, separate) or the level operator's
+/// (global, additive); the surrogates on the annulus).
 template <int k>
 void check_neumann() {
   unsigned seed = 900 + 10 * k;
   const fe::DirichletFaces<2> mixed2{false, true, true, false}, neumann2{false, false, false, false};
   const fe::DirichletFaces<3> mixed3{true, false, false, true, false, true};
-  for (Case c : {Case::global, Case::additive, Case::surrogate, Case::surrogate_additive}) {
+  for (Case c : {Case::fused, Case::fused_replace, Case::separate, Case::global, Case::additive, Case::surrogate,
+                 Case::surrogate_additive}) {
     const std::string what = "k=" + std::to_string(k) + " case " + std::to_string(static_cast<int>(c));
     EXPECT_LT((emulation_error<2, k>({5, 4}, mesh::GeometryKind::cartesian, c, ++seed, mixed2)), 1e-12) << "2D " << what;
     EXPECT_LT((emulation_error<2, k>({4, 3}, mesh::GeometryKind::cartesian, c, ++seed, neumann2)), 1e-12)
@@ -267,9 +275,25 @@ void check_neumann() {
     }
   }
   // the kernels' other contractions and fp32 (against the CPU smoother in fp32)
-  EXPECT_LT((emulation_error<2, k, double, Contraction::even_odd>({5, 4}, mesh::GeometryKind::cartesian, Case::global,
-                                                                  ++seed, mixed2)),
-            1e-12)
+  for (Case c : {Case::global, Case::fused_replace}) {
+    EXPECT_LT((emulation_error<2, k, double, Contraction::even_odd>({5, 4}, mesh::GeometryKind::cartesian, c, ++seed,
+                                                                    mixed2)),
+              1e-12)
+        << k;
+    EXPECT_LT((emulation_error<2, k, double, Contraction::tensor_core>({5, 4}, mesh::GeometryKind::cartesian, c,
+                                                                       ++seed, mixed2)),
+              1e-12)
+        << k;
+  }
+  if (k <= 3) {
+    EXPECT_LT((emulation_error<3, k, double, Contraction::even_odd>({5, 4, 3}, mesh::GeometryKind::cartesian,
+                                                                    Case::fused_replace, ++seed, mixed3)),
+              1e-12)
+        << k;
+  }
+  EXPECT_LT((emulation_error<3, k <= 4 ? k : 4, float>({3, 4, 3}, mesh::GeometryKind::cartesian, Case::fused_replace,
+                                                       ++seed, mixed3)),
+            1e-4)
       << k;
   EXPECT_LT((emulation_error<2, k, float>({5, 4}, mesh::GeometryKind::cartesian, Case::surrogate, ++seed, mixed2)),
             1e-5)

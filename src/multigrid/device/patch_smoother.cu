@@ -123,7 +123,7 @@ struct DevicePatchSmoother<dim, Number>::Impl {
   std::vector<patch_kernels::BoundaryPatchParams<Number>> boundary;
   std::vector<DeviceBuffer<int>> boundary_vertices;
   std::vector<DeviceBuffer<double>> boundary_weights;
-  DeviceBuffer<Number> boundary_vectors, boundary_inverse_diagonal;
+  DeviceBuffer<Number> boundary_vectors, boundary_inverse_diagonal, boundary_residual_matrices;
   DeviceBuffer<double> boundary_eigenvalues;
   int boundary_smem = 0;
   std::size_t n_boundary_patches = 0;
@@ -142,12 +142,14 @@ struct DevicePatchSmoother<dim, Number>::Impl {
     launcher_of<dim, Number>(contraction, k, kind)(p, matrices, carveout);
   }
 
-  /// x += omega A_j^{-1} r_j over the boundary patches of box color c (r: the level's residual).
-  void launch_boundary(int c, Number* x, const Number* r) const {
+  /// x += omega A_j^{-1} r_j over the boundary patches of box color c: r_j from the level's
+  /// residual r, or (r null) the localized residual from b.
+  void launch_boundary(int c, Number* x, const Number* r, const Number* b = nullptr) const {
     if (boundary.empty() || boundary[c].n_patches == 0) return;
     auto p = boundary[c];
     p.x = x;
     p.r = r;
+    p.b = r ? nullptr : b;
     boundary_patch_kernel<dim, Number>
         <<<static_cast<unsigned>(p.n_patches), boundary_patch_threads, boundary_smem>>>(p);
     TCFEM_CUDA_CHECK_LAUNCH();
@@ -190,10 +192,10 @@ DevicePatchSmoother<dim, Number>::DevicePatchSmoother(const mesh::BoxMesh<dim>& 
   for (int d = 0; d < dim; ++d) I.color_shift |= (spread.origin[d] & 1) << d;
   I.additive = settings.kind == SmootherKind::patch_additive;
   I.surrogate = !cell_metric.empty();
-  // curved cells, surrogates and boundary patches: the residual of the level operator
-  I.variant = mesh.geometry() == mesh::GeometryKind::cartesian && !I.surrogate && !range.boundary()
-                  ? settings.patch_variant
-                  : PatchVariant::global;
+  // curved cells and surrogates: the residual of the level operator (on Cartesian cells the
+  // boundary patches localize theirs too)
+  I.variant = mesh.geometry() == mesh::GeometryKind::cartesian && !I.surrogate ? settings.patch_variant
+                                                                               : PatchVariant::global;
   I.omega = settings.relaxation.value_or(I.additive ? additive_default_relaxation(dim) : 1.0);
   I.k = dofs.degree();
   I.n = dofs.n_local();
@@ -259,6 +261,8 @@ DevicePatchSmoother<dim, Number>::DevicePatchSmoother(const mesh::BoxMesh<dim>& 
     I.boundary_vectors = DeviceBuffer<Number>(data.vectors);
     if (!data.inverse_diagonal.empty()) I.boundary_inverse_diagonal = DeviceBuffer<Number>(data.inverse_diagonal);
     if (!data.eigenvalues.empty()) I.boundary_eigenvalues = DeviceBuffer<double>(data.eigenvalues);
+    const bool local = !I.additive && I.variant != PatchVariant::global;  // the localized residual
+    if (local) I.boundary_residual_matrices = DeviceBuffer<Number>(data.residual_matrices);
     const int n_colors = 1 << dim;
     I.boundary.resize(n_colors);
     I.boundary_vertices.resize(n_colors);
@@ -276,9 +280,17 @@ DevicePatchSmoother<dim, Number>::DevicePatchSmoother(const mesh::BoxMesh<dim>& 
         p.eigenvalues = I.boundary_eigenvalues.data();
       } else {
         p.inverse_diagonal = I.boundary_inverse_diagonal.data();
+        p.residual_matrices = local ? I.boundary_residual_matrices.data() : nullptr;
       }
     }
-    I.boundary_smem = int(sizeof(Number)) * patch_kernels::boundary_patch_shared_values(dim, 2 * I.k - 1);
+    I.boundary_smem = int(sizeof(Number)) * patch_kernels::boundary_patch_shared_values(dim, 2 * I.k - 1, local);
+    int device = 0, limit = 0;
+    TCFEM_CUDA_CHECK(cudaGetDevice(&device));
+    TCFEM_CUDA_CHECK(cudaDeviceGetAttribute(&limit, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
+    if (I.boundary_smem > limit)
+      throw InputError("--smoother patch with Neumann parts at --degree " + std::to_string(I.k) + ": the patches on " +
+                       "Neumann faces need " + std::to_string(I.boundary_smem) + " bytes of shared memory per block, " +
+                       "the device allows " + std::to_string(limit) + "; use --smoother chebyshev");
     TCFEM_CUDA_CHECK(cudaFuncSetAttribute(boundary_patch_kernel<dim, Number>,
                                           cudaFuncAttributeMaxDynamicSharedMemorySize, I.boundary_smem));
   }
@@ -323,12 +335,14 @@ void DevicePatchSmoother<dim, Number>::smooth(Number* x, const Number* b, SweepO
       switch (I.variant) {
         case PatchVariant::fused:
           I.launch(KernelKind::fused, p);
+          I.launch_boundary(c, x, nullptr, b);  // localized residuals (patches of one color: independent)
           break;
         case PatchVariant::separate:
           p.r_out = I.color_buffer.data();
           I.launch(KernelKind::residual, p);
           p.r_in = I.color_buffer.data();
           I.launch(KernelKind::solve_from_buffer, p);
+          I.launch_boundary(c, x, nullptr, b);
           break;
         case PatchVariant::global:
           I.global_residual(x, b);

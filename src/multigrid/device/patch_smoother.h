@@ -28,8 +28,9 @@ class DevicePatchSmoother {
  public:
   /// level_vmult(dst, src): dst = A src on device vectors of this level (used by the global and the
   /// additive variants); settings.kind is patch or patch_additive. With Neumann faces the vertices
-  /// on them get patches too (multigrid/patch_kernels/boundary.h; the global variant), on one
-  /// process only (a spread level is refused). `cell_metric` ([cell * dim + d],
+  /// on them get patches too (multigrid/patch_kernels/boundary.h; on Cartesian cells without
+  /// surrogates with localized residuals, as the interior patches), on one process only (a spread
+  /// level is refused). `cell_metric` ([cell * dim + d],
   /// the level operator's cell metric): the separable surrogates of VertexPatchSmoother with the
   /// global residual; empty: the exact patches of the parameter grid. Throws InputError if unsupported.
   ///

@@ -287,9 +287,9 @@ VertexPatchSmoother<dim, Number>::VertexPatchSmoother(const mesh::BoxMesh<dim>& 
   const auto& part = mesh.partition();
   if (!cell_metric_.empty() && part.is_distributed()) cell_metric_ = ghosted_cell_metric(mesh, cell_metric_);
   range_ = patch_vertex_range<dim>(dofs.dirichlet_faces());
-  // curved cells, surrogates and boundary patches: the residual of the level operator
-  if (mesh.geometry() != mesh::GeometryKind::cartesian || !cell_metric_.empty() || range_.boundary())
-    variant_ = PatchVariant::global;
+  // curved cells and surrogates: the residual of the level operator (on Cartesian cells the
+  // boundary patches localize theirs too)
+  if (mesh.geometry() != mesh::GeometryKind::cartesian || !cell_metric_.empty()) variant_ = PatchVariant::global;
   const auto& ext = dofs.lattice_extent();
   long s = 1;
   for (int d = 0; d < dim; ++d) {
@@ -309,18 +309,23 @@ VertexPatchSmoother<dim, Number>::VertexPatchSmoother(const mesh::BoxMesh<dim>& 
   const auto& mask = dofs.boundary_mask();
   for (std::size_t i = 0; i < mask.size(); ++i)
     if (mask[i]) constrained_.push_back(static_cast<index_t>(i));
-  // rectangular 1D matrices (inner rows, all columns) of the localized residual
+  // rectangular 1D matrices (inner rows, all columns) of the localized residual, per side (the
+  // patch's cells along d: both, the one above the vertex or the one below it)
   const auto h = parameter_cell_size(mesh);
-  for (int d = 0; d < dim; ++d) {
-    const auto p = patch_matrices_1d(k_, h[d], quadrature);
-    mass_rect_[d].resize(n_inner_ * n_full_);
-    stiff_rect_[d].resize(n_inner_ * n_full_);
-    for (int i = 0; i < n_inner_; ++i)
-      for (int j = 0; j < n_full_; ++j) {
-        mass_rect_[d][i * n_full_ + j] = static_cast<Number>(p.mass[(i + 1) * n_full_ + j]);
-        stiff_rect_[d][i * n_full_ + j] = static_cast<Number>(p.stiffness[(i + 1) * n_full_ + j]);
-      }
-  }
+  for (int d = 0; d < dim; ++d)
+    for (const PatchSide side : {PatchSide::interior, PatchSide::low, PatchSide::high}) {
+      const int cells = side == PatchSide::interior ? 3 : side == PatchSide::low ? 2 : 1;
+      const auto p = patch_matrices_1d(k_, h[d], quadrature, cells);
+      auto& mass = mass_rect_[d][int(side)];
+      auto& stiff = stiff_rect_[d][int(side)];
+      mass.resize(n_inner_ * n_full_);
+      stiff.resize(n_inner_ * n_full_);
+      for (int i = 0; i < n_inner_; ++i)
+        for (int j = 0; j < n_full_; ++j) {
+          mass[i * n_full_ + j] = static_cast<Number>(p.mass[(i + 1) * n_full_ + j]);
+          stiff[i * n_full_ + j] = static_cast<Number>(p.stiffness[(i + 1) * n_full_ + j]);
+        }
+    }
   const int nf = ipow(n_full_, dim);
   for (auto* b : {&u_, &r_, &t0_, &t1_, &t2_, &t3_}) b->resize(nf);
   if (variant_ == PatchVariant::global || additive_) residual_.resize(dofs.n_local());
@@ -350,6 +355,25 @@ bool VertexPatchSmoother<dim, Number>::boundary_patch(const Patch& v) const {
 }
 
 namespace {
+/// f(padded) for every unknown of a patch with the inner-node ranges `range` (of 0 .. n - 2 per
+/// direction), lexicographic with direction 0 fastest; padded: its index in the n^dim layout.
+template <int dim, class F>
+void for_each_unknown(const std::array<int, 2> (&range)[dim], int n, F&& f) {
+  std::array<int, dim> j;
+  for (int d = 0; d < dim; ++d) j[d] = range[d][0];
+  while (true) {
+    int padded = 0;
+    for (int d = dim - 1; d >= 0; --d) padded = padded * n + j[d];
+    f(padded);
+    int d = 0;
+    while (d < dim && ++j[d] == range[d][1]) {
+      j[d] = range[d][0];
+      ++d;
+    }
+    if (d == dim) return;
+  }
+}
+
 /// The lattice indices of the nodes (v_d - 1) k + j_d, j_d in [lo_d, hi_d), lexicographic.
 template <int dim>
 void box_node_indices(const fe::DofLayout<dim>& dofs, const std::array<int, dim>& v, int k,
@@ -454,6 +478,31 @@ void VertexPatchSmoother<dim, Number>::gather_full(const Patch& v, const Vector<
 }
 
 template <int dim, typename Number>
+void VertexPatchSmoother<dim, Number>::gather_full_boundary(const Patch& v, const Vector<Number>& u,
+                                                            Number* out) const {
+  // the node box of the two-cell patch, the nodes outside the mesh and the constrained ones as 0
+  const int n = n_full_;
+  const auto& mask = dofs_->boundary_mask();
+  const auto& cells = mesh_->partition().global_cells;
+  for (int i = 0; i < ipow(n, dim); ++i) {
+    int r = i;
+    bool inside = true;
+    std::array<long, dim> p;
+    for (int d = 0; d < dim; ++d) {
+      p[d] = static_cast<long>(v[d] - 1) * k_ + r % n;
+      r /= n;
+      inside &= p[d] >= 0 && p[d] <= static_cast<long>(cells[d]) * k_;
+    }
+    if (!inside) {
+      out[i] = Number(0);
+      continue;
+    }
+    const index_t g = dofs_->lattice_index(p);
+    out[i] = mask[g] ? Number(0) : u[g];
+  }
+}
+
+template <int dim, typename Number>
 void VertexPatchSmoother<dim, Number>::gather_inner(const Patch& v, const Vector<Number>& u, Number* out) const {
   if (boundary_patch(v)) {
     inner_dof_indices(v, idx_);
@@ -504,35 +553,54 @@ template <int dim, typename Number>
 void VertexPatchSmoother<dim, Number>::local_residual(const Patch& v, const Vector<Number>& u,
                                                       const Vector<Number>& b, Number* r) const {
   using tensor::apply_1d;
-  TCFEM_ASSERT(!boundary_patch(v), "the localized residual of a boundary patch (they take the global residual)");
+  const bool boundary = boundary_patch(v);
+  std::array<int, dim> side{};  // PatchSide::interior along every direction of an interior patch
+  if (boundary) side = sides(v);
+  const auto M = [&](int d) { return mass_rect_[d][side[d]].data(); };
+  const auto L = [&](int d) { return stiff_rect_[d][side[d]].data(); };
   const int nf = n_full_, ni = n_inner_, n_out = ipow(ni, dim);
   Number* uf = u_.data();
-  gather_full(v, u, uf);
+  if (boundary)
+    gather_full_boundary(v, u, uf);
+  else
+    gather_full(v, u, uf);
   Number* au = t3_.data();  // A_{I,F} u_F
   if constexpr (dim == 2) {
     // A = L_0 (x) M_1 + M_0 (x) L_1 (direction 0 fastest)
     std::array<int, 3> s{nf, nf, 1};
-    apply_1d<false, false>(mass_rect_[1].data(), ni, nf, 1, s, uf, t0_.data());   // M_1 u
-    apply_1d<false, false>(stiff_rect_[1].data(), ni, nf, 1, s, uf, t1_.data());  // L_1 u
+    apply_1d<false, false>(M(1), ni, nf, 1, s, uf, t0_.data());  // M_1 u
+    apply_1d<false, false>(L(1), ni, nf, 1, s, uf, t1_.data());  // L_1 u
     s[1] = ni;
-    apply_1d<false, false>(stiff_rect_[0].data(), ni, nf, 0, s, t0_.data(), au);
-    apply_1d<false, true>(mass_rect_[0].data(), ni, nf, 0, s, t1_.data(), au);
+    apply_1d<false, false>(L(0), ni, nf, 0, s, t0_.data(), au);
+    apply_1d<false, true>(M(0), ni, nf, 0, s, t1_.data(), au);
   } else {
     std::array<int, 3> s{nf, nf, nf};
-    apply_1d<false, false>(mass_rect_[2].data(), ni, nf, 2, s, uf, t0_.data());   // zM
-    apply_1d<false, false>(stiff_rect_[2].data(), ni, nf, 2, s, uf, t1_.data());  // zL
+    apply_1d<false, false>(M(2), ni, nf, 2, s, uf, t0_.data());  // zM
+    apply_1d<false, false>(L(2), ni, nf, 2, s, uf, t1_.data());  // zL
     s[2] = ni;
     Number* t = t2_.data();
     Number* sm = uf;  // u_F is no longer needed
-    apply_1d<false, false>(mass_rect_[1].data(), ni, nf, 1, s, t0_.data(), t);    // M_1 M_2 u
-    apply_1d<false, false>(stiff_rect_[1].data(), ni, nf, 1, s, t0_.data(), sm);  // L_1 M_2 u
-    apply_1d<false, true>(mass_rect_[1].data(), ni, nf, 1, s, t1_.data(), sm);    // + M_1 L_2 u
+    apply_1d<false, false>(M(1), ni, nf, 1, s, t0_.data(), t);   // M_1 M_2 u
+    apply_1d<false, false>(L(1), ni, nf, 1, s, t0_.data(), sm);  // L_1 M_2 u
+    apply_1d<false, true>(M(1), ni, nf, 1, s, t1_.data(), sm);   // + M_1 L_2 u
     s[1] = ni;
-    apply_1d<false, false>(stiff_rect_[0].data(), ni, nf, 0, s, t, au);
-    apply_1d<false, true>(mass_rect_[0].data(), ni, nf, 0, s, sm, au);
+    apply_1d<false, false>(L(0), ni, nf, 0, s, t, au);
+    apply_1d<false, true>(M(0), ni, nf, 0, s, sm, au);
   }
-  gather_inner(v, b, r);
-  for (int i = 0; i < n_out; ++i) r[i] -= au[i];
+  if (!boundary) {
+    gather_inner(v, b, r);
+    for (int i = 0; i < n_out; ++i) r[i] -= au[i];
+    return;
+  }
+  // the unknowns' rows of the padded (2k-1)^dim product, in inner_dof_indices' order
+  inner_dof_indices(v, idx_);
+  std::array<int, 2> range[dim];
+  for (int d = 0; d < dim; ++d) range[d] = patch_side_range(PatchSide(side[d]), k_);
+  std::size_t i = 0;
+  for_each_unknown<dim>(range, ni, [&](int padded) {
+    r[i] = b[idx_[i]] - au[padded];
+    ++i;
+  });
 }
 
 template <int dim, typename Number>
@@ -541,22 +609,6 @@ void VertexPatchSmoother<dim, Number>::local_solve(const Patch& v, Number* r) co
   typename PatchFastDiagonalization<dim, Number>::Variants variant{};
   Number* x = r;
   std::array<int, 2> range[dim];
-  // the padded index of every unknown, lexicographic (direction 0 fastest)
-  const auto for_each_in_range = [&](const std::array<int, 2>(&rg)[dim], auto&& f) {
-    std::array<int, dim> j;
-    for (int d = 0; d < dim; ++d) j[d] = rg[d][0];
-    while (true) {
-      int padded = 0;
-      for (int d = dim - 1; d >= 0; --d) padded = padded * n_inner_ + j[d];
-      f(padded);
-      int d = 0;
-      while (d < dim && ++j[d] == rg[d][1]) {
-        j[d] = rg[d][0];
-        ++d;
-      }
-      if (d == dim) return;
-    }
-  };
   if (boundary) {
     // the unknowns into the (2k-1)^dim layout of the interior patches, zeros elsewhere
     const auto side = sides(v);
@@ -567,7 +619,7 @@ void VertexPatchSmoother<dim, Number>::local_solve(const Patch& v, Number* r) co
     x = t1_.data();
     std::fill(x, x + ipow(n_inner_, dim), Number(0));
     std::size_t i = 0;
-    for_each_in_range(range, [&](int padded) { x[padded] = r[i++]; });
+    for_each_unknown<dim>(range, n_inner_, [&](int padded) { x[padded] = r[i++]; });
   }
   if (cell_metric_.empty())
     solver_.apply_inverse(x, t0_.data(), variant);
@@ -575,7 +627,7 @@ void VertexPatchSmoother<dim, Number>::local_solve(const Patch& v, Number* r) co
     solver_.apply_inverse_weighted(x, t0_.data(), patch_metric(v), variant);
   if (boundary) {
     std::size_t i = 0;
-    for_each_in_range(range, [&](int padded) { r[i++] = x[padded]; });
+    for_each_unknown<dim>(range, n_inner_, [&](int padded) { r[i++] = x[padded]; });
   }
 }
 

@@ -43,9 +43,11 @@
 // vertex, excluded: the Neumann face's nodes are unknowns. Every unknown then lies in a patch. The
 // 1D matrices of such a direction are the one cell's, embedded in the 2k-1 inner nodes of the
 // two-cell patch with the missing nodes decoupled (PatchPair1D::active), so that the fast
-// diagonalization and the coloring by vertex parity stay those of the interior patches. Boundary
-// patches take the residual of the level operator (PatchVariant::global); their surrogate weights
-// are the means over their existing cells.
+// diagonalization and the coloring by vertex parity stay those of the interior patches. On
+// Cartesian cells without surrogates boundary patches localize their residual as the interior
+// ones do (the rows of their unknowns, the 1D matrices of their cells along each direction: the
+// Neumann face's nodes see no cell beyond it); otherwise they take the level operator's
+// (PatchVariant::global). Their surrogate weights are the means over their existing cells.
 //
 // Distributed levels: a rank smooths the patches of the vertices it owns (the vertex v belongs to
 // the owner of cell v, as its lattice node does); their cells below v may be ghost cells. The
@@ -254,13 +256,15 @@ class VertexPatchSmoother final : public Smoother<Vector<Number>> {
   bool surrogate() const { return !cell_metric_.empty(); }
   /// The weights g_d of the patch's surrogate: the mean cell metric of its 2^dim cells.
   std::array<double, dim> patch_metric(const Patch& v) const;
-  /// r_I = b_I - A_{I,F} u_F of one interior patch from the global vectors (constrained u entries
-  /// as 0); boundary patches take the level operator's residual.
+  /// r_I = b_I - A_{I,F} u_F of one patch from the global vectors (constrained u entries as 0; a
+  /// boundary patch's rows of its unknowns, in inner_dof_indices' order, from its cells' 1D
+  /// matrices).
   void local_residual(const Patch& v, const Vector<Number>& u, const Vector<Number>& b, Number* r) const;
 
  private:
   index_t first_node(const Patch& v) const;  // lattice index of the patch's lowest node
   void gather_full(const Patch& v, const Vector<Number>& u, Number* out) const;
+  void gather_full_boundary(const Patch& v, const Vector<Number>& u, Number* out) const;
   void gather_inner(const Patch& v, const Vector<Number>& u, Number* out) const;
   void add_inner(const Patch& v, Number scale, const Number* in, Vector<Number>& u) const;
   void set_constrained(Vector<Number>& x, const Vector<Number>& b) const;
@@ -280,7 +284,7 @@ class VertexPatchSmoother final : public Smoother<Vector<Number>> {
   std::vector<std::vector<Patch>> colors_;
   std::vector<index_t> constrained_;
   PatchFastDiagonalization<dim, Number> solver_;
-  std::array<std::vector<Number>, dim> mass_rect_, stiff_rect_;  // n_inner x n_full
+  std::array<std::array<std::vector<Number>, 3>, dim> mass_rect_, stiff_rect_;  // [d][PatchSide], n_inner x n_full
   mutable std::vector<Number> u_, r_, t0_, t1_, t2_, t3_, buffer_;
   mutable std::vector<index_t> idx_;  // a boundary patch's unknowns
   mutable Vector<Number> residual_, correction_;

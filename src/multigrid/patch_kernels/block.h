@@ -66,6 +66,9 @@ struct PatchKernelParams {
   /// fused kernel, omega = 1 on an exact local solver: x_I = A_II^{-1} (b_I - A_IB x_B), the old x_I
   /// neither read nor gathered (seed 004, Section 4.1.3); otherwise x_I += omega A_II^{-1} r_I
   bool replace_inner = false;
+  /// The box faces whose nodes are constrained (Dirichlet): bit 2d the low face along d, bit 2d + 1
+  /// the high one. A patch's nodes on the other faces (Neumann faces) are unknowns: read as they are.
+  int dirichlet_planes = 0x3F;
 };
 
 /// The 1D matrices of all directions, passed by value as a kernel parameter (constant bank): per
@@ -89,8 +92,8 @@ struct PatchPosition {
 };
 
 /// The lowest node of a patch (its lattice index and its lattice x coordinate) and which planes of
-/// its node box lie on the Dirichlet boundary: bit 2d the lower plane along d, bit 2d + 1 the upper
-/// one.
+/// its node box lie on the Dirichlet boundary (PatchKernelParams::dirichlet_planes): bit 2d the
+/// lower plane along d, bit 2d + 1 the upper one.
 struct PatchNodes {
   long long base = 0;
   int x0 = 0;
@@ -109,6 +112,7 @@ TCFEM_PATCH_UNROLL
     if (c == 0) r.boundary |= 1 << (2 * d);
     if (c + 2 * k == p.extent[d] - 1) r.boundary |= 2 << (2 * d);
   }
+  r.boundary &= p.dirichlet_planes;
   return r;
 }
 
@@ -139,6 +143,7 @@ TCFEM_HD inline PatchNodes next_patch_nodes(const PatchKernelParams<Number>& p, 
   r.boundary = first.boundary & ~3;
   if (r.x0 == 0) r.boundary |= 1;
   if (r.x0 + 2 * k == p.extent[0] - 1) r.boundary |= 2;
+  r.boundary &= p.dirichlet_planes;
   return r;
 }
 

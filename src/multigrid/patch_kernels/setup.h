@@ -153,6 +153,9 @@ std::vector<PatchKernelParams<Number>> patch_kernel_colors(const mesh::BoxMesh<d
       p.count[d] = p.parity[d] ? nc[d] / 2 : (nc[d] - 1) / 2;  // odd / even v in [1, n_d - 1]
       p.n_patches *= p.count[d];
     }
+    p.dirichlet_planes = 0;
+    for (int f = 0; f < 2 * dim; ++f)
+      if (dofs.dirichlet_faces()[f]) p.dirichlet_planes |= 1 << f;
     // node offsets within a patch box are 32-bit in the kernels (multigrid/patch_kernels/block.h: box_offset)
     long long reach = 0;
     for (int d = 0; d < dim; ++d) reach += 2LL * dofs.degree() * p.stride[d];
@@ -193,6 +196,9 @@ std::vector<Number> patch_kernel_weights(const mesh::BoxMesh<dim>& mesh, const P
 template <int dim, typename Number>
 struct BoundaryPatchData {
   std::vector<Number> vectors, inverse_diagonal;  ///< BoundaryPatchParams' layouts
+  /// without surrogates: the rectangular 1D matrices of the localized residual
+  /// (BoundaryPatchParams::residual_matrices)
+  std::vector<Number> residual_matrices;
   std::vector<double> eigenvalues;                ///< surrogates only
   std::vector<std::vector<int>> vertices;         ///< per color: dim coordinates per patch
   std::vector<std::vector<double>> weights;       ///< per color, surrogates only: dim per patch
@@ -267,6 +273,16 @@ BoundaryPatchData<dim, Number> boundary_patch_data(const mesh::BoxMesh<dim>& mes
       }
     }
   if (!surrogate) {
+    // the rows of the inner nodes 1..2k-1, all 2k+1 columns, of the patch's cells along d: both
+    // (interior), the one above the vertex (low) or below it (high), as PatchFastDiagonalization
+    const int nf = 2 * k + 1, ni = 2 * k - 1;
+    for (int d = 0; d < dim; ++d)
+      for (const int cells : {3, 2, 1}) {
+        const auto m = patch_matrices_1d(k, h[d], quadrature, cells);
+        for (const auto* full : {&m.mass, &m.stiffness})
+          for (int i = 0; i < ni; ++i)
+            for (int j = 0; j < nf; ++j) out.residual_matrices.push_back(static_cast<Number>((*full)[(i + 1) * nf + j]));
+      }
     for (int c = 0; c < ipow(3, dim); ++c) {  // c = v_0 + 3 v_1 + 9 v_2
       typename PatchFastDiagonalization<dim, Number>::Variants variant;
       for (int d = 0, r = c; d < dim; ++d, r /= 3) variant[d] = r % 3;
@@ -289,7 +305,8 @@ BoundaryPatchData<dim, Number> boundary_patch_data(const mesh::BoxMesh<dim>& mes
 }
 
 /// The launch parameters of one color of `data` (the vectors' and the data's device copies are the
-/// caller's to set: vertices, vectors, inverse_diagonal, eigenvalues, weights, r, x).
+/// caller's to set: vertices, vectors, inverse_diagonal, eigenvalues, weights, residual_matrices,
+/// r or b, x).
 template <int dim, typename Number>
 BoundaryPatchParams<Number> boundary_patch_params(const mesh::BoxMesh<dim>& mesh, const fe::DofLayout<dim>& dofs,
                                                   const BoundaryPatchData<dim, Number>& data, int color,
@@ -304,6 +321,8 @@ BoundaryPatchParams<Number> boundary_patch_params(const mesh::BoxMesh<dim>& mesh
     s *= dofs.lattice_extent()[d];
     p.cells[d] = mesh.n_cells()[d];
   }
+  for (int f = 0; f < 2 * dim; ++f)
+    if (dofs.dirichlet_faces()[f]) p.dirichlet_planes |= 1 << f;
   p.omega = static_cast<Number>(omega);
   return p;
 }
