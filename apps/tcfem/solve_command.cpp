@@ -163,13 +163,15 @@ void resolve_defaults(SolveOptions& o) {
     // surrogates (multigrid/host/patch_smoother.h); the dg patches have the local solvers of the
     // parameter box's cells and a constant coefficient, too far from curved cells (the quarter
     // annulus stretches cells 1.6-3.1x) for the multiplicative Schwarz iteration to converge
-    // Neumann parts: cg takes the patches of the vertices on them too from degree 4 on (the
-    // patches then take the level operator's residual, one apply per color: Chebyshev was measured
-    // faster at k = 3, the patches at k = 4..6, docs/performance.md), on one GPU (several:
-    // Chebyshev). dg: Chebyshev.
+    // Neumann parts: cg takes the patches of the vertices on them too; on a box with a constant
+    // coefficient at every degree (every patch localizes its residual), on curved cells or with a
+    // variable coefficient from degree 4 on (the patches then take the level operator's residual,
+    // one apply per color: Chebyshev was measured faster at k = 3, the patches at k = 4..6,
+    // docs/performance.md). dg: Chebyshev.
     const bool mapped = o.problem && o.problem->curved();
+    const bool local_residuals = !mapped && !variable_coefficient(o);
     const bool patch_ok = !(o.disc == "dg" && (has_neumann(o) || mapped || variable_coefficient(o))) &&
-                          !(has_neumann(o) && (o.degree < 4 || (o.comm.distributed() && gpu_requested)));
+                          !(has_neumann(o) && o.degree < 4 && !local_residuals);
     o.smoother = patch_ok ? "patch" : "chebyshev";
   }
   if (o.solver == "auto") o.solver = o.precond == "jacobi" ? "cg" : "fgmres";
@@ -267,10 +269,6 @@ void validate(const SolveOptions& o) {
       throw InputError("--smoother " + o.smoother + " with --disc dg: the dg vertex patches on --backend cuda run on "
                        "one rank; a distributed GPU run (" + ranks + ") smooths dg with --smoother chebyshev, or use "
                        "--backend cpu");
-    if (uses_multigrid(o) && o.backend == "cuda" && o.smoother != "chebyshev" && has_neumann(o))
-      throw InputError("--smoother " + o.smoother + " with Neumann parts: the patches of the vertices on Neumann "
-                       "parts run on one GPU; a distributed GPU run (" + ranks + ") smooths with --smoother "
-                       "chebyshev, or use --backend cpu");
     if (o.operator_path == "assembled")
       throw InputError("--operator-path assembled: runs on one rank (this run has " + ranks + ")");
     if (!o.vtu_file.empty()) io::pvtu_piece_path(o.vtu_file, 0);  // a .pvtu name (each rank writes a piece)
@@ -1019,14 +1017,15 @@ std::function<int()> add_solve_command(CLI::App& app) {
       cmd->add_option("--smoother", opts->smoother,
                       "Multigrid smoother: auto (patch; chebyshev for dg with Neumann parts, on mapped geometry or "
                       "with a variable coefficient or on several ranks with --backend cuda, and for cg with Neumann "
-                      "parts at degrees below 4 or on several ranks with --backend cuda), patch (multiplicative vertex patch; separable "
-                      "surrogates of curved cells and variable coefficients and patches of the vertices on Neumann "
-                      "parts for cg), patch-additive, chebyshev (point Jacobi)")
+                      "parts at degrees below 4 on mapped geometry or with a variable coefficient), patch "
+                      "(multiplicative vertex patch; separable surrogates of curved cells and variable coefficients "
+                      "and patches of the vertices on Neumann parts for cg), patch-additive, chebyshev (point Jacobi)")
           ->check(CLI::IsMember({"auto", "patch", "patch-additive", "chebyshev"}))
           ->capture_default_str());
   mg_options.push_back(cmd->add_option("--patch-variant", opts->patch_variant,
                                        "Multiplicative patch smoother: fused, separate (local residuals) or global "
-                                       "(global residual per color; always on deformed meshes)")
+                                       "(global residual per color; always on deformed and mapped meshes and with "
+                                       "a variable coefficient)")
                            ->check(CLI::IsMember({"fused", "separate", "global"}))
                            ->capture_default_str());
   mg_options.push_back(

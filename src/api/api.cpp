@@ -287,11 +287,12 @@ Result<dim> solve(const Problem<dim>& pr, const SolverSettings& s) {
                       (s.multigrid_precision == Precision::automatic && cuda && s.solver != Solver::gmres);
     mgs.precision = fp32 ? precision::Precision::fp32 : precision::Precision::fp64;
     // cg: the vertex patches (separable surrogates on curved cells and with a coefficient; with
-    // Neumann parts the patches of the vertices on them too, from degree 4 on and on one GPU: as
-    // `tcfem solve --smoother auto`); dg: on Dirichlet boxes with a constant coefficient (several
-    // ranks on the GPU: Chebyshev, the dg patches run on one GPU)
+    // Neumann parts the patches of the vertices on them too, on curved cells or with a coefficient
+    // from degree 4 on: as `tcfem solve --smoother auto`); dg: on Dirichlet boxes with a constant
+    // coefficient (several ranks on the GPU: Chebyshev, the dg patches run on one GPU)
+    const bool local_residuals = !curved && !def->coefficient;
     bool patch = !(dg && (any_neumann || curved || def->coefficient)) && !(dg && cuda && comm.distributed()) &&
-                 !(any_neumann && (s.degree < 4 || (cuda && comm.distributed())));
+                 !(any_neumann && s.degree < 4 && !local_residuals);
     if (s.smoother == Smoother::patch) patch = true;
     if (s.smoother == Smoother::chebyshev) patch = false;
     mgs.multigrid.smoother.kind = patch ? multigrid::SmootherKind::patch : multigrid::SmootherKind::chebyshev;

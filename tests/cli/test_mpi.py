@@ -69,6 +69,19 @@ ANNULUS_3D = {
 }
 
 
+# a box with Neumann parts (the vertex patches of the vertices on them localize their residuals
+# on its Cartesian cells)
+UB = "exp(x)*sin(y) + z^2"
+BOX_MIXED = {
+    "dim": 3, "degree": 3,
+    "geometry": {"box": [[0, 1], [0, 2], [0, 1]], "cells": [8, 16, 8]},
+    "rhs": "-2",
+    "dirichlet": {f: UB for f in ("xmin", "ymin", "zmin", "zmax")},
+    "neumann": {"xmax": "exp(x)*sin(y)", "ymax": "exp(x)*cos(y)"},
+    "exact": UB,
+}
+
+
 # a box twice as long in x: two ranks cut it across x (the cuts of the split apply are then tile
 # columns, not layers)
 BOX_X = {
@@ -259,6 +272,15 @@ def gpu_main():
         del annulus_dirichlet["neumann"]
         same_solve(tmp, "gpu_mg_patch_annulus", ["--precond", "mg", "--smoother", "patch", "--tol", "1e-10"], (2,),
                    problem=annulus_dirichlet)
+        # the patches of the vertices on Neumann parts across the GPUs: localized residuals on a box
+        # (the default smoother; cut across y, a Neumann face on each side of the cut, and across x),
+        # the level operator's residual with the surrogates on the annulus
+        same_solve(tmp, "gpu_mg_patch_box_neumann", ["--precond", "mg", "--tol", "1e-10"], (2,), problem=BOX_MIXED)
+        same_solve(tmp, "gpu_mg_patch_box_neumann_x", ["--precond", "mg", "--tol", "1e-10"], (2,),
+                   problem=dict(BOX_MIXED, geometry={"box": [[0, 2], [0, 1], [0, 1]], "cells": [16, 8, 8]}))
+        annulus_mixed = dict(ANNULUS_2D, geometry=dict(ANNULUS_2D["geometry"], cells=[16, 16]))
+        same_solve(tmp, "gpu_mg_patch_annulus_neumann", ["--precond", "mg", "--smoother", "patch", "--tol", "1e-10"],
+                   (2,), problem=annulus_mixed)
         expect_refused(tmp, "gpu_dg_patches", 2, ["solve", "--cells", "8", "--backend", "cuda", "--precond", "mg",
                                                   "--disc", "dg", "--smoother", "patch"],
                        "dg vertex patches on --backend cuda")
@@ -292,7 +314,8 @@ def main():
         # left preconditioning; the mapped problem with a coefficient: the patches' separable
         # surrogates (all faces Dirichlet), and with Neumann parts Chebyshev on 8 x 4 cells, whose 3
         # sub-boxes do not halve (the finest level is the gathered one), and the patches of the
-        # vertices on the Neumann parts across the sub-boxes on 16 x 8 cells
+        # vertices on the Neumann parts across the sub-boxes on 16 x 8 cells; a box with Neumann
+        # parts (the default smoother: patches with localized residuals, on the Neumann parts too)
         cheb = ["--smoother", "chebyshev"]
         same_solve(tmp, "mg_fgmres_fp32", ["--dim", "3", "--degree", "2", "--cells", "12", "--precond", "mg",
                                            "--mg-precision", "fp32", "--tol", "1e-10"])
@@ -314,6 +337,7 @@ def main():
         same_solve(tmp, "mg_annulus_neumann", ["--precond", "mg", "--tol", "1e-10"] + cheb, problem=annulus_mixed)
         same_solve(tmp, "mg_annulus_neumann_patches", ["--precond", "mg", "--tol", "1e-10", "--smoother", "patch"],
                    problem=dict(annulus_mixed, geometry=dict(annulus_mixed["geometry"], cells=[16, 8])))
+        same_solve(tmp, "mg_box_neumann_patches", ["--precond", "mg", "--tol", "1e-10"], problem=BOX_MIXED)
 
         # parallel VTU output: every rank's cells in its piece, the .pvtu joining them
         for ranks in (2, 3):

@@ -185,9 +185,6 @@ DevicePatchSmoother<dim, Number>::DevicePatchSmoother(const mesh::BoxMesh<dim>& 
   if (!query_device().available)
     throw InputError("--backend cuda: no CUDA device available for the patch smoother");
   const auto range = patch_vertex_range<dim>(dofs.dirichlet_faces());
-  if (range.boundary() && spread.ghosts)
-    throw InputError("--smoother patch with Neumann parts: the patches of the vertices on Neumann parts run on one "
-                     "GPU; a level spread over ranks smooths with --smoother chebyshev");
   I.ghosts = spread.ghosts;
   for (int d = 0; d < dim; ++d) I.color_shift |= (spread.origin[d] & 1) << d;
   I.additive = settings.kind == SmootherKind::patch_additive;

@@ -29,8 +29,9 @@ class DevicePatchSmoother {
   /// level_vmult(dst, src): dst = A src on device vectors of this level (used by the global and the
   /// additive variants); settings.kind is patch or patch_additive. With Neumann faces the vertices
   /// on them get patches too (multigrid/patch_kernels/boundary.h; on Cartesian cells without
-  /// surrogates with localized residuals, as the interior patches), on one process only (a spread
-  /// level is refused). `cell_metric` ([cell * dim + d],
+  /// surrogates with localized residuals, as the interior patches); on a spread level those of
+  /// the Neumann faces the ghosted box reaches (its faces inside the box are Dirichlet faces of its
+  /// own mesh: no patches there). `cell_metric` ([cell * dim + d],
   /// the level operator's cell metric): the separable surrogates of VertexPatchSmoother with the
   /// global residual; empty: the exact patches of the parameter grid. Throws InputError if unsupported.
   ///
