@@ -428,6 +428,14 @@ TEST(CudaCoreGeometry, LayoutConflicts) {
           EXPECT_LE(geom_buffer_wavefronts(geom_tuned_layout(L, L.cells, s), bytes), geom_buffer_wavefronts(L, bytes))
               << dim << "D k=" << k << " q=" << q << " " << bytes << " B";
           EXPECT_LE((L.cells * s + L.table_elements()) * bytes, 75 * 1024);  // still three blocks per SM
+          // memoized: the search's own answer, again on a second call, and per layout (4 buffers:
+          // the 2D program from nodes with a displacement; fewer cells per block)
+          EXPECT_EQ(s, geom_search_cell_stride(L, bytes));
+          EXPECT_EQ(geom_best_cell_stride(L, bytes), s);
+          if (dim == 2) {
+            const auto L4 = geom_tuned_layout(geom_layout(dim, k, q, 4), std::max(1, L.cells / 3), 4 * L.Q);
+            EXPECT_EQ(geom_best_cell_stride(L4, bytes), geom_search_cell_stride(L4, bytes));
+          }
         }
 }
 

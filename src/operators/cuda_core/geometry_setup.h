@@ -5,6 +5,8 @@
 #include <array>
 #include <cmath>
 #include <cstdint>
+#include <map>
+#include <mutex>
 #include <numbers>
 #include <vector>
 
@@ -374,7 +376,7 @@ inline long geom_buffer_wavefronts(const GeomLayout& L, int value_bytes) {
 /// The cell stride in [B Q, B Q + 32) (B = L.buffers) with the fewest buffer wavefronts (the
 /// smallest on ties): the padding separates the banks of the rows of neighbouring cells that share
 /// a half-warp (fp64) or warp (fp32).
-inline int geom_best_cell_stride(const GeomLayout& L, int value_bytes) {
+inline int geom_search_cell_stride(const GeomLayout& L, int value_bytes) {
   int best = L.buffers * L.Q;
   long best_w = -1;
   for (int s = L.buffers * L.Q; s < L.buffers * L.Q + 32; ++s) {
@@ -384,6 +386,23 @@ inline int geom_best_cell_stride(const GeomLayout& L, int value_bytes) {
       best = s;
     }
   }
+  return best;
+}
+
+/// geom_search_cell_stride memoized per layout and value size: the search walks every warp's
+/// accesses for 32 strides, which every operator of a multigrid hierarchy would repeat.
+inline int geom_best_cell_stride(const GeomLayout& L, int value_bytes) {
+  static std::mutex m;
+  static std::map<std::array<int, 12>, int> cache;
+  const std::array<int, 12> key{L.dim, L.k, L.q, L.cells, L.cell_threads, L.Q, L.buffers, L.threads, L.sB, L.sBt, L.sD,
+                                value_bytes};
+  {
+    const std::lock_guard<std::mutex> lock(m);
+    if (const auto it = cache.find(key); it != cache.end()) return it->second;
+  }
+  const int best = geom_search_cell_stride(L, value_bytes);
+  const std::lock_guard<std::mutex> lock(m);
+  cache[key] = best;
   return best;
 }
 
