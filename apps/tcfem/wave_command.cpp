@@ -45,6 +45,7 @@ struct WaveOptions {
   std::string geometry_form = "pa";
   std::string cores = "auto";
   std::string geometry_storage = "fp64";
+  std::string setup = "device";  // where the cuda backend computes the cell data and initial state
   std::string json_file, vtu_prefix;
   int vtu_every = 0, energy_every = 0;
   int threads = 0;
@@ -85,10 +86,13 @@ int run_wave(WaveOptions& o, wave::WaveFile& file) {
   for (int f = 0; f < 2 * dim; ++f)
     faces_text += std::string(f ? ", " : "") + "xyz"[f / 2] + (f % 2 ? "max " : "min ") + wave::to_string(problem.faces[f]);
   say("  boundary      " + faces_text);
-  const wave::WaveOperator<dim> op(problem);
+  const bool device_setup = o.backend == "cuda" && o.setup == "device";
+  const wave::WaveOperator<dim> op(problem, device_setup ? wave::WaveSetup::device : wave::WaveSetup::host);
   say("  DoFs          " + std::to_string(op.n_dofs()) + " (p " + std::to_string(op.n_p()) + ", u " +
       std::to_string(op.n_u()) + ")");
-  say("  stage         operator data (geometry, masses, boundary terms) at " + format("%.2f s", seconds_since(start)));
+  say("  stage         " +
+      std::string(device_setup ? "boundary terms (host)" : "operator data (geometry, masses, boundary terms)") + " at " +
+      format("%.2f s", seconds_since(start)));
   std::unique_ptr<wave::WaveStepper> stepper;
   if (o.backend == "cuda") {
     wave::DeviceWaveOptions dopt;
@@ -101,13 +105,18 @@ int run_wave(WaveOptions& o, wave::WaveFile& file) {
   } else {
     stepper = wave::make_cpu_wave_stepper<dim>(op);
   }
-  say("  stage         " + std::string(o.backend == "cuda" ? "device data" : "stepper") + " at " +
-      format("%.2f s", seconds_since(start)));
-  stepper->set_state(op.interpolate(problem.initial_p, problem.initial_u));
-  say("  stage         initial state at " + format("%.2f s", seconds_since(start)));
+  say("  stage         " +
+      std::string(device_setup ? "device data (geometry, masses, initial state computed on the device)"
+                  : o.backend == "cuda" ? "device data (copied from the host)"
+                                        : "stepper") +
+      " at " + format("%.2f s", seconds_since(start)));
+  stepper->set_initial_state();
+  if (!device_setup) say("  stage         initial state at " + format("%.2f s", seconds_since(start)));
   // time step: the RK4 limit from the operator's spectral bound
-  const double radius = stepper->spectral_radius(60);
-  say("  stage         spectral bound (power iteration, 120 applies) at " + format("%.2f s", seconds_since(start)));
+  const auto bound = stepper->spectral_bound(60);
+  const double radius = bound.radius;
+  say("  stage         spectral bound (skew Lanczos, " + std::to_string(bound.lanczos.applies) + " applies) at " +
+      format("%.2f s", seconds_since(start)));
   const double limit = wave::rk4_imaginary_limit / radius;
   double t_end = o.t_end > 0 ? o.t_end : problem.t_end.value_or(0.0);
   if (t_end <= 0 && problem.mode) t_end = 2 * problem.mode->period();
@@ -230,13 +239,17 @@ int run_wave(WaveOptions& o, wave::WaveFile& file) {
                  {"geometry_form", o.backend == "cuda" ? o.geometry_form : std::string("pa")},
                  {"cores", stepper->cores()},
                  {"geometry_storage", o.backend == "cuda" ? o.geometry_storage : std::string("fp64")},
+                 {"setup_on", device_setup ? "device" : "host"},
                  {"running", stepper->description()},
                  {"expressions", problem.texts}};
   std::vector<std::string> faces;
   for (auto f : problem.faces) faces.push_back(wave::to_string(f));
   j["config"]["boundary"] = faces;
   j["dofs"] = {{"total", op.n_dofs()}, {"pressure", op.n_p()}, {"velocity", op.n_u()}};
-  j["time"] = {{"end", t_end}, {"dt", dt}, {"dt_limit", limit}, {"spectral_radius", radius}, {"cfl", dt / limit},
+  j["time"] = {{"end", t_end}, {"dt", dt}, {"dt_limit", limit}, {"spectral_radius", radius},
+               {"spectral_bound", {{"method", "skew Lanczos"}, {"applies", bound.lanczos.applies}, {"sigma", bound.lanczos.sigma},
+                                   {"damping", bound.damping}, {"ritz_values", bound.lanczos.ritz}}},
+               {"cfl", dt / limit},
                {"steps", steps}, {"steps_done", done}};
   j["steps"] = done;
   j["timings"] = {{"setup", setup_seconds},
@@ -358,6 +371,11 @@ std::function<int()> add_wave_command(CLI::App& app) {
                   "Precision of the stored geometry (pa): fp64, or fp32 (half the bytes; fp64 state and arithmetic)")
       ->check(CLI::IsMember({"fp64", "fp32"}))
       ->capture_default_str();
+  cmd->add_option("--setup", o->setup,
+                  "Where the cuda backend computes the geometry, masses and initial state: device (the expressions "
+                  "compiled with NVRTC) or host (the host threads, then copied)")
+      ->check(CLI::IsMember({"device", "host"}))
+      ->capture_default_str();
   cmd->add_option("--json", o->json_file, "Write the JSON report to this file");
   cmd->add_option("--vtu", o->vtu_prefix, "Write VTU frames PREFIX_NNNNNN.vtu and the collection PREFIX.pvd");
   cmd->add_option("--vtu-every", o->vtu_every, "Steps between VTU frames (default: 10 frames)")->check(CLI::PositiveNumber);
@@ -407,6 +425,8 @@ std::function<int()> add_wave_command(CLI::App& app) {
       throw InputError("--geometry-form: chooses the device cell kernel; the CPU operator stores its geometry");
     if (o->backend == "cpu" && cmd->count("--geometry-storage"))
       throw InputError("--geometry-storage: chooses the device's stored geometry; the CPU operator stores fp64");
+    if (o->backend == "cpu" && cmd->count("--setup"))
+      throw InputError("--setup: chooses where the cuda backend computes its data; the CPU backend computes them on the host");
     if (o->backend == "cpu" && cmd->count("--cores"))
       throw InputError("--cores: chooses the device cell kernel's units; the CPU backend has one");
     return file.dim == 2 ? run_wave<2>(*o, file) : run_wave<3>(*o, file);

@@ -20,6 +20,7 @@
 #include "fe/quadrature.h"
 #include "wave/device_wave.h"
 #include "wave/device_wave_kernels.cuh"
+#include "wave/device_wave_setup.h"
 
 namespace tcfem::wave {
 
@@ -338,6 +339,12 @@ __global__ void start_vector(long long n, double* v) {
     v[i] = start_vector_entry(static_cast<unsigned long long>(i));
 }
 
+/// y += a x
+__global__ void add_scaled(long long n, double a, const double* x, double* y) {
+  for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n; i += (long long)gridDim.x * blockDim.x)
+    y[i] += a * x[i];
+}
+
 __global__ void scale_vector(long long n, double a, double* v) {
   for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n; i += (long long)gridDim.x * blockDim.x)
     v[i] *= a;
@@ -355,29 +362,50 @@ class DeviceWaveStepper final : public WaveStepper {
         fp32_(checked_storage(options)),
         kernel_(cell_kernel<dim>(op.degree(), options.geometry_form, cores_, fp32_)),
         form_(options.geometry_form) {
-    // s is also the velocity's mass of the energies (both forms), in the precision the operator uses
-    if (fp32_) {
-      upload_rounded(s32_, op.geometry_s());
-      upload_rounded(c32_, op.geometry_c());
+    const std::size_t n = op.n_dofs();
+    for (auto* b : {&x_, &y_, &acc_, &x0_}) b->allocate(n);
+    if (op.has_cell_data()) {
+      // s is also the velocity's mass of the energies (both forms), in the precision the operator uses
+      if (fp32_) {
+        upload_rounded(s32_, op.geometry_s());
+        upload_rounded(c32_, op.geometry_c());
+      } else {
+        upload(s_, op.geometry_s());
+      }
+      if (form_ == WaveGeometryForm::pa) {
+        if (!fp32_) upload(c_, op.geometry_c());
+      } else {
+        nodes_ = DeviceBuffer<double>(op.node_field());
+        inv_rho_ = DeviceBuffer<double>(op.inverse_density());
+      }
+      inv_mass_ = DeviceBuffer<double>(op.inverse_mass_p());
+      mass_p_ = DeviceBuffer<double>(op.mass_p());
+      absorb_ = DeviceBuffer<double>(op.absorbing());
+      damping_ = op.damping();
     } else {
-      upload(s_, op.geometry_s());
+      // the cell data and the initial state computed here
+      DeviceWaveRequest request;
+      request.store_c = form_ == WaveGeometryForm::pa;
+      request.fp32 = fp32_;
+      request.matrix_free = form_ == WaveGeometryForm::mf;
+      auto data = compute_device_wave_data<dim>(op, request, x_.data());
+      nodes_ = std::move(data.nodes);
+      inv_rho_ = std::move(data.inv_rho);
+      c_ = std::move(data.c);
+      s_ = std::move(data.s);
+      c32_ = std::move(data.c32);
+      s32_ = std::move(data.s32);
+      inv_mass_ = std::move(data.inv_mass_p);
+      mass_p_ = std::move(data.mass_p);
+      absorb_ = std::move(data.absorbing);
+      damping_ = data.damping;
+      initial_state_ready_ = true;
     }
-    if (form_ == WaveGeometryForm::pa) {
-      if (!fp32_) upload(c_, op.geometry_c());
-    } else {
-      nodes_ = DeviceBuffer<double>(op.node_field());
-      inv_rho_ = DeviceBuffer<double>(op.inverse_density());
-    }
-    inv_mass_ = DeviceBuffer<double>(op.inverse_mass_p());
-    mass_p_ = DeviceBuffer<double>(op.mass_p());
-    absorb_ = DeviceBuffer<double>(op.absorbing());
     std::vector<double> bd(op.values().data);
     bd.insert(bd.end(), op.derivatives().data.begin(), op.derivatives().data.end());
     const auto gauss = fe::gauss(op.degree());
     bd.insert(bd.end(), gauss.weights.begin(), gauss.weights.end());
     bd_ = DeviceBuffer<double>(bd);
-    const std::size_t n = op.n_dofs();
-    for (auto* b : {&x_, &y_, &acc_, &x0_}) b->allocate(n);
     rp_.allocate(n_p_);
     TCFEM_CUDA_CHECK(cudaMemset(rp_.data(), 0, n_p_ * sizeof(double)));
     result_.allocate(1);
@@ -411,7 +439,18 @@ class DeviceWaveStepper final : public WaveStepper {
     cudaEventDestroy(stop_);
   }
 
-  void set_state(const std::vector<double>& x) override { x_.copy_from_host(x.data(), x.size()); }
+  void set_state(const std::vector<double>& x) override {
+    x_.copy_from_host(x.data(), x.size());
+    initial_state_ready_ = false;
+  }
+  /// With the data computed on the device, the initial state came with them (into x); else (or
+  /// once x has changed) it is interpolated on the host and copied.
+  void set_initial_state() override {
+    if (initial_state_ready_) return;
+    set_state(op_.interpolate(op_.problem().initial_p, op_.problem().initial_u));
+  }
+  /// Whether the cell data and the initial state were computed on the device.
+  bool setup_on_device() const { return !op_.has_cell_data(); }
   void get_state(std::vector<double>& x) override {
     x.resize(op_.n_dofs());
     x_.copy_to_host(x.data(), x.size());
@@ -436,6 +475,7 @@ class DeviceWaveStepper final : public WaveStepper {
       TCFEM_CUDA_CHECK_LAUNCH();
     }
     ++steps_;
+    initial_state_ready_ = false;
   }
 
   double energy() override { return 0.5 * inner(x_.data(), x_.data()); }
@@ -445,26 +485,26 @@ class DeviceWaveStepper final : public WaveStepper {
   }
   double projection() override { return norm0_ > 0 ? inner(x_.data(), x0_.data()) / norm0_ : 0.0; }
 
-  double spectral_radius(int iterations) override {
-    // power iteration on the square of the skew part, as WaveOperator::spectral_radius; the RK4
-    // stage vectors (y, acc: written before they are read in a step) hold v and A v, one
-    // temporary vector A^2 v, which becomes the next v
+  SpectralBound spectral_bound(int max_applies) override {
+    // skew Lanczos, as WaveOperator::spectral_bound: the RK4 stage vectors (y, acc: written
+    // before they are read in a step) and one temporary vector hold the three Lanczos vectors
     DeviceBuffer<double> temporary(op_.n_dofs());
-    double *v = y_.data(), *w = acc_.data(), *k = temporary.data();
-    start_vector<<<grid_for(n_u_ + n_p_), threads_per_block>>>(n_u_ + n_p_, v);
+    const long long n = n_u_ + n_p_;
+    start_vector<<<grid_for(n), threads_per_block>>>(n, acc_.data());
     TCFEM_CUDA_CHECK_LAUNCH();
-    double lambda2 = 0;
-    for (int it = 0; it < iterations; ++it) {
-      const double norm = std::sqrt(inner(v, v));
-      scale(v, 1.0 / norm);
-      timed_skew_rate(v, w);
-      timed_skew_rate(w, k);
-      lambda2 = -inner(v, k);
-      std::swap(v, k);
-    }
-    double damping = 0;
-    for (std::size_t i = 0; i < n_p_; ++i) damping = std::max(damping, op_.absorbing()[i] * op_.inverse_mass_p()[i]);
-    return std::sqrt(std::max(lambda2, 0.0)) + damping;
+    SpectralBound bound;
+    bound.lanczos = skew_lanczos(
+        y_.data(), acc_.data(), temporary.data(), max_applies, lanczos_tolerance,
+        [&](const double* x, double* y) { timed_skew_rate(x, y); },
+        [&](const double* x) { return std::sqrt(inner(x, x)); },
+        [&](double* y, double a, const double* x) {
+          add_scaled<<<grid_for(n), threads_per_block>>>(n, a, x, y);
+          TCFEM_CUDA_CHECK_LAUNCH();
+        },
+        [&](double* x, double a) { scale(x, a); });
+    bound.damping = damping_;
+    bound.radius = bound.lanczos.sigma + damping_;
+    return bound;
   }
 
   /// The full rate r = M^-1 (-A x + b(t)) (for the tests against the CPU operator).
@@ -498,8 +538,8 @@ class DeviceWaveStepper final : public WaveStepper {
   /// the geometry, the pressure's residual, masses and boundary terms (the spectral bound takes
   /// one more vector while it runs).
   std::size_t memory_bytes() const override {
-    const std::size_t geometry = form_ == WaveGeometryForm::pa ? op_.geometry_c().size() + op_.geometry_s().size()
-                                                               : dim * n_p_ + 2 * op_.geometry_s().size();
+    const std::size_t points = n_u_ / dim;  // velocity nodes
+    const std::size_t geometry = form_ == WaveGeometryForm::pa ? (dim * dim + 1) * points : dim * n_p_ + 2 * points;
     return sizeof(double) * (4 * op_.n_dofs() + 4 * n_p_) + (fp32_ ? sizeof(float) : sizeof(double)) * geometry;
   }
 
@@ -599,7 +639,8 @@ class DeviceWaveStepper final : public WaveStepper {
   DeviceBuffer<long long> sea_nodes_;
   std::vector<double> sea_values_host_;
   cudaEvent_t start_{}, mid_{}, stop_{};
-  double operator_seconds_ = 0, kernel_seconds_ = 0, norm0_ = 0;
+  double operator_seconds_ = 0, kernel_seconds_ = 0, norm0_ = 0, damping_ = 0;
+  bool initial_state_ready_ = false;
   std::size_t applies_ = 0, steps_ = 0;
 };
 

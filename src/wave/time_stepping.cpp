@@ -62,6 +62,7 @@ template class Rk4Stepper<3>;
 
 }  // namespace tcfem::wave
 
+#include "core/error.h"
 #include "wave/wave_stepper.h"
 
 namespace tcfem::wave {
@@ -71,6 +72,7 @@ class CpuWaveStepper final : public WaveStepper {
  public:
   explicit CpuWaveStepper(const WaveOperator<dim>& op) : op_(op), rk_(op), x_(op.n_dofs()) {}
   void set_state(const std::vector<double>& x) override { x_ = x; }
+  void set_initial_state() override { x_ = op_.interpolate(op_.problem().initial_p, op_.problem().initial_u); }
   void get_state(std::vector<double>& x) override { x = x_; }
   void step(double t, double dt) override { rk_.step(t, dt, x_); }
   double energy() override { return op_.energy(x_.data()); }
@@ -79,7 +81,7 @@ class CpuWaveStepper final : public WaveStepper {
     norm0_ = op_.inner(x0_.data(), x0_.data());
   }
   double projection() override { return norm0_ > 0 ? op_.inner(x_.data(), x0_.data()) / norm0_ : 0.0; }
-  double spectral_radius(int iterations) override { return op_.spectral_radius(iterations); }
+  SpectralBound spectral_bound(int max_applies) override { return op_.spectral_bound(max_applies); }
   double operator_seconds() const override { return rk_.operator_seconds(); }
   std::size_t operator_applies() const override { return rk_.operator_applies(); }
   std::string description() const override { return "cpu, fp64, stored geometry (host threads)"; }
@@ -97,6 +99,7 @@ class CpuWaveStepper final : public WaveStepper {
 
 template <int dim>
 std::unique_ptr<WaveStepper> make_cpu_wave_stepper(const WaveOperator<dim>& op) {
+  if (!op.has_cell_data()) throw Error("the CPU wave stepper needs the operator's cell data on the host (WaveSetup::host)");
   return std::make_unique<CpuWaveStepper<dim>>(op);
 }
 template std::unique_ptr<WaveStepper> make_cpu_wave_stepper<2>(const WaveOperator<2>&);

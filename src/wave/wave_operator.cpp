@@ -55,8 +55,13 @@ void invert(const double (&J)[dim][dim], double det, double (&inv)[dim][dim]) {
 }  // namespace
 
 template <int dim>
-WaveOperator<dim>::WaveOperator(const WaveProblem<dim>& problem)
-    : k_(problem.degree), np1_(problem.degree + 1), nq_(problem.degree), cells_(problem.cells) {
+WaveOperator<dim>::WaveOperator(const WaveProblem<dim>& problem, WaveSetup setup)
+    : problem_(problem),
+      setup_(setup),
+      k_(problem.degree),
+      np1_(problem.degree + 1),
+      nq_(problem.degree),
+      cells_(problem.cells) {
   npc_ = nqc_ = 1;
   n_cells_ = 1;
   for (int d = 0; d < dim; ++d) {
@@ -72,22 +77,49 @@ WaveOperator<dim>::WaveOperator(const WaveProblem<dim>& problem)
   }
   const auto gll = fe::LagrangeBasis1D::gauss_lobatto(k_);
   const auto gauss = fe::gauss(nq_);
-  const auto lobatto = fe::gauss_lobatto(np1_);
   b_ = fe::basis_values(gll, gauss.points);
   d_ = fe::basis_derivatives(gll, gauss.points);
-  const auto d_gll = fe::basis_derivatives(gll, gll.nodes());
+  mesh_ = std::make_unique<mesh::BoxMesh<dim>>(cells_, problem.domain);
+  field_ = std::make_unique<mesh::MappedCellNodes<dim>>(*mesh_, k_);
+  if (setup_ == WaveSetup::host) {
+    // cell colors by parity (the host's loops that sum into shared nodes): cells of one color
+    // share no pressure node
+    colors_.assign(1u << dim, {});
+    for (std::size_t c = 0; c < n_cells_; ++c) {
+      const auto ci = mesh_->cell_index(c);
+      int color = 0;
+      for (int d = 0; d < dim; ++d) color |= (ci[d] & 1) << d;
+      colors_[color].push_back(c);
+    }
+    build_cell_data();
+  }
+  build_boundary_terms();
+  if (setup_ == WaveSetup::host) {
+    absorbing_.assign(n_p_, 0.0);
+    for (const auto& t : surface_terms_) mass_p_[t.node] += t.value;
+    for (const auto& t : absorbing_terms_) absorbing_[t.node] += t.value;
+    inv_mass_p_.resize(n_p_);
+    for (std::size_t i = 0; i < n_p_; ++i) inv_mass_p_[i] = 1.0 / mass_p_[i];
+  }
+}
 
-  // node coordinates per cell
-  const mesh::BoxMesh<dim> mesh(cells_, problem.domain);
-  const mesh::MappedCellNodes<dim> field(mesh, k_);
+template <int dim>
+void WaveOperator<dim>::require_cell_data() const {
+  if (setup_ != WaveSetup::host)
+    throw Error("wave operator: the cell data were computed on the device (WaveSetup::device); this needs the host's");
+}
+
+template <int dim>
+void WaveOperator<dim>::build_cell_data() {
+  const auto& problem = problem_;
+  const auto gauss = fe::gauss(nq_);
+  const auto lobatto = fe::gauss_lobatto(np1_);
+  const auto d_gll = fe::basis_derivatives(fe::LagrangeBasis1D::gauss_lobatto(k_), fe::LagrangeBasis1D::gauss_lobatto(k_).nodes());
+  const auto& mesh = *mesh_;
   node_coords_.resize(n_cells_ * dim * npc_);
   parallel_chunks(0, n_cells_, [&](std::size_t b, std::size_t e, int) {
-    for (std::size_t c = b; c < e; ++c) field.cell_nodes(mesh.cell_index(c), node_coords_.data() + c * dim * npc_);
+    for (std::size_t c = b; c < e; ++c) field_->cell_nodes(mesh.cell_index(c), node_coords_.data() + c * dim * npc_);
   });
-  extent_ = 0;
-  for (double v : node_coords_) extent_ = std::max(extent_, std::abs(v));
-  extent_ = std::max(extent_, 1e-300);
-
   auto refuse_inverted = [&mesh](std::size_t c, double det, const double* x) {
     const auto ci = mesh.cell_index(c);
     std::string cell = "(";
@@ -147,14 +179,6 @@ WaveOperator<dim>::WaveOperator(const WaveProblem<dim>& problem)
       }
     }
   });
-  // cell colors by parity: cells of one color share no pressure node
-  colors_.assign(1u << dim, {});
-  for (std::size_t c = 0; c < n_cells_; ++c) {
-    const auto ci = mesh.cell_index(c);
-    int color = 0;
-    for (int d = 0; d < dim; ++d) color |= (ci[d] & 1) << d;
-    colors_[color].push_back(c);
-  }
   mass_p_.assign(n_p_, 0.0);
   for (const auto& color : colors_)
     parallel_chunks(0, color.size(), [&](std::size_t b, std::size_t e, int) {
@@ -162,64 +186,121 @@ WaveOperator<dim>::WaveOperator(const WaveProblem<dim>& problem)
         for (int n = 0; n < npc_; ++n) mass_p_[p_index(color[i], n)] += mass_parts[color[i] * npc_ + n];
     }, host_threads(), 256);
 
-  // boundary faces: free surface (mass), absorbing (damping), seafloor (data); lumped at the nodes
-  absorbing_.assign(n_p_, 0.0);
-  seafloor_velocity_ = problem.seafloor_velocity;
+}
+
+template <int dim>
+void WaveOperator<dim>::build_boundary_terms() {
+  // boundary faces: free surface (mass), absorbing (damping), seafloor (data); lumped at the nodes.
+  // The face's cells in parallel, each into its slots; the terms are then taken in the order of
+  // the cells and their nodes.
+  const auto& problem = problem_;
+  const auto lobatto = fe::gauss_lobatto(np1_);
+  const auto gll = fe::LagrangeBasis1D::gauss_lobatto(k_);
+  const auto d_gll = fe::basis_derivatives(gll, gll.nodes());
+  int nf = 1;  // nodes per face
+  for (int d = 0; d + 1 < dim; ++d) nf *= np1_;
+  std::vector<NodeTerm> surface, absorbing;
   for (int face = 0; face < 2 * dim; ++face) {
     const BoundaryKind kind = problem.faces[face];
     if (kind == BoundaryKind::wall) continue;
     const int n = face / 2, side = face % 2;
-    for (std::size_t c = 0; c < n_cells_; ++c) {
-      const auto ci = mesh.cell_index(c);
-      if (ci[n] != (side ? cells_[n] - 1 : 0)) continue;
-      const double* nodes = node_coords_.data() + c * dim * npc_;
-      for (int i = 0; i < npc_; ++i) {
-        int idx[3] = {0, 0, 0}, r = i;
-        for (int d = 0; d < dim; ++d) {
-          idx[d] = r % np1_;
-          r /= np1_;
-        }
-        if (idx[n] != (side ? k_ : 0)) continue;
-        double w = 1, t[dim][dim], x[dim];  // tangent vectors t[e] (e != n)
-        for (int d = 0; d < dim; ++d) x[d] = nodes[d * npc_ + i];
-        for (int e = 0; e < dim; ++e) {
-          if (e == n) continue;
-          w *= lobatto.weights[idx[e]];
-          int stride = 1;
-          for (int f = 0; f < e; ++f) stride *= np1_;
+    // the face's cells in ascending order: the other directions' indices, the lowest fastest
+    std::size_t cell_stride[dim], on_face = 1;
+    for (int d = 0, st = 1; d < dim; st *= cells_[d], ++d) {
+      cell_stride[d] = static_cast<std::size_t>(st);
+      if (d != n) on_face *= static_cast<std::size_t>(cells_[d]);
+    }
+    std::vector<std::size_t> face_cells(on_face);
+    for (std::size_t j = 0; j < on_face; ++j) {
+      std::size_t c = (side ? cells_[n] - 1 : 0) * cell_stride[n], r = j;
+      for (int d = 0; d < dim; ++d) {
+        if (d == n) continue;
+        c += (r % cells_[d]) * cell_stride[d];
+        r /= cells_[d];
+      }
+      face_cells[j] = c;
+    }
+    std::vector<FaceNode> slots(face_cells.size() * nf);
+    std::vector<double> values(slots.size());
+    parallel_chunks(0, face_cells.size(), [&](std::size_t cb, std::size_t ce, int) {
+      std::vector<double> nodes(dim * npc_);
+      for (std::size_t fc = cb; fc < ce; ++fc) {
+        const std::size_t c = face_cells[fc];
+        cell_nodes(c, nodes.data());
+        int slot = 0;
+        for (int i = 0; i < npc_; ++i) {
+          int idx[3] = {0, 0, 0}, r = i;
           for (int d = 0; d < dim; ++d) {
-            double v = 0;
-            for (int j = 0; j < np1_; ++j) v += d_gll(idx[e], j) * nodes[d * npc_ + i + (j - idx[e]) * stride];
-            t[e][d] = v;
+            idx[d] = r % np1_;
+            r /= np1_;
           }
-        }
-        double area;
-        if constexpr (dim == 2) {
-          const int e = 1 - n;
-          area = std::hypot(t[e][0], t[e][1]);
-        } else {
-          const int e1 = (n + 1) % 3, e2 = (n + 2) % 3;
-          const double cx = t[e1][1] * t[e2][2] - t[e1][2] * t[e2][1], cy = t[e1][2] * t[e2][0] - t[e1][0] * t[e2][2],
-                       cz = t[e1][0] * t[e2][1] - t[e1][1] * t[e2][0];
-          area = std::sqrt(cx * cx + cy * cy + cz * cz);
-        }
-        const std::size_t node = p_index(c, i);
-        if (kind == BoundaryKind::surface) {
-          mass_p_[node] += w * area / (positive(problem.rho, "rho", x, dim) * positive(problem.g, "g", x, dim));
-        } else if (kind == BoundaryKind::absorbing) {
-          const double z = std::sqrt(positive(problem.rho, "rho", x, dim) * positive(problem.K, "K", x, dim));
-          absorbing_[node] += w * area / z;
-        } else {
-          FaceNode f{node, w * area, {}};
+          if (idx[n] != (side ? k_ : 0)) continue;
+          double w = 1, t[dim][dim], x[dim];  // tangent vectors t[e] (e != n)
+          for (int d = 0; d < dim; ++d) x[d] = nodes[d * npc_ + i];
+          for (int e = 0; e < dim; ++e) {
+            if (e == n) continue;
+            w *= lobatto.weights[idx[e]];
+            int stride = 1;
+            for (int f = 0; f < e; ++f) stride *= np1_;
+            for (int d = 0; d < dim; ++d) {
+              double v = 0;
+              for (int j = 0; j < np1_; ++j) v += d_gll(idx[e], j) * nodes[d * npc_ + i + (j - idx[e]) * stride];
+              t[e][d] = v;
+            }
+          }
+          double area;
+          if constexpr (dim == 2) {
+            const int e = 1 - n;
+            area = std::hypot(t[e][0], t[e][1]);
+          } else {
+            const int e1 = (n + 1) % 3, e2 = (n + 2) % 3;
+            const double cx = t[e1][1] * t[e2][2] - t[e1][2] * t[e2][1], cy = t[e1][2] * t[e2][0] - t[e1][0] * t[e2][2],
+                         cz = t[e1][0] * t[e2][1] - t[e1][1] * t[e2][0];
+            area = std::sqrt(cx * cx + cy * cy + cz * cz);
+          }
+          FaceNode& f = slots[fc * nf + slot];
+          f.node = p_index(c, i);
+          f.weight = w * area;
           for (int d = 0; d < dim; ++d) f.x[d] = x[d];
-          seafloor_.push_back(f);
+          if (kind == BoundaryKind::surface) {
+            values[fc * nf + slot] =
+                w * area / (positive(problem.rho, "rho", x, dim) * positive(problem.g, "g", x, dim));
+          } else if (kind == BoundaryKind::absorbing) {
+            values[fc * nf + slot] =
+                w * area / std::sqrt(positive(problem.rho, "rho", x, dim) * positive(problem.K, "K", x, dim));
+          }
+          ++slot;
         }
       }
+    }, host_threads(), 16);
+    for (std::size_t i = 0; i < slots.size(); ++i) {
+      if (kind == BoundaryKind::surface) surface.push_back({slots[i].node, values[i]});
+      else if (kind == BoundaryKind::absorbing) absorbing.push_back({slots[i].node, values[i]});
+      else seafloor_.push_back(slots[i]);
     }
   }
-  inv_mass_p_.resize(n_p_);
-  for (std::size_t i = 0; i < n_p_; ++i) inv_mass_p_[i] = 1.0 / mass_p_[i];
+  // by node, each node once, summed in the order above
+  auto merge = [](std::vector<NodeTerm>& terms) {
+    std::stable_sort(terms.begin(), terms.end(), [](const NodeTerm& a, const NodeTerm& b) { return a.node < b.node; });
+    std::vector<NodeTerm> merged;
+    for (const auto& t : terms) {
+      if (!merged.empty() && merged.back().node == t.node) merged.back().value += t.value;
+      else merged.push_back(t);
+    }
+    terms.swap(merged);
+  };
+  merge(surface);
+  merge(absorbing);
+  surface_terms_ = std::move(surface);
+  absorbing_terms_ = std::move(absorbing);
+}
 
+template <int dim>
+double WaveOperator<dim>::damping() const {
+  require_cell_data();
+  double damping = 0;
+  for (const auto& t : absorbing_terms_) damping = std::max(damping, absorbing_[t.node] * inv_mass_p_[t.node]);
+  return damping;
 }
 
 template <int dim>
@@ -272,11 +353,12 @@ void WaveOperator<dim>::gradient_transpose(const double* f, double* out, double*
 template <int dim>
 void WaveOperator<dim>::seafloor_data(double t, double* b) const {
   std::fill(b, b + n_p_, 0.0);
-  for (const auto& f : seafloor_) b[f.node] += f.weight * seafloor_velocity_(f.x.data(), t);
+  for (const auto& f : seafloor_) b[f.node] += f.weight * problem_.seafloor_velocity(f.x.data(), t);
 }
 
 template <int dim>
 std::vector<double> WaveOperator<dim>::node_field() const {
+  require_cell_data();
   std::vector<double> field(dim * n_p_);
   for (const auto& color : colors_)  // shared nodes get the same coordinates from every cell
     parallel_chunks(0, color.size(), [&](std::size_t b, std::size_t e, int) {
@@ -290,6 +372,7 @@ std::vector<double> WaveOperator<dim>::node_field() const {
 
 template <int dim>
 std::vector<double> WaveOperator<dim>::inverse_density() const {
+  require_cell_data();
   std::vector<double> r(s_.size());
   for (std::size_t i = 0; i < r.size(); ++i) r[i] = s_[i] * jxw_[i];
   return r;
@@ -305,12 +388,13 @@ std::vector<std::size_t> WaveOperator<dim>::seafloor_nodes() const {
 template <int dim>
 void WaveOperator<dim>::seafloor_values(double t, double* values) const {
   parallel_chunks(0, seafloor_.size(), [&](std::size_t b, std::size_t e, int) {
-    for (std::size_t i = b; i < e; ++i) values[i] = seafloor_[i].weight * seafloor_velocity_(seafloor_[i].x.data(), t);
+    for (std::size_t i = b; i < e; ++i) values[i] = seafloor_[i].weight * problem_.seafloor_velocity(seafloor_[i].x.data(), t);
   }, host_threads(), 4096);
 }
 
 template <int dim>
 void WaveOperator<dim>::rate(double t, const double* x, double* r, bool skew_only) const {
+  require_cell_data();
   const double* u = x;
   const double* p = x + n_u_;
   double* ru = r;
@@ -345,7 +429,7 @@ void WaveOperator<dim>::rate(double t, const double* x, double* r, bool skew_onl
     }, host_threads(), 16);
   }
   if (!skew_only && !seafloor_.empty()) {
-    for (const auto& fnode : seafloor_) rp[fnode.node] += fnode.weight * seafloor_velocity_(fnode.x.data(), t);
+    for (const auto& fnode : seafloor_) rp[fnode.node] += fnode.weight * problem_.seafloor_velocity(fnode.x.data(), t);
   }
   parallel_chunks(0, n_p_, [&](std::size_t b, std::size_t e, int) {
     for (std::size_t i = b; i < e; ++i) {
@@ -357,6 +441,7 @@ void WaveOperator<dim>::rate(double t, const double* x, double* r, bool skew_onl
 
 template <int dim>
 double WaveOperator<dim>::inner(const double* x, const double* y) const {
+  require_cell_data();
   double su = 0, sp = 0;
   for (std::size_t c = 0; c < n_cells_; ++c)
     for (int d = 0; d < dim; ++d)
@@ -369,26 +454,46 @@ double WaveOperator<dim>::inner(const double* x, const double* y) const {
 }
 
 template <int dim>
-double WaveOperator<dim>::spectral_radius(int iterations) const {
-  std::vector<double> x(n_dofs()), y(n_dofs()), z(n_dofs());
-  for (std::size_t i = 0; i < x.size(); ++i) x[i] = start_vector_entry(i);
-  double lambda2 = 0;
-  for (int it = 0; it < iterations; ++it) {
-    const double norm = std::sqrt(inner(x.data(), x.data()));
-    for (auto& v : x) v /= norm;
-    rate(0.0, x.data(), y.data(), true);
-    rate(0.0, y.data(), z.data(), true);
-    lambda2 = -inner(x.data(), z.data());  // L^2 is M-symmetric, negative semi-definite
-    x.swap(z);
-  }
-  double damping = 0;
-  for (std::size_t i = 0; i < n_p_; ++i) damping = std::max(damping, absorbing_[i] * inv_mass_p_[i]);
-  return std::sqrt(std::max(lambda2, 0.0)) + damping;
+SpectralBound WaveOperator<dim>::spectral_bound(int max_applies) const {
+  require_cell_data();
+  const std::size_t n = n_dofs();
+  std::vector<double> a(n), b(n), c(n);
+  for (std::size_t i = 0; i < n; ++i) b[i] = start_vector_entry(i);
+  SpectralBound bound;
+  bound.lanczos = skew_lanczos(
+      a.data(), b.data(), c.data(), max_applies, lanczos_tolerance,
+      [&](const double* x, double* y) { rate(0.0, x, y, true); },
+      [&](const double* x) { return std::sqrt(inner(x, x)); },
+      [&](double* y, double s, const double* x) {
+        for (std::size_t i = 0; i < n; ++i) y[i] += s * x[i];
+      },
+      [&](double* x, double s) {
+        for (std::size_t i = 0; i < n; ++i) x[i] *= s;
+      });
+  bound.damping = damping();
+  bound.radius = bound.lanczos.sigma + bound.damping;
+  return bound;
 }
 
 template <int dim>
 void WaveOperator<dim>::cell_nodes(std::size_t cell, double* out) const {
-  std::copy_n(node_coords_.data() + cell * dim * npc_, dim * npc_, out);
+  if (!node_coords_.empty()) std::copy_n(node_coords_.data() + cell * dim * npc_, dim * npc_, out);
+  else field_->cell_nodes(mesh_->cell_index(cell), out);
+}
+
+template <int dim>
+void WaveOperator<dim>::velocity_jxw(const double* nodes, double* jxw, double* tmp) const {
+  const int big = std::max(npc_, nqc_);
+  double* jq = tmp + 2 * big;
+  const auto gauss = fe::gauss(nq_);
+  for (int d = 0; d < dim; ++d) gradient(nodes + d * npc_, jq + d * dim * nqc_, tmp);
+  for (int q = 0; q < nqc_; ++q) {
+    double J[dim][dim], w = 1;
+    for (int d = 0, qi = q; d < dim; ++d, qi /= nq_) w *= gauss.weights[qi % nq_];
+    for (int d = 0; d < dim; ++d)
+      for (int e = 0; e < dim; ++e) J[d][e] = jq[(d * dim + e) * nqc_ + q];
+    jxw[q] = w * determinant<dim>(J);
+  }
 }
 
 template <int dim>
@@ -420,9 +525,10 @@ std::vector<double> WaveOperator<dim>::interpolate(const TimeFunction& p, const 
                                                    double t) const {
   std::vector<double> state(n_dofs(), 0.0);
   parallel_chunks(0, n_cells_, [&](std::size_t cb, std::size_t ce, int) {
-    std::vector<double> xq(dim * nqc_), tmp(2 * npc_);
+    std::vector<double> xq(dim * nqc_), tmp(2 * npc_), node_buffer(dim * npc_);
     for (std::size_t c = cb; c < ce; ++c) {
-      const double* nodes = node_coords_.data() + c * dim * npc_;
+      cell_nodes(c, node_buffer.data());
+      const double* nodes = node_buffer.data();
       if (p) {
         // each lattice node once: from the cell where its local index is below k along every
         // direction, or the last cell along that direction
@@ -470,7 +576,8 @@ typename WaveOperator<dim>::Errors WaveOperator<dim>::errors(const double* state
   parallel_chunks(0, n_cells_, [&](std::size_t cb, std::size_t ce, int thread) {
     Errors& err = parts[thread];
     const int big = std::max(npc_, mc);
-    std::vector<double> vals((dim + 1) * mc), jac(dim * dim * mc), tmp(2 * big), pc(npc_);
+    std::vector<double> vals((dim + 1) * mc), jac(dim * dim * mc), tmp((dim * dim + 2) * big), pc(npc_),
+        node_buffer(dim * npc_), cell_jxw(nqc_);
     auto interp = [&](const double* in0, double* out, int deriv) {  // B along all, D along deriv
       const double* in = in0;
       std::array<int, 3> sizes = tensor::cube_sizes<dim>(np1_);
@@ -482,7 +589,8 @@ typename WaveOperator<dim>::Errors WaveOperator<dim>::errors(const double* state
       }
     };
     for (std::size_t c = cb; c < ce; ++c) {
-      const double* nodes = node_coords_.data() + c * dim * npc_;
+      cell_nodes(c, node_buffer.data());
+      const double* nodes = node_buffer.data();
       for (int n = 0; n < npc_; ++n) pc[n] = state[n_u_ + p_index(c, n)];
       for (int d = 0; d < dim; ++d) {
         interp(nodes + d * npc_, vals.data() + d * mc, -1);
@@ -505,10 +613,12 @@ typename WaveOperator<dim>::Errors WaveOperator<dim>::errors(const double* state
       // velocity: at its nodes, weighted by the velocity mass (w det J)
       std::vector<double> xq(dim * nqc_);
       velocity_node_coordinates(nodes, xq.data(), tmp.data());  // tmp: 2 big >= 2 npc doubles
+      if (jxw_.empty()) velocity_jxw(nodes, cell_jxw.data(), tmp.data());
+      else std::copy_n(jxw_.data() + c * nqc_, nqc_, cell_jxw.data());
       for (int q = 0; q < nqc_; ++q) {
         double x[dim];
         for (int d = 0; d < dim; ++d) x[d] = xq[d * nqc_ + q];
-        const double jxw = jxw_[c * nqc_ + q];
+        const double jxw = cell_jxw[q];
         for (int d = 0; d < dim; ++d) {
           const double ue = u[d](x, t), diff = state[(c * dim + d) * nqc_ + q] - ue;
           err.u_l2 += jxw * diff * diff;
@@ -539,9 +649,10 @@ void WaveOperator<dim>::cell_output(const double* x, std::vector<double>& points
   points.assign(n_cells_ * npc_ * 3, 0.0);
   fields.assign(1 + dim, std::vector<double>(n_cells_ * npc_));
   parallel_chunks(0, n_cells_, [&](std::size_t cb, std::size_t ce, int) {
-    std::vector<double> tmp(2 * npc_);
+    std::vector<double> tmp(2 * npc_), node_buffer(dim * npc_);
     for (std::size_t c = cb; c < ce; ++c) {
-      const double* nodes = node_coords_.data() + c * dim * npc_;
+      cell_nodes(c, node_buffer.data());
+      const double* nodes = node_buffer.data();
       for (int i = 0; i < npc_; ++i) {
         for (int d = 0; d < dim; ++d) points[(c * npc_ + i) * 3 + d] = nodes[d * npc_ + i];
         fields[0][c * npc_ + i] = x[n_u_ + p_index(c, i)];

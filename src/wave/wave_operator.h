@@ -16,16 +16,19 @@
 // (k n_d + 1 per direction, x fastest).
 #include <array>
 #include <cstddef>
+#include <memory>
 #include <vector>
 
 #include "core/hd.h"
 #include "core/host_array.h"
 #include "fe/lagrange.h"
+#include "mesh/geometry_field.h"
+#include "wave/spectral_bound.h"
 #include "wave/wave_problem.h"
 
 namespace tcfem::wave {
 
-/// The start vector of the power iteration: entry i in [-1, 1) from a hash of i (splitmix64), the
+/// The start vector of the spectral bound's Lanczos: entry i in [-1, 1) from a hash of i (splitmix64), the
 /// same on the host and the device.
 TCFEM_HD inline double start_vector_entry(unsigned long long i) {
   unsigned long long z = i + 0x9e3779b97f4a7c15ULL;
@@ -35,12 +38,31 @@ TCFEM_HD inline double start_vector_entry(unsigned long long i) {
   return static_cast<double>(z >> 11) * (2.0 / 9007199254740992.0) - 1.0;
 }
 
+/// Where the cell data (the node coordinates, the stored geometry C and s, the pressure's mass)
+/// are computed: on the host threads, held by the operator (the CPU stepper and rate() need
+/// them), or on the device by the device stepper (wave/device_wave.h), the operator holding the
+/// sizes, tables and boundary terms only.
+enum class WaveSetup { host, device };
+
+/// A boundary term at a pressure node: the free surface's mass or the absorbing faces' damping,
+/// summed over the faces at the node.
+struct NodeTerm {
+  std::size_t node;
+  double value;
+};
+
 template <int dim>
 class WaveOperator {
  public:
-  /// Builds the geometry data, masses and boundary terms; InputError for det J <= 0 (naming the
-  /// cell) and for rho, K or g not positive at a point (naming the point).
-  explicit WaveOperator(const WaveProblem<dim>& problem);
+  /// Builds the boundary terms and, with WaveSetup::host, the geometry data and masses;
+  /// InputError for det J <= 0 (naming the cell) and for rho, K or g not positive at a point
+  /// (naming the point).
+  explicit WaveOperator(const WaveProblem<dim>& problem, WaveSetup setup = WaveSetup::host);
+  /// Whether the operator holds the cell data (WaveSetup::host). Without them, rate(), inner(),
+  /// spectral_radius() and the stored data's accessors throw Error.
+  bool has_cell_data() const { return setup_ == WaveSetup::host; }
+  const WaveProblem<dim>& problem() const { return problem_; }
+  const mesh::BoxMesh<dim>& mesh() const { return *mesh_; }
 
   int degree() const { return k_; }
   const std::array<int, dim>& cells() const { return cells_; }
@@ -58,9 +80,11 @@ class WaveOperator {
   /// (x, y)_M with the diagonal mass of the state: 2 x the energy for y = x.
   double inner(const double* x, const double* y) const;
   double energy(const double* x) const { return 0.5 * inner(x, x); }
-  /// Largest |lambda| of the energy-conserving part M^-1 G-block (power iteration on its square)
-  /// plus the largest absorbing rate: the spectral bound that sets the RK4 step.
-  double spectral_radius(int iterations = 60) const;
+  /// Largest |lambda| of the energy-conserving part M^-1 G-block (skew Lanczos, at most
+  /// max_applies applies, wave/spectral_bound.h) plus the largest absorbing rate: the spectral
+  /// bound that sets the RK4 step.
+  SpectralBound spectral_bound(int max_applies = 60) const;
+  double spectral_radius(int max_applies = 60) const { return spectral_bound(max_applies).radius; }
 
   /// The state interpolating p0 at the pressure nodes and u0 at the velocity nodes (empty: 0).
   std::vector<double> interpolate(const SpaceFunction& p0, const std::array<SpaceFunction, dim>& u0) const;
@@ -77,10 +101,16 @@ class WaveOperator {
   void cell_output(const double* x, std::vector<double>& points, std::vector<std::vector<double>>& fields) const;
 
   /// Stored data (the device operator copies them).
-  const HostArray<double>& geometry_c() const { return c_; }  ///< [cell][e * dim + d][q]
-  const HostArray<double>& geometry_s() const { return s_; }  ///< [cell][q]
-  const std::vector<double>& inverse_mass_p() const { return inv_mass_p_; }
-  const std::vector<double>& absorbing() const { return absorbing_; }
+  const HostArray<double>& geometry_c() const { return cell_data(c_); }  ///< [cell][e * dim + d][q]
+  const HostArray<double>& geometry_s() const { return cell_data(s_); }  ///< [cell][q]
+  const std::vector<double>& inverse_mass_p() const { return cell_data(inv_mass_p_); }
+  const std::vector<double>& absorbing() const { return cell_data(absorbing_); }
+  /// The boundary terms by node (ascending, each node once): the free surface's part of the
+  /// pressure's mass, w |dx/dS| / (rho g), and the absorbing faces' damping, w |dx/dS| / Z.
+  const std::vector<NodeTerm>& surface_mass_terms() const { return surface_terms_; }
+  const std::vector<NodeTerm>& absorbing_terms() const { return absorbing_terms_; }
+  /// The largest damping rate absorbing / mass of the pressure nodes (needs the cell data).
+  double damping() const;
   const fe::Matrix1D& values() const { return b_; }        ///< k x (k+1): GLL basis at Gauss points
   const fe::Matrix1D& derivatives() const { return d_; }   ///< k x (k+1)
   /// The seafloor data b(t) on the pressure nodes (zero elsewhere).
@@ -89,24 +119,39 @@ class WaveOperator {
   /// data weight * db/dt(x, t), in the same order.
   std::vector<std::size_t> seafloor_nodes() const;
   void seafloor_values(double t, double* values) const;
-  const std::vector<double>& mass_p() const { return mass_p_; }
+  const std::vector<double>& mass_p() const { return cell_data(mass_p_); }
   /// The node coordinates as a field on the pressure lattice: component d at [d * n_p() + node].
   std::vector<double> node_field() const;
   /// 1 / rho per velocity node ([cell][q])
   std::vector<double> inverse_density() const;
   const std::array<std::size_t, dim>& p_strides() const { return p_stride_; }
   bool has_seafloor() const { return !seafloor_.empty(); }
-  /// The largest |x| of the node coordinates (for scale-aware checks)
-  double extent() const { return extent_; }
+  /// The coordinates of the (k+1)^dim nodes of a cell, out[d * nodes_per_cell() + i] (from the
+  /// stored coordinates, or the map evaluated at the cell's nodes).
+  void cell_nodes(std::size_t cell, double* out) const;
 
  private:
+  template <typename T>
+  const T& cell_data(const T& data) const {
+    require_cell_data();
+    return data;
+  }
+  void require_cell_data() const;
+  /// w det J at the cell's velocity nodes from its node coordinates; tmp holds
+  /// (dim^2 + 2) max(npc, nqc) doubles.
+  void velocity_jxw(const double* nodes, double* jxw, double* tmp) const;
   /// The coordinates of a cell's velocity nodes (its Gauss points), xq[d nqc + q], interpolated
   /// from its pressure nodes' coordinates (nodes[d npc + i]); tmp holds 2 npc doubles.
   void velocity_node_coordinates(const double* nodes, double* xq, double* tmp) const;
   void gradient(const double* pc, double* g, double* tmp) const;                  // g: dim x nqc
   void gradient_transpose(const double* f, double* out, double* tmp) const;        // out: npc (overwritten)
-  void cell_nodes(std::size_t cell, double* out) const;
+  void build_cell_data();
+  void build_boundary_terms();
 
+  WaveProblem<dim> problem_;
+  WaveSetup setup_;
+  std::unique_ptr<mesh::BoxMesh<dim>> mesh_;
+  std::unique_ptr<mesh::MappedCellNodes<dim>> field_;
   int k_, np1_, nq_, npc_, nqc_;
   std::array<int, dim> cells_{};
   std::size_t n_cells_, n_u_, n_p_;
@@ -119,11 +164,10 @@ class WaveOperator {
     std::array<double, dim> x;
   };
   std::vector<FaceNode> seafloor_;
-  TimeFunction seafloor_velocity_;
+  std::vector<NodeTerm> surface_terms_, absorbing_terms_;
   std::vector<std::vector<std::size_t>> colors_;  // cells by parity: no two share a node
   fe::Matrix1D b_, d_;
-  HostArray<double> node_coords_;  // per cell, dim x npc (the map at the cell's nodes)
-  double extent_ = 1;
+  HostArray<double> node_coords_;  // per cell, dim x npc (the map at the cell's nodes); host setup
 };
 
 }  // namespace tcfem::wave

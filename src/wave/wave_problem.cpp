@@ -168,10 +168,15 @@ WaveProblem<dim> make_wave_problem(const WaveFile& file) {
   auto timed = [](std::shared_ptr<const Expression> e) -> TimeFunction {
     return [e](const double* x, double t) { return (*e)(x, t); };
   };
+  auto device_source = [](const std::shared_ptr<const Expression>& e) -> jit::DeviceSource {
+    return {e->source(problem::ExpressionDialect::cuda), Expression::device_prelude()};
+  };
   std::function<mesh::Point<dim>(const mesh::Point<dim>&)> map;
+  std::array<jit::DeviceSource, dim> map_source{};
   if (!file.map.empty()) {
     std::array<std::shared_ptr<const Expression>, dim> m;
     for (int d = 0; d < dim; ++d) m[d] = expr("geometry.map[" + std::to_string(d) + "]", file.map[d]);
+    for (int d = 0; d < dim; ++d) map_source[d] = device_source(m[d]);
     map = [m](const mesh::Point<dim>& X) {
       mesh::Point<dim> x;
       for (int d = 0; d < dim; ++d) x[d] = (*m[d])(X.data());
@@ -179,13 +184,16 @@ WaveProblem<dim> make_wave_problem(const WaveFile& file) {
     };
   }
   p.domain = mesh::Domain<dim>::box(lower, upper, map);
+  p.domain.map_source = map_source;
   // material: positive constants or expressions (checked positive where they are used)
   std::array<std::optional<double>, 3> constant;
   const std::array<const std::string*, 3> texts = {&file.rho, &file.K, &file.g};
   const char* names[3] = {"rho", "K", "g"};
   std::array<SpaceFunction*, 3> targets = {&p.rho, &p.K, &p.g};
+  std::array<jit::DeviceSource*, 3> sources = {&p.rho_source, &p.K_source, nullptr};
   for (int i = 0; i < 3; ++i) {
     const auto e = expr(names[i], *texts[i]);
+    if (sources[i]) *sources[i] = device_source(e);
     if (e->is_constant()) {
       const double zero[3] = {0, 0, 0};
       constant[i] = (*e)(zero);
@@ -214,9 +222,16 @@ WaveProblem<dim> make_wave_problem(const WaveFile& file) {
   } else if (p.has_seafloor()) {
     throw InputError(where + "seafloor_velocity: missing; faces of kind \"seafloor\" need it (or use \"wall\")");
   }
-  if (file.initial_p) p.initial_p = space(expr("initial.p", *file.initial_p));
-  for (int d = 0; d < int(file.initial_u.size()); ++d)
-    p.initial_u[d] = space(expr("initial.u[" + std::to_string(d) + "]", file.initial_u[d]));
+  if (file.initial_p) {
+    const auto e = expr("initial.p", *file.initial_p);
+    p.initial_p = space(e);
+    p.initial_p_source = device_source(e);
+  }
+  for (int d = 0; d < int(file.initial_u.size()); ++d) {
+    const auto e = expr("initial.u[" + std::to_string(d) + "]", file.initial_u[d]);
+    p.initial_u[d] = space(e);
+    p.initial_u_source[d] = device_source(e);
+  }
   if (file.exact_p) {
     p.exact_p = timed(expr("exact.p", *file.exact_p, true));
     for (int d = 0; d < dim; ++d) p.exact_u[d] = timed(expr("exact.u[" + std::to_string(d) + "]", file.exact_u[d], true));
@@ -233,6 +248,8 @@ WaveProblem<dim> make_wave_problem(const WaveFile& file) {
     for (int d = 0; d + 1 < dim; ++d) m[d] = file.mode[d];
     const auto mode = basin_mode<dim>(lower, upper, m, file.mode[dim - 1], *constant[0], *constant[1], *constant[2]);
     p.mode = mode;
+    p.initial_p_source = {};
+    for (auto& s : p.initial_u_source) s = {};
     p.initial_p = [mode](const double* x) { return mode.pressure(x, 0.0); };
     p.exact_p = [mode](const double* x, double t) { return mode.pressure(x, t); };
     for (int d = 0; d < dim; ++d) p.exact_u[d] = [mode, d](const double* x, double t) { return mode.velocity(x, t, d); };

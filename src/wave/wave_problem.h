@@ -67,6 +67,10 @@ struct WaveProblem {
   std::optional<BasinMode<dim>> mode;  ///< started from a normal mode (its exact solution is exact_*)
   std::optional<double> t_end, dt, cfl;
   std::map<std::string, std::string> texts;  ///< the expressions as given, for the report
+  /// The file's expressions as CUDA C++ for the device setup (the map's are domain.map_source);
+  /// empty where a function has no device form (the normal mode's initial data).
+  jit::DeviceSource rho_source, K_source, initial_p_source;
+  std::array<jit::DeviceSource, dim> initial_u_source{};
 
   bool has_exact() const { return static_cast<bool>(exact_p); }
   bool has_absorbing() const;

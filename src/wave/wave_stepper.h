@@ -14,6 +14,9 @@ class WaveStepper {
  public:
   virtual ~WaveStepper() = default;
   virtual void set_state(const std::vector<double>& x) = 0;
+  /// The problem's initial state: its initial data interpolated at the nodes (zero where it
+  /// gives none), computed where the stepper's data are.
+  virtual void set_initial_state() = 0;
   virtual void get_state(std::vector<double>& x) = 0;
   /// One RK4 step x(t) -> x(t + dt).
   virtual void step(double t, double dt) = 0;
@@ -23,9 +26,10 @@ class WaveStepper {
   virtual void set_reference() = 0;
   /// (x, x0)_M / (x0, x0)_M
   virtual double projection() = 0;
-  /// The spectral bound of the operator (as WaveOperator::spectral_radius), on this backend.
-  virtual double spectral_radius(int iterations) = 0;
-  /// Time of the timed operator applies (the device: the power iteration's plain applies, cell
+  /// The spectral bound of the operator (as WaveOperator::spectral_bound), on this backend.
+  virtual SpectralBound spectral_bound(int max_applies) = 0;
+  double spectral_radius(int max_applies) { return spectral_bound(max_applies).radius; }
+  /// Time of the timed operator applies (the device: the spectral bound's plain applies, cell
   /// kernel and pressure finish; the CPU: the stepping's applies), and of their cell kernels alone.
   virtual double operator_seconds() const = 0;
   virtual double cell_kernel_seconds() const { return operator_seconds(); }
@@ -40,6 +44,7 @@ class WaveStepper {
   virtual std::size_t memory_bytes() const = 0;
 };
 
+/// The CPU stepper of `op` (which needs the host's cell data: WaveSetup::host).
 template <int dim>
 std::unique_ptr<WaveStepper> make_cpu_wave_stepper(const WaveOperator<dim>& op);
 

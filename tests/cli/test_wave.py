@@ -135,6 +135,17 @@ with tempfile.TemporaryDirectory() as tmp:
             check(d["energy"]["initial"] == 0 and d["energy"]["final"] > 0, f"{backend} curved: the seafloor puts in no energy")
             check(d["config"]["boundary"] == ["absorbing", "absorbing", "seafloor", "surface"], f"{backend} curved: boundary")
             check("errors" not in d and "mode" not in d, f"{backend} curved: errors without an exact solution")
+            check(d["config"]["setup_on"] == ("device" if backend == "cuda" else "host"), f"{backend} curved: setup_on")
+            if backend == "cuda":  # the data computed on the host and copied: the same run
+                reph = os.path.join(tmp, "curved_cuda_host.json")
+                r = run(["--backend", "cuda", "--setup", "host", "--problem", path, "--json", reph, "--quiet"])
+                check(r.returncode == 0, f"cuda curved --setup host: exit {r.returncode}: {r.stderr}")
+                if r.returncode == 0:
+                    h = report(reph)
+                    check(h["config"]["setup_on"] == "host", "cuda curved --setup host: setup_on")
+                    check(h["time"]["steps"] == d["time"]["steps"], "cuda curved: the same steps on both setups")
+                    for (_, a), (_, b) in zip(h["energy"]["history"], d["energy"]["history"]):
+                        check(abs(a - b) <= 1e-10 * max(abs(a), 1e-300), f"cuda curved: energy {b} (device setup) against {a} (host)")
         # absorbing sides take energy out: a pulse in a basin open on both sides
         pulse = dict(CURVED)
         pulse.pop("seafloor_velocity")
@@ -167,6 +178,7 @@ with tempfile.TemporaryDirectory() as tmp:
     refused(["--backend", "cpu", "--cfl", "1.5"], "at most 1", "cfl above 1")
     refused(["--backend", "cpu", "--geometry-form", "mf"], "device cell kernel", "geometry form on the CPU")
     refused(["--backend", "cpu", "--cores", "tensor-core"], "--cores", "cores on the CPU")
+    refused(["--backend", "cpu", "--setup", "device"], "--setup", "setup on the CPU")
     refused(["--backend", "cpu", "--geometry-storage", "fp32"], "--geometry-storage", "geometry storage on the CPU")
     refused(["--geometry-form", "mf", "--geometry-storage", "fp32"], "stores no geometry", "fp32 storage with mf")
     refused(["--backend", "cpu", "--problem", write(tmp, "m.json", "{\"dim\": 2,")], "malformed JSON", "malformed JSON")

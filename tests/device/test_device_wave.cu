@@ -3,8 +3,10 @@
 // absorbing and seafloor faces; RK4 steps, energies, projections and the spectral bound.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
+#include <memory>
 #include <random>
 #include <string>
 #include <utility>
@@ -71,16 +73,21 @@ std::pair<double, double> state_difference(WaveStepper& cpu, WaveStepper& gpu) {
   return {diff, norm};
 }
 
+/// The device rate against the CPU's; `setup` device: the device stepper computes its data from
+/// an operator without cell data.
 template <int dim>
-void compare_rate(const WaveFile& f, WaveGeometryForm form, WaveCores cores, WaveStorage storage = WaveStorage::fp64) {
+void compare_rate(const WaveFile& f, WaveGeometryForm form, WaveCores cores, WaveStorage storage = WaveStorage::fp64,
+                  WaveSetup setup = WaveSetup::host) {
   const auto problem = make_wave_problem<dim>(f);
   const WaveOperator<dim> op(problem);
+  std::unique_ptr<WaveOperator<dim>> device_op;
+  if (setup == WaveSetup::device) device_op = std::make_unique<WaveOperator<dim>>(problem, setup);
   std::mt19937_64 gen(f.degree * 7 + dim);
   std::uniform_real_distribution<double> dist(-1, 1);
   std::vector<double> x(op.n_dofs()), cpu(op.n_dofs()), gpu(op.n_dofs(), std::numeric_limits<double>::quiet_NaN());
   for (auto& v : x) v = dist(gen);
   op.rate(0.3, x.data(), cpu.data());
-  device_wave_rate<dim>(op, 0.3, x.data(), gpu.data(), form, cores, storage);
+  device_wave_rate<dim>(device_op ? *device_op : op, 0.3, x.data(), gpu.data(), form, cores, storage);
   double diff = 0, norm = 0;
   for (std::size_t i = 0; i < x.size(); ++i) {
     ASSERT_TRUE(std::isfinite(gpu[i])) << "entry " << i << " not written";
@@ -88,22 +95,30 @@ void compare_rate(const WaveFile& f, WaveGeometryForm form, WaveCores cores, Wav
     norm = std::max(norm, std::abs(cpu[i]));
   }
   // mf recomputes the geometry in another order of operations than the host's stored data; fp32
-  // storage rounds C and s (relative 6e-8 each)
-  const double tolerance = storage == WaveStorage::fp32 ? 1e-6 : form == WaveGeometryForm::pa ? 1e-12 : 1e-11;
+  // storage rounds C and s (relative 6e-8 each). The host differentiates the absolute node
+  // coordinates (rounded to their magnitude, about 1) over cells of size 1 / n: on fine meshes its
+  // rounding, eps k^2 n, exceeds the fixed bounds (the device's setup differentiates coordinates
+  // relative to each cell's first node).
+  int n_max = 1;
+  for (int c : f.cells) n_max = std::max(n_max, c);
+  const double rounding = 4 * std::numeric_limits<double>::epsilon() * f.degree * f.degree * n_max;
+  const double tolerance =
+      std::max(rounding, storage == WaveStorage::fp32 ? 1e-6 : form == WaveGeometryForm::pa ? 1e-12 : 1e-11);
   EXPECT_LT(diff, tolerance * norm)
       << dim << "D k = " << f.degree << (f.map.empty() ? " box" : " curved") << " " << to_string(form) << " "
-      << to_string(cores) << " " << to_string(storage);
+      << to_string(cores) << " " << to_string(storage) << (device_op ? " device setup" : "");
 }
 
 template <int dim>
-void compare_steps(const WaveFile& f, WaveCores cores, WaveGeometryForm form = WaveGeometryForm::pa) {
+void compare_steps(const WaveFile& f, WaveCores cores, WaveGeometryForm form = WaveGeometryForm::pa,
+                   WaveSetup setup = WaveSetup::host) {
   const auto problem = make_wave_problem<dim>(f);
-  const WaveOperator<dim> op(problem);
+  const WaveOperator<dim> op(problem), device_op(problem, setup);
   auto cpu = make_cpu_wave_stepper<dim>(op);
   DeviceWaveOptions options;
   options.geometry_form = form;
   options.cores = cores;
-  auto gpu = make_device_wave_stepper<dim>(op, options);
+  auto gpu = make_device_wave_stepper<dim>(device_op, options);
   EXPECT_EQ(gpu->cores(), to_string(cores));
   std::mt19937_64 gen(11);
   std::uniform_real_distribution<double> dist(-1, 1);
@@ -113,8 +128,10 @@ void compare_steps(const WaveFile& f, WaveCores cores, WaveGeometryForm form = W
   gpu->set_state(x);
   cpu->set_reference();
   gpu->set_reference();
-  const double radius_cpu = cpu->spectral_radius(40), radius_gpu = gpu->spectral_radius(40);
-  EXPECT_NEAR(radius_gpu, radius_cpu, 1e-8 * radius_cpu);
+  const auto bound_cpu = cpu->spectral_bound(40), bound_gpu = gpu->spectral_bound(40);
+  const double radius_cpu = bound_cpu.radius;
+  EXPECT_NEAR(bound_gpu.radius, radius_cpu, 1e-8 * radius_cpu);
+  EXPECT_EQ(bound_gpu.lanczos.applies, bound_cpu.lanczos.applies);
   const double dt = 0.5 * rk4_imaginary_limit / radius_cpu;
   for (int n = 0; n < 10; ++n) {
     cpu->step(n * dt, dt);
@@ -124,7 +141,7 @@ void compare_steps(const WaveFile& f, WaveCores cores, WaveGeometryForm form = W
   EXPECT_NEAR(gpu->projection(), cpu->projection(), 1e-12);
   const auto [diff, norm] = state_difference(*cpu, *gpu);
   EXPECT_LT(diff, 1e-11 * norm);
-  EXPECT_EQ(gpu->operator_applies(), 80u);  // the power iteration's plain applies are the timed ones
+  EXPECT_EQ(gpu->operator_applies(), std::size_t(bound_gpu.lanczos.applies));  // the spectral bound's applies are the timed ones
 }
 
 }  // namespace
@@ -222,4 +239,128 @@ TEST(DeviceWave, TensorCoresWhereTheGpuHasThem) {
   } else {
     EXPECT_THROW(make_device_wave_stepper<3>(op, options), InputError);
   }
+}
+
+TEST(DeviceWave, DeviceSetupMatchesTheHostsData) {
+  // the geometry, masses and boundary terms computed on the device (WaveSetup::device): the rate
+  // of random states against the CPU operator's for every degree, 2D and 3D, boxes and curved
+  // basins (variable rho and K, absorbing and seafloor faces), pa (fp64 and fp32) and mf; RK4 steps,
+  // energies and the spectral bound
+  if (!have_device()) GTEST_SKIP() << "no CUDA device";
+  const auto cores = WaveCores::cuda_core;
+  for (int k = 2; k <= 8; ++k)
+    for (bool curved : {false, true})
+      for (auto form : {WaveGeometryForm::pa, WaveGeometryForm::mf}) {
+        compare_rate<2>(basin_file(2, k, curved), form, cores, WaveStorage::fp64, WaveSetup::device);
+        compare_rate<3>(basin_file(3, k, curved), form, cores, WaveStorage::fp64, WaveSetup::device);
+      }
+  for (int k : {2, 5, 8}) {
+    compare_rate<2>(basin_file(2, k, true), WaveGeometryForm::pa, cores, WaveStorage::fp32, WaveSetup::device);
+    compare_rate<3>(basin_file(3, k, true), WaveGeometryForm::pa, cores, WaveStorage::fp32, WaveSetup::device);
+  }
+  for (auto c : cores_to_test()) {
+    compare_steps<3>(basin_file(3, 4, true), c, WaveGeometryForm::pa, WaveSetup::device);
+    compare_steps<2>(basin_file(2, 3, true), c, WaveGeometryForm::mf, WaveSetup::device);
+  }
+}
+
+TEST(DeviceWave, DeviceSetupInChunksOfCells) {
+  // more cells than one chunk of the device setup holds (4M velocity nodes: 65,536 cells of 2D
+  // k = 8): the rate and the initial state against the host's
+  if (!have_device()) GTEST_SKIP() << "no CUDA device";
+  auto f = basin_file(2, 8, true);
+  f.cells = {300, 221};
+  compare_rate<2>(f, WaveGeometryForm::pa, WaveCores::cuda_core, WaveStorage::fp64, WaveSetup::device);
+  f.initial_p = "exp(-((x-1)^2 + y^2))";
+  f.initial_u = {"x*y", "sin(2*x)"};
+  const auto problem = make_wave_problem<2>(f);
+  const WaveOperator<2> host(problem), light(problem, WaveSetup::device);
+  const auto expected = host.interpolate(problem.initial_p, problem.initial_u);
+  auto gpu = make_device_wave_stepper<2>(light, DeviceWaveOptions{});
+  gpu->set_initial_state();
+  std::vector<double> x;
+  gpu->get_state(x);
+  ASSERT_EQ(x.size(), expected.size());
+  double diff = 0, norm = 0;
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    diff = std::max(diff, std::abs(x[i] - expected[i]));
+    norm = std::max(norm, std::abs(expected[i]));
+  }
+  EXPECT_LT(diff, 1e-13 * norm);
+}
+
+TEST(DeviceWave, DeviceSetupInitialState) {
+  // the initial data interpolated on the device (compiled expressions, and the normal mode's
+  // host callables) against the host's interpolation; a set_state then replaces it, and
+  // set_initial_state after steps interpolates again
+  if (!have_device()) GTEST_SKIP() << "no CUDA device";
+  auto check = [](const auto& problem, const auto& host, const auto& light) {
+    const auto expected = host.interpolate(problem.initial_p, problem.initial_u);
+    DeviceWaveOptions options;
+    for (auto form : {WaveGeometryForm::pa, WaveGeometryForm::mf}) {
+      options.geometry_form = form;
+      auto gpu = make_device_wave_stepper(light, options);
+      gpu->set_initial_state();
+      std::vector<double> x;
+      gpu->get_state(x);
+      ASSERT_EQ(x.size(), expected.size());
+      double diff = 0, norm = 0;
+      for (std::size_t i = 0; i < x.size(); ++i) {
+        ASSERT_TRUE(std::isfinite(x[i])) << "entry " << i;
+        diff = std::max(diff, std::abs(x[i] - expected[i]));
+        norm = std::max(norm, std::abs(expected[i]));
+      }
+      EXPECT_GT(norm, 0.1);
+      EXPECT_LT(diff, 1e-13 * norm) << to_string(form);
+      // the energy of the device's initial state is the host's
+      auto cpu = make_cpu_wave_stepper(host);
+      cpu->set_state(expected);
+      EXPECT_NEAR(gpu->energy(), cpu->energy(), 1e-12 * cpu->energy());
+      gpu->step(0.0, 1e-3);
+      gpu->set_initial_state();
+      gpu->get_state(x);
+      for (std::size_t i = 0; i < x.size(); ++i) ASSERT_NEAR(x[i], expected[i], 1e-13 * norm) << "entry " << i;
+    }
+  };
+  auto f = basin_file(3, 4, true);
+  f.initial_p = "exp(-4*((x-1)^2 + (y-0.5)^2 + z^2))";
+  f.initial_u = {"0.1*z", "x*y", "cos(x)"};
+  {
+    const auto problem = make_wave_problem<3>(f);
+    check(problem, WaveOperator<3>(problem), WaveOperator<3>(problem, WaveSetup::device));
+  }
+  WaveFile mode;  // the normal mode: host callables
+  mode.dim = 2;
+  mode.degree = 5;
+  mode.box = {{0.0, 2.0}, {-1.0, 0.0}};
+  mode.cells = {6, 3};
+  mode.mode = {1, 0};
+  const auto problem = make_wave_problem<2>(mode);
+  check(problem, WaveOperator<2>(problem), WaveOperator<2>(problem, WaveSetup::device));
+}
+
+TEST(DeviceWave, DeviceSetupRefusesBadInput) {
+  if (!have_device()) GTEST_SKIP() << "no CUDA device";
+  auto expect_refusal = [](const WaveFile& f, const std::vector<std::string>& parts) {
+    const auto problem = make_wave_problem<2>(f);
+    try {
+      const WaveOperator<2> op(problem, WaveSetup::device);
+      auto gpu = make_device_wave_stepper<2>(op, DeviceWaveOptions{});
+      FAIL() << "accepted";
+    } catch (const InputError& e) {
+      for (const auto& p : parts) EXPECT_NE(std::string(e.what()).find(p), std::string::npos) << e.what();
+    }
+  };
+  auto f = basin_file(2, 3, false);
+  f.cells = {2, 2};
+  f.map = {"x", "-y"};  // inverted
+  expect_refusal(f, {"inverted or degenerate", "cell (0, 0)", "at the point"});
+  f.map = {"x", "y*(1.2 - x)"};  // folds over at x = 1.2, in the second column of cells
+  expect_refusal(f, {"inverted or degenerate", "cell (1, "});
+  auto g = basin_file(2, 3, false);
+  g.K = "x - 0.5";  // negative on the left
+  expect_refusal(g, {"K", "at the point", "positive"});
+  g.K = "1";
+  g.rho = "2*y + 1.5";  // negative near the bottom, positive on the surface
+  expect_refusal(g, {"rho", "at the point", "positive"});
 }

@@ -14,6 +14,7 @@
 #include "wave/time_stepping.h"
 #include "wave/wave_operator.h"
 #include "wave/wave_problem.h"
+#include "wave/wave_stepper.h"
 
 using namespace tcfem;
 using namespace tcfem::wave;
@@ -354,4 +355,144 @@ TEST(WaveConvergence, MeasuredFrequencyMatchesTheDispersionRelation) {
   EXPECT_NEAR(omega, p3.mode->omega, 1e-4 * p3.mode->omega);
   EXPECT_LT(e3.p_l2 / e3.p_norm, 3e-3);  // 4 x 2 x 2 cells: 1.3e-3 measured
   EXPECT_LT(e3.u_l2 / e3.u_norm, 1e-2);
+}
+
+TEST(WaveOperator, DeviceSetupKeepsTheHostsBoundaryTermsAndPostProcessing) {
+  // WaveSetup::device: the operator holds no cell data, but its boundary terms, initial state,
+  // errors and output are the host operator's (computed from the map at each cell's nodes)
+  auto f = curved(3, 3, {4, 3, 2});
+  f.boundary["xmax"] = "absorbing";
+  f.boundary["ymin"] = "absorbing";
+  f.boundary["zmin"] = "seafloor";
+  f.seafloor_velocity = "sin(3*t)*x";
+  f.initial_p = "exp(-4*((x-1)^2 + y^2))";
+  f.initial_u = {"0.1*z", "x*y", "cos(x)"};
+  f.exact_p = "cos(t)*x";
+  f.exact_u = {"t*y", "0", "sin(x*t)"};
+  const auto problem = make_wave_problem<3>(f);
+  const WaveOperator<3> host(problem), light(problem, WaveSetup::device);
+  EXPECT_TRUE(host.has_cell_data());
+  EXPECT_FALSE(light.has_cell_data());
+  auto same_terms = [](const std::vector<NodeTerm>& a, const std::vector<NodeTerm>& b) {
+    ASSERT_EQ(a.size(), b.size());
+    for (std::size_t i = 0; i < a.size(); ++i) {
+      EXPECT_EQ(a[i].node, b[i].node);
+      EXPECT_EQ(a[i].value, b[i].value);
+      if (i) {
+        EXPECT_LT(a[i - 1].node, a[i].node);  // by node, each node once
+      }
+    }
+  };
+  ASSERT_FALSE(host.surface_mass_terms().empty());
+  ASSERT_FALSE(host.absorbing_terms().empty());
+  same_terms(host.surface_mass_terms(), light.surface_mass_terms());
+  same_terms(host.absorbing_terms(), light.absorbing_terms());
+  // the host's mass and damping contain the terms: at an absorbing node the damping is its term
+  for (const auto& t : host.absorbing_terms()) EXPECT_EQ(host.absorbing()[t.node], t.value);
+  EXPECT_EQ(host.seafloor_nodes(), light.seafloor_nodes());
+  std::vector<double> a(host.seafloor_nodes().size()), b(a.size());
+  host.seafloor_values(0.7, a.data());
+  light.seafloor_values(0.7, b.data());
+  EXPECT_EQ(a, b);
+  const auto x = host.interpolate(problem.initial_p, problem.initial_u);
+  EXPECT_EQ(x, light.interpolate(problem.initial_p, problem.initial_u));
+  const auto e1 = host.errors(x.data(), problem.exact_p, problem.exact_u, 0.4);
+  const auto e2 = light.errors(x.data(), problem.exact_p, problem.exact_u, 0.4);
+  EXPECT_NEAR(e2.p_l2, e1.p_l2, 1e-13 * e1.p_l2);
+  EXPECT_NEAR(e2.u_l2, e1.u_l2, 1e-13 * e1.u_l2);
+  EXPECT_NEAR(e2.u_norm, e1.u_norm, 1e-13 * e1.u_norm);
+  std::vector<double> p1, p2;
+  std::vector<std::vector<double>> f1, f2;
+  host.cell_output(x.data(), p1, f1);
+  light.cell_output(x.data(), p2, f2);
+  EXPECT_EQ(p1, p2);
+  EXPECT_EQ(f1, f2);
+  // what needs the cell data refuses
+  std::vector<double> r(light.n_dofs());
+  EXPECT_THROW(light.rate(0.0, x.data(), r.data()), Error);
+  EXPECT_THROW(light.inner(x.data(), x.data()), Error);
+  EXPECT_THROW(light.mass_p(), Error);
+  EXPECT_THROW(make_cpu_wave_stepper<3>(light), Error);
+  // the CPU stepper's initial state is the interpolated one
+  auto stepper = make_cpu_wave_stepper<3>(host);
+  stepper->set_initial_state();
+  std::vector<double> y;
+  stepper->get_state(y);
+  EXPECT_EQ(y, x);
+}
+
+TEST(WaveSpectralBound, TridiagonalEigenvalue) {
+  // zero diagonal, off-diagonal 1, size n: eigenvalues 2 cos(j pi / (n + 1))
+  for (int n : {1, 2, 3, 10, 57}) {
+    const std::vector<double> beta(n - 1, 1.0);
+    EXPECT_NEAR(largest_eigenvalue_zero_diagonal(beta), n == 1 ? 0.0 : 2 * std::cos(std::numbers::pi / (n + 1)), 1e-14);
+  }
+  // a 2 x 2 block: +-|b|
+  EXPECT_NEAR(largest_eigenvalue_zero_diagonal({-3.5}), 3.5, 1e-14);
+  // a split matrix (a zero off-diagonal): the larger block's value
+  EXPECT_NEAR(largest_eigenvalue_zero_diagonal({1.0, 0.0, 2.0}), 2.0, 1e-14);
+}
+
+TEST(WaveSpectralBound, SkewLanczosFindsTheLargestFrequency) {
+  // the operator's skew part assembled column by column on a small basin; S = M^1/2 L M^-1/2 is
+  // skew-symmetric and its largest |eigenvalue| squared is the largest eigenvalue of S^T S (power
+  // iteration to convergence on the dense matrix)
+  for (bool curved_map : {false, true}) {
+    const auto f = curved_map ? curved(2, 3, {3, 2}) : basin(2, 2, {3, 2});
+    const auto problem = make_wave_problem<2>(f);
+    const WaveOperator<2> op(problem);
+    const std::size_t n = op.n_dofs();
+    std::vector<double> mass(n), e(n, 0.0), col(n), S(n * n);
+    for (std::size_t i = 0; i < n; ++i) {
+      e[i] = 1;
+      mass[i] = op.inner(e.data(), e.data());
+      e[i] = 0;
+    }
+    for (std::size_t j = 0; j < n; ++j) {
+      e[j] = 1;
+      op.rate(0.0, e.data(), col.data(), true);
+      e[j] = 0;
+      for (std::size_t i = 0; i < n; ++i) S[i * n + j] = std::sqrt(mass[i]) * col[i] / std::sqrt(mass[j]);
+    }
+    double skew = 0, size = 0;
+    for (std::size_t i = 0; i < n; ++i)
+      for (std::size_t j = 0; j < n; ++j) {
+        skew = std::max(skew, std::abs(S[i * n + j] + S[j * n + i]));
+        size = std::max(size, std::abs(S[i * n + j]));
+      }
+    EXPECT_LT(skew, 1e-12 * size);
+    std::vector<double> x(n, 1.0), y(n), z(n);
+    double lambda = 0;
+    for (int it = 0; it < 20000; ++it) {
+      for (std::size_t i = 0; i < n; ++i) {
+        y[i] = 0;
+        for (std::size_t j = 0; j < n; ++j) y[i] += S[i * n + j] * x[j];
+      }
+      for (std::size_t i = 0; i < n; ++i) {
+        z[i] = 0;
+        for (std::size_t j = 0; j < n; ++j) z[i] += S[j * n + i] * y[j];
+      }
+      double norm = 0, xz = 0;
+      for (std::size_t i = 0; i < n; ++i) {
+        norm += z[i] * z[i];
+        xz += x[i] * z[i];
+      }
+      norm = std::sqrt(norm);
+      double xx = 0;
+      for (double v : x) xx += v * v;
+      lambda = xz / xx;
+      for (std::size_t i = 0; i < n; ++i) x[i] = z[i] / norm;
+    }
+    const double sigma = std::sqrt(lambda);
+    const auto bound = op.spectral_bound(int(n) + 20);
+    EXPECT_NEAR(bound.lanczos.sigma, sigma, 1e-9 * sigma) << (curved_map ? "curved" : "box");
+    EXPECT_LT(bound.lanczos.applies, int(n) + 20);  // converged, stopped early
+    for (std::size_t i = 1; i < bound.lanczos.ritz.size(); ++i) {  // Ritz values grow towards sigma from below
+      EXPECT_GE(bound.lanczos.ritz[i], bound.lanczos.ritz[i - 1] * (1 - 1e-12));
+      EXPECT_LE(bound.lanczos.ritz[i], sigma * (1 + 1e-10));
+    }
+    // at 20 applies Lanczos is already near sigma (power iteration on L^2 takes many more)
+    EXPECT_GT(op.spectral_bound(20).lanczos.sigma, 0.95 * sigma);
+    EXPECT_EQ(bound.radius, bound.lanczos.sigma + bound.damping);
+  }
 }
