@@ -67,23 +67,35 @@ MappedCellNodes<dim>::MappedCellNodes(const BoxMesh<dim>& mesh, int degree)
 }
 
 template <int dim>
-void MappedCellNodes<dim>::cell_nodes(const std::array<int, dim>& c, double* out) const {
+void MappedCellNodes<dim>::node(const std::array<int, dim>& c, int i, double* out) const {
   // the arithmetic of the GeometryField constructor: a lattice node belongs to the cell on its right
   // (the last cell for the last node), so shared nodes get identical coordinates from every cell
   const int n = degree_ + 1;
-  for (int i = 0; i < nodes_per_cell_; ++i) {
-    int r = i;
-    Point<dim> x;
-    for (int d = 0; d < dim; ++d) {
-      const long p = static_cast<long>(c[d]) * degree_ + (r % n);
-      r /= n;
-      const long cell = std::min<long>(p / degree_, mesh_->n_cells()[d] - 1);
-      const int local = static_cast<int>(p - cell * degree_);
-      x[d] = mesh_->origin()[d] + (cell + gll_[local]) * h_[d];
-    }
-    const auto y = mesh_->map(x);
-    for (int d = 0; d < dim; ++d) out[d * nodes_per_cell_ + i] = y[d];
+  int r = i;
+  Point<dim> x;
+  for (int d = 0; d < dim; ++d) {
+    const long p = static_cast<long>(c[d]) * degree_ + (r % n);
+    r /= n;
+    const long cell = std::min<long>(p / degree_, mesh_->n_cells()[d] - 1);
+    const int local = static_cast<int>(p - cell * degree_);
+    x[d] = mesh_->origin()[d] + (cell + gll_[local]) * h_[d];
   }
+  const auto y = mesh_->map(x);
+  for (int d = 0; d < dim; ++d) out[d * nodes_per_cell_] = y[d];
+}
+
+template <int dim>
+void MappedCellNodes<dim>::cell_nodes(const std::array<int, dim>& c, double* out) const {
+  for (int i = 0; i < nodes_per_cell_; ++i) node(c, i, out + i);
+}
+
+template <int dim>
+void MappedCellNodes<dim>::face_nodes(const std::array<int, dim>& c, int direction, int side, double* out) const {
+  const int n = degree_ + 1;
+  int stride = 1;
+  for (int d = 0; d < direction; ++d) stride *= n;
+  for (int i = 0; i < nodes_per_cell_; ++i)
+    if ((i / stride) % n == (side ? degree_ : 0)) node(c, i, out + i);
 }
 
 template class MappedCellNodes<2>;

@@ -36,8 +36,12 @@ class MappedCellNodes {
   int nodes_per_cell() const { return nodes_per_cell_; }
   /// Coordinates of the (k+1)^dim nodes of cell `c`, lexicographic: out[d * nodes_per_cell() + i].
   void cell_nodes(const std::array<int, dim>& c, double* out) const;
+  /// The same for the nodes of the cell's face `side` (0: lower, 1: upper) normal to `direction`
+  /// only, at their places in `out` (the other entries untouched).
+  void face_nodes(const std::array<int, dim>& c, int direction, int side, double* out) const;
 
  private:
+  void node(const std::array<int, dim>& c, int i, double* out) const;  // node i into out[d * nodes_per_cell()]
   const BoxMesh<dim>* mesh_;
   int degree_;
   int nodes_per_cell_;

@@ -334,20 +334,32 @@ __global__ void mass_inner(long long n_u, long long n_p, int dim_nq, int nq, con
   if (threadIdx.x == 0) atomicAdd(result, part[0]);
 }
 
+/// y = a y + c x (x not read where c is 0) and the sum of the mass-weighted squares of the new y
+/// into *result (the weights of mass_inner)
+template <typename S>
+__global__ void combine_mass_norm(long long n_u, long long n_p, int dim_nq, int nq, const S* s, const double* mass_p,
+                                  double a, const double* x, double c, double* y, double* result) {
+  __shared__ double part[threads_per_block];
+  double sum = 0;
+  const long long n = n_u + n_p;
+  for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n; i += (long long)gridDim.x * blockDim.x) {
+    const double v = c == 0.0 ? a * y[i] : a * y[i] + c * x[i];
+    y[i] = v;
+    if (i < n_u) sum += v * v / s[(i / dim_nq) * nq + i % nq];
+    else sum += v * v * mass_p[i - n_u];
+  }
+  part[threadIdx.x] = sum;
+  __syncthreads();
+  for (int w = blockDim.x / 2; w > 0; w /= 2) {
+    if (threadIdx.x < w) part[threadIdx.x] += part[threadIdx.x + w];
+    __syncthreads();
+  }
+  if (threadIdx.x == 0) atomicAdd(result, part[0]);
+}
+
 __global__ void start_vector(long long n, double* v) {
   for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n; i += (long long)gridDim.x * blockDim.x)
     v[i] = start_vector_entry(static_cast<unsigned long long>(i));
-}
-
-/// y += a x
-__global__ void add_scaled(long long n, double a, const double* x, double* y) {
-  for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n; i += (long long)gridDim.x * blockDim.x)
-    y[i] += a * x[i];
-}
-
-__global__ void scale_vector(long long n, double a, double* v) {
-  for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n; i += (long long)gridDim.x * blockDim.x)
-    v[i] *= a;
 }
 
 int grid_for(long long n) {
@@ -497,11 +509,7 @@ class DeviceWaveStepper final : public WaveStepper {
         y_.data(), acc_.data(), temporary.data(), max_applies, lanczos_tolerance,
         [&](const double* x, double* y) { timed_skew_rate(x, y); },
         [&](const double* x) { return std::sqrt(inner(x, x)); },
-        [&](double* y, double a, const double* x) {
-          add_scaled<<<grid_for(n), threads_per_block>>>(n, a, x, y);
-          TCFEM_CUDA_CHECK_LAUNCH();
-        },
-        [&](double* x, double a) { scale(x, a); });
+        [&](double* y, double a, const double* x, double c) { return std::sqrt(combine_norm(y, a, x, c)); });
     bound.damping = damping_;
     bound.radius = bound.lanczos.sigma + damping_;
     return bound;
@@ -620,9 +628,18 @@ class DeviceWaveStepper final : public WaveStepper {
     result_.copy_to_host(&r, 1);
     return r;
   }
-  void scale(double* v, double a) {
-    scale_vector<<<grid_for(n_u_ + n_p_), threads_per_block>>>(n_u_ + n_p_, a, v);
+  /// y = a y + c x, returning (y, y)_M
+  double combine_norm(double* y, double a, const double* x, double c) {
+    TCFEM_CUDA_CHECK(cudaMemset(result_.data(), 0, sizeof(double)));
+    const int g = grid_for(n_u_ + n_p_), dnq = dim * op_.points_per_cell(), nq = op_.points_per_cell();
+    if (fp32_)
+      combine_mass_norm<<<g, threads_per_block>>>(n_u_, n_p_, dnq, nq, s32_.data(), mass_p_.data(), a, x, c, y, result_.data());
+    else
+      combine_mass_norm<<<g, threads_per_block>>>(n_u_, n_p_, dnq, nq, s_.data(), mass_p_.data(), a, x, c, y, result_.data());
     TCFEM_CUDA_CHECK_LAUNCH();
+    double r = 0;
+    result_.copy_to_host(&r, 1);
+    return r;
   }
 
   const WaveOperator<dim>& op_;

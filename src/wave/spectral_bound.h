@@ -50,33 +50,33 @@ struct SkewLanczosResult {
 };
 
 /// Skew Lanczos from the start vector in `v` (overwritten; v_prev and w are work vectors of the
-/// same size): `apply(x, y)` sets y = L x, `norm(x)` returns ||x||_M, `add(y, a, x)` sets y += a x,
-/// `scale(x, a)` sets x *= a. Stops after max_applies applies, or once the Ritz value has grown
-/// by less than `tolerance` (relative) over four steps, or on breakdown (an invariant subspace).
-template <typename Apply, typename Norm, typename Add, typename Scale>
+/// same size): `apply(x, y)` sets y = L x, `norm(x)` returns ||x||_M, and `combine(y, a, x, c)`
+/// sets y = a y + c x and returns ||y||_M (x is not read where c is 0). The basis vectors are kept
+/// unnormalized (u_j = b_j v_j), so a step is one apply and one pass over two vectors:
+///   beta_j v_{j+1} = L u_j / b_j + (beta_{j-1} / b_{j-1}) u_{j-1}.
+/// Stops after max_applies applies, or once the Ritz value has grown by less than `tolerance`
+/// (relative) over four steps, or on breakdown (an invariant subspace).
+template <typename Apply, typename Norm, typename Combine>
 SkewLanczosResult skew_lanczos(double* v_prev, double* v, double* w, int max_applies, double tolerance, Apply apply,
-                               Norm norm, Add add, Scale scale) {
+                               Norm norm, Combine combine) {
   SkewLanczosResult r;
-  const double n0 = norm(v);
-  if (!(n0 > 0)) return r;
-  scale(v, 1.0 / n0);
+  double b = norm(v), b_prev = 0;  // the norms of u_j and u_{j-1}
+  if (!(b > 0)) return r;
   std::vector<double> beta;  // beta_1 .. beta_m: J_m uses the first m - 1
   for (int j = 0; j < max_applies; ++j) {
     apply(v, w);
     ++r.applies;
-    if (j > 0) add(w, beta.back(), v_prev);  // beta_j v_{j+1} = L v_j + beta_{j-1} v_{j-1}
-    const double b = norm(w);
+    const double next = combine(w, 1.0 / b, v_prev, j > 0 ? beta.back() / b_prev : 0.0);
     r.sigma = largest_eigenvalue_zero_diagonal(beta);
     r.ritz.push_back(r.sigma);
     const std::size_t m = r.ritz.size();
     if (m > 8 && r.sigma <= r.ritz[m - 5] * (1 + tolerance)) break;
-    if (!(b > 1e-14 * std::max(r.sigma, beta.empty() ? 1.0 : beta.front()))) {  // breakdown: L V = V T exactly
-      break;
-    }
-    beta.push_back(b);
-    std::swap(v_prev, v);
-    std::swap(v, w);
-    scale(v, 1.0 / b);
+    if (!(next > 1e-14 * std::max(r.sigma, beta.empty() ? 1.0 : beta.front()))) break;  // breakdown: L V = V T
+    beta.push_back(next);
+    std::swap(v_prev, v);  // u_{j-1} <- u_j
+    std::swap(v, w);       // u_j <- the combination
+    b_prev = b;
+    b = next;
   }
   return r;
 }

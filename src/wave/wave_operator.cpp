@@ -226,7 +226,8 @@ void WaveOperator<dim>::build_boundary_terms() {
       std::vector<double> nodes(dim * npc_);
       for (std::size_t fc = cb; fc < ce; ++fc) {
         const std::size_t c = face_cells[fc];
-        cell_nodes(c, nodes.data());
+        if (!node_coords_.empty()) cell_nodes(c, nodes.data());
+        else field_->face_nodes(mesh_->cell_index(c), n, side, nodes.data());  // the face's nodes suffice
         int slot = 0;
         for (int i = 0; i < npc_; ++i) {
           int idx[3] = {0, 0, 0}, r = i;
@@ -464,11 +465,13 @@ SpectralBound WaveOperator<dim>::spectral_bound(int max_applies) const {
       a.data(), b.data(), c.data(), max_applies, lanczos_tolerance,
       [&](const double* x, double* y) { rate(0.0, x, y, true); },
       [&](const double* x) { return std::sqrt(inner(x, x)); },
-      [&](double* y, double s, const double* x) {
-        for (std::size_t i = 0; i < n; ++i) y[i] += s * x[i];
-      },
-      [&](double* x, double s) {
-        for (std::size_t i = 0; i < n; ++i) x[i] *= s;
+      [&](double* y, double a, const double* x, double c) {
+        if (c == 0) {
+          for (std::size_t i = 0; i < n; ++i) y[i] *= a;
+        } else {
+          for (std::size_t i = 0; i < n; ++i) y[i] = a * y[i] + c * x[i];
+        }
+        return std::sqrt(inner(y, y));
       });
   bound.damping = damping();
   bound.radius = bound.lanczos.sigma + bound.damping;
