@@ -302,12 +302,23 @@ __global__ void scatter_add(long long n, const long long* nodes, const double* v
     atomicAdd(rp + nodes[i], values[i]);
 }
 
+/// *result += the sum of `value` over the block's threads (threads_per_block of them)
+__device__ void block_sum_into(double value, double* result) {
+  __shared__ double part[threads_per_block];
+  part[threadIdx.x] = value;
+  __syncthreads();
+  for (int w = blockDim.x / 2; w > 0; w /= 2) {
+    if (threadIdx.x < w) part[threadIdx.x] += part[threadIdx.x + w];
+    __syncthreads();
+  }
+  if (threadIdx.x == 0) atomicAdd(result, part[0]);
+}
+
 /// sum w_i x_i y_i over the state, w the diagonal mass: 1 / s per velocity node (every component),
 /// M_p per pressure node
 template <typename S>
 __global__ void mass_inner(long long n_u, long long n_p, int dim_nq, int nq, const S* s, const double* mass_p,
                            const double* x, const double* y, double* result) {
-  __shared__ double part[threads_per_block];
   double sum = 0;
   const long long n = n_u + n_p;
   for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n; i += (long long)gridDim.x * blockDim.x) {
@@ -325,13 +336,7 @@ __global__ void mass_inner(long long n_u, long long n_p, int dim_nq, int nq, con
       sum += x[i] * y[i] * mass_p[i - n_u];
     }
   }
-  part[threadIdx.x] = sum;
-  __syncthreads();
-  for (int w = blockDim.x / 2; w > 0; w /= 2) {
-    if (threadIdx.x < w) part[threadIdx.x] += part[threadIdx.x + w];
-    __syncthreads();
-  }
-  if (threadIdx.x == 0) atomicAdd(result, part[0]);
+  block_sum_into(sum, result);
 }
 
 /// y = a y + c x (x not read where c is 0) and the sum of the mass-weighted squares of the new y
@@ -339,7 +344,6 @@ __global__ void mass_inner(long long n_u, long long n_p, int dim_nq, int nq, con
 template <typename S>
 __global__ void combine_mass_norm(long long n_u, long long n_p, int dim_nq, int nq, const S* s, const double* mass_p,
                                   double a, const double* x, double c, double* y, double* result) {
-  __shared__ double part[threads_per_block];
   double sum = 0;
   const long long n = n_u + n_p;
   for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n; i += (long long)gridDim.x * blockDim.x) {
@@ -348,13 +352,7 @@ __global__ void combine_mass_norm(long long n_u, long long n_p, int dim_nq, int 
     if (i < n_u) sum += v * v / s[(i / dim_nq) * nq + i % nq];
     else sum += v * v * mass_p[i - n_u];
   }
-  part[threadIdx.x] = sum;
-  __syncthreads();
-  for (int w = blockDim.x / 2; w > 0; w /= 2) {
-    if (threadIdx.x < w) part[threadIdx.x] += part[threadIdx.x + w];
-    __syncthreads();
-  }
-  if (threadIdx.x == 0) atomicAdd(result, part[0]);
+  block_sum_into(sum, result);
 }
 
 __global__ void start_vector(long long n, double* v) {
