@@ -6,7 +6,6 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
-#include <cstdio>
 #include <limits>
 #include <string>
 #include <vector>
@@ -21,6 +20,7 @@ namespace tcfem::wave::detail {
 
 namespace {
 
+using operators::setup::determinant;
 using operators::setup::NodeInterpolation;
 using operators::setup::PointFunction;
 using operators::setup::PointFunctionSet;
@@ -53,12 +53,6 @@ __global__ void lattice_parameters(Lattice L, double* P) {
       const int local = int(p - cell * L.k);
       P[d * L.n_p + t] = __dadd_rn(L.origin[d], __dmul_rn(__dadd_rn(double(cell), L.gll[local]), L.h[d]));
     }
-}
-
-__device__ inline double determinant(int dim, const double (&J)[3][3]) {
-  if (dim == 2) return J[0][0] * J[1][1] - J[0][1] * J[1][0];
-  return J[0][0] * (J[1][1] * J[2][2] - J[1][2] * J[2][1]) - J[0][1] * (J[1][0] * J[2][2] - J[1][2] * J[2][0]) +
-         J[0][2] * (J[1][0] * J[2][1] - J[1][1] * J[2][0]);
 }
 
 /// mass[t] = sum over the cells at lattice node t of w det J / K (the lumped Gauss-Lobatto mass;
@@ -209,13 +203,6 @@ __global__ void gather(long long n, const long long* nodes, const double* in, do
 }
 
 unsigned blocks_for(long long n) { return operators::setup::grid_for(n, 256); }
-
-std::string point_text(const double* x, int dim) {
-  char buf[96];
-  if (dim == 2) std::snprintf(buf, sizeof buf, "(%.6g, %.6g)", x[0], x[1]);
-  else std::snprintf(buf, sizeof buf, "(%.6g, %.6g, %.6g)", x[0], x[1], x[2]);
-  return buf;
-}
 
 template <int dim>
 [[noreturn]] void refuse_inverted(const WaveOperator<dim>& op, std::size_t cell, const double* x) {

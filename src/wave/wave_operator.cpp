@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 #include <string>
 
 #include "core/error.h"
@@ -14,13 +13,6 @@
 namespace tcfem::wave {
 
 namespace {
-std::string point_text(const double* x, int dim) {
-  char buf[96];
-  if (dim == 2) std::snprintf(buf, sizeof buf, "(%.6g, %.6g)", x[0], x[1]);
-  else std::snprintf(buf, sizeof buf, "(%.6g, %.6g, %.6g)", x[0], x[1], x[2]);
-  return buf;
-}
-
 double positive(const SpaceFunction& f, const char* name, const double* x, int dim) {
   const double v = f(x);
   if (!(v > 0) || !std::isfinite(v))

@@ -188,18 +188,22 @@ struct NodeInterpolation {
   }
 };
 
+/// Determinant of the dim x dim matrix J (row-major 3 x 3 storage).
+__device__ inline double determinant(int dim, const double (&J)[3][3]) {
+  if (dim == 2) return J[0][0] * J[1][1] - J[0][1] * J[1][0];
+  return J[0][0] * (J[1][1] * J[2][2] - J[1][2] * J[2][1]) - J[0][1] * (J[1][0] * J[2][2] - J[1][2] * J[2][0]) +
+         J[0][2] * (J[1][0] * J[2][1] - J[1][1] * J[2][0]);
+}
+
 /// Inverse and determinant of the dim x dim matrix J (row-major 3 x 3 storage).
 __device__ inline double invert(int dim, const double (&J)[3][3], double (&R)[3][3]) {
-  double det;
+  const double det = determinant(dim, J);
   if (dim == 2) {
-    det = J[0][0] * J[1][1] - J[0][1] * J[1][0];
     R[0][0] = J[1][1] / det;
     R[0][1] = -J[0][1] / det;
     R[1][0] = -J[1][0] / det;
     R[1][1] = J[0][0] / det;
   } else {
-    det = J[0][0] * (J[1][1] * J[2][2] - J[1][2] * J[2][1]) - J[0][1] * (J[1][0] * J[2][2] - J[1][2] * J[2][0]) +
-          J[0][2] * (J[1][0] * J[2][1] - J[1][1] * J[2][0]);
     R[0][0] = (J[1][1] * J[2][2] - J[1][2] * J[2][1]) / det;
     R[0][1] = (J[0][2] * J[2][1] - J[0][1] * J[2][2]) / det;
     R[0][2] = (J[0][1] * J[1][2] - J[0][2] * J[1][1]) / det;
