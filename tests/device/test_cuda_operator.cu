@@ -661,11 +661,10 @@ TEST(CudaOperator, CudaCoreBoxWithNeumannPartsFromTables) {
                                         automatic, false, false, {}, s32, false, true),
                 1e-12)
           << "3D auto, fp32 storage asked " << what;
-      if (quad == fe::QuadratureKind::gll_k1)
-        EXPECT_LT(mapped_device_vs_cpu<3>(fe::Disc::cg, k, P::fp64, rd(), false, nullptr, Variant::cuda_core, quad,
-                                          true, operators::GeometryForm::mf, false, false, {}, s64, false, true),
-                  1e-12)
-            << "3D mf " << what;
+      EXPECT_LT(mapped_device_vs_cpu<3>(fe::Disc::cg, k, P::fp64, rd(), false, nullptr, Variant::cuda_core, quad,
+                                        true, operators::GeometryForm::mf, false, false, {}, s64, false, true),
+                1e-12)
+          << "3D mf " << what;
       if (sm90)
         EXPECT_LT(mapped_device_vs_cpu<3>(fe::Disc::cg, k, P::fp64, rd(), false, nullptr, Variant::tensor_core, quad,
                                           true, pa, false, false, {}, s64, false, true),
@@ -677,7 +676,7 @@ TEST(CudaOperator, CudaCoreBoxWithNeumannPartsFromTables) {
 TEST(CudaOperator, CudaCoreGeometrySplitMatchesCpu) {
   // the general-geometry programs' apply split around interior cells (the interior, then up to
   // 2 dim launches around it; NaN-poisoned output): stored geometry in 2D and 3D, BP3 and BP5,
-  // the geometry from the nodes (3D BP5, curved and trilinear), fp64 and fp32, Neumann faces
+  // the geometry from the nodes (3D BP5, curved and trilinear; 3D BP3), fp64 and fp32, Neumann faces
   SKIP_WITHOUT_DEVICE();
   std::random_device rd;
   using P = precision::Precision;
@@ -709,22 +708,27 @@ TEST(CudaOperator, CudaCoreGeometrySplitMatchesCpu) {
                                       false, mf, true, true),
               1e-5)
         << "3D mf trilinear fp32 " << what;
+    EXPECT_LT(mapped_device_vs_cpu<3>(fe::Disc::cg, k, P::fp64, rd(), !compiled, nullptr, Variant::cuda_core, bp3, true,
+                                      mf, false, true),
+              1e-12)
+        << "3D mf bp3 Neumann " << what;
   }
 }
 
-/// The cuda-core programs with the geometry recomputed from the nodes (matrix-free, BP5: the
-/// points program in 2D, the lines program in 3D) at degree k: fp64 and fp32, the compiled and the
+/// The cuda-core programs with the geometry recomputed from the nodes (matrix-free, BP5 and BP3:
+/// the points program in 2D, the lines program in 3D) at degree k and the
+/// quadrature `bp5` (its name for the common case): fp64 and fp32, the compiled and the
 /// host-evaluated map and coefficient, Neumann faces, an affine map (multilinear cells: the
 /// vertices only), a map quadratic in each coordinate (3D: the Q2 lattice from k = 3), the split
 /// apply; operator and diagonal against the CPU.
 template <int dim>
-void check_node_geometry(int k, std::random_device& rd) {
+void check_node_geometry(int k, std::random_device& rd,
+                         const fe::QuadratureKind bp5 = fe::QuadratureKind::gll_k1) {
   using P = precision::Precision;
   using operators::Variant;
-  const auto bp5 = fe::QuadratureKind::gll_k1;
   const auto mf = operators::GeometryForm::mf;
   const auto s64 = operators::GeometryStorage::fp64;
-  const std::string what = std::to_string(dim) + "D k=" + std::to_string(k);
+  const std::string what = std::to_string(dim) + "D k=" + std::to_string(k) + " " + fe::to_string(bp5);
   const bool compiled = k % 2 == 0;
   double diag = 0.0;
   EXPECT_LT(mapped_device_vs_cpu<dim>(fe::Disc::cg, k, P::fp64, rd(), compiled, &diag, Variant::cuda_core, bp5, false, mf),
@@ -761,7 +765,8 @@ void check_node_geometry(int k, std::random_device& rd) {
 /// --geometry-form auto on a Cartesian box with a coefficient (multilinear cells): the operator's
 /// reported geometry for degree k and precision p.
 template <int dim>
-void check_auto_geometry(int k, precision::Precision p, const std::string& expected) {
+void check_auto_geometry(int k, precision::Precision p, const std::string& expected,
+                         fe::QuadratureKind quadrature = fe::QuadratureKind::gll_k1) {
   mesh::Point<dim> lo, hi;
   lo.fill(0.0);
   hi.fill(1.0);
@@ -773,7 +778,7 @@ void check_auto_geometry(int k, precision::Precision p, const std::string& expec
   fe::DofLayout<dim> dofs(box, fe::Disc::cg, k);
   operators::OperatorConfig cfg;
   cfg.degree = k;
-  cfg.quadrature = fe::QuadratureKind::gll_k1;
+  cfg.quadrature = quadrature;
   cfg.coefficient = [](const double* x) { return 1.0 + x[0]; };
   cfg.geometry_form = operators::GeometryForm::automatic;
   operators::DeviceKernelKey key;
@@ -786,19 +791,28 @@ void check_auto_geometry(int k, precision::Precision p, const std::string& expec
   const auto D = operators::make_device_operator<dim>(box, dofs, key, {}, cfg.coefficient);
   bool found = false;
   for (const auto& [name, value] : D->choices()) found |= name == "geometry" && value == expected;
-  EXPECT_TRUE(found) << dim << "D k=" << k << ": " << operators::describe(D->choices());
+  EXPECT_TRUE(found) << dim << "D k=" << k << " " << fe::to_string(quadrature) << ": "
+                     << operators::describe(D->choices());
 }
 
 TEST(CudaOperator, CudaCoreNodeGeometry2DMatchesCpu) {
   SKIP_WITHOUT_DEVICE();
   std::random_device rd;
-  for (int k = 1; k <= 8; ++k) check_node_geometry<2>(k, rd);
+  for (int k = 1; k <= 8; ++k) {
+    check_node_geometry<2>(k, rd);
+    check_node_geometry<2>(k, rd, fe::QuadratureKind::gauss_k2);
+  }
   // auto: the vertices where measured faster (fp64 from k = 3, fp32 from k = 4), else stored data
   using P = precision::Precision;
   check_auto_geometry<2>(3, P::fp64, "bilinear vertices");
   check_auto_geometry<2>(4, P::fp32, "bilinear vertices");
   check_auto_geometry<2>(2, P::fp64, "stored");
   check_auto_geometry<2>(3, P::fp32, "stored");
+  // BP3: fp64 from k = 2, fp32 from k = 4
+  const auto bp3 = fe::QuadratureKind::gauss_k2;
+  check_auto_geometry<2>(2, P::fp64, "bilinear vertices", bp3);
+  check_auto_geometry<2>(4, P::fp32, "bilinear vertices", bp3);
+  check_auto_geometry<2>(3, P::fp32, "stored", bp3);
 }
 
 TEST(CudaOperator, CudaCoreNodeGeometryMatchesCpu) {
@@ -808,12 +822,19 @@ TEST(CudaOperator, CudaCoreNodeGeometryMatchesCpu) {
   using operators::Variant;
   const auto bp5 = fe::QuadratureKind::gll_k1;
   const auto mf = operators::GeometryForm::mf;
-  for (int k = 1; k <= 8; ++k) check_node_geometry<3>(k, rd);
+  for (int k = 1; k <= 8; ++k) {
+    check_node_geometry<3>(k, rd);
+    check_node_geometry<3>(k, rd, fe::QuadratureKind::gauss_k2);
+  }
   // auto: the vertices where measured faster (fp64; fp32 from k = 5), else stored data
   check_auto_geometry<3>(3, P::fp64, "trilinear vertices");
   check_auto_geometry<3>(5, P::fp32, "trilinear vertices");
   check_auto_geometry<3>(4, P::fp32, "stored");
-  // no matrix-free kernel for BP3: the key is refused, naming what exists; BP5 in 2D and 3D
+  // BP3: fp64 from k = 4
+  check_auto_geometry<3>(4, P::fp64, "trilinear vertices", fe::QuadratureKind::gauss_k2);
+  check_auto_geometry<3>(3, P::fp64, "stored", fe::QuadratureKind::gauss_k2);
+  check_auto_geometry<3>(6, P::fp32, "stored", fe::QuadratureKind::gauss_k2);
+  // matrix-free kernels: BP5 and BP3 in 2D and 3D; none for Gauss k+1
   operators::DeviceKernelKey key;
   key.dim = 3;
   key.degree = 3;
@@ -822,9 +843,13 @@ TEST(CudaOperator, CudaCoreNodeGeometryMatchesCpu) {
   key.variant = Variant::cuda_core;
   key.geometry_form = mf;
   key.quadrature = fe::QuadratureKind::gauss_k2;
+  EXPECT_TRUE(operators::device_kernel_supported(key));
+  key.quadrature = fe::QuadratureKind::gauss_k1;
   EXPECT_FALSE(operators::device_kernel_supported(key));
   key.dim = 2;
   EXPECT_FALSE(operators::device_kernel_supported(key));
+  key.quadrature = fe::QuadratureKind::gauss_k2;
+  EXPECT_TRUE(operators::device_kernel_supported(key));
   key.quadrature = bp5;
   EXPECT_TRUE(operators::device_kernel_supported(key));
   key.dim = 3;

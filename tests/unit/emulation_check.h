@@ -13,6 +13,9 @@
 #include "mesh/box_mesh.h"
 #include "operators/cpu/laplace_operator.h"
 #include "operators/device/ghosted_apply.h"
+#include "operators/geometry_data.h"
+#include "mesh/geometry_field.h"
+#include "tensor/evaluator.h"
 
 namespace tcfem::test_inputs {
 
@@ -29,6 +32,29 @@ std::vector<float> point_stored_data(Params& p, const Coef& coef) {
     p.coef_fp32 = rounded.data();
   }
   return rounded;
+}
+
+/// The coefficient at the points of `quad` of every cell, [cell * q^dim + point] (points x
+/// fastest), from the geometry field as the CPU operator evaluates it: the host's twin of the
+/// device's a_points (the matrix-free programs at points that are not the nodes).
+template <int dim, typename Number>
+std::vector<Number> coefficient_at_points(const mesh::BoxMesh<dim>& mesh, const fe::Quadrature1D& quad,
+                                          int degree, const operators::Coefficient& a) {
+  const mesh::GeometryField<dim> geometry(mesh, degree);
+  const tensor::Evaluator<dim, double> ev(fe::LagrangeBasis1D::gauss_lobatto(degree), quad);
+  const int nq = ev.points_per_cell(), nb = ev.dofs_per_cell();
+  std::vector<double> nodes(dim * nb), x(dim * nq), J(dim * dim * nq);
+  std::vector<Number> out(mesh.n_owned_cells() * nq);
+  for (std::size_t cell = 0; cell < mesh.n_owned_cells(); ++cell) {
+    geometry.cell_nodes(mesh.cell_index(cell), nodes.data());
+    operators::cell_jacobians<dim>(ev, nodes.data(), x.data(), J.data());
+    for (int i = 0; i < nq; ++i) {
+      double xq[dim];
+      for (int d = 0; d < dim; ++d) xq[d] = x[d * nq + i];
+      out[cell * nq + i] = Number(a(xq));
+    }
+  }
+  return out;
 }
 
 /// ||y - A x|| / ||A x|| for y = emulate(x) (emulate(const Number* x, Number* y) over n entries,

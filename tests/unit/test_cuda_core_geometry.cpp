@@ -244,16 +244,16 @@ TEST(CudaCoreGeometry, StoredGeometryEmulationMatchesCpu) {
   check_stored_degrees(std::make_integer_sequence<int, 8>{}, seeds);
 }
 
-/// The 2D points program with the geometry recomputed from the node field (matrix-free, BP5): the
-/// host emulation against the CPU operator on the quarter annulus (the displacement from the
-/// bilinear cells) or on an affine image of the square (bilinear cells: no displacement), with or
-/// without a variable coefficient.
-template <int k, typename Number>
+/// The 2D points program with the geometry recomputed from the node field (matrix-free, BP5 and
+/// BP3): the host emulation against the CPU operator on the quarter annulus (the displacement from
+/// the bilinear cells) or on an affine image of the square (bilinear cells: no displacement), with
+/// or without a variable coefficient (BP3: given at the points).
+template <int k, typename Number, QuadratureKind kind = QuadratureKind::gll_k1>
 double node_error(const std::array<int, 2>& nc, const mesh::Domain<2>& domain, bool coefficient, bool bilinear,
                   std::uint64_t seed, bool reverse, const fe::DirichletFaces<2>& dirichlet = fe::all_dirichlet<2>(),
                   const operators::CellRange* split = nullptr) {
-  constexpr auto kind = QuadratureKind::gll_k1;
-  constexpr int q = k + 1;
+  constexpr bool colloc = kind == QuadratureKind::gll_k1;
+  constexpr int q = colloc ? k + 1 : k + 2;
   const mesh::BoxMesh<2> mesh(nc, domain);
   fe::DofLayout<2> dofs(mesh, fe::Disc::cg, k, dirichlet);
   auto cfg = test_inputs::curved_config(k, kind);
@@ -265,10 +265,10 @@ double node_error(const std::array<int, 2>& nc, const mesh::Domain<2>& domain, b
   EXPECT_TRUE(nodes.disp2.empty());
   EXPECT_EQ(nodes.a_nodes.empty(), !coefficient);
   const bool cells_bilinear = nodes.disp.empty();
-  using Disp = GeomProgram<2, k, q, true, Number, false, false, Number, true>;
-  using Bilinear = GeomProgram<2, k, q, true, Number, false, false, Number, true, true>;
+  using Disp = GeomProgram<2, k, q, colloc, Number, false, false, Number, true>;
+  using Bilinear = GeomProgram<2, k, q, colloc, Number, false, false, Number, true, true>;
   const GeomLayout L = cells_bilinear ? Bilinear::L : Disp::L;
-  EXPECT_EQ(L.buffers, cells_bilinear ? 3 : 4);
+  EXPECT_EQ(L.buffers, cells_bilinear ? 3 : colloc ? 4 : 6);
   const auto setup = make_geom_setup<2, k, q, Number>(mesh, kind, true, L.buffers);
   auto p = setup.host_params();
   p.cell_stride = geom_best_cell_stride(L, int(sizeof(Number)));
@@ -276,14 +276,20 @@ double node_error(const std::array<int, 2>& nc, const mesh::Domain<2>& domain, b
   p.n_vertices = nodes.n_vertices;
   p.disp = cells_bilinear ? nullptr : nodes.disp.data();
   p.n_nodes = nodes.n_nodes;
-  p.a_nodes = nodes.a_nodes.empty() ? nullptr : nodes.a_nodes.data();
+  std::vector<Number> a_points;
+  if (colloc) {
+    p.a_nodes = nodes.a_nodes.empty() ? nullptr : nodes.a_nodes.data();
+  } else if (coefficient) {
+    a_points = test_inputs::coefficient_at_points<2, Number>(mesh, fe::make_quadrature(kind, k), k, cfg.coefficient);
+    p.a_points = a_points.data();
+  }
   p.dirichlet = fe::dirichlet_bits(dirichlet);
   const std::size_t n = dofs.n_local();
   auto run = [&](const auto& g, const Number* x, Number* y, bool zero) {
     if (cells_bilinear)
-      emulate_geom<2, k, q, true, Number, false, false, Number, true, true>(g, x, y, n, reverse, zero);
+      emulate_geom<2, k, q, colloc, Number, false, false, Number, true, true>(g, x, y, n, reverse, zero);
     else
-      emulate_geom<2, k, q, true, Number, false, false, Number, true>(g, x, y, n, reverse, zero);
+      emulate_geom<2, k, q, colloc, Number, false, false, Number, true>(g, x, y, n, reverse, zero);
   };
   return test_inputs::emulation_error<2, Number>(A, n, seed, [&](const Number* x, Number* y) {
     if (!split) {
@@ -326,6 +332,17 @@ void check_nodes(std::mt19937_64& seeds) {
   EXPECT_LT((node_error<k, double>({7, 5}, affine_domain2(), true, true, seeds(), true, fe::all_dirichlet<2>(), &cut)),
             1e-12)
       << "split bilinear " << what;
+  // BP3: the displacement interpolated to the points, the coefficient given at the points
+  constexpr auto bp3 = QuadratureKind::gauss_k2;
+  EXPECT_LT((node_error<k, double, bp3>({7, 5}, curved, true, false, seeds(), false)), 1e-12) << "bp3 " << what;
+  EXPECT_LT((node_error<k, double, bp3>({7, 5}, curved, true, false, seeds(), true, {false, true, true, false})), 1e-12)
+      << "bp3 Neumann rev " << what;
+  EXPECT_LT((node_error<k, float, bp3>({7, 5}, curved, true, false, seeds(), false)), 1e-5) << "bp3 fp32 " << what;
+  EXPECT_LT((node_error<k, double, bp3>({7, 5}, affine_domain2(), true, true, seeds(), true)), 1e-12)
+      << "bp3 bilinear " << what;
+  EXPECT_LT((node_error<k, double, bp3>({7, 5}, curved, false, false, seeds(), false, fe::all_dirichlet<2>(), &cut)),
+            1e-12)
+      << "bp3 split " << what;
 }
 
 template <int... K>

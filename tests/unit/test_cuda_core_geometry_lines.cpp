@@ -1,4 +1,4 @@
-// The lines program of the general-geometry cuda-core kernel (3D BP5) on the CPU: the even-odd
+// The lines program of the general-geometry cuda-core kernel (3D BP5 and BP3) on the CPU: the even-odd
 // products against the full matrices, the host emulation (the phase functions the kernel calls)
 // against the CPU operator on the general path, and the searched layout under the bank model.
 #include <gtest/gtest.h>
@@ -195,18 +195,18 @@ TEST(CudaCoreGeometryLines, StoredGeometryEmulationMatchesCpu) {
 /// The cells of a map as the node field finds them.
 enum class Cells { trilinear, quadratic, curved };
 
-/// The lines program with the geometry recomputed from the node field (matrix-free, BP5): the host
-/// emulation against the CPU operator on a curved map (the displacement from the trilinear cells
-/// stored), on a map quadratic in each coordinate (the displacement on the Q2 lattice, k >= 3) or
-/// on an affine image of the box (trilinear cells: no displacement), with or without a variable
-/// coefficient.
-template <int k, typename Number>
+/// The lines program with the geometry recomputed from the node field (matrix-free, BP5 and BP3):
+/// the host emulation against the CPU operator on a curved map (the displacement from the
+/// trilinear cells stored), on a map quadratic in each coordinate (the displacement on the Q2
+/// lattice, k >= 3) or on an affine image of the box (trilinear cells: no displacement), with or
+/// without a variable coefficient (BP3: given at the points).
+template <int k, typename Number, fe::QuadratureKind kind = fe::QuadratureKind::gll_k1>
 double node_lines_error(const std::array<int, 3>& nc, const mesh::Domain<3>& domain, bool coefficient,
                         std::uint64_t seed, bool reverse, int cells, Cells kind_of_cells,
                         const fe::DirichletFaces<3>& dirichlet = fe::all_dirichlet<3>(),
                         const operators::CellRange* split = nullptr) {
-  constexpr auto kind = fe::QuadratureKind::gll_k1;
-  constexpr int q = k + 1;
+  constexpr bool colloc = kind == fe::QuadratureKind::gll_k1;
+  constexpr int q = colloc ? k + 1 : k + 2;
   const mesh::BoxMesh<3> mesh(nc, domain);
   fe::DofLayout<3> dofs(mesh, fe::Disc::cg, k, dirichlet);
   auto cfg = test_inputs::curved_config(k, kind);
@@ -229,14 +229,20 @@ double node_lines_error(const std::array<int, 3>& nc, const mesh::Domain<3>& dom
   p.n_nodes = nodes.n_nodes;
   p.disp2 = nodes.disp2.empty() ? nullptr : nodes.disp2.data();
   p.n_nodes2 = nodes.n_nodes2;
-  p.a_nodes = nodes.a_nodes.empty() ? nullptr : nodes.a_nodes.data();
+  std::vector<Number> a_points;
+  if (colloc) {
+    p.a_nodes = nodes.a_nodes.empty() ? nullptr : nodes.a_nodes.data();
+  } else if (coefficient) {
+    a_points = test_inputs::coefficient_at_points<3, Number>(mesh, fe::make_quadrature(kind, k), k, cfg.coefficient);
+    p.a_points = a_points.data();
+  }
   p.dirichlet = fe::dirichlet_bits(dirichlet);
   const std::size_t n = dofs.n_local();
   auto run = [&](const auto& g, const Number* x, Number* y, bool zero) {
     if (trilinear)
-      emulate_geom_lines<k, q, true, Number, false, true, true>(g, x, y, n, reverse, zero);
+      emulate_geom_lines<k, q, colloc, Number, false, true, true>(g, x, y, n, reverse, zero);
     else
-      emulate_geom_lines<k, q, true, Number, false, true>(g, x, y, n, reverse, zero);
+      emulate_geom_lines<k, q, colloc, Number, false, true>(g, x, y, n, reverse, zero);
   };
   return test_inputs::emulation_error<3, Number>(A, n, seed, [&](const Number* x, Number* y) {
     if (!split) {
@@ -306,6 +312,24 @@ void check_node_lines(std::mt19937_64& seeds) {
                                          fe::all_dirichlet<3>(), &cut)),
             1e-12)
       << "split quadratic " << what;
+  // BP3: the displacement interpolated to the points, the coefficient given at the points
+  constexpr auto bp3 = fe::QuadratureKind::gauss_k2;
+  EXPECT_LT((node_lines_error<k, double, bp3>(m3, curved, true, seeds(), false, 0, Cells::curved)), 1e-12)
+      << "bp3 " << what;
+  EXPECT_LT((node_lines_error<k, double, bp3>(m3, curved, true, seeds(), true, 2, Cells::curved,
+                                              {false, true, true, false, false, true})),
+            1e-12)
+      << "bp3 Neumann rev cells=2 " << what;
+  EXPECT_LT((node_lines_error<k, float, bp3>(m3, curved, true, seeds(), false, 0, Cells::curved)), 1e-5)
+      << "bp3 fp32 " << what;
+  EXPECT_LT((node_lines_error<k, double, bp3>(m3, affine_domain(), true, seeds(), true, 0, Cells::trilinear)), 1e-12)
+      << "bp3 trilinear " << what;
+  EXPECT_LT((node_lines_error<k, double, bp3>(m3, quadratic, false, seeds(), false, 2, Cells::quadratic)), 1e-12)
+      << "bp3 quadratic " << what;
+  EXPECT_LT((node_lines_error<k, double, bp3>({4, 3, 3}, curved, true, seeds(), false, 0, Cells::curved,
+                                              fe::all_dirichlet<3>(), &cut)),
+            1e-12)
+      << "bp3 split " << what;
 }
 
 template <int... K>

@@ -76,8 +76,9 @@ TEST(DeviceMemoryEstimate, PartsPerDof) {
                    estimate_device_multigrid_memory(3, n, dg, cart, box_cg, false).operators);
 }
 
-// The matrix-free geometry form (cg BP5, 2D and 3D): the displacement and the coefficient at the
-// nodes instead of the stored quadrature data; elsewhere (BP3) the stored data are counted.
+// The matrix-free geometry form (cg BP5 and BP3, 2D and 3D): the displacement and the coefficient
+// at the nodes (BP5) or at the (k + 2)^dim points of each cell (BP3) instead of the stored
+// quadrature data.
 TEST(DeviceMemoryEstimate, MatrixFreeGeometry) {
   const double n = 1e8, ls = 8.0 / 7.0;
   auto c = cg_config(4);
@@ -91,14 +92,18 @@ TEST(DeviceMemoryEstimate, MatrixFreeGeometry) {
   EXPECT_NEAR(mf.operators, ls * n * (4.0 * 8.0 + 24.0 / 64.0), 1.0);
   EXPECT_LT(mf.operators, pa.operators / 2.0);
   EXPECT_DOUBLE_EQ(mf.outer, pa.outer);
-  // no matrix-free kernel for BP3: the stored data
+  // BP3: the coefficient at 6^3 points per 4^3 DoFs (6^2 per 4^2 in 2D)
   c.quadrature = fe::QuadratureKind::gauss_k2;
   auto bp3_pa = c;
   bp3_pa.geometry_form = operators::GeometryForm::pa;
-  EXPECT_DOUBLE_EQ(estimate_device_multigrid_memory(3, n, c, mapped, s).operators,
-                   estimate_device_multigrid_memory(3, n, bp3_pa, mapped, s).operators);
-  EXPECT_DOUBLE_EQ(estimate_device_multigrid_memory(2, n, c, mapped, s).operators,
-                   estimate_device_multigrid_memory(2, n, bp3_pa, mapped, s).operators);
+  const auto mf3 = estimate_device_multigrid_memory(3, n, c, mapped, s);
+  EXPECT_NEAR(mf3.operators, ls * n * ((3.0 + 216.0 / 64.0) * 8.0 + 24.0 / 64.0), 1.0);
+  EXPECT_LT(mf3.operators, estimate_device_multigrid_memory(3, n, bp3_pa, mapped, s).operators / 2.0);
+  EXPECT_NEAR(estimate_device_multigrid_memory(2, n, c, mapped, s).operators,
+              4.0 / 3.0 * n * ((2.0 + 36.0 / 16.0) * 8.0 + 16.0 / 16.0), 1.0);
+  c.coefficient = {};
+  EXPECT_NEAR(estimate_device_multigrid_memory(3, n, c, mapped, s).operators, ls * n * (3.0 * 8.0 + 24.0 / 64.0), 1.0);
+  c.coefficient = [](const double*) { return 1.0; };
   // 2D: two displacement components and the coefficient per node, two doubles per k^2 nodes
   c.quadrature = fe::QuadratureKind::gll_k1;
   auto pa2 = c;
@@ -163,8 +168,25 @@ TEST(GeometryForm, AutomaticResolution) {
   key.degree = 3;
   key.precision = P::fp64;
   EXPECT_EQ(operators::resolve_geometry_form(key, cart), GeometryForm::mf);
-  key.quadrature = fe::QuadratureKind::gauss_k2;  // no matrix-free kernel for BP3
+  // BP3: fp64 from k = 4 in 3D; from k = 2 in 2D, fp32 from k = 4
+  key.quadrature = fe::QuadratureKind::gauss_k2;
   EXPECT_EQ(operators::resolve_geometry_form(key, cart), GeometryForm::pa);
+  key.degree = 4;
+  EXPECT_EQ(operators::resolve_geometry_form(key, cart), GeometryForm::mf);
+  EXPECT_EQ(operators::resolve_geometry_form(key, mapped), GeometryForm::pa);
+  key.precision = P::fp32;
+  EXPECT_EQ(operators::resolve_geometry_form(key, cart), GeometryForm::pa);
+  key.dim = 2;
+  EXPECT_EQ(operators::resolve_geometry_form(key, cart), GeometryForm::mf);
+  key.degree = 3;
+  EXPECT_EQ(operators::resolve_geometry_form(key, cart), GeometryForm::pa);
+  key.precision = P::fp64;
+  key.degree = 2;
+  EXPECT_EQ(operators::resolve_geometry_form(key, cart), GeometryForm::mf);
+  key.quadrature = fe::QuadratureKind::gauss_k1;  // no matrix-free kernel
+  EXPECT_EQ(operators::resolve_geometry_form(key, cart), GeometryForm::pa);
+  key.dim = 3;
+  key.degree = 3;
   key.quadrature = fe::QuadratureKind::gll_k1;
   // 2D: the bilinear cells' mf from k = 3 (fp64) and k = 4 (fp32), pa below and on curved cells
   key.dim = 2;

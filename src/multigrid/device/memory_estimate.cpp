@@ -58,16 +58,19 @@ DeviceMemoryEstimate estimate_device_multigrid_memory(int dim, double fine_dofs,
   if (!in_double && settings.multigrid.finest_post_fp64) e.levels += 8.0 * n * smoother_vectors;
   const double pa_bytes_per_dof = dim == 3 ? operators::MatrixFreeOperator<3, double>::estimated_bytes_per_dof(config, geometry)
                                            : operators::MatrixFreeOperator<2, double>::estimated_bytes_per_dof(config, geometry);
-  // the matrix-free form (cg BP5 on general geometry): the displacement (dim values per node), the
-  // coefficient at the nodes, the vertices (dim doubles per k^dim nodes); its diagonal, where the
-  // smoother asks for one, forms the stored data of a level for the time of the call. Cells of
-  // geometry order 2 keep the displacement on the Q2 lattice only, but form the Q_k one at setup.
+  // the matrix-free form (cg BP3 and BP5 on general geometry): the displacement (dim values per
+  // node), the coefficient at the nodes (BP5) or at the (k + 2)^dim points of each cell (BP3), the
+  // vertices (dim doubles per k^dim nodes); its diagonal, where the smoother asks for one, forms
+  // the stored data of a level for the time of the call. Cells of geometry order 2 keep the
+  // displacement on the Q2 lattice only, but form the Q_k one at setup.
+  const bool bp3 = config.quadrature == fe::QuadratureKind::gauss_k2;
   const bool mf = config.geometry_form == operators::GeometryForm::mf && config.disc == fe::Disc::cg &&
-                  config.quadrature == fe::QuadratureKind::gll_k1 &&
+                  (config.quadrature == fe::QuadratureKind::gll_k1 || bp3) &&
                   (geometry != mesh::GeometryKind::cartesian || bool(config.coefficient));
+  const double k = config.degree;
+  const double coefficient_values = !config.coefficient ? 0.0 : bp3 ? std::pow((k + 2) / k, dim) : 1.0;
   const double op_bytes_per_dof =
-      mf ? (dim + (config.coefficient ? 1.0 : 0.0)) * 8.0 + 8.0 * dim / std::pow(double(config.degree), dim)
-         : pa_bytes_per_dof;
+      mf ? (dim + coefficient_values) * 8.0 + 8.0 * dim / std::pow(k, dim) : pa_bytes_per_dof;
   // the fp64 operators with their stored geometry in fp32 (cuda-core cg): half the stored bytes
   const bool stored_fp32 = config.geometry_storage == operators::GeometryStorage::fp32 && !mf &&
                            config.disc == fe::Disc::cg && !box_tables;

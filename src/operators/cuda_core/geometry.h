@@ -46,7 +46,7 @@ struct GeomLayout {
   int cells = 1;         ///< cells per block
   int cell_threads = 1;  ///< q^(dim-1)
   int Q = 1;             ///< q^dim: elements of one buffer
-  int buffers = 3;       ///< buffers per cell (4 for 2D geometry from nodes with a displacement)
+  int buffers = 3;       ///< buffers per cell (2D geometry from nodes with a displacement: 4, 6 at BP3 points)
   int cell_stride = 3;   ///< elements per cell (the buffers, padded to an odd count; the kernels take
                          ///< the stride and the cells per block from GeomParams, see geom_tuned_layout)
   int threads = 1;
@@ -103,8 +103,9 @@ TCFEM_HD inline void region_cell(const Params& p, std::int64_t i, int* c, std::i
 /// quadrature, unscaled tables as `stored`): x = I_1 x + d, with I_1 x the multilinear interpolant
 /// of the cell's vertices (vertices[c * n_vertices + v], v lexicographic on the (n_cells +
 /// 1)-lattice, double) and d the displacement disp[c * n_nodes + node] on the node lattice (null:
-/// d = 0, multilinear cells); the coefficient at the nodes a_nodes[node] (null: 1); xi the points
-/// on [0, 1].
+/// d = 0, multilinear cells); the coefficient at the nodes a_nodes[node] (null: 1), or, where the
+/// points are not the nodes (BP3), at the points a_points[cell * q^dim + point] (points
+/// lexicographic, x fastest; null: 1); xi the points on [0, 1].
 template <int q, typename Number>
 struct NodeFieldParams {
   const double* vertices = nullptr;
@@ -112,6 +113,7 @@ struct NodeFieldParams {
   const Number* disp = nullptr;
   std::int64_t n_nodes = 0;
   const Number* a_nodes = nullptr;
+  const Number* a_points = nullptr;
   Number xi[q] = {};
 };
 
@@ -266,19 +268,22 @@ struct GeomThread {
 /// layout (each cell's (k+1)^dim values contiguous, no constrained nodes); the face terms are the
 /// face program's (operators/cuda_core/geometry_faces.h). Stored (with stored): the type of the
 /// stored data, Number or float (p.coef_fp32: an fp64 program reading its geometry rounded to fp32).
-/// nodes (2D, collocated): the geometry recomputed from the node field (matrix-free): load also
-/// gathers the displacement's components to buffers 2 and 3 (without `bilinear`), and the flux
-/// forms J at each point from the cell's vertices (bilinear part) and the displacement's
-/// derivatives. bilinear (with nodes): the cells are bilinear, J comes from the vertices alone.
+/// nodes (2D): the geometry recomputed from the node field (matrix-free): load also gathers the
+/// displacement's components to buffers 2 and 3 (without `bilinear`), and the flux forms J at each
+/// point from the cell's vertices (bilinear part) and the displacement's derivatives, with the
+/// coefficient from the nodes (collocated) or the points. At points that are not the nodes (BP3)
+/// interp2 also takes the displacement to the points, into buffers 4 and 5 (buffer 2 then holds
+/// the flux). bilinear (with nodes): the cells are bilinear, J comes from the vertices alone.
 template <int dim, int k, int q, bool colloc, typename Number, bool stored = false, bool dg = false,
           typename Stored = Number, bool nodes = false, bool bilinear = false>
 struct GeomProgram {
   static constexpr int n = k + 1;
   static constexpr bool displacement = nodes && !bilinear;
-  static constexpr GeomLayout L = geom_layout(dim, k, q, displacement ? 4 : 3);
+  static constexpr GeomLayout L = geom_layout(dim, k, q, displacement ? (colloc ? 4 : 6) : 3);
+  static constexpr int disp_buffer = colloc ? 2 : 4;  ///< the displacement at the points: buffers disp_buffer, + 1
   static_assert(!colloc || q == n, "collocated quadrature has k+1 points");
   static_assert(!dg || stored, "dg: stored geometry");
-  static_assert(!nodes || (dim == 2 && colloc && !stored && !dg), "geometry from nodes: 2D, collocated, not stored");
+  static_assert(!nodes || (dim == 2 && !stored && !dg), "geometry from nodes: 2D, not stored");
   static_assert(nodes || !bilinear, "bilinear: a form of geometry from nodes");
   static_assert(std::is_same_v<Stored, Number> || (stored && std::is_same_v<Stored, float>),
                 "stored data of another type: fp32, with stored geometry");
@@ -541,6 +546,23 @@ struct GeomProgram {
       th.r[y] = s;
       U[at(th.a, y, 0)] = s;
     }
+    if constexpr (displacement && !colloc) {
+      // the displacement's components from the nodes (buffers 2, 3) to the points (4, 5)
+      for (int comp = 0; comp < 2; ++comp) {
+        const Number* X = buf(t, th, 2 + comp);
+        for (int y = 0; y < n; ++y) {
+          Number s = 0;
+          for (int c = 0; c < n; ++c) s += row[c] * X[at(c, y, 0)];
+          col[y] = s;
+        }
+        Number* P = buf(t, th, disp_buffer + comp);
+        for (int y = 0; y < q; ++y) {
+          Number s = 0;
+          for (int c = 0; c < n; ++c) s += p.B[y][c] * col[c];
+          P[at(th.a, y, 0)] = s;
+        }
+      }
+    }
   }
 
   /// Gradient (x from buffer `in`, y from th.r) and flux; x component to buffer `out`, y to th.f.
@@ -584,8 +606,8 @@ struct GeomProgram {
           J[comp][1] = (1 - xa) * ey0[comp] + xa * ey1[comp];
         }
         if constexpr (displacement) {
-          const Number* X = buf(t, th, 2);
-          const Number* Y = buf(t, th, 3);
+          const Number* X = buf(t, th, disp_buffer);
+          const Number* Y = buf(t, th, disp_buffer + 1);
           for (int c = 0; c < q; ++c) {
             J[0][0] += ra[c] * X[at(c, y, 0)];
             J[1][0] += ra[c] * Y[at(c, y, 0)];
@@ -594,9 +616,13 @@ struct GeomProgram {
           }
         }
         Number weight = wa * p.w[y];
-        if (p.a_nodes) {
-          bool bd;
-          weight *= load_streaming(p.a_nodes + node(p, th, th.a, y, 0, bd));
+        if constexpr (colloc) {
+          if (p.a_nodes) {
+            bool bd;
+            weight *= load_streaming(p.a_nodes + node(p, th, th.a, y, 0, bd));
+          }
+        } else {
+          if (p.a_points) weight *= load_streaming(p.a_points + th.cell * (q * q) + y * q + th.a);
         }
         node_flux2(J, weight, u);
       } else if constexpr (stored) {

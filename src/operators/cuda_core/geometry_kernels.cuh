@@ -329,13 +329,21 @@ class GeometryOperatorBase : public DeviceOperatorBase {
   /// Geometry from nodes: the node field and the coefficient at the nodes on the device
   /// (device_node_geometry: the mesh's map and the coefficient, compiled or on the host threads).
   /// Also computes metric_ (device_cell_metric_of: the checks of the map and the coefficient at
-  /// every point of `kind`, without storing the cell data).
+  /// every point of `kind`, without storing the cell data). Points that are not the nodes (any
+  /// kind but gll_k1): the coefficient at the points (a_points) instead of the nodes.
   DeviceNodeGeometry<Number> compute_nodes(const mesh::BoxMesh<dim>& mesh, const fe::DofLayout<dim>& dofs,
                                            fe::QuadratureKind kind, const Coefficient& coefficient,
                                            const jit::DeviceSource& coefficient_source) {
     const GeometryFunctions<dim> f(mesh, coefficient, coefficient_source);
-    metric_ = device_cell_metric_of<dim>(mesh, dofs, fe::make_quadrature(kind, dofs.degree()), f.a, f.map);
-    auto g = device_node_geometry<Number, dim>(mesh, dofs, f.a, f.map);
+    const auto quad = fe::make_quadrature(kind, dofs.degree());
+    const bool at_points = kind != fe::QuadratureKind::gll_k1 && !f.a.empty();
+    std::unique_ptr<DeviceBuffer<Number>> a_points;
+    std::size_t points = mesh.n_owned_cells();
+    for (int d = 0; d < dim; ++d) points *= std::size_t(quad.size());
+    if (at_points) a_points = std::make_unique<DeviceBuffer<Number>>(points);
+    metric_ = device_cell_metric_of<dim>(mesh, dofs, quad, f.a, f.map, a_points ? a_points->data() : nullptr);
+    auto g = device_node_geometry<Number, dim>(mesh, dofs, at_points ? setup::PointFunction{} : f.a, f.map);
+    g.a_points = std::move(a_points);
     table_bytes_ += g.bytes();
     TCFEM_CUDA_CHECK(cudaDeviceSynchronize());  // the point functions go out of scope
     return g;
@@ -404,7 +412,7 @@ class GeometryOperatorBase : public DeviceOperatorBase {
 /// cg Laplacian on general 2D geometry by the points program: memset of dst + one kernel. Geometry
 /// from the 1D tables of the deformed (or Cartesian) box, or with `stored` from the stored cell
 /// data of any geometry (a mapped box, a mesh's node field, a variable coefficient), of type
-/// Stored (float for an fp64 operator: GeometryStorage::fp32), or with `nodes` (BP5) recomputed
+/// Stored (float for an fp64 operator: GeometryStorage::fp32), or with `nodes` (BP5, BP3) recomputed
 /// from the node field (matrix-free; bilinear cells from their vertices alone). The matrix-free
 /// operator checks the geometry and the coefficient and computes the cell metric at setup without
 /// storing cell data; its diagonal forms the stored data for the time of the call.
@@ -441,6 +449,7 @@ class CgGeometryOperator final : public GeometryOperatorBase<dim, GeomParams<dim
       p.disp = node_.disp ? node_.disp->data() : nullptr;
       p.n_nodes = node_.n_nodes;
       p.a_nodes = node_.a_nodes ? node_.a_nodes->data() : nullptr;
+      p.a_points = node_.a_points ? node_.a_points->data() : nullptr;
       this->geometry_name_ = p.disp ? "nodes" : "bilinear vertices";
       this->keep_for_diagonal(mesh, dofs, coefficient, coefficient_source);
     } else {
@@ -496,10 +505,13 @@ __global__ void __launch_bounds__(geom_lines_layout(q).threads, min_blocks)
   }
   if constexpr (!colloc) {
     Prog::interp_x(p, sm, th);
+    Prog::template node_interp<0>(p, sm, th);
     __syncthreads();
     Prog::interp_y(p, sm, th);
+    Prog::template node_interp<1>(p, sm, th);
     __syncthreads();
     Prog::interp_z(p, sm, th);
+    Prog::template node_interp<2>(p, sm, th);
     __syncthreads();
   }
   Prog::lines(p, sm, th, p.Dx, p.Dy, 0, 1, 0, 2);
@@ -585,7 +597,12 @@ class CgGeometryLinesOperator final : public GeometryOperatorBase<3, GeomLinesPa
     else return k == 1 || k == 2 || k == 4;
   }
   static Kernel pick_kernel(int min_blocks, bool trilinear) {
-    if constexpr (nodes) {
+    if constexpr (nodes && !colloc) {
+      // geometry from nodes at BP3 points: the compiler's register choice only
+      (void)min_blocks;
+      if (trilinear) return geom_lines_kernel<k, q, colloc, Number, 1, false, true, true>;
+      return geom_lines_kernel<k, q, colloc, Number, 1, false, true>;
+    } else if constexpr (nodes) {
       if (trilinear) {
         if (min_blocks == 3) return geom_lines_kernel<k, q, colloc, Number, 3, false, true, true>;
         if (min_blocks == 4) return geom_lines_kernel<k, q, colloc, Number, 4, false, true, true>;
@@ -612,8 +629,10 @@ class CgGeometryLinesOperator final : public GeometryOperatorBase<3, GeomLinesPa
     // displacement)
     if constexpr (nodes) node_ = this->compute_nodes(mesh, dofs, key.quadrature, coefficient, coefficient_source);
     const bool trilinear = nodes && !node_.disp && !node_.disp2;
-    // trilinear cells in fp64: three blocks per SM, measured faster at every degree (docs/performance.md)
+    // trilinear cells in fp64: three blocks per SM, measured faster at every degree (docs/performance.md);
+    // at BP3 points the compiler's choice (the one kernel built)
     if (trilinear && std::is_same_v<Number, double> && t.geometry_min_blocks_per_sm == 0) this->min_blocks_ = 3;
+    if (nodes && !colloc) this->min_blocks_ = 1;
     this->kernel_ = pick_kernel(this->min_blocks_, trilinear);
     // resident blocks per SM the registers allow: the padding search may use the shared memory of
     // the blocks that could not be resident anyway
@@ -644,6 +663,7 @@ class CgGeometryLinesOperator final : public GeometryOperatorBase<3, GeomLinesPa
       p.disp2 = node_.disp2 ? node_.disp2->data() : nullptr;
       p.n_nodes2 = node_.n_nodes2;
       p.a_nodes = node_.a_nodes ? node_.a_nodes->data() : nullptr;
+      p.a_points = node_.a_points ? node_.a_points->data() : nullptr;
       this->geometry_name_ = p.disp2 ? "quadratic nodes" : p.disp ? "nodes" : "trilinear vertices";
       this->keep_for_diagonal(mesh, dofs, coefficient, coefficient_source);
     }
@@ -686,7 +706,7 @@ std::unique_ptr<DeviceOperator> build_geom(const mesh::BoxMesh<dim>& mesh, const
 }
 
 /// table[form][quadrature kind][degree - 1], form 0 the 1D tables (every kind), 1 stored geometry
-/// (BP3: Gauss k+2, BP5: Gauss-Lobatto k+1), 2 geometry from nodes (BP5)
+/// (BP3: Gauss k+2, BP5: Gauss-Lobatto k+1), 2 geometry from nodes (BP3 and BP5)
 template <int dim>
 struct GeomTable {
   std::array<std::array<std::array<GeomFactory<dim>, 8>, 3>, 3> f{};
@@ -701,6 +721,8 @@ GeomTable<dim> make_geom_table(std::integer_sequence<int, K...>) {
   ((t.f[0][int(QuadratureKind::gauss_k1)][K] = &build_geom<dim, K + 1, QuadratureKind::gauss_k1, Number, false>), ...);
   ((t.f[1][int(QuadratureKind::gauss_k2)][K] = &build_geom<dim, K + 1, QuadratureKind::gauss_k2, Number, true>), ...);
   ((t.f[1][int(QuadratureKind::gll_k1)][K] = &build_geom<dim, K + 1, QuadratureKind::gll_k1, Number, true>), ...);
+  ((t.f[2][int(QuadratureKind::gauss_k2)][K] = &build_geom<dim, K + 1, QuadratureKind::gauss_k2, Number, false, true>),
+   ...);
   ((t.f[2][int(QuadratureKind::gll_k1)][K] = &build_geom<dim, K + 1, QuadratureKind::gll_k1, Number, false, true>),
    ...);
   return t;

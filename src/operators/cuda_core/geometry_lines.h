@@ -239,12 +239,15 @@ struct GeomLinesThread {
 /// (q points, n = k + 1 nodes): load, interp_x, interp_y, interp_z, lines(D), column_flux, lines(D^T),
 /// integrate_z, integrate_y, integrate_x (with the scatter). A barrier between each two phases.
 /// stored: the flux from the stored cell data p.coef (any geometry, partial assembly).
-/// nodes (collocated only): the geometry recomputed from the node field (matrix-free): load also
-/// gathers the displacement's columns to buffers 4..6 and the cell's edge vectors; lines also
-/// takes the x lines of the displacement (times D to buffers 7..9) and its column's z derivative;
-/// then node_y_lines (y lines of buffers 4..6, in place) before column_flux, which forms J from
-/// the trilinear part and these derivatives at each point. trilinear (with nodes): the cells are
-/// trilinear, J comes from the vertices alone (no displacement, no extra buffers or lines).
+/// nodes: the geometry recomputed from the node field (matrix-free): load also gathers the
+/// displacement's columns to buffers 4..6 and the cell's edge vectors; with points that are not
+/// the nodes (BP3) interp_x, interp_y, interp_z also take the displacement's lines from the n
+/// nodes to the q points, in place (node_interp); lines also takes the x lines of the displacement
+/// (times D to buffers 7..9) and its column's z derivative; then node_y_lines (y lines of buffers
+/// 4..6, in place) before column_flux, which forms J from the trilinear part and these derivatives
+/// at each point, and the coefficient from the nodes (BP5) or the points (BP3). trilinear (with
+/// nodes): the cells are trilinear, J comes from the vertices alone (no displacement, no extra
+/// buffers or lines).
 /// dg (with stored): the cell term of the SIPG Laplacian on the dg layout (each cell's (k+1)^3
 /// values contiguous, no constrained nodes); the face terms are the face program's
 /// (operators/cuda_core/geometry_faces.h).
@@ -255,7 +258,7 @@ template <int k, int q, bool colloc, typename Number, bool stored = false, bool 
 struct GeomLinesProgram {
   static constexpr int n = k + 1;
   static_assert(!colloc || q == n, "collocated quadrature has k+1 points");
-  static_assert(!nodes || (colloc && !stored), "geometry from nodes: collocated quadrature, not stored");
+  static_assert(!nodes || !stored, "geometry from nodes: not stored");
   static_assert(nodes || !trilinear, "trilinear: a form of geometry from nodes");
   static_assert(!dg || stored, "dg: stored geometry");
   static_assert(std::is_same_v<Stored, Number> || (stored && std::is_same_v<Stored, float>),
@@ -353,8 +356,8 @@ struct GeomLinesProgram {
                             2 * std::int64_t(th.c[0]);
           X[r] = p.phi2[0][a] * d[0] + p.phi2[1][a] * d[1] + p.phi2[2][a] * d[2];
         }
-      } else {
-        unroll<q>([&](auto z) {
+      } else if (th.a < n && th.b < n) {
+        unroll<n>([&](auto z) {
           bool bd;
           const std::int64_t g = node(p, th, th.a, th.b, z, bd);
           unroll<3>(
@@ -400,6 +403,28 @@ struct GeomLinesProgram {
             p.phi2[0][z] * t[0] + p.phi2[1][z] * t[1] + p.phi2[2][z] * t[2];
       });
     });
+  }
+
+  /// Geometry from nodes at points that are not the nodes (BP3), with interp_x, interp_y, interp_z
+  /// (dir 0, 1, 2): the displacement's lines along dir in buffers 4..6 from the n nodes to the q
+  /// points through B, in place (x lines: a, b < n; y lines: b < n; z columns: every thread).
+  /// Nothing where the displacement is given at the points already (the Q2 lattice: disp2).
+  template <int dir>
+  TCFEM_HD static void node_interp(const Params& p, Number* smem, const Thread& th) {
+    if constexpr (displacement && !colloc) {
+      if (p.disp2 || !th.active || (dir == 0 && th.a >= n) || (dir < 2 && th.b >= n)) return;
+      const auto& L = p.layout;
+      Number* C = cell(p, smem, th);
+      const int base = dir == 0 ? th.b * L.sp + th.a * L.sx : dir == 1 ? th.b * L.sp + th.a : th.b * L.sx + th.a;
+      const int step = dir == 0 ? 1 : dir == 1 ? L.sx : L.sp;
+      unroll<3>([&](auto c) {
+        Number* X = C + (4 + c) * L.sb + base;
+        Number u[n], v[q];
+        unroll<n>([&](auto i) { u[i] = X[i * step]; });
+        eo_apply<false>(p.B, u, v);
+        unroll<q>([&](auto i) { X[i * step] = v[i]; });
+      });
+    }
   }
 
   /// Geometry from nodes, with lines(D): the x line (y = a, z = b) of buffers 4..6 times Dx to
@@ -544,9 +569,13 @@ struct GeomLinesProgram {
           });
         }
         Number weight = wab * p.w[z];
-        if (p.a_nodes) {
-          bool bd;
-          weight *= load_streaming(p.a_nodes + node(p, th, th.a, th.b, z, bd));
+        if constexpr (colloc) {
+          if (p.a_nodes) {
+            bool bd;
+            weight *= load_streaming(p.a_nodes + node(p, th, th.a, th.b, z, bd));
+          }
+        } else {
+          if (p.a_points) weight *= load_streaming(p.a_points + th.cell * (q * q * q) + (z * q + th.b) * q + th.a);
         }
         Number u[3] = {C[L.sb + i], C[2 * L.sb + i], uz[z]};
         node_flux(J, weight, u);

@@ -125,8 +125,8 @@ constexpr int geom_lines_cells(int q, int cells) {
 /// Parameters of the lines program on `mesh` with the quadrature `kind` (q points); `cells` cells
 /// per block (0: the default), `padded`: the searched layout (else unpadded), `block_limit`: resident
 /// blocks per SM the registers allow (0: unknown; see geom_lines_search_layout).
-/// `stored` (stored geometry) and `nodes` (geometry from nodes, collocated; `trilinear`: from the
-/// vertices only) use the unit tables; the caller sets the data pointers.
+/// `stored` (stored geometry) and `nodes` (geometry from nodes; `trilinear`: from the vertices
+/// only) use the unit tables; the caller sets the data pointers.
 template <int k, int q, typename Number>
 GeomLinesSetup<k, q, Number> make_geom_lines_setup(const mesh::BoxMesh<3>& mesh, fe::QuadratureKind kind,
                                                    int cells = 0, bool padded = true, int block_limit = 0,
@@ -134,7 +134,6 @@ GeomLinesSetup<k, q, Number> make_geom_lines_setup(const mesh::BoxMesh<3>& mesh,
   constexpr int n = k + 1;
   const auto quad = fe::make_quadrature(kind, k);
   TCFEM_ASSERT(quad.size() == q, "quadrature size of the general-geometry lines kernel");
-  TCFEM_ASSERT(!nodes || q == n, "geometry from nodes: collocated quadrature");
   const auto t = stored || nodes ? stored_geometry_tables<3>() : deformed_tables<3>(mesh, k, quad);
   const auto basis = fe::LagrangeBasis1D::gauss_lobatto(k);
   tensor::Evaluator<3, double> ev(basis, quad);
@@ -213,6 +212,11 @@ constexpr GeomWork geom_lines_cell_work(int k, int q, bool colloc, bool stored =
       // the x interpolation of 27 values to 27 q, per column 3 x 3 y sums and the z expansion
       w.flops += 27 * q * 5 + lines * 3 * (3 * 5 + q * 5);
       w.shared_values += 27 * q + lines * 27;
+    } else if (!trilinear && !colloc) {
+      // the displacement's components from the nodes to the points (node_interp): the lines of
+      // interp_x, interp_y, interp_z, in place
+      w.flops += 3 * (n * n + q * n + q * q) * eo_apply_flops(q, k + 1, 1);
+      w.shared_values += 3 * (n * n * n + 2 * q * n * n + 2 * q * q * n + Q);
     }
   }
   if (!colloc) {
@@ -251,9 +255,18 @@ void emulate_geom_lines(const GeomLinesParams<k, q, Number>& p, const Number* sr
     if constexpr (Prog::displacement)
       if (p.disp2) phase([&](auto& x) { Prog::quadratic_nodes(p, sm, x); });
     if constexpr (!colloc) {
-      phase([&](auto& x) { Prog::interp_x(p, sm, x); });
-      phase([&](auto& x) { Prog::interp_y(p, sm, x); });
-      phase([&](auto& x) { Prog::interp_z(p, sm, x); });
+      phase([&](auto& x) {
+        Prog::interp_x(p, sm, x);
+        Prog::template node_interp<0>(p, sm, x);
+      });
+      phase([&](auto& x) {
+        Prog::interp_y(p, sm, x);
+        Prog::template node_interp<1>(p, sm, x);
+      });
+      phase([&](auto& x) {
+        Prog::interp_z(p, sm, x);
+        Prog::template node_interp<2>(p, sm, x);
+      });
     }
     phase([&](auto& x) {
       Prog::lines(p, sm, x, p.Dx, p.Dy, 0, 1, 0, 2);

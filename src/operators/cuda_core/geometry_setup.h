@@ -236,6 +236,12 @@ constexpr GeomWork geom_cell_work() {
       w.shared_values += Q;
     }
     if (nodes && !bilinear) {
+      if (!colloc) {
+        // the displacement's components from the nodes to the points (interp2)
+        contraction(2.0 * q * n, n, 1);
+        contraction(2 * Q, n, 0);
+        w.shared_values += 2 * Q;
+      }
       w.shared_values += 2 * Q;  // the displacement's gather stores
       contraction(2 * Q, q, 1);  // d/dx of its components
       contraction(2 * Q, q, 1);  // d/dy of its components (columns from shared memory)

@@ -437,13 +437,13 @@ bool cuda_core_supports(const DeviceKernelKey& key) {
   // Cartesian: cg and dg; general geometry: cg, from the deformed box's 1D tables (any quadrature)
   // or, for general_field keys (any map or node field, variable coefficients), from stored cell
   // data (BP3 and BP5 quadrature)
-  // matrix-free (geometry from the nodes): cg BP5
+  // matrix-free (geometry from the nodes): cg BP3 and BP5
   // dg (SIPG) on any geometry: stored cell and face data (general_field, BP3 and BP5)
   const bool stored_quadrature =
       key.quadrature == fe::QuadratureKind::gauss_k2 || key.quadrature == fe::QuadratureKind::gll_k1;
   const bool cg_ok = key.disc == fe::Disc::cg && (!key.general_field || stored_quadrature) &&
                      (key.geometry_form != GeometryForm::mf ||
-                      (key.general_field && key.quadrature == fe::QuadratureKind::gll_k1));
+                      (key.general_field && stored_quadrature));
   const bool dg_ok = key.disc == fe::Disc::dg && key.general_field && stored_quadrature &&
                      key.geometry_form != GeometryForm::mf && !fp32_stored_fp64(key);
   // fp32 stored geometry of fp64 operators: cg, stored geometry (pa, or auto, which then resolves to pa)
@@ -457,7 +457,7 @@ bool cuda_core_supports(const DeviceKernelKey& key) {
 std::string describe_cuda_core() {
   return "cuda-core: dim 2-3, degree 1-8, cg/dg cartesian, cg general geometry (deformed box: bp3/bp5/gauss k+1; "
          "any map, mesh or coefficient with stored geometry (pa, in fp64 also stored in fp32): bp3/bp5, or geometry from "
-         "the nodes (mf): bp5), "
+         "the nodes (mf): bp3/bp5), "
          "dg general geometry (any map, mesh or coefficient, stored cell and face data (pa): bp3/bp5), laplace, "
          "fp64/fp32";
 }

@@ -52,6 +52,14 @@ __global__ void cell_coefficients(int dim, int nqc, std::int64_t first, std::int
   }
 }
 
+/// dst[i] = src[i] rounded to Number, i < n.
+template <typename Number>
+__global__ void convert_values(const double* __restrict__ src, std::int64_t n, Number* __restrict__ dst) {
+  for (std::int64_t i = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; i < n;
+       i += std::int64_t(gridDim.x) * blockDim.x)
+    dst[i] = static_cast<Number>(src[i]);
+}
+
 /// volume[cell] = sum of the cell's jxw, in the host's order.
 __global__ void cell_volumes(int nqc, std::int64_t first, std::int64_t m, const double* jxw, double* volume) {
   for (std::int64_t c = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; c < m;
@@ -421,10 +429,10 @@ void device_cell_geometry(const mesh::BoxMesh<dim>& mesh, const fe::DofLayout<di
   }
 }
 
-template <int dim>
+template <int dim, typename Number>
 std::vector<double> device_cell_metric_of(const mesh::BoxMesh<dim>& mesh, const fe::DofLayout<dim>& dofs,
                                           const fe::Quadrature1D& quad, const setup::PointFunction& coefficient,
-                                          const std::array<setup::PointFunction, 3>& map) {
+                                          const std::array<setup::PointFunction, 3>& map, Number* a_points) {
   const Grid g = setup::make_grid(mesh, dofs, quad.size());
   const std::int64_t n_cells = std::int64_t(mesh.n_owned_cells());
   const int nqc = ipow(g.nq, dim), ns = dim * (dim + 1) / 2;
@@ -444,6 +452,10 @@ std::vector<double> device_cell_metric_of(const mesh::BoxMesh<dim>& mesh, const 
     cell_metric_kernel<double><<<grid_for(m * dim * 32, 256), 256>>>(dim, nqc, m, coef.data(),
                                                                      metric.data() + first * dim);
     TCFEM_CUDA_CHECK_LAUNCH();
+    if (a_points && a.size()) {
+      convert_values<<<grid_for(m * nqc, 256), 256>>>(a.data(), m * nqc, a_points + first * nqc);
+      TCFEM_CUDA_CHECK_LAUNCH();
+    }
   }
   return metric.to_host();
 }
@@ -767,17 +779,9 @@ DeviceNodeGeometry<Number> device_node_geometry(const mesh::BoxMesh<dim>& mesh, 
   return out;
 }
 
-namespace {
-__global__ void round_to_float_kernel(const double* __restrict__ src, float* __restrict__ dst, std::int64_t n) {
-  for (std::int64_t i = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; i < n;
-       i += std::int64_t(gridDim.x) * blockDim.x)
-    dst[i] = __double2float_rn(src[i]);
-}
-}  // namespace
-
 void device_round_to_float(const double* src, float* dst, std::size_t n) {
   if (n == 0) return;
-  round_to_float_kernel<<<grid_for(std::int64_t(n), 256), 256>>>(src, dst, std::int64_t(n));
+  convert_values<float><<<grid_for(std::int64_t(n), 256), 256>>>(src, std::int64_t(n), dst);
   TCFEM_CUDA_CHECK_LAUNCH();
 }
 
@@ -800,12 +804,15 @@ template void device_general_diagonal<double>(const OperatorView<double>&, const
 template void device_general_diagonal<float>(const OperatorView<float>&, const Grid&, const std::vector<double>&,
                                              float*);
 template std::vector<double> device_cell_metric<double>(const OperatorView<double>&);
-template std::vector<double> device_cell_metric_of<2>(const mesh::BoxMesh<2>&, const fe::DofLayout<2>&,
-                                                      const fe::Quadrature1D&, const setup::PointFunction&,
-                                                      const std::array<setup::PointFunction, 3>&);
-template std::vector<double> device_cell_metric_of<3>(const mesh::BoxMesh<3>&, const fe::DofLayout<3>&,
-                                                      const fe::Quadrature1D&, const setup::PointFunction&,
-                                                      const std::array<setup::PointFunction, 3>&);
+#define TCFEM_CELL_METRIC_OF(dim, Number)                                                                         \
+  template std::vector<double> device_cell_metric_of<dim, Number>(                                                 \
+      const mesh::BoxMesh<dim>&, const fe::DofLayout<dim>&, const fe::Quadrature1D&, const setup::PointFunction&, \
+      const std::array<setup::PointFunction, 3>&, Number*);
+TCFEM_CELL_METRIC_OF(2, double)
+TCFEM_CELL_METRIC_OF(3, double)
+TCFEM_CELL_METRIC_OF(2, float)
+TCFEM_CELL_METRIC_OF(3, float)
+#undef TCFEM_CELL_METRIC_OF
 template DeviceNodeGeometry<double> device_node_geometry<double, 2>(const mesh::BoxMesh<2>&, const fe::DofLayout<2>&,
                                                                     const setup::PointFunction&,
                                                                     const std::array<setup::PointFunction, 3>&);

@@ -21,10 +21,13 @@ void device_cell_geometry(const mesh::BoxMesh<dim>& mesh, const fe::DofLayout<di
 /// The cell metric (device_cell_metric) of the general Laplacian with the coefficient on `mesh`,
 /// computed from the map chunk by chunk without storing the cell data (double), with the checks of
 /// device_cell_geometry (det J > 0 and a positive and finite at every point), copied to the host.
-template <int dim>
+/// a_points (device, null: not kept; with a coefficient): the coefficient at the points,
+/// a_points[cell * nq^dim + point] (points lexicographic, x fastest), rounded to Number.
+template <int dim, typename Number = double>
 std::vector<double> device_cell_metric_of(const mesh::BoxMesh<dim>& mesh, const fe::DofLayout<dim>& dofs,
                                           const fe::Quadrature1D& quad, const setup::PointFunction& coefficient,
-                                          const std::array<setup::PointFunction, 3>& map);
+                                          const std::array<setup::PointFunction, 3>& map,
+                                          Number* a_points = nullptr);
 
 /// The node field of a mesh (2D, 3D) for the matrix-free kernels (operators/geometry_data.h,
 /// NodeGeometry), computed on the device: the map at the vertices and at every node of the Q_k
@@ -32,16 +35,17 @@ std::vector<double> device_cell_metric_of(const mesh::BoxMesh<dim>& mesh, const 
 /// interpolant (freed when every |d| is below 1e-13 times the vertices' extent: multilinear
 /// cells), and the coefficient at the nodes (checked positive and finite; none when empty). 3D cells
 /// of geometry order 2 below k (k >= 3, as compute_node_geometry finds them): the displacement
-/// on the Q2 lattice in disp2, and disp freed.
+/// on the Q2 lattice in disp2, and disp freed. a_points: the coefficient at the quadrature points
+/// where they are not the nodes (set by the caller, from device_cell_metric_of; a_nodes then empty).
 template <typename Number>
 struct DeviceNodeGeometry {
   std::unique_ptr<DeviceBuffer<double>> vertices;
-  std::unique_ptr<DeviceBuffer<Number>> disp, disp2, a_nodes;
+  std::unique_ptr<DeviceBuffer<Number>> disp, disp2, a_nodes, a_points;
   std::int64_t n_vertices = 0, n_nodes = 0, n_nodes2 = 0;
   double max_disp = 0, extent = 0;
   std::size_t bytes() const {
-    return (vertices ? vertices->size() * sizeof(double) : 0) + (disp ? disp->size() * sizeof(Number) : 0) +
-           (disp2 ? disp2->size() * sizeof(Number) : 0) + (a_nodes ? a_nodes->size() * sizeof(Number) : 0);
+    auto size = [](const auto& b) { return b ? b->size() * sizeof(*b->data()) : std::size_t(0); };
+    return size(vertices) + size(disp) + size(disp2) + size(a_nodes) + size(a_points);
   }
 };
 template <typename Number, int dim>

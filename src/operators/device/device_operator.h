@@ -161,17 +161,24 @@ inline bool fp32_stored_fp64(const DeviceKernelKey& key) {
 /// The geometry form a key runs with: key.geometry_form unless automatic; automatic takes mf
 /// where the cells are trilinear (bilinear) by construction (general geometry on a Cartesian mesh:
 /// a variable coefficient or Neumann faces) and the matrix-free kernel's apply was measured faster
-/// there (cg BP5; 3D: fp64 at every degree, fp32 from k = 5, docs/performance.md, "Matrix-free
-/// curved geometry"; 2D: fp64 from k = 3, fp32 from k = 4, "Matrix-free geometry in 2D"), pa
-/// elsewhere (curved cells: the stored form was measured faster at every degree but 2D fp64 k = 5)
-/// and where the key asks for fp32 stored geometry; pa (from the box's 1D tables) for box_tables keys.
+/// there: BP5 in 3D fp64 at every degree, fp32 from k = 5 (docs/performance.md, "Matrix-free
+/// curved geometry"), in 2D fp64 from k = 3, fp32 from k = 4 ("Matrix-free geometry in 2D"); BP3
+/// in 3D fp64 from k = 4, in 2D fp64 from k = 2, fp32 from k = 4 ("Matrix-free geometry at BP3
+/// points"). pa elsewhere (curved cells: the stored form was measured faster at every degree but
+/// 2D fp64 BP5 k = 5), where the key asks for fp32 stored geometry, and (from the box's 1D tables)
+/// for box_tables keys.
 inline GeometryForm resolve_geometry_form(const DeviceKernelKey& key, mesh::GeometryKind kind) {
   if (key.geometry_form != GeometryForm::automatic) return key.geometry_form;
   if (key.box_tables) return GeometryForm::pa;  // the box's 1D tables: nothing to store or recompute
   const bool fp64 = key.precision == precision::Precision::fp64, fp32 = key.precision == precision::Precision::fp32;
-  const bool faster = key.dim == 3 ? fp64 || (fp32 && key.degree >= 5) : (fp64 && key.degree >= 3) || (fp32 && key.degree >= 4);
+  const int k = key.degree;
+  bool faster = false;
+  if (key.quadrature == fe::QuadratureKind::gll_k1)
+    faster = key.dim == 3 ? fp64 || (fp32 && k >= 5) : (fp64 && k >= 3) || (fp32 && k >= 4);
+  else if (key.quadrature == fe::QuadratureKind::gauss_k2)
+    faster = key.dim == 3 ? fp64 && k >= 4 : (fp64 && k >= 2) || (fp32 && k >= 4);
   const bool mf = !fp32_stored_fp64(key) && key.general_field && kind == mesh::GeometryKind::cartesian &&
-                  key.disc == fe::Disc::cg && key.quadrature == fe::QuadratureKind::gll_k1 && faster;
+                  key.disc == fe::Disc::cg && faster;
   return mf ? GeometryForm::mf : GeometryForm::pa;
 }
 
