@@ -453,14 +453,16 @@ TEST(CudaOperator, CudaCoreStoredGeometryMatchesCpu) {
           << "3D fp32 Neumann " << what;
       EXPECT_LT(diag, 1e-5) << "3D fp32 Neumann " << what;
       // the 3D program with the stored data's L2 prefetch on and off (whatever the default), one
-      // cell per block and the layout's count
+      // cell per block and the layout's count, registers capped for three and four blocks per SM
       const auto pa = operators::GeometryForm::pa;
       for (int prefetch : {-1, 1})
         for (int cells : {1, 64}) {
           operators::DeviceTuning t;
           t.geometry_prefetch = prefetch;
           t.geometry_cells_per_block = cells;
-          const std::string tag = " prefetch=" + std::to_string(prefetch) + " cells=" + std::to_string(cells);
+          t.geometry_min_blocks_per_sm = prefetch > 0 ? 4 : 3;
+          const std::string tag = " prefetch=" + std::to_string(prefetch) + " cells=" + std::to_string(cells) +
+                                  " min_blocks=" + std::to_string(t.geometry_min_blocks_per_sm);
           EXPECT_LT(mapped_device_vs_cpu<3>(fe::Disc::cg, k, P::fp64, rd(), compiled, nullptr, Variant::cuda_core, quad,
                                             false, pa, false, false, t),
                     1e-12)
@@ -481,10 +483,11 @@ TEST(CudaOperator, CudaCoreStoredGeometryMatchesCpu) {
       operators::DeviceTuning one_cell;
       one_cell.geometry_cells_per_block = 1;
       one_cell.geometry_prefetch = 1;
+      one_cell.geometry_min_blocks_per_sm = 4;
       EXPECT_LT(mapped_device_vs_cpu<3>(fe::Disc::cg, k, P::fp64, rd(), !compiled, &diag, Variant::cuda_core, quad,
                                         true, pa, false, k % 2 == 1, one_cell, s32),
                 1e-6)
-          << "3D fp32-stored Neumann cells=1 prefetch " << what;
+          << "3D fp32-stored Neumann cells=1 prefetch min_blocks=4 " << what;
       EXPECT_LT(diag, 1e-12) << "3D fp32-stored Neumann " << what;
       EXPECT_LT(mapped_device_vs_cpu<3>(fe::Disc::cg, k, P::fp64, rd(), compiled, nullptr, Variant::cuda_core, quad,
                                         false, pa, false, false, {}, s32),

@@ -549,13 +549,16 @@ class CgGeometryLinesOperator final : public GeometryOperatorBase<3, GeomLinesPa
 
  public:
   using Kernel = typename Base::Kernel;
-  /// register-capped variants exist for BP5 and BP3 with the 1D tables, and for geometry from nodes
-  static constexpr bool capped_variants = !stored && (colloc || q == k + 2);
+  /// register-capped variants exist for BP5 and BP3 with the 1D tables and with stored geometry,
+  /// and for geometry from nodes at BP5
+  static constexpr bool capped_variants = colloc || q == k + 2;
   /// The register cap per (quadrature, degree) where it was measured faster on the H200 (3D fp64,
   /// 3e7 DoFs, docs/notebook/performance_history.md): BP5 four blocks per SM for k <= 6, BP3 four for k = 2, 3, 5 and
-  /// three for k = 8; elsewhere (and for float) the compiler's choice.
+  /// three for k = 8; elsewhere (and for float) the compiler's choice. Stored geometry: the cap
+  /// measured fastest together with the cells per block (stored_cap).
   static constexpr int default_min_blocks() {
-    if constexpr (!capped_variants || nodes || !std::is_same_v<Number, double>) return 1;
+    if constexpr (stored && capped_variants) return stored_cap().min_blocks;
+    if constexpr (!capped_variants || nodes || stored || !std::is_same_v<Number, double>) return 1;
     if constexpr (colloc) return k <= 6 ? 4 : 1;
     if constexpr (k == 2 || k == 3 || k == 5) return 4;
     if constexpr (k == 8) return 3;
@@ -582,6 +585,40 @@ class CgGeometryLinesOperator final : public GeometryOperatorBase<3, GeomLinesPa
     if constexpr (!std::is_same_v<Stored, Number>) return colloc ? bp5_s32[k - 1] : bp3_s32[k - 1];
     if constexpr (colloc) return fp64 ? bp5_fp64[k - 1] : bp5_fp32[k - 1];
     else return fp64 ? bp3_fp64[k - 1] : bp3_fp32[k - 1];
+  }
+  /// Stored geometry: the register cap (resident blocks per SM the compiler must allow: 1, 3, 4)
+  /// and the cells per block (0: default_cells) measured fastest together on the H200 (the
+  /// quarter annulus at 3e7 DoFs, caps 1, 3, 4 with the default count and with 1, 2, 4 cells, one
+  /// lease; docs/performance.md, "Register caps for the stored-geometry kernel"): the uncapped
+  /// default where it was within 2% of the fastest, else the fastest cap with the default count
+  /// where that was within 2%, else the fastest pair. k = 1: not measured, uncapped.
+  struct StoredCap {
+    int min_blocks = 1;
+    int cells = 0;
+  };
+  static constexpr StoredCap stored_cap() {
+    constexpr bool fp64 = std::is_same_v<Number, double>;
+    //                                      k = 1  2  3  4  5  6  7  8
+    constexpr int bp5_fp64[8] = {1, 1, 4, 4, 4, 4, 3, 3}, bp5_fp64_c[8] = {};
+    constexpr int bp5_fp32[8] = {1, 1, 1, 1, 1, 4, 4, 4}, bp5_fp32_c[8] = {0, 0, 0, 0, 0, 0, 0, 4};
+    constexpr int bp5_s32[8] = {1, 1, 1, 4, 4, 4, 3, 3}, bp5_s32_c[8] = {};
+    constexpr int bp3_fp64[8] = {1, 4, 4, 4, 4, 3, 3, 3}, bp3_fp64_c[8] = {0, 0, 0, 4, 0, 0, 0, 2};
+    constexpr int bp3_fp32[8] = {1, 1, 1, 1, 4, 4, 4, 4}, bp3_fp32_c[8] = {0, 0, 0, 0, 0, 0, 4, 2};
+    constexpr int bp3_s32[8] = {1, 4, 4, 4, 4, 3, 3, 3}, bp3_s32_c[8] = {0, 0, 1, 0, 0, 0, 0, 0};
+    constexpr int i = k - 1;
+    if constexpr (!stored || !capped_variants) return {};
+    else if constexpr (!std::is_same_v<Stored, Number>)
+      return colloc ? StoredCap{bp5_s32[i], bp5_s32_c[i]} : StoredCap{bp3_s32[i], bp3_s32_c[i]};
+    else if constexpr (colloc)
+      return fp64 ? StoredCap{bp5_fp64[i], bp5_fp64_c[i]} : StoredCap{bp5_fp32[i], bp5_fp32_c[i]};
+    else
+      return fp64 ? StoredCap{bp3_fp64[i], bp3_fp64_c[i]} : StoredCap{bp3_fp32[i], bp3_fp32_c[i]};
+  }
+  /// Cells per block of this operator where the tuning names none: stored_cap's count, else
+  /// default_cells.
+  static constexpr int default_launch_cells() {
+    constexpr int c = stored_cap().cells;
+    return c > 0 ? c : default_cells();
   }
   /// Stored geometry: whether a block requests its cells' stored data into L2 before the gather,
   /// where the tuning does not say: where it was measured at least 3% faster on the H200 (the
@@ -610,8 +647,8 @@ class CgGeometryLinesOperator final : public GeometryOperatorBase<3, GeomLinesPa
       }
     }
     if constexpr (capped_variants) {
-      if (min_blocks == 3) return geom_lines_kernel<k, q, colloc, Number, 3, stored, nodes>;
-      if (min_blocks == 4) return geom_lines_kernel<k, q, colloc, Number, 4, stored, nodes>;
+      if (min_blocks == 3) return geom_lines_kernel<k, q, colloc, Number, 3, stored, nodes, false, false, Stored>;
+      if (min_blocks == 4) return geom_lines_kernel<k, q, colloc, Number, 4, stored, nodes, false, false, Stored>;
     }
     return geom_lines_kernel<k, q, colloc, Number, 1, stored, nodes, false, false, Stored>;
   }
@@ -622,7 +659,7 @@ class CgGeometryLinesOperator final : public GeometryOperatorBase<3, GeomLinesPa
       : Base(key, dofs.n_local()) {
     (void)require_device("--variant cuda-core");
     const DeviceTuning t = checked_geometry_tuning(tuning);
-    const int requested_cells = t.geometry_cells_per_block > 0 ? t.geometry_cells_per_block : default_cells();
+    const int requested_cells = t.geometry_cells_per_block > 0 ? t.geometry_cells_per_block : default_launch_cells();
     this->min_blocks_ =
         capped_variants && t.geometry_min_blocks_per_sm > 0 ? t.geometry_min_blocks_per_sm : default_min_blocks();
     // geometry from nodes: the node field first (trilinear cells take the program without the
