@@ -122,10 +122,11 @@ def gpu_main():
         same_bench(tmp, "gpu_deformed", cuda + ["--dim", "3", "--geometry", "deformed", "--degrees", "3",
                                                 "--dofs", "2e5"], (2,))
         same_bench(tmp, "gpu_dg", cuda + ["--dim", "3", "--disc", "dg", "--degrees", "2,4", "--dofs", "2e5"], (2,))
-        for form in ("pa", "mf"):
-            same_bench(tmp, "gpu_map_" + form, cuda + ["--dim", "3", "--geometry", "map", "--quadrature", "bp5",
-                                                       "--geometry-form", form, "--degrees", "2,4",
-                                                       "--dofs", "2e5"], (2,))
+        for quad in ("bp5", "bp3"):
+            for form in ("pa", "mf"):
+                same_bench(tmp, "gpu_map_" + quad + "_" + form,
+                           cuda + ["--dim", "3", "--geometry", "map", "--quadrature", quad, "--geometry-form", form,
+                                   "--degrees", "2,4", "--dofs", "2e5"], (2,))
         same_bench(tmp, "gpu_map_bp3", cuda + ["--dim", "2", "--geometry", "map", "--degrees", "3",
                                                "--dofs", "2e5"], (2,))
     return finish("test_mpi_bench --gpu")
