@@ -46,6 +46,7 @@ struct WaveOptions {
   std::string cores = "auto";
   std::string geometry_storage = "fp64";
   std::string setup = "device";  // where the cuda backend computes the cell data and initial state
+  std::string rk4 = "auto";
   std::string json_file, vtu_prefix;
   int vtu_every = 0, energy_every = 0;
   int threads = 0;
@@ -87,6 +88,8 @@ int run_wave(WaveOptions& o, wave::WaveFile& file) {
     faces_text += std::string(f ? ", " : "") + "xyz"[f / 2] + (f % 2 ? "max " : "min ") + wave::to_string(problem.faces[f]);
   say("  boundary      " + faces_text);
   const bool device_setup = o.backend == "cuda" && o.setup == "device";
+  const wave::Rk4Form rk4 = wave::resolve_rk4_form(
+      o.rk4 == "nested" ? wave::Rk4Form::nested : o.rk4 == "classic" ? wave::Rk4Form::classic : wave::Rk4Form::automatic);
   const wave::WaveOperator<dim> op(problem, device_setup ? wave::WaveSetup::device : wave::WaveSetup::host);
   say("  DoFs          " + std::to_string(op.n_dofs()) + " (p " + std::to_string(op.n_p()) + ", u " +
       std::to_string(op.n_u()) + ")");
@@ -101,9 +104,10 @@ int run_wave(WaveOptions& o, wave::WaveFile& file) {
                  : o.cores == "cuda-core" ? wave::WaveCores::cuda_core
                                           : wave::WaveCores::automatic;
     dopt.geometry_storage = o.geometry_storage == "fp32" ? wave::WaveStorage::fp32 : wave::WaveStorage::fp64;
+    dopt.rk4 = rk4;
     stepper = wave::make_device_wave_stepper<dim>(op, dopt);
   } else {
-    stepper = wave::make_cpu_wave_stepper<dim>(op);
+    stepper = wave::make_cpu_wave_stepper<dim>(op, rk4);
   }
   say("  stage         " +
       std::string(device_setup ? "device data (geometry, masses, initial state computed on the device)"
@@ -141,6 +145,9 @@ int run_wave(WaveOptions& o, wave::WaveFile& file) {
   say("  time step     " + format("%.6g", dt) + " (" + format("%.3f", dt / limit) + " of the RK4 limit " +
       format("%.6g", limit) + "), " + std::to_string(steps) + " steps to t = " + format("%.6g", t_end));
   say("  running       " + stepper->description());
+  say("  RK4           " + std::string(wave::to_string(stepper->rk4_form())) +
+      (stepper->rk4_form() == wave::Rk4Form::nested ? " (Horner's form: no accumulator)"
+                                                     : " (four stages and an accumulator)"));
   if (problem.mode)
     say("  normal mode   wave numbers " + std::to_string(file.mode[0]) + (dim == 3 ? ", " + std::to_string(file.mode[1]) : "") +
         ", " + (problem.mode->branch ? "acoustic branch " + std::to_string(problem.mode->branch) : std::string("gravity branch")) +
@@ -241,6 +248,7 @@ int run_wave(WaveOptions& o, wave::WaveFile& file) {
                  {"geometry_storage", o.backend == "cuda" ? o.geometry_storage : std::string("fp64")},
                  {"setup_on", device_setup ? "device" : "host"},
                  {"running", stepper->description()},
+                 {"rk4", wave::to_string(stepper->rk4_form())},
                  {"expressions", problem.texts}};
   std::vector<std::string> faces;
   for (auto f : problem.faces) faces.push_back(wave::to_string(f));
@@ -375,6 +383,11 @@ std::function<int()> add_wave_command(CLI::App& app) {
                   "Where the cuda backend computes the geometry, masses and initial state: device (the expressions "
                   "compiled with NVRTC) or host (the host threads, then copied)")
       ->check(CLI::IsMember({"device", "host"}))
+      ->capture_default_str();
+  cmd->add_option("--rk4", o->rk4,
+                  "How a step evaluates RK4: classic (four stages and an accumulator) or nested (the same step in "
+                  "Horner's form: one vector fewer read and written per stage); auto: nested")
+      ->check(CLI::IsMember({"auto", "classic", "nested"}))
       ->capture_default_str();
   cmd->add_option("--json", o->json_file, "Write the JSON report to this file");
   cmd->add_option("--vtu", o->vtu_prefix, "Write VTU frames PREFIX_NNNNNN.vtu and the collection PREFIX.pvd");

@@ -3,7 +3,8 @@
 // velocity node, the masses and boundary terms) on the device, one fused cell kernel per stage
 // (the pressure's gradient to the velocity's rate and the velocity's divergence to the pressure's
 // residual in one pass over the cells, fp64, its contractions on CUDA cores or FP64 tensor cores) and one fused vector pass per stage (the
-// lumped inverse mass, the absorbing and seafloor terms and the RK4 updates).
+// lumped inverse mass, the absorbing and seafloor terms and the RK4 updates; RK4 in its nested or
+// classic form: time_stepping.h).
 #include <memory>
 #include <string>
 
@@ -34,6 +35,7 @@ struct DeviceWaveOptions {
   WaveGeometryForm geometry_form = WaveGeometryForm::pa;
   WaveCores cores = WaveCores::automatic;
   WaveStorage geometry_storage = WaveStorage::fp64;  ///< pa only (mf stores no geometry)
+  Rk4Form rk4 = Rk4Form::automatic;                  ///< as resolve_rk4_form
 };
 
 /// Whether this build has the device stepper.

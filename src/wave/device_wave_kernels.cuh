@@ -33,27 +33,53 @@ struct CellParams {
   const double* p;   // input pressure
   double* du;        // output: the velocity's rate (stage < 0)
   double* rp;        // output (added): G^T u per pressure node
-  // stage >= 0: the RK4 stage's update of the velocity in place of du (x, acc, y as rk4_update)
+  // stage >= 0: the RK4 stage's update of the velocity in place of du (x, acc, y as rk4_update_p)
   int stage;
+  int nested;  // the nested form (time_stepping.h: Rk4Form): y = x + aw k (stage 0..2), x = x + aw k (3)
   double* x;
   double* acc;
   double* y;
   double bw, aw;
 };
 
-/// The velocity's rate k at entry i: written (a plain apply) or applied as RK4 stage `stage`:
-/// acc (+)= bw k, y = x + aw k (stage 0..2), x = acc + bw k (stage 3). The input velocity at i is
-/// read by this thread only (before), so y may be the input.
+/// The velocity's rates k[d] at the entries iu + d nq (d < dim) of one velocity node: written (a
+/// plain apply) or applied as RK4 stage `stage`. Classic: acc (+)= bw k, y = x + aw k (stage
+/// 0..2), x = acc + bw k (stage 3). Nested: y = x + aw k (stage 0..2), x = x + aw k (stage 3). The
+/// inputs of the update (x, acc) come from stage_inputs, loaded before any store: the entries
+/// are read and written by this thread only, and y may be the input velocity.
 template <int dim>
-__device__ __forceinline__ void velocity_out(const CellParams<dim>& P, long long i, double k) {
-  if (P.stage < 0) {
-    P.du[i] = k;
-  } else if (P.stage == 3) {
-    P.x[i] = P.acc[i] + P.bw * k;
-  } else {
-    const double xi = P.x[i];
-    P.acc[i] = (P.stage == 0 ? xi : P.acc[i]) + P.bw * k;
-    P.y[i] = xi + P.aw * k;
+struct StageInputs {
+  double x[dim];
+  double acc[dim];
+};
+template <int dim>
+__device__ __forceinline__ StageInputs<dim> stage_inputs(const CellParams<dim>& P, long long iu, int nq) {
+  StageInputs<dim> in{};
+  if (P.stage < 0) return in;
+  const bool need_x = P.nested || P.stage < 3, need_acc = !P.nested && P.stage > 0;
+#pragma unroll
+  for (int d = 0; d < dim; ++d) {
+    if (need_x) in.x[d] = P.x[iu + d * nq];
+    if (need_acc) in.acc[d] = P.acc[iu + d * nq];
+  }
+  return in;
+}
+template <int dim>
+__device__ __forceinline__ void velocity_out(const CellParams<dim>& P, long long iu, int nq, const StageInputs<dim>& in,
+                                             const double (&k)[dim]) {
+#pragma unroll
+  for (int d = 0; d < dim; ++d) {
+    const long long i = iu + d * nq;
+    if (P.stage < 0) {
+      P.du[i] = k[d];
+    } else if (P.nested) {
+      (P.stage == 3 ? P.x : P.y)[i] = in.x[d] + P.aw * k[d];
+    } else if (P.stage == 3) {
+      P.x[i] = in.acc[d] + P.bw * k[d];
+    } else {
+      P.acc[i] = (P.stage == 0 ? in.x[d] : in.acc[d]) + P.bw * k[d];
+      P.y[i] = in.x[d] + P.aw * k[d];
+    }
   }
 }
 
@@ -103,7 +129,9 @@ __device__ __forceinline__ void geometry_at_point(const double (&J)[dim][dim], d
 /// The pointwise part at velocity node q of cell `cell` (nq nodes per cell): the geometry (stored,
 /// or from the gradients g[1 + d][e] = dx_d / dxi_e of the coordinates and the weight w), the
 /// velocity's rate -s C^T grad p through velocity_out, and the flux F[e fs] = sum_d C(e, d) u_d.
-/// The velocity is read before it is written (y may be the input).
+/// Every value the point reads (the geometry, u, the RK4 update's x and acc) is requested before
+/// its first store: a store may alias a later load for all the compiler knows, so loads after
+/// a store would wait for it, one memory round trip per component.
 template <int dim, bool MF, typename G = double>
 __device__ __forceinline__ void velocity_point(const CellParams<dim>& P, long long cell, int q, int nq,
                                                const double (&g)[fields<dim, MF>()][dim], double w, double* F,
@@ -128,13 +156,16 @@ __device__ __forceinline__ void velocity_point(const CellParams<dim>& P, long lo
   double u[dim];
 #pragma unroll
   for (int d = 0; d < dim; ++d) u[d] = P.u[iu + d * nq];
+  const StageInputs<dim> in = stage_inputs(P, iu, nq);  // requested with u, before any store
+  double k[dim];
 #pragma unroll
   for (int d = 0; d < dim; ++d) {
     double r = cm[d] * g[0][0];
 #pragma unroll
     for (int e = 1; e < dim; ++e) r += cm[e * dim + d] * g[0][e];
-    velocity_out(P, iu + d * nq, -s * r);
+    k[d] = -s * r;
   }
+  velocity_out(P, iu, nq, in, k);
 #pragma unroll
   for (int e = 0; e < dim; ++e) {
     double f = cm[e * dim] * u[0];

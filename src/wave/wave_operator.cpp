@@ -388,6 +388,23 @@ void WaveOperator<dim>::seafloor_values(double t, double* values) const {
 template <int dim>
 void WaveOperator<dim>::rate(double t, const double* x, double* r, bool skew_only) const {
   require_cell_data();
+  if (skew_only || seafloor_.empty()) {
+    rate_impl(x, r, skew_only, nullptr);
+    return;
+  }
+  std::vector<double> values(seafloor_.size());
+  seafloor_values(t, values.data());
+  rate_impl(x, r, false, values.data());
+}
+
+template <int dim>
+void WaveOperator<dim>::rate_with_seafloor(const double* x, double* r, const double* seafloor_values) const {
+  require_cell_data();
+  rate_impl(x, r, false, seafloor_values);
+}
+
+template <int dim>
+void WaveOperator<dim>::rate_impl(const double* x, double* r, bool skew_only, const double* seafloor_values) const {
   const double* u = x;
   const double* p = x + n_u_;
   double* ru = r;
@@ -421,8 +438,8 @@ void WaveOperator<dim>::rate(double t, const double* x, double* r, bool skew_onl
       }
     }, host_threads(), 16);
   }
-  if (!skew_only && !seafloor_.empty()) {
-    for (const auto& fnode : seafloor_) rp[fnode.node] += fnode.weight * problem_.seafloor_velocity(fnode.x.data(), t);
+  if (seafloor_values) {
+    for (std::size_t i = 0; i < seafloor_.size(); ++i) rp[seafloor_[i].node] += seafloor_values[i];
   }
   parallel_chunks(0, n_p_, [&](std::size_t b, std::size_t e, int) {
     for (std::size_t i = b; i < e; ++i) {

@@ -77,6 +77,10 @@ class WaveOperator {
   /// r = M^-1 (-A_full x + b(t)): the time derivative of the state x at time t. With skew_only,
   /// only the coupling G (no absorbing term, no seafloor data): the energy-conserving part.
   void rate(double t, const double* x, double* r, bool skew_only = false) const;
+  /// r = M^-1 (-A_full x + b) with b given by its values at the seafloor's face nodes (the order
+  /// and scaling of seafloor_values; null: no seafloor data), for a combination of b(t) at
+  /// several times.
+  void rate_with_seafloor(const double* x, double* r, const double* seafloor_values) const;
   /// (x, y)_M with the diagonal mass of the state: 2 x the energy for y = x.
   double inner(const double* x, const double* y) const;
   double energy(const double* x) const { return 0.5 * inner(x, x); }
@@ -137,6 +141,7 @@ class WaveOperator {
     return data;
   }
   void require_cell_data() const;
+  void rate_impl(const double* x, double* r, bool skew_only, const double* seafloor_values) const;
   /// w det J at the cell's velocity nodes from its node coordinates; tmp holds
   /// (dim^2 + 2) max(npc, nqc) doubles.
   void velocity_jxw(const double* nodes, double* jxw, double* tmp) const;

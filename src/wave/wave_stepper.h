@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "wave/time_stepping.h"
 #include "wave/wave_operator.h"
 
 namespace tcfem::wave {
@@ -20,6 +21,8 @@ class WaveStepper {
   virtual void get_state(std::vector<double>& x) = 0;
   /// One RK4 step x(t) -> x(t + dt).
   virtual void step(double t, double dt) = 0;
+  /// How the steps evaluate RK4: classic or nested (time_stepping.h).
+  virtual Rk4Form rk4_form() const = 0;
   /// The energy (x, x)_M / 2 of the current state.
   virtual double energy() = 0;
   /// Remembers the current state as x0, for projection().
@@ -44,8 +47,8 @@ class WaveStepper {
   virtual std::size_t memory_bytes() const = 0;
 };
 
-/// The CPU stepper of `op` (which needs the host's cell data: WaveSetup::host).
+/// The CPU stepper of `op` (which needs the host's cell data: WaveSetup::host), RK4 in `form`.
 template <int dim>
-std::unique_ptr<WaveStepper> make_cpu_wave_stepper(const WaveOperator<dim>& op);
+std::unique_ptr<WaveStepper> make_cpu_wave_stepper(const WaveOperator<dim>& op, Rk4Form form = Rk4Form::automatic);
 
 }  // namespace tcfem::wave

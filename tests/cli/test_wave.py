@@ -75,6 +75,7 @@ with tempfile.TemporaryDirectory() as tmp:
             check(d["errors"]["p_l2"] / d["errors"]["p_norm"] < 1e-4, f"{backend} default: p error {d['errors']}")
             check(d["time"]["dt"] <= d["time"]["dt_limit"], f"{backend} default: dt above the limit")
             check(d["throughput"]["operator_gdofs"] > 0, f"{backend} default: no throughput")
+            check(d["config"]["rk4"] == "nested", f"{backend} default: RK4 form {d['config'].get('rk4')} (auto: nested)")
             steps = d["steps"]
             with open(frames + ".pvd") as f:
                 sets = ET.parse(f).getroot().findall(".//DataSet")
@@ -136,6 +137,18 @@ with tempfile.TemporaryDirectory() as tmp:
             check(d["config"]["boundary"] == ["absorbing", "absorbing", "seafloor", "surface"], f"{backend} curved: boundary")
             check("errors" not in d and "mode" not in d, f"{backend} curved: errors without an exact solution")
             check(d["config"]["setup_on"] == ("device" if backend == "cuda" else "host"), f"{backend} curved: setup_on")
+            check(d["config"]["rk4"] == "nested", f"{backend} curved: RK4 form {d['config'].get('rk4')} (auto: nested)")
+            # the classic form: the same steps, the same energies to rounding (a moving seafloor:
+            # the nested form's combined stage forcing)
+            repk = os.path.join(tmp, f"curved_classic_{backend}.json")
+            r = run(["--backend", backend, "--problem", path, "--json", repk, "--quiet", "--rk4", "classic"])
+            check(r.returncode == 0, f"{backend} curved --rk4 classic: exit {r.returncode}: {r.stderr}")
+            if r.returncode == 0:
+                k = report(repk)
+                check(k["config"]["rk4"] == "classic", f"{backend} curved --rk4 classic: RK4 form {k['config'].get('rk4')}")
+                check(k["time"]["steps"] == d["time"]["steps"], f"{backend} curved: the same steps in both forms")
+                for (_, a), (_, b) in zip(k["energy"]["history"], d["energy"]["history"]):
+                    check(abs(a - b) <= 1e-10 * abs(a), f"{backend} curved: energy {b} (nested) against {a} (classic)")
             if backend == "cuda":  # the data computed on the host and copied: the same run
                 reph = os.path.join(tmp, "curved_cuda_host.json")
                 r = run(["--backend", "cuda", "--setup", "host", "--problem", path, "--json", reph, "--quiet"])
@@ -160,6 +173,15 @@ with tempfile.TemporaryDirectory() as tmp:
             hist = [v for _, v in e["history"]]
             check(all(b <= a * (1 + 1e-12) for a, b in zip(hist, hist[1:])), f"{backend} pulse: energy rose")
             check(e["final"] < 0.5 * e["initial"], f"{backend} pulse: absorbing sides kept {e['final'] / e['initial']:.3f} of the energy")
+            # the classic form of RK4: the same steps, the same energies to rounding
+            repk = os.path.join(tmp, f"pulse_classic_{backend}.json")
+            r = run(["--backend", backend, "--problem", write(tmp, "pulse.json", pulse), "--json", repk, "--quiet",
+                     "--rk4", "classic"])
+            check(r.returncode == 0, f"{backend} pulse --rk4 classic: exit {r.returncode}: {r.stderr}")
+            if r.returncode == 0:
+                k = report(repk)
+                for (_, a), (_, b) in zip(k["energy"]["history"], e["history"]):
+                    check(abs(a - b) <= 1e-11 * abs(a), f"{backend} pulse: energy {b} (nested) against {a} (classic)")
 
     # bad input: exit 2, one line naming the problem, no report written
     bad_rep = os.path.join(tmp, "bad.json")
@@ -181,6 +203,7 @@ with tempfile.TemporaryDirectory() as tmp:
     refused(["--backend", "cpu", "--setup", "device"], "--setup", "setup on the CPU")
     refused(["--backend", "cpu", "--geometry-storage", "fp32"], "--geometry-storage", "geometry storage on the CPU")
     refused(["--geometry-form", "mf", "--geometry-storage", "fp32"], "stores no geometry", "fp32 storage with mf")
+    refused(["--backend", "cpu", "--rk4", "horner"], "--rk4", "unknown RK4 form")
     refused(["--backend", "cpu", "--problem", write(tmp, "m.json", "{\"dim\": 2,")], "malformed JSON", "malformed JSON")
     refused(["--backend", "cpu", "--problem", os.path.join(tmp, "missing.json")], "cannot read", "missing file")
     variants = [

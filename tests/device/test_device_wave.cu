@@ -114,17 +114,20 @@ void compare_rate(const WaveFile& f, WaveGeometryForm form, WaveCores cores, Wav
       << to_string(cores) << " " << to_string(storage) << (device_op ? " device setup" : "");
 }
 
+/// Ten RK4 steps of the device stepper (its RK4 form `rk4`) against the CPU's classic form.
 template <int dim>
 void compare_steps(const WaveFile& f, WaveCores cores, WaveGeometryForm form = WaveGeometryForm::pa,
-                   WaveSetup setup = WaveSetup::host) {
+                   WaveSetup setup = WaveSetup::host, Rk4Form rk4 = Rk4Form::automatic) {
   const auto problem = make_wave_problem<dim>(f);
   const WaveOperator<dim> op(problem), device_op(problem, setup);
-  auto cpu = make_cpu_wave_stepper<dim>(op);
+  auto cpu = make_cpu_wave_stepper<dim>(op, Rk4Form::classic);
   DeviceWaveOptions options;
   options.geometry_form = form;
   options.cores = cores;
+  options.rk4 = rk4;
   auto gpu = make_device_wave_stepper<dim>(device_op, options);
   EXPECT_EQ(gpu->cores(), to_string(cores));
+  EXPECT_EQ(gpu->rk4_form(), resolve_rk4_form(rk4));
   std::mt19937_64 gen(11);
   std::uniform_real_distribution<double> dist(-1, 1);
   std::vector<double> x(op.n_dofs());
@@ -187,6 +190,22 @@ TEST(DeviceWave, StepsMatchCpu) {
     compare_steps<3>(basin_file(3, 4, false), cores);
     compare_steps<3>(basin_file(3, 4, true), cores, WaveGeometryForm::mf);
     compare_steps<2>(basin_file(2, 5, true), cores, WaveGeometryForm::mf);
+    // the nested form (the default: the curved basins above have a moving seafloor) without a
+    // seafloor, with an absorbing side, both geometry forms; the classic form with and without
+    for (int k : {3, 4}) {
+      auto f3 = basin_file(3, k, true), f2 = basin_file(2, k + 1, true);
+      f3.boundary.erase("zmin");
+      f2.boundary.erase("ymin");
+      f3.seafloor_velocity.reset();
+      f2.seafloor_velocity.reset();
+      for (auto form : {WaveGeometryForm::pa, WaveGeometryForm::mf}) {
+        compare_steps<3>(f3, cores, form, WaveSetup::host, Rk4Form::nested);
+        compare_steps<2>(f2, cores, form, WaveSetup::host, Rk4Form::nested);
+      }
+      compare_steps<3>(f3, cores, WaveGeometryForm::pa, WaveSetup::host, Rk4Form::classic);
+    }
+    compare_steps<3>(basin_file(3, 4, true), cores, WaveGeometryForm::pa, WaveSetup::host, Rk4Form::classic);
+    compare_steps<2>(basin_file(2, 4, true), cores, WaveGeometryForm::pa, WaveSetup::host, Rk4Form::classic);
   }
 }
 

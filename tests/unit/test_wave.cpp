@@ -1,13 +1,15 @@
 // The acoustic-gravity wave operator on the CPU: the normal modes and their dispersion relation,
 // the operator's structure (skew coupling, exact gradients of linear fields, the pairing with the
 // domain's volume), mass conservation with seafloor data, energy, the RK4 step's stability bound,
-// and convergence in space (k + 1 for p) and time (order 4).
+// convergence in space (k + 1 for p) and time (order 4), and the two forms of RK4.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <numbers>
 #include <random>
+#include <type_traits>
 
 #include "core/error.h"
 #include "wave/dispersion.h"
@@ -318,28 +320,102 @@ TEST(WaveConvergence, SpaceRatesOfTheNormalMode) {
 }
 
 TEST(WaveConvergence, TimeOrderFour) {
+  // both forms of RK4 (the mode's rate is linear and autonomous)
   auto f = basin(2, 3, {4, 2}, {1, 1});  // acoustic branch 1: fast enough for large time errors
   const auto p = make_wave_problem<2>(f);
   const WaveOperator<2> op(p);
   const double T = 0.5 * p.mode->period();
   const double limit = rk4_imaginary_limit / op.spectral_radius();
   const int n0 = static_cast<int>(std::ceil(T / limit)) + 1;
-  auto solve = [&](int steps) {
-    auto x = op.interpolate(p.initial_p, p.initial_u);
-    Rk4Stepper<2> rk(op);
-    for (int n = 0; n < steps; ++n) rk.step(n * T / steps, T / steps, x);
-    return x;
-  };
-  const auto ref = solve(16 * n0);
-  std::vector<double> err;
-  for (int m : {1, 2}) {
-    auto x = solve(m * n0);
-    for (std::size_t i = 0; i < x.size(); ++i) x[i] -= ref[i];
-    err.push_back(std::sqrt(op.inner(x.data(), x.data())));
+  for (auto form : {Rk4Form::classic, Rk4Form::nested}) {
+    auto solve = [&](int steps) {
+      auto x = op.interpolate(p.initial_p, p.initial_u);
+      Rk4Stepper<2> rk(op, form);
+      EXPECT_EQ(rk.form(), form);
+      for (int n = 0; n < steps; ++n) rk.step(n * T / steps, T / steps, x);
+      return x;
+    };
+    const auto ref = solve(16 * n0);
+    std::vector<double> err;
+    for (int m : {1, 2}) {
+      auto x = solve(m * n0);
+      for (std::size_t i = 0; i < x.size(); ++i) x[i] -= ref[i];
+      err.push_back(std::sqrt(op.inner(x.data(), x.data())));
+    }
+    const double rate = std::log2(err[0] / err[1]);
+    std::printf("RK4 (%s) order measured: %.3f\n", to_string(form), rate);
+    EXPECT_GT(rate, 3.7) << to_string(form) << " " << err[0] << " " << err[1];
   }
-  const double rate = std::log2(err[0] / err[1]);
-  std::printf("RK4 order measured: %.3f\n", rate);
-  EXPECT_GT(rate, 3.7) << err[0] << " " << err[1];
+}
+
+TEST(WaveTimeStepping, NestedFormEqualsClassic) {
+  // curved basins with an absorbing side (not skew), without and with a moving seafloor (the
+  // nested form's combined stage forcing): ten steps of both forms from a random state agree to
+  // rounding; automatic is nested
+  for (int dim : {2, 3}) {
+    auto run = [&](auto tag) {
+      constexpr int d = decltype(tag)::value;
+      auto f = curved(d, 3, d == 2 ? std::vector<int>{5, 3} : std::vector<int>{3, 2, 2});
+      f.boundary["xmax"] = "absorbing";
+      for (bool floor : {false, true}) {
+        if (floor) {
+          f.boundary[d == 2 ? "ymin" : "zmin"] = "seafloor";
+          f.seafloor_velocity = "sin(3*t)*x + t*t";
+        }
+        const auto problem = make_wave_problem<d>(f);
+        const WaveOperator<d> op(problem);
+        EXPECT_EQ(op.has_seafloor(), floor);
+        const auto x0 = random_state(op, 17);
+        const double dt = 0.5 * rk4_imaginary_limit / op.spectral_radius();
+        auto classic = x0, nested = x0;
+        Rk4Stepper<d> rc(op, Rk4Form::classic), rn(op, Rk4Form::nested);
+        for (int n = 0; n < 10; ++n) {
+          rc.step(0.3 + n * dt, dt, classic);
+          rn.step(0.3 + n * dt, dt, nested);
+        }
+        double diff = 0, norm = 0, change = 0;
+        for (std::size_t i = 0; i < x0.size(); ++i) {
+          diff = std::max(diff, std::abs(classic[i] - nested[i]));
+          norm = std::max(norm, std::abs(classic[i]));
+          change = std::max(change, std::abs(classic[i] - x0[i]));
+        }
+        EXPECT_LT(diff, 1e-12 * norm) << dim << "D, seafloor " << floor;
+        EXPECT_GT(diff, 0.0) << "the two forms round differently; equal states mean one form ran twice";
+        EXPECT_GT(change, 1e-3 * norm);  // the steps moved the state
+        EXPECT_EQ(rn.operator_applies(), 40u);
+        if (!floor) {
+          EXPECT_LT(op.energy(nested.data()), op.energy(x0.data()));  // the absorbing side takes energy
+        }
+        EXPECT_EQ(Rk4Stepper<d>(op).form(), Rk4Form::nested);
+        EXPECT_EQ(make_cpu_wave_stepper<d>(op)->rk4_form(), Rk4Form::nested);
+        EXPECT_EQ(make_cpu_wave_stepper<d>(op, Rk4Form::classic)->rk4_form(), Rk4Form::classic);
+      }
+    };
+    if (dim == 2) run(std::integral_constant<int, 2>{});
+    else run(std::integral_constant<int, 3>{});
+  }
+  EXPECT_EQ(resolve_rk4_form(Rk4Form::automatic), Rk4Form::nested);
+  EXPECT_EQ(resolve_rk4_form(Rk4Form::classic), Rk4Form::classic);
+}
+
+TEST(WaveTimeStepping, NestedForcingWeightsReproduceClassicRk4) {
+  // the scalar problem y' = lambda y + b(t): one nested step against one classic step, for
+  // polynomial and oscillating b (the weights rk4_nested_forcing, not just a vector identity)
+  const double lambda = -0.7, h = 0.3, t = 0.4;
+  for (int which = 0; which < 3; ++which) {
+    auto b = [which](double s) { return which == 0 ? 1.0 + s : which == 1 ? s * s * s : std::sin(5 * s); };
+    const double y = 0.9;
+    const double k1 = lambda * y + b(t), k2 = lambda * (y + h / 2 * k1) + b(t + h / 2),
+                 k3 = lambda * (y + h / 2 * k2) + b(t + h / 2), k4 = lambda * (y + h * k3) + b(t + h);
+    const double classic = y + h / 6 * (k1 + 2 * k2 + 2 * k3 + k4);
+    const double bs[3] = {b(t), b(t + h / 2), b(t + h)}, c[4] = {h / 4, h / 3, h / 2, h};
+    double w = y;
+    for (int stage = 0; stage < 4; ++stage) {
+      const double* f = rk4_nested_forcing[stage];
+      w = y + c[stage] * (lambda * w + f[0] * bs[0] + f[1] * bs[1] + f[2] * bs[2]);
+    }
+    EXPECT_NEAR(w, classic, 1e-15) << which;
+  }
 }
 
 TEST(WaveConvergence, MeasuredFrequencyMatchesTheDispersionRelation) {
