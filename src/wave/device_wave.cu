@@ -270,29 +270,35 @@ CellKernel<dim> cell_kernel(int k, WaveGeometryForm form, WaveCores cores, bool 
   return fp32 ? cell_kernel_of<dim, false, float>(k) : cell_kernel_of<dim, false, double>(k);
 }
 
-/// out_p = M_p^-1 (rp - a p + b) for the whole pressure (skew: M_p^-1 rp), rp zeroed after
-__global__ void finish_pressure(long long n_p, const double* rp_in, double* rp, const double* inv_mass, const double* absorb,
-                                const double* p, double* out_p, bool skew) {
+/// out_p = M_p^-1 rp for the whole pressure (rp holds the divergence, and the absorbing and
+/// seafloor terms where they apply), rp zeroed after
+__global__ void finish_pressure(long long n_p, double* rp, const double* inv_mass, double* out_p) {
   for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n_p; i += (long long)gridDim.x * blockDim.x) {
-    const double r = rp_in[i];
-    out_p[i] = inv_mass[i] * (skew ? r : r - absorb[i] * p[i]);
+    out_p[i] = inv_mass[i] * rp[i];
     rp[i] = 0.0;
   }
 }
 
+/// rp[nodes[i]] -= a[i] p[nodes[i]]: the absorbing faces' term, on their nodes only (each once)
+__global__ void absorb_into(long long n, const long long* __restrict__ nodes, const double* __restrict__ a,
+                            const double* __restrict__ p, double* __restrict__ rp) {
+  const long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x;
+  if (i < n) rp[nodes[i]] -= a[i] * p[nodes[i]];
+}
+
 /// The RK4 stage update of the pressure after the stage's cell kernel (which updated the
-/// velocity): k = M_p^-1 (rp - a y_p) (y_p the stage's input: x on stage 0); classic: acc (+)= bw
-/// k; y = x + aw k; on the last stage x = acc + bw k; nested: y = x + aw k, on the last stage x = x
-/// + aw k. rp is zeroed for the next stage. Pointers are offset to the pressure part. One node per
-/// thread, the arrays distinct (restrict): the loads are not held behind the stores of a previous
-/// node, as in a grid-stride loop (measured on the H200 at 1.35e8 nodes: 2.0 ms against 6.0).
+/// velocity) and the absorbing term: k = M_p^-1 rp; classic: acc (+)= bw k; y = x + aw k; on the
+/// last stage x = acc + bw k; nested: y = x + aw k, on the last stage x = x + aw k. rp is zeroed
+/// for the next stage. Pointers are offset to the pressure part. One node per thread, the arrays
+/// distinct (restrict): as a grid-stride loop the pass ran at 1.1-1.3 TB/s on the H200, one node
+/// per thread at 3.5-3.8 TB/s (docs/performance.md).
 __global__ void rk4_update_p(long long n_p, double* __restrict__ rp, const double* __restrict__ inv_mass,
-                             const double* __restrict__ absorb, double* __restrict__ x, double* __restrict__ acc,
-                             double* __restrict__ y, double bw, double aw, int stage, bool nested) {
+                             double* __restrict__ x, double* __restrict__ acc, double* __restrict__ y, double bw,
+                             double aw, int stage, bool nested) {
   const long long j = blockIdx.x * (long long)blockDim.x + threadIdx.x;
   if (j >= n_p) return;
   const double xj = x[j];
-  const double k = inv_mass[j] * (rp[j] - absorb[j] * (stage == 0 ? xj : y[j]));
+  const double k = inv_mass[j] * rp[j];
   rp[j] = 0.0;
   if (nested) {
     if (stage == 3) x[j] = xj + aw * k;
@@ -413,7 +419,6 @@ class DeviceWaveStepper final : public WaveStepper {
       }
       inv_mass_ = DeviceBuffer<double>(op.inverse_mass_p());
       mass_p_ = DeviceBuffer<double>(op.mass_p());
-      absorb_ = DeviceBuffer<double>(op.absorbing());
       damping_ = op.damping();
     } else {
       // the cell data and the initial state computed here
@@ -430,7 +435,6 @@ class DeviceWaveStepper final : public WaveStepper {
       s32_ = std::move(data.s32);
       inv_mass_ = std::move(data.inv_mass_p);
       mass_p_ = std::move(data.mass_p);
-      absorb_ = std::move(data.absorbing);
       damping_ = data.damping;
       initial_state_ready_ = true;
     }
@@ -439,6 +443,19 @@ class DeviceWaveStepper final : public WaveStepper {
     const auto gauss = fe::gauss(op.degree());
     bd.insert(bd.end(), gauss.weights.begin(), gauss.weights.end());
     bd_ = DeviceBuffer<double>(bd);
+    {  // the absorbing faces' terms, node by node (the host keeps them in both setups)
+      const auto& terms = op.absorbing_terms();
+      std::vector<long long> nodes(terms.size());
+      std::vector<double> values(terms.size());
+      for (std::size_t i = 0; i < terms.size(); ++i) {
+        nodes[i] = static_cast<long long>(terms[i].node);
+        values[i] = terms[i].value;
+      }
+      if (!terms.empty()) {
+        absorb_nodes_ = DeviceBuffer<long long>(nodes);
+        absorb_values_ = DeviceBuffer<double>(values);
+      }
+    }
     rp_.allocate(n_p_);
     TCFEM_CUDA_CHECK(cudaMemset(rp_.data(), 0, n_p_ * sizeof(double)));
     result_.allocate(1);
@@ -509,9 +526,10 @@ class DeviceWaveStepper final : public WaveStepper {
       launch_cells(stage == 0 ? x_.data() : y_.data(), nullptr, p);
       if (!nested) add_seafloor(times[stage]);
       else add_seafloor_nested(t, dt, stage);
-      rk4_update_p<<<one_per_thread(n_p_), threads_per_block>>>(n_p_, rp_.data(), inv_mass_.data(), absorb_.data(),
-                                                         x_.data() + n_u_, acc_.data() + n_u_, y_.data() + n_u_,
-                                                         bws[stage], aws[stage], stage, nested);
+      add_absorbing((stage == 0 ? x_.data() : y_.data()) + n_u_);
+      rk4_update_p<<<one_per_thread(n_p_), threads_per_block>>>(n_p_, rp_.data(), inv_mass_.data(), x_.data() + n_u_,
+                                                                 acc_.data() + n_u_, y_.data() + n_u_, bws[stage],
+                                                                 aws[stage], stage, nested);
       TCFEM_CUDA_CHECK_LAUNCH();
     }
     ++steps_;
@@ -550,8 +568,8 @@ class DeviceWaveStepper final : public WaveStepper {
     in.copy_from_host(x_host, op_.n_dofs());
     launch_cells(in.data(), out.data());
     add_seafloor(t);
-    finish_pressure<<<grid_for(n_p_), threads_per_block>>>(n_p_, rp_.data(), rp_.data(), inv_mass_.data(), absorb_.data(),
-                                                           in.data() + n_u_, out.data() + n_u_, false);
+    add_absorbing(in.data() + n_u_);
+    finish_pressure<<<grid_for(n_p_), threads_per_block>>>(n_p_, rp_.data(), inv_mass_.data(), out.data() + n_u_);
     TCFEM_CUDA_CHECK_LAUNCH();
     out.copy_to_host(r_host, op_.n_dofs());
   }
@@ -572,12 +590,13 @@ class DeviceWaveStepper final : public WaveStepper {
            std::to_string(kernel_.cells_per_block) + " cells per block";
   }
   /// Held while stepping: the state, the two RK4 stage vectors and the reference state (4 vectors),
-  /// the geometry, the pressure's residual, masses and boundary terms (the spectral bound takes
-  /// one more vector while it runs).
+  /// the geometry, the pressure's residual and masses, the absorbing faces' node terms (the
+  /// spectral bound takes one more vector while it runs).
   std::size_t memory_bytes() const override {
     const std::size_t points = n_u_ / dim;  // velocity nodes
     const std::size_t geometry = form_ == WaveGeometryForm::pa ? (dim * dim + 1) * points : dim * n_p_ + 2 * points;
-    return sizeof(double) * (4 * op_.n_dofs() + 4 * n_p_) + (fp32_ ? sizeof(float) : sizeof(double)) * geometry;
+    return sizeof(double) * (4 * op_.n_dofs() + 3 * n_p_) + (sizeof(long long) + sizeof(double)) * absorb_nodes_.size() +
+           (fp32_ ? sizeof(float) : sizeof(double)) * geometry;
   }
 
  private:
@@ -621,6 +640,13 @@ class DeviceWaveStepper final : public WaveStepper {
     op_.seafloor_values(t, sea_values_host_.data());
     scatter_seafloor();
   }
+  /// rp -= the absorbing faces' terms times the pressure p (the state's pressure part)
+  void add_absorbing(const double* p) {
+    const auto n = static_cast<long long>(absorb_nodes_.size());
+    if (n == 0) return;
+    absorb_into<<<one_per_thread(n), threads_per_block>>>(n, absorb_nodes_.data(), absorb_values_.data(), p, rp_.data());
+    TCFEM_CUDA_CHECK_LAUNCH();
+  }
   /// rp += the seafloor's face node values sea_values_host_
   void scatter_seafloor() {
     sea_values_.copy_from_host(sea_values_host_.data(), sea_values_host_.size());
@@ -659,8 +685,7 @@ class DeviceWaveStepper final : public WaveStepper {
     TCFEM_CUDA_CHECK(cudaEventRecord(start_));
     launch_cells(in, out);
     TCFEM_CUDA_CHECK(cudaEventRecord(mid_));
-    finish_pressure<<<grid_for(n_p_), threads_per_block>>>(n_p_, rp_.data(), rp_.data(), inv_mass_.data(), absorb_.data(),
-                                                           in + n_u_, out + n_u_, true);
+    finish_pressure<<<grid_for(n_p_), threads_per_block>>>(n_p_, rp_.data(), inv_mass_.data(), out + n_u_);
     TCFEM_CUDA_CHECK_LAUNCH();
     TCFEM_CUDA_CHECK(cudaEventRecord(stop_));
     TCFEM_CUDA_CHECK(cudaEventSynchronize(stop_));
@@ -673,8 +698,7 @@ class DeviceWaveStepper final : public WaveStepper {
   }
   void skew_rate(const double* in, double* out) {
     launch_cells(in, out);
-    finish_pressure<<<grid_for(n_p_), threads_per_block>>>(n_p_, rp_.data(), rp_.data(), inv_mass_.data(), absorb_.data(),
-                                                           in + n_u_, out + n_u_, true);
+    finish_pressure<<<grid_for(n_p_), threads_per_block>>>(n_p_, rp_.data(), inv_mass_.data(), out + n_u_);
     TCFEM_CUDA_CHECK_LAUNCH();
   }
   double inner(const double* a, const double* b) {
@@ -711,9 +735,9 @@ class DeviceWaveStepper final : public WaveStepper {
   WaveGeometryForm form_;
   Rk4Form rk4_form_;
   DeviceBuffer<double> nodes_, inv_rho_;
-  DeviceBuffer<double> c_, s_, inv_mass_, mass_p_, absorb_, bd_, x_, y_, acc_, x0_, rp_, result_, sea_values_;
+  DeviceBuffer<double> c_, s_, inv_mass_, mass_p_, absorb_values_, bd_, x_, y_, acc_, x0_, rp_, result_, sea_values_;
   DeviceBuffer<float> c32_, s32_;
-  DeviceBuffer<long long> sea_nodes_;
+  DeviceBuffer<long long> sea_nodes_, absorb_nodes_;
   std::vector<double> sea_values_host_;
   DeviceBuffer<double> sea_floor_[3];  // the nested form's seafloor values at t, t + dt/2, t + dt
   double sea_floor_time_ = std::numeric_limits<double>::quiet_NaN();  // the time of sea_floor_[0]

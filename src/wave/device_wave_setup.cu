@@ -329,11 +329,9 @@ DeviceWaveData compute_device_wave_data(const WaveOperator<dim>& op, const Devic
   reciprocal<<<blocks_for(n_p), 256>>>(n_p, data.mass_p.data(), data.inv_mass_p.data());
   TCFEM_CUDA_CHECK_LAUNCH();
 
-  // the absorbing faces' damping, and its largest rate absorbing / mass
-  data.absorbing.allocate(n_p);
-  TCFEM_CUDA_CHECK(cudaMemset(data.absorbing.data(), 0, n_p * sizeof(double)));
+  // the absorbing faces' largest rate absorbing / mass (the stepper applies their terms node by
+  // node from the host's list)
   const DeviceTerms absorbing(op.absorbing_terms());
-  absorbing.add_to(data.absorbing.data());
   if (absorbing.size() > 0) {
     DeviceBuffer<double> inv(absorbing.size());
     gather<<<blocks_for(absorbing.size()), 256>>>(absorbing.size(), absorbing.nodes.data(), data.inv_mass_p.data(), inv.data());

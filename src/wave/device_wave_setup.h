@@ -23,7 +23,7 @@ struct DeviceWaveData {
   DeviceBuffer<double> nodes, inv_rho;         // matrix_free: [d * n_p + node], [cell][q]
   DeviceBuffer<double> c, s;                   // fp64 storage ([cell][e * dim + d][q], [cell][q])
   DeviceBuffer<float> c32, s32;                // fp32 storage
-  DeviceBuffer<double> mass_p, inv_mass_p, absorbing;
+  DeviceBuffer<double> mass_p, inv_mass_p;
   double damping = 0;  ///< the largest absorbing / mass over the pressure nodes
   double compile_seconds = 0;
 };
