@@ -290,8 +290,9 @@ __global__ void absorb_into(long long n, const long long* __restrict__ nodes, co
 /// velocity) and the absorbing term: k = M_p^-1 rp; classic: acc (+)= bw k; y = x + aw k; on the
 /// last stage x = acc + bw k; nested: y = x + aw k, on the last stage x = x + aw k. rp is zeroed
 /// for the next stage. Pointers are offset to the pressure part. One node per thread, the arrays
-/// distinct (restrict): as a grid-stride loop the pass ran at 1.1-1.3 TB/s on the H200, one node
-/// per thread at 3.5-3.8 TB/s (docs/performance.md).
+/// distinct (restrict): a microbenchmark of this pass on the H200 (1.35e8 nodes) ran the grid-stride
+/// loop in 6.0 ms and one node per thread in 2.0 ms (docs/performance.md, also for the GPUs on
+/// which the pass streams slower inside tcfem).
 __global__ void rk4_update_p(long long n_p, double* __restrict__ rp, const double* __restrict__ inv_mass,
                              double* __restrict__ x, double* __restrict__ acc, double* __restrict__ y, double bw,
                              double aw, int stage, bool nested) {
