@@ -328,7 +328,9 @@ template std::unique_ptr<DeviceOperator> make_tensor_core_operator_for_shape<3>(
 }  // namespace tensor_core
 
 bool tensor_core_supports(const DeviceKernelKey& key) {
-  if (key.variant == Variant::tensor_core && tensor_core::geometry_supported(key)) return true;
+  if (key.variant == Variant::tensor_core &&
+      (tensor_core::geometry_supported(key) || tensor_core::node_geometry_supported(key)))
+    return true;
   return key.variant == Variant::tensor_core && key.geometry_form != GeometryForm::mf && (key.dim == 2 || key.dim == 3) &&
          key.degree >= 1 &&
          key.degree <= 8 && (key.disc == fe::Disc::cg || key.disc == fe::Disc::dg) && key.cartesian && key.form == Form::laplace &&
@@ -338,7 +340,7 @@ bool tensor_core_supports(const DeviceKernelKey& key) {
 std::string describe_tensor_core() {
   return "tensor-core: dim 2-3, degree 1-8, cg/dg, cartesian, laplace, fp64/tf32x3/fp16/fp16ec/bf16/bf16x3 "
          "(fp64: m16n8k4/k8 on sm_90, m8n8k4 on sm_80); cg any 2D/3D map, mesh or coefficient with stored geometry "
-         "(pa): bp3/bp5, fp64 (sm_90)";
+         "(pa) or from the node field (mf): bp3/bp5, fp64 (sm_90)";
 }
 
 template <int dim>
@@ -355,10 +357,12 @@ std::unique_ptr<DeviceOperator> make_tensor_core_operator(const mesh::BoxMesh<di
   if (key.precision != precision::Precision::fp64 && !arch::has_fp32_tensor_cores(info.sm_major, info.sm_minor))
     throw InputError("--variant tensor-core: the device (sm_" + std::to_string(info.sm_major) +
                      std::to_string(info.sm_minor) + ") has no FP16/BF16/TF32 tensor cores");
-  if (tensor_core::geometry_supported(key)) {
+  if (tensor_core::geometry_supported(key) || tensor_core::node_geometry_supported(key)) {
     if (shape != arch::Fp64Shape::m16n8k16)
       throw InputError("--variant tensor-core: the general-geometry kernels need the sm_90 FP64 shapes (the device is sm_" +
                        std::to_string(info.sm_major) + std::to_string(info.sm_minor) + ")");
+    if (tensor_core::node_geometry_supported(key))
+      return tensor_core::make_node_geometry_operator<dim>(mesh, dofs, key, tuning, coefficient, coefficient_source);
     return tensor_core::make_geometry_operator<dim>(mesh, dofs, key, tuning, coefficient, coefficient_source);
   }
   return tensor_core::make_tensor_core_operator_for_shape<dim>(mesh, dofs, key, shape);

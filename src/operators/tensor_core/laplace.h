@@ -82,4 +82,15 @@ std::unique_ptr<DeviceOperator> make_geometry_operator(const mesh::BoxMesh<dim>&
                                                        const Coefficient& coefficient,
                                                        const jit::DeviceSource& coefficient_source);
 
+/// Any 2D or 3D geometry with the geometry recomputed from the node field (matrix-free), cg, fp64,
+/// BP3 and BP5, k = 1..8 (operators/tensor_core/geometry_mf_fp64.cu; sm_90 FP64 shapes; 3D BP3
+/// at k = 8 on cells with a displacement does not fit into a block and is refused).
+bool node_geometry_supported(const DeviceKernelKey& key);
+/// The operator of a node_geometry_supported key; nullptr otherwise.
+template <int dim>
+std::unique_ptr<DeviceOperator> make_node_geometry_operator(const mesh::BoxMesh<dim>& mesh,
+                                                            const fe::DofLayout<dim>& dofs, const DeviceKernelKey& key,
+                                                            const DeviceTuning& tuning, const Coefficient& coefficient,
+                                                            const jit::DeviceSource& coefficient_source);
+
 }  // namespace tcfem::operators::tensor_core
