@@ -170,34 +170,32 @@ NodeGeometry<Number> compute_node_geometry(const mesh::BoxMesh<dim>& mesh, const
     scale = std::max({scale, std::abs(*lo), std::abs(*hi)});
   }
   if (g.max_disp > 1e-13 * extent) g.disp.assign(disp.begin(), disp.end());
-  (void)scale;  // 2D: no Q2 lattice
-  if constexpr (dim == 3)
-    if (k >= 3 && !g.disp.empty()) {
-      // cells of geometry order 2 (3D): the Q2 lattice values, kept where they reproduce the field
-      NodeLattice L;
-      L.k = k;
-      for (int d = 0; d < 3; ++d) L.n_cells[d] = nc[d];
-      const auto basis = fe::LagrangeBasis1D::gauss_lobatto(k);
-      std::vector<double> mid(n);
-      for (int j = 0; j < n; ++j) mid[j] = basis.value(j, 0.5);
-      std::vector<Number> disp2(3 * L.nodes2());
-      for (int comp = 0; comp < 3; ++comp)
-        parallel_chunks(0, std::size_t(L.nodes2()), [&](std::size_t first, std::size_t last, int) {
-          for (std::size_t v = first; v < last; ++v)
-            disp2[comp * L.nodes2() + v] = Number(q2_value(g.disp.data(), L, mid.data(), comp, std::int64_t(v)));
-        }, host_threads(), 4096);
-      std::fill(worst.begin(), worst.end(), 0.0);
-      for (int comp = 0; comp < 3; ++comp)
-        parallel_chunks(0, std::size_t(g.n_nodes), [&](std::size_t first, std::size_t last, int thread) {
-          for (std::size_t v = first; v < last; ++v)
-            worst[thread] =
-                std::max(worst[thread], q2_defect(g.disp.data(), disp2.data(), L, gll.data(), comp, std::int64_t(v)));
-        }, host_threads(), 4096);
-      if (*std::max_element(worst.begin(), worst.end()) <= q2_tolerance<Number>(g.max_disp, scale)) {
-        g.disp2 = std::move(disp2);
-        g.n_nodes2 = L.nodes2();
-      }
+  if (k >= 3 && !g.disp.empty()) {
+    // cells of geometry order 2: the Q2 lattice values, kept where they reproduce the field
+    NodeLattice L;
+    L.k = k;
+    for (int d = 0; d < 3; ++d) L.n_cells[d] = d < dim ? nc[d] : 0;
+    const auto basis = fe::LagrangeBasis1D::gauss_lobatto(k);
+    std::vector<double> mid(n);
+    for (int j = 0; j < n; ++j) mid[j] = basis.value(j, 0.5);
+    std::vector<Number> disp2(dim * L.nodes2());
+    for (int comp = 0; comp < dim; ++comp)
+      parallel_chunks(0, std::size_t(L.nodes2()), [&](std::size_t first, std::size_t last, int) {
+        for (std::size_t v = first; v < last; ++v)
+          disp2[comp * L.nodes2() + v] = Number(q2_value(g.disp.data(), L, mid.data(), comp, std::int64_t(v)));
+      }, host_threads(), 4096);
+    std::fill(worst.begin(), worst.end(), 0.0);
+    for (int comp = 0; comp < dim; ++comp)
+      parallel_chunks(0, std::size_t(g.n_nodes), [&](std::size_t first, std::size_t last, int thread) {
+        for (std::size_t v = first; v < last; ++v)
+          worst[thread] =
+              std::max(worst[thread], q2_defect(g.disp.data(), disp2.data(), L, gll.data(), comp, std::int64_t(v)));
+      }, host_threads(), 4096);
+    if (*std::max_element(worst.begin(), worst.end()) <= q2_tolerance<Number>(g.max_disp, scale)) {
+      g.disp2 = std::move(disp2);
+      g.n_nodes2 = L.nodes2();
     }
+  }
   return g;
 }
 

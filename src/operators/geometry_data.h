@@ -84,7 +84,7 @@ struct FaceGeometry {
 /// of the Q_k node lattice ([c * n_nodes + node]; empty when every |d| is below 1e-13 times the
 /// mesh's extent: trilinear cells), and the coefficient at the nodes (empty without one). Every
 /// node takes its values from the cell that owns it (the lowest index along each direction).
-/// 3D cells of geometry order 2 below k (k >= 3; operators/quadratic_nodes.h): disp2 holds d on the
+/// Cells of geometry order 2 below k (k >= 3; operators/quadratic_nodes.h): disp2 holds d on the
 /// Q2 lattice ([c * n_nodes2 + node2]) where the Q_k displacement is its Q2 interpolant up to
 /// rounding (q2_tolerance); empty otherwise.
 template <typename Number>

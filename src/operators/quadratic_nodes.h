@@ -1,11 +1,11 @@
 #pragma once
 // Cells of geometry order 2 for the matrix-free (geometry from nodes) kernels, on the host and the
-// device. The node field x = I_1 x + d of a 3D mesh (operators/geometry_data.h, NodeGeometry)
-// stores the displacement d from the trilinear interpolant at every node of the Q_k lattice. Where
-// every cell's d is a Q2 polynomial (a mesh of order-2 hexahedra, or a map quadratic in each
-// coordinate), d is given by its values on the Q2 lattice ((2 n_cells + 1) per direction: the
-// vertices, the edge and face midpoints and the cell centres), and a kernel reads 27 values per
-// cell instead of (k + 1)^3. These functions derive those values from the Q_k field and measure how
+// device. The node field x = I_1 x + d of a mesh (operators/geometry_data.h, NodeGeometry) stores
+// the displacement d from the multilinear interpolant at every node of the Q_k lattice. Where every
+// cell's d is a Q2 polynomial (a mesh of order-2 hexahedra or quadrilaterals, or a map quadratic in
+// each coordinate), d is given by its values on the Q2 lattice ((2 n_cells + 1) per direction: the
+// vertices, the edge and face midpoints and the cell centres), and a kernel reads 27 (2D: 9) values
+// per cell instead of (k + 1)^dim. These functions derive those values from the Q_k field and measure how
 // far the Q_k field is from their Q2 interpolant (zero up to rounding for such a mesh).
 #include <cmath>
 #include <cstdint>
@@ -19,7 +19,8 @@ TCFEM_HD inline double quadratic_basis(int i, double t) {
   return i == 0 ? 2 * (t - 0.5) * (t - 1) : i == 1 ? 4 * t * (1 - t) : 2 * t * (t - 0.5);
 }
 
-/// The sizes of the Q_k field of the node lattice (k: degree; n_cells per direction).
+/// The sizes of the Q_k field of the node lattice (k: degree; n_cells per direction; 2D: n_cells[2]
+/// = 0, one node and one Q2 node along z).
 struct NodeLattice {
   int k = 1;
   int n_cells[3] = {1, 1, 1};
@@ -39,7 +40,7 @@ TCFEM_HD double q2_value(const Number* disp, const NodeLattice& L, const double*
   for (int d = 0; d < 3; ++d) {
     const std::int64_t p = r % L.extent2(d);
     r /= L.extent2(d);
-    c[d] = int(p / 2 < L.n_cells[d] - 1 ? p / 2 : L.n_cells[d] - 1);
+    c[d] = L.n_cells[d] == 0 ? 0 : int(p / 2 < L.n_cells[d] - 1 ? p / 2 : L.n_cells[d] - 1);
     i[d] = int(p - 2 * std::int64_t(c[d]));
   }
   int lo[3], hi[3];
@@ -75,13 +76,14 @@ TCFEM_HD double q2_defect(const Number* disp, const Number* disp2, const NodeLat
   for (int d = 0; d < 3; ++d) {
     const std::int64_t p = r % L.extent(d);
     r /= L.extent(d);
-    c[d] = int(p / L.k < L.n_cells[d] - 1 ? p / L.k : L.n_cells[d] - 1);
+    c[d] = L.n_cells[d] == 0 ? 0 : int(p / L.k < L.n_cells[d] - 1 ? p / L.k : L.n_cells[d] - 1);
     const double t = gll[int(p - std::int64_t(c[d]) * L.k)];
     for (int i = 0; i < 3; ++i) phi[d][i] = quadratic_basis(i, t);
   }
   const std::int64_t n2 = L.nodes2();
+  const int nl = L.n_cells[2] == 0 ? 1 : 3;  // 2D: the one z node (phi[2] = (1, 0, 0) there)
   double sum = 0;
-  for (int l = 0; l < 3; ++l)
+  for (int l = 0; l < nl; ++l)
     for (int j = 0; j < 3; ++j) {
       const std::int64_t row =
           ((2 * std::int64_t(c[2]) + l) * L.extent2(1) + 2 * std::int64_t(c[1]) + j) * L.extent2(0) + 2 * std::int64_t(c[0]);

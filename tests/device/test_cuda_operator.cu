@@ -261,7 +261,7 @@ double mapped_device_vs_cpu(fe::Disc disc, int k, precision::Precision p, std::u
                                      ? "box tables"
                                  : form == operators::GeometryForm::pa ? (stored_fp32 ? "stored fp32" : "stored")
                                  : affine || box || k == 1 ? (dim == 2 ? "bilinear vertices" : "trilinear vertices")
-                                 : quadratic && k >= 3 && dim == 3 ? "quadratic nodes"
+                                 : quadratic && k >= 3              ? "quadratic nodes"
                                                                      : "nodes";
     bool found = false;
     for (const auto& [name, value] : choices) found |= name == "geometry" && value == expected;
@@ -744,6 +744,10 @@ TEST(CudaOperator, TensorCoreNodeGeometryMatchesCpu) {
                                         false, mf, true, k % 2 == 0),
                 1e-12)
           << "2D affine " << what;
+      EXPECT_LT(mapped_device_vs_cpu<2>(fe::Disc::cg, k, P::fp64, rd(), compiled, nullptr, Variant::tensor_core, quad,
+                                        true, mf, false, k % 2 == 1, {}, s64, true),
+                1e-12)
+          << "2D quadratic " << what;
     }
 }
 

@@ -247,11 +247,13 @@ TEST(CudaCoreGeometry, StoredGeometryEmulationMatchesCpu) {
 /// The 2D points program with the geometry recomputed from the node field (matrix-free, BP5 and
 /// BP3): the host emulation against the CPU operator on the quarter annulus (the displacement from
 /// the bilinear cells) or on an affine image of the square (bilinear cells: no displacement), with
-/// or without a variable coefficient (BP3: given at the points).
+/// or without a variable coefficient (BP3: given at the points). quadratic: the domain is a map
+/// quadratic in each coordinate (cells of geometry order 2: from k = 3 the displacement on the Q2
+/// lattice only).
 template <int k, typename Number, QuadratureKind kind = QuadratureKind::gll_k1>
 double node_error(const std::array<int, 2>& nc, const mesh::Domain<2>& domain, bool coefficient, bool bilinear,
                   std::uint64_t seed, bool reverse, const fe::DirichletFaces<2>& dirichlet = fe::all_dirichlet<2>(),
-                  const operators::CellRange* split = nullptr) {
+                  const operators::CellRange* split = nullptr, bool quadratic = false) {
   constexpr bool colloc = kind == QuadratureKind::gll_k1;
   constexpr int q = colloc ? k + 1 : k + 2;
   const mesh::BoxMesh<2> mesh(nc, domain);
@@ -262,7 +264,7 @@ double node_error(const std::array<int, 2>& nc, const mesh::Domain<2>& domain, b
   const auto nodes = operators::compute_node_geometry<Number>(mesh, mesh::GeometryField<2>(mesh, k), cfg.coefficient);
   // Q1 node fields (k = 1) are bilinear whatever the map
   EXPECT_EQ(nodes.disp.empty(), bilinear || k == 1) << "largest displacement " << nodes.max_disp;
-  EXPECT_TRUE(nodes.disp2.empty());
+  EXPECT_EQ(!nodes.disp2.empty(), quadratic && k >= 3);
   EXPECT_EQ(nodes.a_nodes.empty(), !coefficient);
   const bool cells_bilinear = nodes.disp.empty();
   using Disp = GeomProgram<2, k, q, colloc, Number, false, false, Number, true>;
@@ -274,8 +276,10 @@ double node_error(const std::array<int, 2>& nc, const mesh::Domain<2>& domain, b
   p.cell_stride = geom_best_cell_stride(L, int(sizeof(Number)));
   p.vertices = nodes.vertices.data();
   p.n_vertices = nodes.n_vertices;
-  p.disp = cells_bilinear ? nullptr : nodes.disp.data();
+  p.disp = cells_bilinear || !nodes.disp2.empty() ? nullptr : nodes.disp.data();
   p.n_nodes = nodes.n_nodes;
+  p.disp2 = nodes.disp2.empty() ? nullptr : nodes.disp2.data();
+  p.n_nodes2 = nodes.n_nodes2;
   std::vector<Number> a_points;
   if (colloc) {
     p.a_nodes = nodes.a_nodes.empty() ? nullptr : nodes.a_nodes.data();
@@ -300,6 +304,13 @@ double node_error(const std::array<int, 2>& nc, const mesh::Domain<2>& domain, b
   });
 }
 
+/// An image of the unit square quadratic in each coordinate (cells of geometry order 2).
+mesh::Domain<2> quadratic_domain2() {
+  return mesh::Domain<2>::box({0.0, 0.0}, {1.0, 1.0}, [](const mesh::Point<2>& X) {
+    return mesh::Point<2>{X[0] + 0.3 * X[1] * X[1], X[1] + 0.1 * X[0] * X[0] - 0.2 * X[0] * X[1]};
+  });
+}
+
 /// An affine image of the unit square (bilinear cells).
 mesh::Domain<2> affine_domain2() {
   return mesh::Domain<2>::box({0.0, 0.0}, {1.0, 1.0}, [](const mesh::Point<2>& X) {
@@ -313,6 +324,21 @@ void check_nodes(std::mt19937_64& seeds) {
   const auto curved = test_inputs::curved_domain<2>();
   EXPECT_LT((node_error<k, double>({7, 5}, curved, true, false, seeds(), false)), 1e-12) << what;
   EXPECT_LT((node_error<k, double>({7, 5}, curved, true, false, seeds(), true)), 1e-12) << "rev " << what;
+  // cells of geometry order 2: the Q2 lattice from k = 3 (BP5, BP3, fp32, Neumann faces, split)
+  const auto quadratic = quadratic_domain2();
+  const operators::CellRange inner{{2, 1, 0}, {5, 4, 1}};
+  EXPECT_LT((node_error<k, double>({7, 5}, quadratic, true, false, seeds(), false, fe::all_dirichlet<2>(), nullptr,
+                                   true)),
+            1e-12)
+      << "quadratic " << what;
+  EXPECT_LT((node_error<k, float>({7, 5}, quadratic, true, false, seeds(), true, {false, true, true, false}, nullptr,
+                                  true)),
+            1e-5)
+      << "quadratic fp32 Neumann " << what;
+  EXPECT_LT((node_error<k, double, QuadratureKind::gauss_k2>({7, 5}, quadratic, true, false, seeds(), false,
+                                                             {true, false, true, true}, &inner, true)),
+            1e-12)
+      << "quadratic bp3 Neumann split " << what;
   EXPECT_LT((node_error<k, double>({1, 3}, curved, false, false, seeds(), false)), 1e-12) << what;
   EXPECT_LT((node_error<k, float>({7, 5}, curved, true, false, seeds(), false)), 1e-5) << "fp32 " << what;
   EXPECT_LT((node_error<k, double>({7, 5}, curved, true, false, seeds(), true, {false, true, true, false})), 1e-12)
@@ -365,7 +391,7 @@ TEST(CudaCoreGeometry, NodeGeometrySizes2D) {
   EXPECT_EQ(g.disp.size(), 2u * 35u);
   EXPECT_GT(g.max_disp, 1e-4);
   EXPECT_TRUE(g.a_nodes.empty());
-  EXPECT_TRUE(g.disp2.empty());  // no Q2 lattice in 2D
+  EXPECT_TRUE(g.disp2.empty());  // k = 2: no Q2 lattice below the degree
   // the vertices are the map's at the lattice's corners
   const auto x = test_inputs::curved_domain<2>().map(mesh::Point<2>{1.0, 1.0});
   EXPECT_NEAR(g.vertices[11], x[0], 1e-14);

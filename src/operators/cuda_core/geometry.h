@@ -145,6 +145,13 @@ struct GeomParams : NodeFieldParams<q, Number> {
   /// Stored geometry rounded to fp32 for an fp64 program (its `Stored` = float): the same layout
   /// as coef, which is then unused.
   const float* coef_fp32 = nullptr;
+  /// Geometry from nodes on cells of geometry order 2 (2D, k >= 3): the displacement d on the Q2
+  /// lattice ((2 n_cells + 1) per direction), disp2[c * n_nodes2 + node2], read instead of disp (9
+  /// values per cell and component instead of (k + 1)^2) and interpolated to the cell's nodes at
+  /// the gather; phi2n[i][a] the quadratic Lagrange basis on {0, 1/2, 1} at the node a.
+  const Number* disp2 = nullptr;
+  std::int64_t n_nodes2 = 0;
+  Number phi2n[3][n] = {};
 };
 
 /// b_j = s_j' / h_j prod_{i != j} s_i of one point from its 1D table values (s, ds = s'/h).
@@ -382,6 +389,21 @@ struct GeomProgram {
       A[at(th.a, yy, zz)] = u;
       if constexpr (colloc) th.r[z] = u;
       if constexpr (displacement) {
+        if constexpr (dim == 2) {
+          if (p.disp2) {  // the Q2 lattice values of the cell interpolated to the node (a, yy)
+            const std::int64_t lx = 2 * std::int64_t(p.n_cells[0]) + 1;
+            const Number* d = p.disp2 + 2 * std::int64_t(th.c[1]) * lx + 2 * std::int64_t(th.c[0]);
+            for (int comp = 0; comp < 2; ++comp) {
+              Number v2 = 0;
+              for (int j = 0; j < 3; ++j) {
+                const Number* r = d + comp * p.n_nodes2 + j * lx;
+                v2 += p.phi2n[j][yy] * (p.phi2n[0][th.a] * r[0] + p.phi2n[1][th.a] * r[1] + p.phi2n[2][th.a] * r[2]);
+              }
+              buf(t, th, 2 + comp)[at(th.a, yy, zz)] = v2;
+            }
+            continue;
+          }
+        }
         buf(t, th, 2)[at(th.a, yy, zz)] = p.disp[i];
         buf(t, th, 3)[at(th.a, yy, zz)] = p.disp[p.n_nodes + i];
       }

@@ -430,7 +430,7 @@ class CgGeometryOperator final : public GeometryOperatorBase<dim, GeomParams<dim
       : Base(key, dofs.n_local()) {
     (void)require_device("--variant cuda-core");
     if constexpr (nodes) node_ = this->compute_nodes(mesh, dofs, key.quadrature, coefficient, coefficient_source);
-    const bool bilinear = nodes && !node_.disp;
+    const bool bilinear = nodes && !node_.disp && !node_.disp2;
     const GeomLayout L = nodes && bilinear ? GeomProgram<dim, k, q, colloc, Number, stored, false, Stored, nodes, nodes>::L
                                            : GeomProgram<dim, k, q, colloc, Number, stored, false, Stored, nodes>::L;
     const auto setup = make_geom_setup<dim, k, q, Number>(mesh, key.quadrature, stored || nodes, L.buffers);
@@ -448,9 +448,11 @@ class CgGeometryOperator final : public GeometryOperatorBase<dim, GeomParams<dim
       p.n_vertices = node_.n_vertices;
       p.disp = node_.disp ? node_.disp->data() : nullptr;
       p.n_nodes = node_.n_nodes;
+      p.disp2 = node_.disp2 ? node_.disp2->data() : nullptr;
+      p.n_nodes2 = node_.n_nodes2;
       p.a_nodes = node_.a_nodes ? node_.a_nodes->data() : nullptr;
       p.a_points = node_.a_points ? node_.a_points->data() : nullptr;
-      this->geometry_name_ = p.disp ? "nodes" : "bilinear vertices";
+      this->geometry_name_ = p.disp2 ? "quadratic nodes" : p.disp ? "nodes" : "bilinear vertices";
       this->keep_for_diagonal(mesh, dofs, coefficient, coefficient_source);
     } else {
       if (key.general_field) this->box_tables_setup(mesh, dofs);

@@ -16,6 +16,7 @@
 #include "mesh/box_mesh.h"
 #include "operators/cuda_core/geometry.h"
 #include "operators/cuda_core/layouts.h"
+#include "operators/quadratic_nodes.h"
 #include "tensor/evaluator.h"
 
 namespace tcfem::operators::cuda_core {
@@ -163,6 +164,9 @@ GeomSetup<dim, k, q, Number> make_geom_setup(const mesh::BoxMesh<dim>& mesh, fe:
       p.Dc[i][j] = Number(ev.Dq()[i * q + j] / t.h[dim - 1]);
     }
   }
+  const auto nodes = fe::gauss_lobatto(k + 1);
+  for (int a = 0; a <= k; ++a)
+    for (int i = 0; i < 3; ++i) p.phi2n[i][a] = Number(quadratic_basis(i, nodes.points[a]));
   const GeomLayout L = geom_layout(dim, k, q, buffers);
   p.cells = L.cells;
   p.cell_stride = L.cell_stride;

@@ -659,22 +659,22 @@ __global__ void node_displacement(Grid g, const double* gll, const double* V, st
   }
 }
 
-/// disp2 = the Q2 lattice values of the Q_k displacement (q2_value), every component.
+/// disp2 = the Q2 lattice values of the Q_k displacement (q2_value), every component (comps).
 template <typename Number>
-__global__ void q2_values(const Number* disp, NodeLattice L, const double* mid, Number* disp2) {
+__global__ void q2_values(const Number* disp, NodeLattice L, const double* mid, int comps, Number* disp2) {
   const std::int64_t n2 = L.nodes2();
-  for (std::int64_t t = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; t < 3 * n2;
+  for (std::int64_t t = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; t < comps * n2;
        t += std::int64_t(gridDim.x) * blockDim.x)
     disp2[t] = static_cast<Number>(q2_value(disp, L, mid, int(t / n2), t % n2));
 }
 
 /// The largest q2_defect over every node and component into *worst (ordered).
 template <typename Number>
-__global__ void q2_defects(const Number* disp, const Number* disp2, NodeLattice L, const double* gll,
+__global__ void q2_defects(const Number* disp, const Number* disp2, NodeLattice L, const double* gll, int comps,
                            unsigned long long* worst) {
   const std::int64_t n = L.nodes();
   double big = 0;
-  for (std::int64_t t = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; t < 3 * n;
+  for (std::int64_t t = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; t < comps * n;
        t += std::int64_t(gridDim.x) * blockDim.x)
     big = fmax(big, q2_defect(disp, disp2, L, gll, int(t / n), t % n));
   atomicMax(worst, ordered(big));
@@ -754,21 +754,21 @@ DeviceNodeGeometry<Number> device_node_geometry(const mesh::BoxMesh<dim>& mesh, 
     out.disp.reset();
     return out;
   }
-  if (dim == 3 && g.k >= 3) {
-    // 3D cells of geometry order 2: the Q2 lattice values, kept where they reproduce the field
+  if (g.k >= 3) {
+    // cells of geometry order 2: the Q2 lattice values, kept where they reproduce the field
     NodeLattice L;
     L.k = g.k;
-    for (int d = 0; d < 3; ++d) L.n_cells[d] = g.n_cells[d];
+    for (int d = 0; d < 3; ++d) L.n_cells[d] = d < dim ? g.n_cells[d] : 0;
     const auto basis = fe::LagrangeBasis1D::gauss_lobatto(g.k);
     std::vector<double> mid_host(g.k + 1);
     for (int j = 0; j <= g.k; ++j) mid_host[j] = basis.value(j, 0.5);
     const DeviceBuffer<double> mid(mid_host);
-    auto disp2 = std::make_unique<DeviceBuffer<Number>>(3 * L.nodes2());
-    q2_values<Number><<<grid_for(3 * L.nodes2(), 256), 256>>>(out.disp->data(), L, mid.data(), disp2->data());
+    auto disp2 = std::make_unique<DeviceBuffer<Number>>(dim * L.nodes2());
+    q2_values<Number><<<grid_for(dim * L.nodes2(), 256), 256>>>(out.disp->data(), L, mid.data(), dim, disp2->data());
     TCFEM_CUDA_CHECK_LAUNCH();
     DeviceBuffer<unsigned long long> defect(std::vector<unsigned long long>{0ull});
-    q2_defects<Number><<<grid_for(3 * out.n_nodes, 256), 256>>>(out.disp->data(), disp2->data(), L, gll.data(),
-                                                                 defect.data());
+    q2_defects<Number><<<grid_for(dim * out.n_nodes, 256), 256>>>(out.disp->data(), disp2->data(), L, gll.data(),
+                                                                   dim, defect.data());
     TCFEM_CUDA_CHECK_LAUNCH();
     if (unordered(defect.to_host()[0]) <= q2_tolerance<Number>(out.max_disp, scale)) {
       out.disp2 = std::move(disp2);

@@ -33,7 +33,7 @@ std::vector<double> device_cell_metric_of(const mesh::BoxMesh<dim>& mesh, const 
 /// NodeGeometry), computed on the device: the map at the vertices and at every node of the Q_k
 /// lattice (compiled, or on the host threads), the displacement from the cells' trilinear
 /// interpolant (freed when every |d| is below 1e-13 times the vertices' extent: multilinear
-/// cells), and the coefficient at the nodes (checked positive and finite; none when empty). 3D cells
+/// cells), and the coefficient at the nodes (checked positive and finite; none when empty). Cells
 /// of geometry order 2 below k (k >= 3, as compute_node_geometry finds them): the displacement
 /// on the Q2 lattice in disp2, and disp freed. a_points: the coefficient at the quadrature points
 /// where they are not the nodes (set by the caller, from device_cell_metric_of; a_nodes then empty).

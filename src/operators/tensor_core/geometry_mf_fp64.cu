@@ -5,7 +5,7 @@
 // FP64 mma.sync (tensor/dmma_cell.cuh), the pointwise part on CUDA cores. The node field is the
 // matrix-free form of the cuda-core family (operators/device/device_geometry.h:
 // DeviceNodeGeometry): the vertices (double), the displacement from the multilinear cells at the
-// Q_k nodes (or, 3D cells of geometry order 2 below k, on the Q2 lattice, interpolated to the Q_k
+// Q_k nodes (or, cells of geometry order 2 below k, on the Q2 lattice, interpolated to the Q_k
 // nodes at the gather), the coefficient at the nodes (BP5) or at the points (BP3). Multilinear
 // cells (no displacement) take a kernel with u's field only.
 //
@@ -209,27 +209,27 @@ __device__ __forceinline__ void tc_node_block(const TcNodeParams<k, q>& p, const
     double* cm = cellmem + c * PER;
     cm[at] = bd ? 0.0 : v;
     if constexpr (disp) {
-      if constexpr (dim == 3) {
-        if (p.disp2) {
-          const int x = n % NP, y = (n / NP) % NP, z = n / (NP * NP);
-          const std::int64_t lx = 2 * std::int64_t(p.n_cells[0]) + 1, ly = 2 * std::int64_t(p.n_cells[1]) + 1;
-          const std::int64_t base =
-              (2 * std::int64_t(info[4 * c + 2]) * ly + 2 * std::int64_t(info[4 * c + 1])) * lx + 2 * info[4 * c];
+      if (p.disp2) {
+        const int x = n % NP, y = (n / NP) % NP, z = dim == 3 ? n / (NP * NP) : 0;
+        const std::int64_t lx = 2 * std::int64_t(p.n_cells[0]) + 1, ly = 2 * std::int64_t(p.n_cells[1]) + 1;
+        const std::int64_t base =
+            (2 * std::int64_t(dim == 3 ? info[4 * c + 2] : 0) * ly + 2 * std::int64_t(info[4 * c + 1])) * lx +
+            2 * info[4 * c];
 #pragma unroll
-          for (int e = 0; e < 3; ++e) {
-            const double* d2 = p.disp2 + e * p.n_nodes2 + base;
-            double s = 0.0;
+        for (int e = 0; e < dim; ++e) {
+          const double* d2 = p.disp2 + e * p.n_nodes2 + base;
+          double s = 0.0;
 #pragma unroll
-            for (int l = 0; l < 3; ++l)
+          for (int l = 0; l < (dim == 3 ? 3 : 1); ++l)
 #pragma unroll
-              for (int j = 0; j < 3; ++j) {
-                const double* r = d2 + (l * ly + j) * lx;
-                s += p.phi2[l][z] * p.phi2[j][y] * (p.phi2[0][x] * r[0] + p.phi2[1][x] * r[1] + p.phi2[2][x] * r[2]);
-              }
-            cm[(1 + e) * FE + at] = s;
-          }
-          continue;
+            for (int j = 0; j < 3; ++j) {
+              const double* r = d2 + (l * ly + j) * lx;
+              const double wz = dim == 3 ? p.phi2[l][z] : 1.0;
+              s += wz * p.phi2[j][y] * (p.phi2[0][x] * r[0] + p.phi2[1][x] * r[1] + p.phi2[2][x] * r[2]);
+            }
+          cm[(1 + e) * FE + at] = s;
         }
+        continue;
       }
 #pragma unroll
       for (int e = 0; e < dim; ++e) cm[(1 + e) * FE + at] = p.disp[e * p.n_nodes + g];
