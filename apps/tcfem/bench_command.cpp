@@ -741,7 +741,8 @@ std::function<int()> add_bench_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--geometry-form", opts->geometry_form,
                   "With --geometry map, trilinear, quadratic or mesh: pa (stored quadrature-point data) or mf (the geometry "
-                  "recomputed from the nodes in every apply; cuda-core, bp5) or auto (what the solver's auto "
+                  "recomputed from the nodes in every apply; cuda-core, and tensor-core in fp64; bp5 and bp3) or auto (what "
+                  "the solver's auto "
                   "takes: mf for trilinear cells of a Cartesian mesh where measured faster, else pa)")
       ->check(CLI::IsMember({"pa", "mf", "auto"}))
       ->capture_default_str();

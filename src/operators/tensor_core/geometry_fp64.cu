@@ -24,43 +24,26 @@
 #include "arch/async_copy.h"
 #include "arch/capability.h"
 #include "operators/cuda_core/geometry_kernels.cuh"
+#include "operators/tensor_core/geometry_block.cuh"
 #include "operators/tensor_core/laplace.h"
-#include "tensor/dmma_cell.cuh"
-#include "tensor/evaluator.h"
 
 namespace tcfem::operators::tensor_core {
 
 namespace {
 
-constexpr int tc_geom_threads = 256;
+constexpr int tc_geom_threads = tc_cell_threads;
 
-/// Kernel parameters: the mesh and region fields of the cuda-core programs (region_cell), the
-/// stored data coef[cell][S][Q] (Q = q^dim points, S = dim (dim + 1) / 2 values per point,
-/// operators/geometry_data.h: sym_index), and the
-/// 1D tables B (q x n, the basis at the points; unused when collocated) and D (q x n, its
-/// derivatives; collocated: the n x n collocation derivative), row-major.
+/// Kernel parameters: the mesh, region and table fields (TcCellParams), and the stored data
+/// coef[cell][S][Q] (Q = q^dim points, S = dim (dim + 1) / 2 values per point,
+/// operators/geometry_data.h: sym_index).
 template <int k, int q>
-struct TcGeomParams {
-  static constexpr int n = k + 1;
-  int n_cells[3] = {1, 1, 1};
-  std::int64_t lattice[3] = {1, 1, 1};
-  unsigned dirichlet = fe::all_dirichlet_bits;
-  std::int64_t total_cells = 0;
-  int region_lo[3] = {0, 0, 0};
-  int region_n[3] = {0, 0, 0};
-  int cells = 1;  ///< cells per block
+struct TcGeomParams : TcCellParams<k, q> {
   const double* coef = nullptr;
   const float* coef_fp32 = nullptr;  ///< the stored data rounded to fp32 (GeometryStorage::fp32), else null
-  double B[q * n] = {};
-  double D[q * n] = {};
 };
 
-/// The per-cell layout of a (dim, k, q) triple: DmmaColloc2/3 (BP5) or DmmaCell2/3 with one field (BP3).
 template <int dim, int k, int q>
-using CellLayout =
-    std::conditional_t<dim == 2,
-                       std::conditional_t<q == k + 1, tensor::DmmaColloc2<k + 1>, tensor::DmmaCell2<k + 1, q>>,
-                       std::conditional_t<q == k + 1, tensor::DmmaColloc3<k + 1>, tensor::DmmaCell3<k + 1, q, 1>>>;
+using CellLayout = TcCellLayout<dim, k, q>;
 
 /// Where the stored data waits between its request and the flux: in shared memory (`staged`:
 /// 16-byte asynchronous copies, arch/async_copy.h) or in registers (streaming loads). Measured on
@@ -73,7 +56,7 @@ __host__ __device__ constexpr bool tc_geom_staged() {
 }
 template <int dim, int q>
 __host__ __device__ constexpr int tc_geom_points() {
-  return dim == 2 ? q * q : q * q * q;
+  return tc_cell_points<dim, q>();
 }
 /// Doubles of shared memory per cell: the layout's, then (staged) the stored data at an even offset.
 template <int dim, int k, int q>
@@ -99,10 +82,9 @@ __host__ __device__ constexpr int tc_geom_cells() {
   constexpr int cap = dim == 3 ? 16 : per_thread < 1 ? 1 : per_thread > 64 ? 64 : per_thread;
   return c < 1 ? 1 : c > cap ? cap : c;
 }
-/// Doubles before the cells: B and D, the cells' indices (four ints per cell), rounded to even.
 template <int k, int q>
 __host__ __device__ constexpr int tc_geom_header(int cells) {
-  return (2 * q * (k + 1) + 2 * cells + 1) / 2 * 2;
+  return tc_cell_header<k, q>(cells);
 }
 
 template <int dim, int k, int q, typename Stored>
@@ -116,26 +98,9 @@ __device__ __forceinline__ void tc_geom_block(const TcGeomParams<k, q>& p, const
   constexpr int PPT = (tc_geom_cells<dim, k, q, Stored>() * Q + tc_geom_threads - 1) / tc_geom_threads;  // per thread
   extern __shared__ __align__(16) double smem[];
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, warps = blockDim.x >> 5;
-  const std::int64_t first = std::int64_t(blockIdx.x) * p.cells;
-  const int ncells = int(p.total_cells - first < p.cells ? p.total_cells - first : p.cells);
-  double* B = smem;
-  double* D = B + q * NP;
-  int* info = reinterpret_cast<int*>(D + q * NP);  // per cell: c0, c1, c2, linear index
-  double* cellmem = smem + tc_geom_header<k, q>(p.cells);
-  for (int i = tid; i < q * NP; i += blockDim.x) {
-    B[i] = p.B[i];
-    D[i] = p.D[i];
-  }
-  if (tid < ncells) {
-    int c[3] = {0, 0, 0};
-    std::int64_t cell;
-    cuda_core::region_cell<dim>(p, first + tid, c, cell);
-    info[4 * tid] = c[0];
-    info[4 * tid + 1] = c[1];
-    info[4 * tid + 2] = c[2];
-    info[4 * tid + 3] = int(cell);
-  }
-  __syncthreads();
+  const TcBlock b = tc_block_start<dim, k, q>(p, smem);
+  const int* info = b.info;
+  double* cellmem = b.cellmem;
   // the stored data, requested now and first used at the flux: its latency overlaps the gather
   // and the gradients. Staged: every cell's data into shared memory (OC + [NS][Q] per cell);
   // else each thread's points (i = tid + j blockDim) into registers, in the stored type.
@@ -151,7 +116,7 @@ __device__ __forceinline__ void tc_geom_block(const TcGeomParams<k, q>& p, const
     const arch::SharedArray<double> cs(cellmem);
     constexpr int chunks = NS * Q / 2;
     static_assert(NS * Q % 2 == 0, "16-byte copies of the stored data");
-    for (int i = tid; i < ncells * chunks; i += blockDim.x) {
+    for (int i = tid; i < b.ncells * chunks; i += blockDim.x) {
       const int c = i / chunks, r = i - c * chunks;
       arch::async_copy16(cs, c * PER + OC + 2 * r, coef + std::int64_t(info[4 * c + 3]) * (NS * Q) + 2 * r);
     }
@@ -160,7 +125,7 @@ __device__ __forceinline__ void tc_geom_block(const TcGeomParams<k, q>& p, const
 #pragma unroll
     for (int j = 0; j < PPT; ++j) {
       const int i = tid + j * tc_geom_threads;
-      if (i < ncells * Q) {
+      if (i < b.ncells * Q) {
         const int c = i / Q, pt = i - c * Q;
         const Stored* cc = coef + std::int64_t(info[4 * c + 3]) * (NS * Q) + pt;
 #pragma unroll
@@ -168,32 +133,15 @@ __device__ __forceinline__ void tc_geom_block(const TcGeomParams<k, q>& p, const
       }
     }
   }
-  const auto node = [&](int c, int n, bool& bd) {
-    const int x = n % NP, y = (n / NP) % NP;
-    const std::int64_t px = std::int64_t(info[4 * c]) * k + x, py = std::int64_t(info[4 * c + 1]) * k + y;
-    bd = fe::on_dirichlet_face(px, p.lattice[0], 0, p.dirichlet) ||
-         fe::on_dirichlet_face(py, p.lattice[1], 1, p.dirichlet);
-    if constexpr (dim == 2) {
-      return py * p.lattice[0] + px;
-    } else {
-      const std::int64_t pz = std::int64_t(info[4 * c + 2]) * k + n / (NP * NP);
-      bd = bd || fe::on_dirichlet_face(pz, p.lattice[2], 2, p.dirichlet);
-      return (pz * p.lattice[1] + py) * p.lattice[0] + px;
-    }
-  };
-  for (int i = tid; i < ncells * NPD; i += blockDim.x) {
-    const int c = i / NPD, n = i - c * NPD;
-    bool bd;
-    const std::int64_t g = node(c, n, bd);
-    const double v = src[g];
-    if (bd) dst[g] = v;
-    cellmem[c * PER + (colloc ? L::point(n) : n)] = bd ? 0.0 : v;
+  for (int i = tid; i < b.ncells * NPD; i += blockDim.x) {
+    int c, n;
+    tc_gather_u<dim, k, q, PER>(p, b, i, src, dst, c, n);
   }
   __syncthreads();
   if constexpr (colloc)
-    L::template gradients<PER>(D, cellmem, ncells, warp, warps, lane);
+    L::template gradients<PER>(b.D, cellmem, b.ncells, warp, warps, lane);
   else
-    L::template gradients<PER>(B, D, cellmem, ncells, warp, warps, lane);
+    L::template gradients<PER>(b.B, b.D, cellmem, b.ncells, warp, warps, lane);
   // the flux at the points, in place of the gradient
   constexpr int OG = L::OG, SG = L::SQ;
   const auto flux = [&](int i, const auto& c_of) {
@@ -212,36 +160,17 @@ __device__ __forceinline__ void tc_geom_block(const TcGeomParams<k, q>& p, const
   if constexpr (staged) {
     arch::async_wait<0>();
     __syncthreads();
-    for (int i = tid; i < ncells * Q; i += blockDim.x)
+    for (int i = tid; i < b.ncells * Q; i += blockDim.x)
       flux(i, [&](int c, int pt, int e) { return cellmem[c * PER + OC + e * Q + pt]; });
   } else {
     __syncthreads();
 #pragma unroll
     for (int j = 0; j < PPT; ++j) {
       const int i = tid + j * tc_geom_threads;
-      if (i < ncells * Q) flux(i, [&](int, int, int e) { return double(C[j][e]); });
+      if (i < b.ncells * Q) flux(i, [&](int, int, int e) { return double(C[j][e]); });
     }
   }
-  __syncthreads();
-  if constexpr (colloc)
-    L::template divergence<PER>(D, cellmem, ncells, warp, warps, lane);
-  else
-    L::template divergence<PER, L::OG>(B, D, cellmem, ncells, warp, warps, lane);
-  __syncthreads();
-  for (int i = tid; i < ncells * NPD; i += blockDim.x) {
-    const int c = i / NPD, n = i - c * NPD;
-    bool bd;
-    const std::int64_t g = node(c, n, bd);
-    double v;
-    if constexpr (colloc) {
-      const int s = c * PER + L::point(n);
-      v = cellmem[s + L::transposed(0)] + cellmem[s + L::transposed(1)];
-      if constexpr (dim == 3) v += cellmem[s + L::transposed(2)];
-    } else {
-      v = cellmem[c * PER + n];
-    }
-    if (!bd) atomicAdd(dst + g, v);
-  }
+  tc_transpose_scatter<dim, k, q, PER>(p, b, dst);
 }
 
 /// The kernel; the sm_80 cubin of a fat binary carries an empty one (the operator runs only on
@@ -267,23 +196,8 @@ class TensorCoreGeometryOperator final
                              const jit::DeviceSource& coefficient_source)
       : Base(key, dofs.n_local()) {
     constexpr int n = k + 1, Q = tc_geom_points<dim, q>();
-    const auto quad = fe::make_quadrature(key.quadrature, k);
-    TCFEM_ASSERT(quad.size() == q, "quadrature size of the tensor-core geometry kernel");
-    const auto basis = fe::LagrangeBasis1D::gauss_lobatto(k);
-    const tensor::Evaluator<dim, double> ev(basis, quad);
     auto& p = this->params_;
-    p.total_cells = 1;
-    for (int d = 0; d < dim; ++d) {
-      p.n_cells[d] = mesh.n_cells()[d];
-      p.lattice[d] = std::int64_t(mesh.n_cells()[d]) * k + 1;
-      p.total_cells *= mesh.n_cells()[d];
-    }
-    if (p.total_cells > std::int64_t(0x7fffffff)) throw InputError("tensor-core: the mesh has too many cells");
-    for (int i = 0; i < q * n; ++i) {
-      p.B[i] = ev.B()[i];
-      p.D[i] = ev.Db()[i];
-    }
-    p.dirichlet = fe::dirichlet_bits(dofs.dirichlet_faces());
+    tc_fill_cell_params<dim, k, q>(p, mesh, dofs, fe::make_quadrature(key.quadrature, k));
     if constexpr (std::is_same_v<Stored, double>)
       p.coef = this->compute_stored(mesh, dofs, key.quadrature, coefficient, coefficient_source);
     else
@@ -311,28 +225,17 @@ class TensorCoreGeometryOperator final
   }
 };
 
-template <int dim, int k, fe::QuadratureKind kind>
-std::unique_ptr<DeviceOperator> build(const mesh::BoxMesh<dim>& mesh, const fe::DofLayout<dim>& dofs,
-                                      const DeviceKernelKey& key, const DeviceTuning& tuning,
-                                      const Coefficient& coefficient, const jit::DeviceSource& source) {
-  constexpr int q = kind == fe::QuadratureKind::gll_k1 ? k + 1 : k + 2;
-  if (fp32_stored_fp64(key))
-    return std::make_unique<TensorCoreGeometryOperator<dim, k, q, float>>(mesh, dofs, key, tuning, coefficient, source);
-  return std::make_unique<TensorCoreGeometryOperator<dim, k, q, double>>(mesh, dofs, key, tuning, coefficient, source);
-}
-
-template <int dim>
-using Factory = std::unique_ptr<DeviceOperator> (*)(const mesh::BoxMesh<dim>&, const fe::DofLayout<dim>&,
-                                                    const DeviceKernelKey&, const DeviceTuning&, const Coefficient&,
-                                                    const jit::DeviceSource&);
-
-template <int dim, int... K>
-std::array<std::array<Factory<dim>, 8>, 2> make_table(std::integer_sequence<int, K...>) {
-  std::array<std::array<Factory<dim>, 8>, 2> t{};
-  ((t[0][K] = &build<dim, K + 1, fe::QuadratureKind::gll_k1>), ...);
-  ((t[1][K] = &build<dim, K + 1, fe::QuadratureKind::gauss_k2>), ...);
-  return t;
-}
+/// The operator of q points per direction (fp32 stored data where the key asks for it).
+template <int dim, int k, int q>
+struct Build {
+  static std::unique_ptr<DeviceOperator> make(const mesh::BoxMesh<dim>& mesh, const fe::DofLayout<dim>& dofs,
+                                              const DeviceKernelKey& key, const DeviceTuning& tuning,
+                                              const Coefficient& coefficient, const jit::DeviceSource& source) {
+    if (fp32_stored_fp64(key))
+      return std::make_unique<TensorCoreGeometryOperator<dim, k, q, float>>(mesh, dofs, key, tuning, coefficient, source);
+    return std::make_unique<TensorCoreGeometryOperator<dim, k, q, double>>(mesh, dofs, key, tuning, coefficient, source);
+  }
+};
 
 }  // namespace
 
@@ -349,11 +252,8 @@ std::unique_ptr<DeviceOperator> make_geometry_operator(const mesh::BoxMesh<dim>&
                                                        const jit::DeviceSource& coefficient_source) {
   if (!geometry_supported(key) || key.dim != dim || dofs.degree() != key.degree || dofs.disc() != key.disc)
     return nullptr;
-  // one process owning the whole box (the kernels index the global lattice), as the cuda-core programs
-  if (mesh.partition().owned.n_cells() != mesh.n_global_cells() ||
-      mesh.partition().ghosted.n_cells() != mesh.n_global_cells())
-    return nullptr;
-  static const auto table = make_table<dim>(std::make_integer_sequence<int, 8>{});
+  if (!tc_one_process(mesh)) return nullptr;
+  static const auto table = tc_factory_table<dim, Build>(std::make_integer_sequence<int, 8>{});
   DeviceKernelKey resolved = key;  // the operator reports the form it runs
   resolved.geometry_form = GeometryForm::pa;
   const int row = key.quadrature == fe::QuadratureKind::gll_k1 ? 0 : 1;

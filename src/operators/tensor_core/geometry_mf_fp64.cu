@@ -33,56 +33,35 @@
 #include "fe/quadrature.h"
 #include "operators/cuda_core/geometry_kernels.cuh"
 #include "operators/quadratic_nodes.h"
+#include "operators/tensor_core/geometry_block.cuh"
 #include "operators/tensor_core/laplace.h"
-#include "tensor/dmma_cell.cuh"
-#include "tensor/evaluator.h"
 
 namespace tcfem::operators::tensor_core {
 
 namespace {
 
-constexpr int tc_node_threads = 256;
+constexpr int tc_node_threads = tc_cell_threads;
 
-/// Kernel parameters: the mesh and region fields of the cuda-core programs (region_cell), the
-/// node field (NodeFieldParams' meaning: vertices[c * n_vertices + v], disp[c * n_nodes + node],
-/// disp2[c * n_nodes2 + node2] on the Q2 lattice, a_nodes[node] or a_points[cell * q^dim + point]),
-/// the 1D tables B and D (q x n, row-major; collocated: D the n x n collocation derivative), the
-/// points xi and weights w on [0, 1], and phi2[i][a] the Q2 basis function i at the node a.
+/// Kernel parameters: the mesh, region and table fields (TcCellParams), the node field of the
+/// cuda-core programs (cuda_core::NodeFieldParams: the vertices, the displacement at the Q_k
+/// nodes, the coefficient at the nodes or the points, the points xi on [0, 1]), the displacement
+/// on the Q2 lattice disp2[c * n_nodes2 + node2] (cells of geometry order 2), the weights w on
+/// [0, 1], and phi2[i][a] the Q2 basis function i at the node a.
 template <int k, int q>
-struct TcNodeParams {
+struct TcNodeParams : TcCellParams<k, q>, cuda_core::NodeFieldParams<q, double> {
   static constexpr int n = k + 1;
-  int n_cells[3] = {1, 1, 1};
-  std::int64_t lattice[3] = {1, 1, 1};
-  unsigned dirichlet = fe::all_dirichlet_bits;
-  std::int64_t total_cells = 0;
-  int region_lo[3] = {0, 0, 0};
-  int region_n[3] = {0, 0, 0};
-  int cells = 1;  ///< cells per block
-  const double* vertices = nullptr;
-  std::int64_t n_vertices = 0;
-  const double* disp = nullptr;
-  std::int64_t n_nodes = 0;
   const double* disp2 = nullptr;
   std::int64_t n_nodes2 = 0;
-  const double* a_nodes = nullptr;
-  const double* a_points = nullptr;
-  double B[q * n] = {};
-  double D[q * n] = {};
-  double xi[q] = {};
   double w[q] = {};
   double phi2[3][n] = {};
 };
 
-/// The per-field layout of a (dim, k, q) triple: DmmaColloc2/3 (BP5) or DmmaCell2/3 with one field (BP3).
 template <int dim, int k, int q>
-using NodeLayout =
-    std::conditional_t<dim == 2,
-                       std::conditional_t<q == k + 1, tensor::DmmaColloc2<k + 1>, tensor::DmmaCell2<k + 1, q>>,
-                       std::conditional_t<q == k + 1, tensor::DmmaColloc3<k + 1>, tensor::DmmaCell3<k + 1, q, 1>>>;
+using NodeLayout = TcCellLayout<dim, k, q>;
 
 template <int dim, int q>
 __host__ __device__ constexpr int tc_node_points() {
-  return dim == 2 ? q * q : q * q * q;
+  return tc_cell_points<dim, q>();
 }
 __host__ __device__ constexpr int even(int v) { return (v + 1) / 2 * 2; }
 /// Doubles of a field's region (u's: gradients, flux, transpose; a displacement component's: its
@@ -100,10 +79,9 @@ template <int dim, int k, int q, bool disp>
 __host__ __device__ constexpr int tc_node_per_cell() {
   return tc_node_fields(dim, disp) * tc_node_field_values<dim, k, q>() + tc_node_edges(dim);
 }
-/// Doubles before the cells: B and D, the cells' indices (four ints per cell), rounded to even.
 template <int k, int q>
 __host__ __device__ constexpr int tc_node_header(int cells) {
-  return (2 * q * (k + 1) + 2 * cells + 1) / 2 * 2;
+  return tc_cell_header<k, q>(cells);
 }
 /// The largest block's shared memory (bytes) the kernels are built for.
 constexpr int tc_node_max_smem = 227 * 1024;
@@ -163,51 +141,18 @@ __device__ __forceinline__ void tc_node_block(const TcNodeParams<k, q>& p, const
   constexpr int NE = tc_node_edges(dim);
   extern __shared__ __align__(16) double smem[];
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, warps = blockDim.x >> 5;
-  const std::int64_t first = std::int64_t(blockIdx.x) * p.cells;
-  const int ncells = int(p.total_cells - first < p.cells ? p.total_cells - first : p.cells);
-  double* B = smem;
-  double* D = B + q * NP;
-  int* info = reinterpret_cast<int*>(D + q * NP);  // per cell: c0, c1, c2, linear index
-  double* cellmem = smem + tc_node_header<k, q>(p.cells);
+  const TcBlock b = tc_block_start<dim, k, q>(p, smem);
+  const int* info = b.info;
+  double* cellmem = b.cellmem;
   double* edges = cellmem + p.cells * PER;  // NE per cell
-  for (int i = tid; i < q * NP; i += blockDim.x) {
-    B[i] = p.B[i];
-    D[i] = p.D[i];
-  }
-  if (tid < ncells) {
-    int c[3] = {0, 0, 0};
-    std::int64_t cell;
-    cuda_core::region_cell<dim>(p, first + tid, c, cell);
-    info[4 * tid] = c[0];
-    info[4 * tid + 1] = c[1];
-    info[4 * tid + 2] = c[2];
-    info[4 * tid + 3] = int(cell);
-  }
-  __syncthreads();
-  const auto node = [&](int c, int n, bool& bd) {
-    const int x = n % NP, y = (n / NP) % NP;
-    const std::int64_t px = std::int64_t(info[4 * c]) * k + x, py = std::int64_t(info[4 * c + 1]) * k + y;
-    bd = fe::on_dirichlet_face(px, p.lattice[0], 0, p.dirichlet) ||
-         fe::on_dirichlet_face(py, p.lattice[1], 1, p.dirichlet);
-    if constexpr (dim == 2) {
-      return py * p.lattice[0] + px;
-    } else {
-      const std::int64_t pz = std::int64_t(info[4 * c + 2]) * k + n / (NP * NP);
-      bd = bd || fe::on_dirichlet_face(pz, p.lattice[2], 2, p.dirichlet);
-      return (pz * p.lattice[1] + py) * p.lattice[0] + px;
-    }
-  };
+  const auto node = [&](int c, int n, bool& bd) { return tc_cell_node<dim, k>(p, info, c, n, bd); };
   // the gather: u, the displacement's components (from the Q_k nodes, or interpolated from the
   // Q2 lattice), the edge vectors
-  for (int i = tid; i < ncells * NPD; i += blockDim.x) {
-    const int c = i / NPD, n = i - c * NPD;
-    bool bd;
-    const std::int64_t g = node(c, n, bd);
-    const double v = src[g];
-    if (bd) dst[g] = v;
+  for (int i = tid; i < b.ncells * NPD; i += blockDim.x) {
+    int c, n;
+    const std::int64_t g = tc_gather_u<dim, k, q, PER>(p, b, i, src, dst, c, n);
     const int at = colloc ? L::point(n) : n;
     double* cm = cellmem + c * PER;
-    cm[at] = bd ? 0.0 : v;
     if constexpr (disp) {
       if (p.disp2) {
         const int x = n % NP, y = (n / NP) % NP, z = dim == 3 ? n / (NP * NP) : 0;
@@ -235,7 +180,7 @@ __device__ __forceinline__ void tc_node_block(const TcNodeParams<k, q>& p, const
       for (int e = 0; e < dim; ++e) cm[(1 + e) * FE + at] = p.disp[e * p.n_nodes + g];
     }
   }
-  for (int i = tid; i < ncells * (NE / dim); i += blockDim.x) {
+  for (int i = tid; i < b.ncells * (NE / dim); i += blockDim.x) {
     const int c = i / (NE / dim), r = i - c * (NE / dim);
     int v0[3] = {0, 0, 0}, v1[3] = {0, 0, 0};
     if constexpr (dim == 3) {
@@ -259,13 +204,13 @@ __device__ __forceinline__ void tc_node_block(const TcNodeParams<k, q>& p, const
   // the gradients of u and of the displacement's components: every field of every cell a cell of
   // the layout (stride FE), one batch
   if constexpr (colloc)
-    L::template gradients<FE>(D, cellmem, ncells * F, warp, warps, lane);
+    L::template gradients<FE>(b.D, cellmem, b.ncells * F, warp, warps, lane);
   else
-    L::template gradients<FE>(B, D, cellmem, ncells * F, warp, warps, lane);
+    L::template gradients<FE>(b.B, b.D, cellmem, b.ncells * F, warp, warps, lane);
   __syncthreads();
   // J, its adjugate and det J at every point, the flux in place of u's gradient
   constexpr int OG = L::OG, SG = L::SQ;
-  for (int i = tid; i < ncells * Q; i += blockDim.x) {
+  for (int i = tid; i < b.ncells * Q; i += blockDim.x) {
     const int c = i / Q, pt = i - c * Q;
     double* cm = cellmem + c * PER;
     double t[3];
@@ -304,30 +249,11 @@ __device__ __forceinline__ void tc_node_block(const TcNodeParams<k, q>& p, const
 #pragma unroll
     for (int e = 0; e < dim; ++e) cm[s + e * SG] = u[e];
   }
-  __syncthreads();
-  if constexpr (colloc)
-    L::template divergence<PER>(D, cellmem, ncells, warp, warps, lane);
-  else
-    L::template divergence<PER, L::OG>(B, D, cellmem, ncells, warp, warps, lane);
-  __syncthreads();
-  for (int i = tid; i < ncells * NPD; i += blockDim.x) {
-    const int c = i / NPD, n = i - c * NPD;
-    bool bd;
-    const std::int64_t g = node(c, n, bd);
-    double v;
-    if constexpr (colloc) {
-      const int s = c * PER + L::point(n);
-      v = cellmem[s + L::transposed(0)] + cellmem[s + L::transposed(1)];
-      if constexpr (dim == 3) v += cellmem[s + L::transposed(2)];
-    } else {
-      v = cellmem[c * PER + n];
-    }
-    if (!bd) atomicAdd(dst + g, v);
-  }
+  tc_transpose_scatter<dim, k, q, PER>(p, b, dst);
 }
 
-/// The kernel; the sm_80 cubin of a fat binary carries an empty one (the operator runs only on
-/// GPUs with the sm_90 FP64 shapes).
+/// The kernel of cells with (disp) or without a displacement; empty in the sm_80 cubin of a fat
+/// binary and where one cell does not fit into a block (the operator refuses those).
 template <int dim, int k, int q, bool disp>
 __global__ void __launch_bounds__(tc_node_threads) tc_node_kernel(const __grid_constant__ TcNodeParams<k, q> p,
                                                                   const double* __restrict__ src,
@@ -350,21 +276,8 @@ class TensorCoreNodeGeometryOperator final
       : Base(key, dofs.n_local()) {
     constexpr int n = k + 1, Q = tc_node_points<dim, q>();
     const auto quad = fe::make_quadrature(key.quadrature, k);
-    TCFEM_ASSERT(quad.size() == q, "quadrature size of the tensor-core node-geometry kernel");
-    const auto basis = fe::LagrangeBasis1D::gauss_lobatto(k);
-    const tensor::Evaluator<dim, double> ev(basis, quad);
     auto& p = this->params_;
-    p.total_cells = 1;
-    for (int d = 0; d < dim; ++d) {
-      p.n_cells[d] = mesh.n_cells()[d];
-      p.lattice[d] = std::int64_t(mesh.n_cells()[d]) * k + 1;
-      p.total_cells *= mesh.n_cells()[d];
-    }
-    if (p.total_cells > std::int64_t(0x7fffffff)) throw InputError("tensor-core: the mesh has too many cells");
-    for (int i = 0; i < q * n; ++i) {
-      p.B[i] = ev.B()[i];
-      p.D[i] = ev.Db()[i];
-    }
+    tc_fill_cell_params<dim, k, q>(p, mesh, dofs, quad);
     for (int i = 0; i < q; ++i) {
       p.xi[i] = quad.points[i];
       p.w[i] = quad.weights[i];
@@ -372,7 +285,6 @@ class TensorCoreNodeGeometryOperator final
     const auto nodes = fe::gauss_lobatto(n);
     for (int a = 0; a < n; ++a)
       for (int i = 0; i < 3; ++i) p.phi2[i][a] = quadratic_basis(i, nodes.points[a]);
-    p.dirichlet = fe::dirichlet_bits(dofs.dirichlet_faces());
     node_ = this->compute_nodes(mesh, dofs, key.quadrature, coefficient, coefficient_source);
     p.vertices = node_.vertices->data();
     p.n_vertices = node_.n_vertices;
@@ -425,26 +337,15 @@ class TensorCoreNodeGeometryOperator final
   DeviceNodeGeometry<double> node_;
 };
 
-template <int dim, int k, fe::QuadratureKind kind>
-std::unique_ptr<DeviceOperator> build(const mesh::BoxMesh<dim>& mesh, const fe::DofLayout<dim>& dofs,
-                                      const DeviceKernelKey& key, const DeviceTuning& tuning,
-                                      const Coefficient& coefficient, const jit::DeviceSource& source) {
-  constexpr int q = kind == fe::QuadratureKind::gll_k1 ? k + 1 : k + 2;
-  return std::make_unique<TensorCoreNodeGeometryOperator<dim, k, q>>(mesh, dofs, key, tuning, coefficient, source);
-}
-
-template <int dim>
-using Factory = std::unique_ptr<DeviceOperator> (*)(const mesh::BoxMesh<dim>&, const fe::DofLayout<dim>&,
-                                                    const DeviceKernelKey&, const DeviceTuning&, const Coefficient&,
-                                                    const jit::DeviceSource&);
-
-template <int dim, int... K>
-std::array<std::array<Factory<dim>, 8>, 2> make_table(std::integer_sequence<int, K...>) {
-  std::array<std::array<Factory<dim>, 8>, 2> t{};
-  ((t[0][K] = &build<dim, K + 1, fe::QuadratureKind::gll_k1>), ...);
-  ((t[1][K] = &build<dim, K + 1, fe::QuadratureKind::gauss_k2>), ...);
-  return t;
-}
+/// The operator of q points per direction.
+template <int dim, int k, int q>
+struct Build {
+  static std::unique_ptr<DeviceOperator> make(const mesh::BoxMesh<dim>& mesh, const fe::DofLayout<dim>& dofs,
+                                              const DeviceKernelKey& key, const DeviceTuning& tuning,
+                                              const Coefficient& coefficient, const jit::DeviceSource& source) {
+    return std::make_unique<TensorCoreNodeGeometryOperator<dim, k, q>>(mesh, dofs, key, tuning, coefficient, source);
+  }
+};
 
 }  // namespace
 
@@ -461,11 +362,8 @@ std::unique_ptr<DeviceOperator> make_node_geometry_operator(const mesh::BoxMesh<
                                                             const jit::DeviceSource& coefficient_source) {
   if (!node_geometry_supported(key) || key.dim != dim || dofs.degree() != key.degree || dofs.disc() != key.disc)
     return nullptr;
-  // one process owning the whole box (the kernels index the global lattice), as the cuda-core programs
-  if (mesh.partition().owned.n_cells() != mesh.n_global_cells() ||
-      mesh.partition().ghosted.n_cells() != mesh.n_global_cells())
-    return nullptr;
-  static const auto table = make_table<dim>(std::make_integer_sequence<int, 8>{});
+  if (!tc_one_process(mesh)) return nullptr;
+  static const auto table = tc_factory_table<dim, Build>(std::make_integer_sequence<int, 8>{});
   const int row = key.quadrature == fe::QuadratureKind::gll_k1 ? 0 : 1;
   return table[row][key.degree - 1](mesh, dofs, key, tuning, coefficient, coefficient_source);
 }
