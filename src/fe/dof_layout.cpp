@@ -71,22 +71,40 @@ const std::vector<char>& DofLayout<dim>::boundary_mask() const {
 
 template <int dim>
 std::vector<index_t> DofLayout<dim>::constrained_indices() const {
-  std::vector<index_t> out;
-  if (disc_ != Disc::cg) return out;
+  if (disc_ != Disc::cg) return {};
   const std::size_t line = static_cast<std::size_t>(lattice_extent_[0]);
   const long last_x = static_cast<long>(mesh_->partition().global_cells[0]) * degree_;
-  for (std::size_t l = 0; l < n_local_ / line; ++l) {
-    const index_t base = static_cast<index_t>(l * line);
-    if (line_constrained(l)) {
-      for (std::size_t i = 0; i < line; ++i) out.push_back(base + static_cast<index_t>(i));
-      continue;
+  // a line off the other directions' Dirichlet planes: only its end nodes on Dirichlet x faces
+  auto on_x_face = [&](std::size_t i) {
+    const long p = lattice_begin_[0] + static_cast<long>(i);
+    return (p == 0 && dirichlet_[0]) || (p == last_x && dirichlet_[1]);
+  };
+  const bool first = on_x_face(0), last = line > 1 && on_x_face(line - 1);
+  const std::size_t lines = n_local_ / line;
+  auto count = [&](std::size_t l) { return line_constrained(l) ? line : std::size_t(first) + std::size_t(last); };
+  // two passes over the same chunks of lines: the counts, then the indices in ascending order
+  const int threads = host_threads();
+  constexpr std::size_t grain = 1 << 12;
+  std::vector<std::size_t> offset(std::size_t(threads) + 1, 0);
+  parallel_chunks(0, lines, [&](std::size_t b, std::size_t e, int t) {
+    std::size_t n = 0;
+    for (std::size_t l = b; l < e; ++l) n += count(l);
+    offset[std::size_t(t) + 1] = n;
+  }, threads, grain);
+  for (int t = 0; t < threads; ++t) offset[std::size_t(t) + 1] += offset[std::size_t(t)];
+  std::vector<index_t> out(offset.back());
+  parallel_chunks(0, lines, [&](std::size_t b, std::size_t e, int t) {
+    index_t* o = out.data() + offset[std::size_t(t)];
+    for (std::size_t l = b; l < e; ++l) {
+      const index_t base = static_cast<index_t>(l * line);
+      if (line_constrained(l)) {
+        for (std::size_t i = 0; i < line; ++i) *o++ = base + static_cast<index_t>(i);
+        continue;
+      }
+      if (first) *o++ = base;
+      if (last) *o++ = base + static_cast<index_t>(line - 1);
     }
-    for (std::size_t i : {std::size_t(0), line - 1}) {
-      const long p = lattice_begin_[0] + static_cast<long>(i);
-      if ((p == 0 && dirichlet_[0]) || (p == last_x && dirichlet_[1])) out.push_back(base + static_cast<index_t>(i));
-      if (line == 1) break;
-    }
-  }
+  }, threads, grain);
   return out;
 }
 

@@ -91,6 +91,8 @@ TEST(HostSetup, BoundaryMaskByLinesEqualsNodeDefinition) {
         check_boundary_mask<2>(k, {7, 4}, faces & 0xFu);
         check_boundary_mask<3>(k, {3, 5, 2}, faces);
         check_boundary_mask<3>(k, {1, 1, 1}, faces);
+        // 16,641 lattice lines: several chunks of lines in the threaded list
+        if (k == 2) check_boundary_mask<3>(k, {16, 64, 64}, faces);
       }
   }
 }

@@ -354,17 +354,19 @@ DeviceMultigrid<dim, Number>::DeviceMultigrid(const LevelHierarchy<dim>& hierarc
     for (int d = 0; d < dim; ++d) info.cells[d] = hierarchy.mesh(l).n_cells()[d];
     info.n_dofs = hierarchy.dofs(l).n_dofs();
     levels[l].op = operators_[l].get();
-    if (l > 0) {
-      if (!smoothers_[l])  // a level spread over the ranks (collective: their errors agree)
-        smoothers_[l] = make_device_smoother<dim, Number>(settings.smoother, operator_mesh(l), operator_dofs(l),
-                                                           config, *operators_[l], info, device_bytes_, 0.0, box_of(l),
-                                                           &hierarchy.dofs(l), box_origin(l));
-      levels[l].smoother = smoothers_[l].get();
-      levels[l].transfer = transfers_[l].get();
-    }
+    if (l > 0) levels[l].transfer = transfers_[l].get();
+  }
+  stage("transfers");
+  for (int l = 1; l < n_levels; ++l) {
+    if (!hierarchy.stored(l)) continue;
+    if (!smoothers_[l])  // a level spread over the ranks (collective: their errors agree)
+      smoothers_[l] = make_device_smoother<dim, Number>(settings.smoother, operator_mesh(l), operator_dofs(l), config,
+                                                         *operators_[l], info_[l], device_bytes_, 0.0, box_of(l),
+                                                         &hierarchy.dofs(l), box_origin(l));
+    levels[l].smoother = smoothers_[l].get();
   }
   if (hierarchy.stored(0)) info_[0].smoother = std::string("coarse solver: ") + to_string(coarse_kind_);
-  stage("transfers and smoothers");
+  stage("smoothers");
   int finest_post = settings.post_smooth;
   if (!vcycle_in_double(precision) && settings.finest_post_fp64 && n_levels > 1) {
     // the finest level's post-smoothing in fp64 (MultigridSettings::finest_post_fp64), on an fp64
@@ -372,6 +374,7 @@ DeviceMultigrid<dim, Number>::DeviceMultigrid(const LevelHierarchy<dim>& hierarc
     const auto key = device_level_key(dim, config, geometry, precision::Precision::fp64, false);
     collective(comm_, [&] { fine_operator64_ = make_operator<double>(finest, key, config); });
     device_bytes_ += fine_operator64_->device_operator().device_bytes();
+    stage("fp64 operator of the finest level");
     LevelInfo info64 = info_[finest];
     // Chebyshev: the range of the fp32 smoother of the same level (the same operator rounded
     // differently), which saves the eigenvalue estimate's operator applies on the largest level
@@ -381,7 +384,7 @@ DeviceMultigrid<dim, Number>::DeviceMultigrid(const LevelHierarchy<dim>& hierarc
                                                          &hierarchy.dofs(finest), box_origin(finest));
     info_[finest].smoother += "; post-smoothing in fp64";
     finest_post = 0;
-    stage("fp64 operator and smoother of the finest level");
+    stage("fp64 smoother of the finest level");
   }
   cycle_ = std::make_unique<VCycle<V>>(std::move(levels), *or_absent<V>(coarse_), settings.pre_smooth,
                                        settings.post_smooth, settings.post_smooth_order, finest_post);

@@ -16,6 +16,7 @@
 #include "multigrid/patch_kernels/boundary.h"
 #include "multigrid/host/patch_smoother.h"
 #include "core/error.h"
+#include "core/parallel.h"
 
 namespace tcfem::multigrid::patch_kernels {
 
@@ -175,18 +176,20 @@ std::vector<Number> patch_kernel_weights(const mesh::BoxMesh<dim>& mesh, const P
   if (cell_metric.size() != mesh.n_owned_cells() * dim)
     throw Error("patch_kernel_weights: the cell metric does not match the mesh");
   std::vector<Number> w(std::size_t(color.n_patches) * dim);
-  std::array<int, 3> m{0, 0, 0};
-  for (std::size_t j = 0; j < std::size_t(color.n_patches); ++j) {
-    std::size_t r = j;
-    for (int d = 0; d < dim; ++d) {
-      m[d] = static_cast<int>(r % color.count[d]);
-      r /= color.count[d];
+  const auto& cells = mesh.partition().ghosted;
+  parallel_chunks(0, std::size_t(color.n_patches), [&](std::size_t begin, std::size_t end, int) {
+    for (std::size_t j = begin; j < end; ++j) {
+      std::array<int, dim> v;
+      std::size_t r = j;
+      for (int d = 0; d < dim; ++d) {
+        const int m = static_cast<int>(r % color.count[d]);
+        r /= color.count[d];
+        v[d] = color.parity[d] ? 1 + 2 * m : 2 + 2 * m;  // as patch_nodes
+      }
+      const auto g = patch_mean_metric<dim>(cells, cell_metric, v);
+      for (int d = 0; d < dim; ++d) w[j * dim + d] = static_cast<Number>(g[d]);
     }
-    std::array<int, dim> v;
-    for (int d = 0; d < dim; ++d) v[d] = color.parity[d] ? 1 + 2 * m[d] : 2 + 2 * m[d];  // as patch_nodes
-    const auto g = patch_mean_metric<dim>(mesh.partition().ghosted, cell_metric, v);
-    for (int d = 0; d < dim; ++d) w[j * dim + d] = static_cast<Number>(g[d]);
-  }
+  }, host_threads(), 1 << 14);
   return w;
 }
 
