@@ -3,10 +3,12 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdio>
 #include <limits>
 #include <numbers>
+#include <utility>
 
 #include "core/device.h"
 #include "core/error.h"
@@ -44,13 +46,15 @@ __global__ void constrained_values(Grid g, std::int64_t n, Number value, Number*
 /// Quadrature data of a chunk of cells from the map's values at their Gauss-Lobatto nodes (X,
 /// per component X[comp * xs + slot * nbc + i]): points xq, J^{-1} inv and jxw (det J times the
 /// tensor weight), det J <= 0 reported in `bad` (the smallest such cell). The values and
-/// derivatives of all components are interpolated together (interpolate_all: dim barriers a cell).
-__global__ void cell_points(Grid g, const double* tables, std::int64_t first, std::int64_t m, const double* X,
-                            std::int64_t xs, double* xq, double* jxw, double* inv, std::int64_t qs,
-                            unsigned long long* bad) {
+/// derivatives of all components are interpolated together (interpolate_all: dim barriers a cell),
+/// inlined with the sizes dim, nb, nq: its loops and index arithmetic are specialized to them.
+template <int dim, int nb, int nq>
+__global__ void __launch_bounds__(256) cell_points(const double* tables, std::int64_t first, std::int64_t m,
+                                                   const double* X, std::int64_t xs, double* xq, double* jxw,
+                                                   double* inv, std::int64_t qs, unsigned long long* bad) {
   extern __shared__ double smem[];
-  const int dim = g.dim, nq = g.nq, nqc = ipow(nq, dim);
-  const NodeInterpolation nodes(smem, tables, dim, g.nb, nq, dim);
+  const int nqc = ipow(nq, dim), nbc = ipow(nb, dim);
+  const NodeInterpolation nodes(smem, tables, dim, nb, nq, dim);
   const double* w = nodes.w;
   for (std::int64_t slot = blockIdx.x; slot < m; slot += gridDim.x) {
     // the coordinates relative to the cell's first node: J rounded to the cell's size
@@ -59,7 +63,7 @@ __global__ void cell_points(Grid g, const double* tables, std::int64_t first, st
       const std::int64_t at = slot * nqc + q;
       double J[3][3] = {{1, 0, 0}, {0, 1, 0}, {0, 0, 1}}, R[3][3];
       for (int a = 0; a < dim; ++a) {
-        xq[a * qs + at] = X[a * xs + slot * ipow(g.nb, dim)] + r[(dim + 1) * a * nqc + q];
+        xq[a * qs + at] = X[a * xs + slot * nbc] + r[(dim + 1) * a * nqc + q];
         for (int b = 0; b < dim; ++b) J[a][b] = r[((dim + 1) * a + 1 + b) * nqc + q];
       }
       const double det = invert(dim, J, R);
@@ -72,6 +76,33 @@ __global__ void cell_points(Grid g, const double* tables, std::int64_t first, st
     }
     __syncthreads();
   }
+}
+
+using CellPointsKernel = void (*)(const double*, std::int64_t, std::int64_t, const double*, std::int64_t, double*,
+                                  double*, double*, std::int64_t, unsigned long long*);
+
+/// [nb - 2][nq - nb] of one dimension: nb = 2..9 (k = 1..8) and nq = nb (the Gauss-Lobatto and
+/// Gauss rules of k + 1 points) or nb + 1 (Gauss k + 2: BP3, and the error integrals).
+template <int dim, int... I>
+constexpr std::array<std::array<CellPointsKernel, 2>, 8> cell_points_table(std::integer_sequence<int, I...>) {
+  return {{std::array<CellPointsKernel, 2>{&cell_points<dim, I + 2, I + 2>, &cell_points<dim, I + 2, I + 3>}...}};
+}
+
+/// The kernel of the grid's sizes.
+CellPointsKernel cell_points_kernel(const Grid& g) {
+  static const std::array<std::array<std::array<CellPointsKernel, 2>, 8>, 2> table{
+      cell_points_table<2>(std::make_integer_sequence<int, 8>{}),
+      cell_points_table<3>(std::make_integer_sequence<int, 8>{})};
+  if ((g.dim != 2 && g.dim != 3) || g.nb < 2 || g.nb > 9 || (g.nq != g.nb && g.nq != g.nb + 1))
+    throw Error("CellPoints: no kernel for dim " + std::to_string(g.dim) + ", " + std::to_string(g.nb) +
+                " nodes and " + std::to_string(g.nq) + " points per direction");
+  return table[g.dim - 2][g.nb - 2][g.nq - g.nb];
+}
+
+/// Threads of a cell_points block: the cell's points rounded up to warps, 64 to 256.
+unsigned cell_points_threads(const Grid& g) {
+  const int nqc = ipow(g.nq, g.dim);
+  return unsigned(std::clamp((nqc + 31) / 32 * 32, 64, 256));
 }
 
 /// The quadrature data of Cartesian cells (the identity map: no node field, no interpolation):
@@ -289,9 +320,10 @@ void CellPoints::compute(const mesh::BoxMesh<dim>& mesh, std::int64_t first, std
   const unsigned long long none = std::numeric_limits<unsigned long long>::max();
   bad_.copy_from_host(&none, 1);
   const int smem = int(sizeof(double)) * NodeInterpolation::smem_doubles(dim, g_.nb, g_.nq, dim);
-  allow_shared(cell_points, smem);
-  cell_points<<<grid_for(m, 1), 256, smem>>>(g_, tables_.data(), first, m, X_.data(), xs, xq_.data(), jxw_.data(),
-                                              inv_.data(), stride_, bad_.data());
+  const CellPointsKernel kernel = cell_points_kernel(g_);
+  allow_shared(kernel, smem);
+  kernel<<<grid_for(m, 1), cell_points_threads(g_), smem>>>(tables_.data(), first, m, X_.data(), xs, xq_.data(),
+                                                            jxw_.data(), inv_.data(), stride_, bad_.data());
   TCFEM_CUDA_CHECK_LAUNCH();
   unsigned long long cell = none;
   bad_.copy_to_host(&cell, 1);

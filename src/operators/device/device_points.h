@@ -100,7 +100,7 @@ __host__ __device__ inline InterpolateAllScratch interpolate_all_scratch(int dim
 /// pass 1 (from B_0: B and D, from D_0: B) BB, DB, BD, pass 2 (3D) BBB, DBB, BDB and BBD; `sizes` are
 /// the input tensors' extents, `in_size` their length. Parallel over all entries of all outputs;
 /// syncs at the end.
-__device__ inline void interpolate_pass(const double* B, const double* D, int nq, int nb, int pass, int n_comp,
+__device__ __forceinline__ void interpolate_pass(const double* B, const double* D, int nq, int nb, int pass, int n_comp,
                                         const int* sizes, const double* in, int in_size, double* out) {
   int pre = 1, post = 1;
   for (int e = 0; e < pass; ++e) pre *= sizes[e];
@@ -136,7 +136,7 @@ __device__ inline void interpolate_pass(const double* B, const double* D, int nq
 /// is at [(dim + 1) c * nq^dim] and its derivative along e at [((dim + 1) c + 1 + e) * nq^dim]: buf_a
 /// in 2D, buf_b in 1D and 3D (buffers of interpolate_all_scratch's sizes a and b; the values in buf_a are
 /// overwritten).
-__device__ inline const double* interpolate_all(const double* B, const double* D, int nq, int nb, int dim,
+__device__ __forceinline__ const double* interpolate_all(const double* B, const double* D, int nq, int nb, int dim,
                                                 int n_comp, double* buf_a, double* buf_b) {
   int sizes[3] = {nb, dim >= 2 ? nb : 1, dim == 3 ? nb : 1};
   int nbc = 1;
@@ -152,7 +152,8 @@ __device__ inline const double* interpolate_all(const double* B, const double* D
 }
 
 /// The shared memory of a kernel that interpolates node fields with interpolate_all: the tables B,
-/// D (nq x nb) and w (nq), then its two buffers.
+/// D (nq x nb) and w (nq), then its two buffers. Inlined with the sizes: a kernel that passes
+/// compile-time sizes gets its loops and index arithmetic specialized.
 struct NodeInterpolation {
   double *B, *D, *w, *buf_a, *buf_b;
   int dim, nb, nq, n_comp;
@@ -161,7 +162,8 @@ struct NodeInterpolation {
     return 2 * nq * nb + nq + interpolate_all_scratch(dim, nb, nq, n_comp).total();
   }
   /// Lays the memory out at `smem` and loads the tables (B, D, w; then syncs).
-  __device__ NodeInterpolation(double* smem, const double* tables, int dim_, int nb_, int nq_, int n_comp_)
+  __device__ __forceinline__ NodeInterpolation(double* smem, const double* tables, int dim_, int nb_, int nq_,
+                                               int n_comp_)
       : dim(dim_), nb(nb_), nq(nq_), n_comp(n_comp_) {
     B = smem;
     D = B + nq * nb;
@@ -175,7 +177,8 @@ struct NodeInterpolation {
   /// them: interpolate_all's result. `relative`: each field minus its value at the entity's first
   /// node (derivatives rounded to the entity's size, not to the values' magnitude: node
   /// coordinates; the caller adds that value back to the interpolated values).
-  __device__ const double* operator()(const double* X, std::int64_t xs, std::int64_t j, bool relative = false) const {
+  __device__ __forceinline__ const double* operator()(const double* X, std::int64_t xs, std::int64_t j,
+                                                      bool relative = false) const {
     int n = 1;
     for (int d = 0; d < dim; ++d) n *= nb;
     for (int i = threadIdx.x; i < n_comp * n; i += blockDim.x) {
@@ -195,24 +198,26 @@ __device__ inline double determinant(int dim, const double (&J)[3][3]) {
          J[0][2] * (J[1][0] * J[2][1] - J[1][1] * J[2][0]);
 }
 
-/// Inverse and determinant of the dim x dim matrix J (row-major 3 x 3 storage).
+/// Inverse and determinant of the dim x dim matrix J (row-major 3 x 3 storage): the adjugate
+/// times 1 / det J (one division).
 __device__ inline double invert(int dim, const double (&J)[3][3], double (&R)[3][3]) {
   const double det = determinant(dim, J);
+  const double r = 1.0 / det;
   if (dim == 2) {
-    R[0][0] = J[1][1] / det;
-    R[0][1] = -J[0][1] / det;
-    R[1][0] = -J[1][0] / det;
-    R[1][1] = J[0][0] / det;
+    R[0][0] = J[1][1] * r;
+    R[0][1] = -J[0][1] * r;
+    R[1][0] = -J[1][0] * r;
+    R[1][1] = J[0][0] * r;
   } else {
-    R[0][0] = (J[1][1] * J[2][2] - J[1][2] * J[2][1]) / det;
-    R[0][1] = (J[0][2] * J[2][1] - J[0][1] * J[2][2]) / det;
-    R[0][2] = (J[0][1] * J[1][2] - J[0][2] * J[1][1]) / det;
-    R[1][0] = (J[1][2] * J[2][0] - J[1][0] * J[2][2]) / det;
-    R[1][1] = (J[0][0] * J[2][2] - J[0][2] * J[2][0]) / det;
-    R[1][2] = (J[0][2] * J[1][0] - J[0][0] * J[1][2]) / det;
-    R[2][0] = (J[1][0] * J[2][1] - J[1][1] * J[2][0]) / det;
-    R[2][1] = (J[0][1] * J[2][0] - J[0][0] * J[2][1]) / det;
-    R[2][2] = (J[0][0] * J[1][1] - J[0][1] * J[1][0]) / det;
+    R[0][0] = (J[1][1] * J[2][2] - J[1][2] * J[2][1]) * r;
+    R[0][1] = (J[0][2] * J[2][1] - J[0][1] * J[2][2]) * r;
+    R[0][2] = (J[0][1] * J[1][2] - J[0][2] * J[1][1]) * r;
+    R[1][0] = (J[1][2] * J[2][0] - J[1][0] * J[2][2]) * r;
+    R[1][1] = (J[0][0] * J[2][2] - J[0][2] * J[2][0]) * r;
+    R[1][2] = (J[0][2] * J[1][0] - J[0][0] * J[1][2]) * r;
+    R[2][0] = (J[1][0] * J[2][1] - J[1][1] * J[2][0]) * r;
+    R[2][1] = (J[0][1] * J[2][0] - J[0][0] * J[2][1]) * r;
+    R[2][2] = (J[0][0] * J[1][1] - J[0][1] * J[1][0]) * r;
   }
   return det;
 }
