@@ -444,14 +444,7 @@ class CgGeometryOperator final : public GeometryOperatorBase<dim, GeomParams<dim
       else
         p.coef_fp32 = this->compute_stored_fp32(mesh, dofs, key.quadrature, coefficient, coefficient_source);
     } else if constexpr (nodes) {
-      p.vertices = node_.vertices->data();
-      p.n_vertices = node_.n_vertices;
-      p.disp = node_.disp ? node_.disp->data() : nullptr;
-      p.n_nodes = node_.n_nodes;
-      p.disp2 = node_.disp2 ? node_.disp2->data() : nullptr;
-      p.n_nodes2 = node_.n_nodes2;
-      p.a_nodes = node_.a_nodes ? node_.a_nodes->data() : nullptr;
-      p.a_points = node_.a_points ? node_.a_points->data() : nullptr;
+      set_node_field(p, node_);
       this->geometry_name_ = p.disp2 ? "quadratic nodes" : p.disp ? "nodes" : "bilinear vertices";
       this->keep_for_diagonal(mesh, dofs, coefficient, coefficient_source);
     } else {
@@ -695,14 +688,7 @@ class CgGeometryLinesOperator final : public GeometryOperatorBase<3, GeomLinesPa
       if (key.general_field) this->box_tables_setup(mesh, dofs);
     }
     if constexpr (nodes) {
-      p.vertices = node_.vertices->data();
-      p.n_vertices = node_.n_vertices;
-      p.disp = node_.disp ? node_.disp->data() : nullptr;
-      p.n_nodes = node_.n_nodes;
-      p.disp2 = node_.disp2 ? node_.disp2->data() : nullptr;
-      p.n_nodes2 = node_.n_nodes2;
-      p.a_nodes = node_.a_nodes ? node_.a_nodes->data() : nullptr;
-      p.a_points = node_.a_points ? node_.a_points->data() : nullptr;
+      set_node_field(p, node_);
       this->geometry_name_ = p.disp2 ? "quadratic nodes" : p.disp ? "nodes" : "trilinear vertices";
       this->keep_for_diagonal(mesh, dofs, coefficient, coefficient_source);
     }

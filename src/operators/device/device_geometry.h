@@ -48,6 +48,19 @@ struct DeviceNodeGeometry {
     return size(vertices) + size(disp) + size(disp2) + size(a_nodes) + size(a_points);
   }
 };
+/// Points the node-field members of kernel parameters `p` at g's arrays: vertices, disp, disp2,
+/// a_nodes, a_points (null where g has none) and their sizes.
+template <class Params, typename Number>
+void set_node_field(Params& p, const DeviceNodeGeometry<Number>& g) {
+  p.vertices = g.vertices->data();
+  p.n_vertices = g.n_vertices;
+  p.disp = g.disp ? g.disp->data() : nullptr;
+  p.n_nodes = g.n_nodes;
+  p.disp2 = g.disp2 ? g.disp2->data() : nullptr;
+  p.n_nodes2 = g.n_nodes2;
+  p.a_nodes = g.a_nodes ? g.a_nodes->data() : nullptr;
+  p.a_points = g.a_points ? g.a_points->data() : nullptr;
+}
 template <typename Number, int dim>
 DeviceNodeGeometry<Number> device_node_geometry(const mesh::BoxMesh<dim>& mesh, const fe::DofLayout<dim>& dofs,
                                                 const setup::PointFunction& coefficient,

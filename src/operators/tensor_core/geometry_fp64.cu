@@ -42,9 +42,6 @@ struct TcGeomParams : TcCellParams<k, q> {
   const float* coef_fp32 = nullptr;  ///< the stored data rounded to fp32 (GeometryStorage::fp32), else null
 };
 
-template <int dim, int k, int q>
-using CellLayout = TcCellLayout<dim, k, q>;
-
 /// Where the stored data waits between its request and the flux: in shared memory (`staged`:
 /// 16-byte asynchronous copies, arch/async_copy.h) or in registers (streaming loads). Measured on
 /// the H200 (docs/performance.md, "Curved geometry on FP64 tensor cores"): shared memory for BP5
@@ -54,20 +51,16 @@ template <int dim, int k, int q, typename Stored = double>
 __host__ __device__ constexpr bool tc_geom_staged() {
   return dim == 3 && q == k + 1 && k >= 6 && std::is_same_v<Stored, double>;
 }
-template <int dim, int q>
-__host__ __device__ constexpr int tc_geom_points() {
-  return tc_cell_points<dim, q>();
-}
 /// Doubles of shared memory per cell: the layout's, then (staged) the stored data at an even offset.
 template <int dim, int k, int q>
 __host__ __device__ constexpr int tc_geom_stored_offset() {
-  return (CellLayout<dim, k, q>::END + 1) / 2 * 2;
+  return (TcCellLayout<dim, k, q>::END + 1) / 2 * 2;
 }
 template <int dim, int k, int q, typename Stored = double>
 __host__ __device__ constexpr int tc_geom_per_cell() {
   return tc_geom_staged<dim, k, q, Stored>()
-             ? tc_geom_stored_offset<dim, k, q>() + n_sym<dim> * tc_geom_points<dim, q>()
-             : CellLayout<dim, k, q>::END;
+             ? tc_geom_stored_offset<dim, k, q>() + n_sym<dim> * tc_cell_points<dim, q>()
+             : TcCellLayout<dim, k, q>::END;
 }
 /// Cells per block (compile time: the registers of the stored data follow from it): the block's
 /// shared memory at most 28 KB with the data in registers (eight blocks of 256 threads per SM by
@@ -78,22 +71,18 @@ template <int dim, int k, int q, typename Stored = double>
 __host__ __device__ constexpr int tc_geom_cells() {
   constexpr int c =
       (tc_geom_staged<dim, k, q, Stored>() ? 48 : 28) * 1024 / (8 * tc_geom_per_cell<dim, k, q, Stored>());
-  constexpr int per_thread = tc_geom_threads / tc_geom_points<dim, q>();
+  constexpr int per_thread = tc_geom_threads / tc_cell_points<dim, q>();
   constexpr int cap = dim == 3 ? 16 : per_thread < 1 ? 1 : per_thread > 64 ? 64 : per_thread;
   return c < 1 ? 1 : c > cap ? cap : c;
-}
-template <int k, int q>
-__host__ __device__ constexpr int tc_geom_header(int cells) {
-  return tc_cell_header<k, q>(cells);
 }
 
 template <int dim, int k, int q, typename Stored>
 __device__ __forceinline__ void tc_geom_block(const TcGeomParams<k, q>& p, const double* __restrict__ src,
                                               double* __restrict__ dst) {
-  constexpr int NP = k + 1, NPD = dim == 2 ? NP * NP : NP * NP * NP, Q = tc_geom_points<dim, q>();
+  constexpr int NP = k + 1, NPD = dim == 2 ? NP * NP : NP * NP * NP, Q = tc_cell_points<dim, q>();
   constexpr int NS = n_sym<dim>;
   constexpr bool colloc = q == NP;
-  using L = CellLayout<dim, k, q>;
+  using L = TcCellLayout<dim, k, q>;
   constexpr int PER = tc_geom_per_cell<dim, k, q, Stored>();
   constexpr int PPT = (tc_geom_cells<dim, k, q, Stored>() * Q + tc_geom_threads - 1) / tc_geom_threads;  // per thread
   extern __shared__ __align__(16) double smem[];
@@ -195,7 +184,7 @@ class TensorCoreGeometryOperator final
                              const DeviceTuning& tuning, const Coefficient& coefficient,
                              const jit::DeviceSource& coefficient_source)
       : Base(key, dofs.n_local()) {
-    constexpr int n = k + 1, Q = tc_geom_points<dim, q>();
+    constexpr int n = k + 1, Q = tc_cell_points<dim, q>();
     auto& p = this->params_;
     tc_fill_cell_params<dim, k, q>(p, mesh, dofs, fe::make_quadrature(key.quadrature, k));
     if constexpr (std::is_same_v<Stored, double>)
@@ -209,12 +198,12 @@ class TensorCoreGeometryOperator final
     this->threads_ = tc_geom_threads;
     this->blocks_ = (p.total_cells + p.cells - 1) / p.cells;
     this->smem_ =
-        int(sizeof(double)) * (tc_geom_header<k, q>(p.cells) + p.cells * tc_geom_per_cell<dim, k, q, Stored>());
+        int(sizeof(double)) * (tc_cell_header<k, q>(p.cells) + p.cells * tc_geom_per_cell<dim, k, q, Stored>());
     this->kernel_ = tc_geom_kernel<dim, k, q, Stored>;
     this->program_ = q == n ? "tensor-core collocated" : "tensor-core";
     this->cells_per_block_ = p.cells;
     this->prepare_launch("tensor-core general-geometry kernel");
-    using L = CellLayout<dim, k, q>;
+    using L = TcCellLayout<dim, k, q>;
     const double cells = double(p.total_cells), nodes = dim == 2 ? n * n : n * n * n;
     // the flux: dim^2 products and dim (dim - 1) sums per point
     this->flops_ = (L::flops() + (2.0 * dim * dim - dim) * Q) * cells;

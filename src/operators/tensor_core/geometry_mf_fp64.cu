@@ -9,7 +9,7 @@
 // nodes at the gather), the coefficient at the nodes (BP5) or at the points (BP3). Multilinear
 // cells (no displacement) take a kernel with u's field only.
 //
-// Per cell in shared memory: u's layout (the PA kernel's, CellLayout), then the displacement's
+// Per cell in shared memory: u's layout (the PA kernel's, TcCellLayout), then the displacement's
 // components in the same layout ([cell][field]: the contractions of all fields of all cells are
 // one batch of rows, as if each field were a cell of its own), and after every cell's fields the
 // cells' edge vectors. One block holds `cells` cells (256 threads). Steps, a barrier between each two:
@@ -56,19 +56,12 @@ struct TcNodeParams : TcCellParams<k, q>, cuda_core::NodeFieldParams<q, double> 
   double phi2[3][n] = {};
 };
 
-template <int dim, int k, int q>
-using NodeLayout = TcCellLayout<dim, k, q>;
-
-template <int dim, int q>
-__host__ __device__ constexpr int tc_node_points() {
-  return tc_cell_points<dim, q>();
-}
 __host__ __device__ constexpr int even(int v) { return (v + 1) / 2 * 2; }
 /// Doubles of a field's region (u's: gradients, flux, transpose; a displacement component's: its
 /// nodes and gradients, in the same layout so that the fields of the cells are rows of one batch).
 template <int dim, int k, int q>
 __host__ __device__ constexpr int tc_node_field_values() {
-  return even(NodeLayout<dim, k, q>::END);
+  return even(TcCellLayout<dim, k, q>::END);
 }
 /// Fields per cell: u, and the displacement's dim components (disp).
 __host__ __device__ constexpr int tc_node_fields(int dim, bool disp) { return disp ? 1 + dim : 1; }
@@ -79,10 +72,6 @@ template <int dim, int k, int q, bool disp>
 __host__ __device__ constexpr int tc_node_per_cell() {
   return tc_node_fields(dim, disp) * tc_node_field_values<dim, k, q>() + tc_node_edges(dim);
 }
-template <int k, int q>
-__host__ __device__ constexpr int tc_node_header(int cells) {
-  return tc_cell_header<k, q>(cells);
-}
 /// The largest block's shared memory (bytes) the kernels are built for.
 constexpr int tc_node_max_smem = 227 * 1024;
 /// Cells per block by default: the block's shared memory at most 56 KB (four blocks of 256 threads
@@ -91,9 +80,9 @@ constexpr int tc_node_max_smem = 227 * 1024;
 template <int dim, int k, int q, bool disp>
 __host__ __device__ constexpr int tc_node_cells() {
   constexpr int per = tc_node_per_cell<dim, k, q, disp>();
-  if ((tc_node_header<k, q>(1) + per) * 8 > tc_node_max_smem) return 0;
+  if ((tc_cell_header<k, q>(1) + per) * 8 > tc_node_max_smem) return 0;
   constexpr int c = 56 * 1024 / (8 * per);
-  constexpr int per_thread = tc_node_threads / tc_node_points<dim, q>();
+  constexpr int per_thread = tc_node_threads / tc_cell_points<dim, q>();
   constexpr int cap = dim == 3 ? 16 : per_thread < 1 ? 1 : per_thread > 64 ? 64 : per_thread;
   return c < 1 ? 1 : c > cap ? cap : c;
 }
@@ -134,9 +123,9 @@ __device__ __forceinline__ void multilinear_jacobian(const double* E, const doub
 template <int dim, int k, int q, bool disp>
 __device__ __forceinline__ void tc_node_block(const TcNodeParams<k, q>& p, const double* __restrict__ src,
                                               double* __restrict__ dst) {
-  constexpr int NP = k + 1, NPD = dim == 2 ? NP * NP : NP * NP * NP, Q = tc_node_points<dim, q>();
+  constexpr int NP = k + 1, NPD = dim == 2 ? NP * NP : NP * NP * NP, Q = tc_cell_points<dim, q>();
   constexpr bool colloc = q == NP;
-  using L = NodeLayout<dim, k, q>;
+  using L = TcCellLayout<dim, k, q>;
   constexpr int FE = tc_node_field_values<dim, k, q>(), F = tc_node_fields(dim, disp), PER = F * FE;
   constexpr int NE = tc_node_edges(dim);
   extern __shared__ __align__(16) double smem[];
@@ -274,7 +263,7 @@ class TensorCoreNodeGeometryOperator final
                                  const DeviceKernelKey& key, const DeviceTuning& tuning,
                                  const Coefficient& coefficient, const jit::DeviceSource& coefficient_source)
       : Base(key, dofs.n_local()) {
-    constexpr int n = k + 1, Q = tc_node_points<dim, q>();
+    constexpr int n = k + 1, Q = tc_cell_points<dim, q>();
     const auto quad = fe::make_quadrature(key.quadrature, k);
     auto& p = this->params_;
     tc_fill_cell_params<dim, k, q>(p, mesh, dofs, quad);
@@ -286,14 +275,7 @@ class TensorCoreNodeGeometryOperator final
     for (int a = 0; a < n; ++a)
       for (int i = 0; i < 3; ++i) p.phi2[i][a] = quadratic_basis(i, nodes.points[a]);
     node_ = this->compute_nodes(mesh, dofs, key.quadrature, coefficient, coefficient_source);
-    p.vertices = node_.vertices->data();
-    p.n_vertices = node_.n_vertices;
-    p.disp = node_.disp ? node_.disp->data() : nullptr;
-    p.n_nodes = node_.n_nodes;
-    p.disp2 = node_.disp2 ? node_.disp2->data() : nullptr;
-    p.n_nodes2 = node_.n_nodes2;
-    p.a_nodes = node_.a_nodes ? node_.a_nodes->data() : nullptr;
-    p.a_points = node_.a_points ? node_.a_points->data() : nullptr;
+    set_node_field(p, node_);
     const bool disp = p.disp || p.disp2;
     this->geometry_name_ = p.disp2  ? "quadratic nodes"
                            : p.disp ? "nodes"
@@ -307,19 +289,19 @@ class TensorCoreNodeGeometryOperator final
       throw InputError("--variant tensor-core --geometry-form mf: one cell of degree " + std::to_string(k) +
                        " does not fit into a block's shared memory with these points (use --variant cuda-core)");
     // the tuning's count, at most what fits into the block's shared memory
-    const int fit = std::max(1, (tc_node_max_smem / 8 - tc_node_header<k, q>(64)) / per_cell);
+    const int fit = std::max(1, (tc_node_max_smem / 8 - tc_cell_header<k, q>(64)) / per_cell);
     const int measured = disp ? tc_node_measured_cells(dim, q == n, k) : 0;
     p.cells = t.geometry_cells_per_block > 0 ? std::min({t.geometry_cells_per_block, fit, 64})
               : measured > 0               ? std::min(measured, fit)
                                            : cells_max;
     this->threads_ = tc_node_threads;
     this->blocks_ = (p.total_cells + p.cells - 1) / p.cells;
-    this->smem_ = int(sizeof(double)) * (tc_node_header<k, q>(p.cells) + p.cells * per_cell);
+    this->smem_ = int(sizeof(double)) * (tc_cell_header<k, q>(p.cells) + p.cells * per_cell);
     this->kernel_ = disp ? tc_node_kernel<dim, k, q, true> : tc_node_kernel<dim, k, q, false>;
     this->program_ = q == n ? "tensor-core collocated" : "tensor-core";
     this->cells_per_block_ = p.cells;
     this->prepare_launch("tensor-core node-geometry kernel");
-    using L = NodeLayout<dim, k, q>;
+    using L = TcCellLayout<dim, k, q>;
     const double cells = double(p.total_cells), nodes_per_cell = dim == 2 ? n * n : n * n * n;
     // u's gradients and transpose (L::flops), the displacement's gradients (half of L::flops each),
     // and per point J (the multilinear part, the displacement's gradient added), adjugate and flux
