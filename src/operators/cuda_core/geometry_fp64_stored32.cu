@@ -1,5 +1,6 @@
-// General-geometry cuda-core cg Laplacian kernels in fp64 with the stored geometry rounded to fp32
-// (GeometryStorage::fp32; operators/cuda_core/geometry_kernels.cuh).
+// The general-geometry cuda-core cg Laplacian operators in fp64 with the stored geometry rounded to
+// fp32 (GeometryStorage::fp32; operators/cuda_core/geometry_kernels.cuh; their kernels are in the
+// units of one degree each, geometry_degree.cu.in).
 #include "operators/cuda_core/geometry_kernels.cuh"
 
 namespace tcfem::operators {

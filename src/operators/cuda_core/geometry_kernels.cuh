@@ -730,8 +730,25 @@ std::unique_ptr<DeviceOperator> build_geom(const mesh::BoxMesh<dim>& mesh, const
         mesh, dofs, key, tuning, coefficient, source);
 }
 
-/// table[form][quadrature kind][degree - 1], form 0 the 1D tables (every kind), 1 stored geometry
-/// (BP3: Gauss k+2, BP5: Gauss-Lobatto k+1), 2 geometry from nodes (BP3 and BP5)
+/// The factories of one degree k: column[form][quadrature kind], form 0 the 1D tables (every
+/// kind), 1 stored geometry (BP3: Gauss k+2, BP5: Gauss-Lobatto k+1), 2 geometry from nodes (BP3
+/// and BP5); null where no kernel exists. Defined in operators/cuda_core/geometry_degree.cuh and
+/// instantiated there one degree and number type per compilation unit (generated from
+/// geometry_degree.cu.in): each unit is a module of its own, which the driver loads (and
+/// decompresses) when one of its kernels is first used, so a run loads the kernels of its degrees
+/// only.
+template <int dim>
+using GeomColumn = std::array<std::array<GeomFactory<dim>, 3>, 3>;
+template <int dim, typename Number, int k>
+GeomColumn<dim> geom_column();
+/// The fp64 operators of degree k with their stored geometry rounded to fp32: [0] BP5 (Gauss-Lobatto
+/// k+1), [1] BP3 (Gauss k+2); as geom_column.
+template <int dim>
+using GeomStored32Column = std::array<GeomFactory<dim>, 2>;
+template <int dim, int k>
+GeomStored32Column<dim> geom_stored32_column();
+
+/// table[form][quadrature kind][degree - 1] of geom_column's entries.
 template <int dim>
 struct GeomTable {
   std::array<std::array<std::array<GeomFactory<dim>, 8>, 3>, 3> f{};
@@ -739,17 +756,11 @@ struct GeomTable {
 
 template <int dim, typename Number, int... K>
 GeomTable<dim> make_geom_table(std::integer_sequence<int, K...>) {
-  using fe::QuadratureKind;
+  const std::array<GeomColumn<dim>, sizeof...(K)> columns{geom_column<dim, Number, K + 1>()...};
   GeomTable<dim> t;
-  ((t.f[0][int(QuadratureKind::gauss_k2)][K] = &build_geom<dim, K + 1, QuadratureKind::gauss_k2, Number, false>), ...);
-  ((t.f[0][int(QuadratureKind::gll_k1)][K] = &build_geom<dim, K + 1, QuadratureKind::gll_k1, Number, false>), ...);
-  ((t.f[0][int(QuadratureKind::gauss_k1)][K] = &build_geom<dim, K + 1, QuadratureKind::gauss_k1, Number, false>), ...);
-  ((t.f[1][int(QuadratureKind::gauss_k2)][K] = &build_geom<dim, K + 1, QuadratureKind::gauss_k2, Number, true>), ...);
-  ((t.f[1][int(QuadratureKind::gll_k1)][K] = &build_geom<dim, K + 1, QuadratureKind::gll_k1, Number, true>), ...);
-  ((t.f[2][int(QuadratureKind::gauss_k2)][K] = &build_geom<dim, K + 1, QuadratureKind::gauss_k2, Number, false, true>),
-   ...);
-  ((t.f[2][int(QuadratureKind::gll_k1)][K] = &build_geom<dim, K + 1, QuadratureKind::gll_k1, Number, false, true>),
-   ...);
+  for (std::size_t k = 0; k < columns.size(); ++k)
+    for (int form = 0; form < 3; ++form)
+      for (int kind = 0; kind < 3; ++kind) t.f[form][kind][k] = columns[k][form][kind];
   return t;
 }
 
@@ -778,16 +789,11 @@ std::unique_ptr<DeviceOperator> make_geom_stored_fp32_operator(const mesh::BoxMe
                                                                const jit::DeviceSource& coefficient_source,
                                                                std::integer_sequence<int, K...>) {
   using fe::QuadratureKind;
-  static const std::array<std::array<GeomFactory<dim>, 8>, 2> table = [] {
-    std::array<std::array<GeomFactory<dim>, 8>, 2> t{};
-    ((t[0][K] = &build_geom<dim, K + 1, QuadratureKind::gll_k1, double, true, false, float>), ...);
-    ((t[1][K] = &build_geom<dim, K + 1, QuadratureKind::gauss_k2, double, true, false, float>), ...);
-    return t;
-  }();
+  static const std::array<GeomStored32Column<dim>, sizeof...(K)> table{geom_stored32_column<dim, K + 1>()...};
   if (!key.general_field || key.geometry_form == GeometryForm::mf || key.degree < 1 || key.degree > 8) return nullptr;
   const int row = key.quadrature == QuadratureKind::gll_k1 ? 0 : key.quadrature == QuadratureKind::gauss_k2 ? 1 : -1;
   if (row < 0) return nullptr;
-  return table[row][key.degree - 1](mesh, dofs, key, tuning, coefficient, coefficient_source);
+  return table[key.degree - 1][row](mesh, dofs, key, tuning, coefficient, coefficient_source);
 }
 
 }  // namespace tcfem::operators::cuda_core
