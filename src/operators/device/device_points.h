@@ -100,8 +100,9 @@ __host__ __device__ inline InterpolateAllScratch interpolate_all_scratch(int dim
 /// pass 1 (from B_0: B and D, from D_0: B) BB, DB, BD, pass 2 (3D) BBB, DBB, BDB and BBD; `sizes` are
 /// the input tensors' extents, `in_size` their length. Parallel over all entries of all outputs;
 /// syncs at the end.
-__device__ __forceinline__ void interpolate_pass(const double* B, const double* D, int nq, int nb, int pass, int n_comp,
-                                        const int* sizes, const double* in, int in_size, double* out) {
+__device__ __forceinline__ void interpolate_pass(const double* B, const double* D, int nq, int nb, int pass,
+                                                 int n_comp, const int* sizes, const double* in, int in_size,
+                                                 double* out) {
   int pre = 1, post = 1;
   for (int e = 0; e < pass; ++e) pre *= sizes[e];
   for (int e = pass + 1; e < 3; ++e) post *= sizes[e];
@@ -136,8 +137,8 @@ __device__ __forceinline__ void interpolate_pass(const double* B, const double* 
 /// is at [(dim + 1) c * nq^dim] and its derivative along e at [((dim + 1) c + 1 + e) * nq^dim]: buf_a
 /// in 2D, buf_b in 1D and 3D (buffers of interpolate_all_scratch's sizes a and b; the values in buf_a are
 /// overwritten).
-__device__ __forceinline__ const double* interpolate_all(const double* B, const double* D, int nq, int nb, int dim,
-                                                int n_comp, double* buf_a, double* buf_b) {
+__device__ __forceinline__ const double* interpolate_all(const double* B, const double* D, int nq, int nb,
+                                                         int dim, int n_comp, double* buf_a, double* buf_b) {
   int sizes[3] = {nb, dim >= 2 ? nb : 1, dim == 3 ? nb : 1};
   int nbc = 1;
   for (int d = 0; d < dim; ++d) nbc *= nb;
