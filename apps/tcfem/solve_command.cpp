@@ -1024,8 +1024,10 @@ std::function<int()> add_solve_command(CLI::App& app) {
           ->capture_default_str());
   mg_options.push_back(cmd->add_option("--patch-variant", opts->patch_variant,
                                        "Multiplicative patch smoother: fused, separate (local residuals) or global "
-                                       "(global residual per color; always on deformed and mapped meshes and with "
-                                       "a variable coefficient)")
+                                       "(global residual per color; always on the deformed box). On mapped meshes "
+                                       "and with a variable coefficient fused and separate take the level residual "
+                                       "once per step and the colors' residuals from the separable surrogates "
+                                       "(global with patches on Neumann parts)")
                            ->check(CLI::IsMember({"fused", "separate", "global"}))
                            ->capture_default_str());
   mg_options.push_back(

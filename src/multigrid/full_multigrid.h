@@ -108,7 +108,7 @@ class MixedFullMultigrid {
         LoOps::convert(rl_[l], r_[l]);
         LoOps::set_zero(zl_[l]);
       }
-      cycle_->cycle_on(l, zl_[l], rl_[l]);
+      cycle_->cycle_on(l, zl_[l], rl_[l], true);
       {
         Timer t(times.conversion);
         HiOps::convert(r_[l], zl_[l]);

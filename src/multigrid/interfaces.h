@@ -30,6 +30,10 @@ class Smoother {
   /// post-smoothing, a second pre-smoothing step): what the smoother derived from b alone, such
   /// as the ghost values of a distributed b, may be kept.
   virtual void smooth_same_b(VectorType& x, const VectorType& b, SweepOrder order) const { smooth(x, b, order); }
+  /// The same step when x is zero on entry (the pre-smoothing of a coarse-grid correction, a
+  /// preconditioner applied from zero): the residual b - A x is b itself, so a smoother may skip the
+  /// operator apply it would spend on it; the result is smooth's.
+  virtual void smooth_from_zero(VectorType& x, const VectorType& b, SweepOrder order) const { smooth(x, b, order); }
 };
 
 /// Grid transfer between a coarse level and the next finer one.

@@ -22,8 +22,11 @@ enum class SmootherKind { patch, patch_additive, chebyshev };
 ///   separate: two passes per color: local residuals of all patches of the color into a buffer,
 ///             then all local solves (cg and dg alike)
 ///   global:   the residual of the whole level operator once per color (matrix-free apply), then
-///             the local solves; always used on curved (deformed) meshes, where the localized
-///             Kronecker residual is not the operator's
+///             the local solves; always used on the built-in deformed box (no surrogates), where
+///             the localized Kronecker residual is not the operator's
+/// With the separable surrogates (curved cells, variable coefficients; multigrid/host/
+/// patch_smoother.h) fused and separate take the surrogate residuals: the level operator's
+/// residual once per step, the colors' residuals of the correction localized from the surrogates.
 enum class PatchVariant { fused, separate, global };
 
 /// Coarse-grid solvers: dense Cholesky of the assembled coarsest matrix (LAPACK dpotrf/dpotrs),

@@ -64,13 +64,14 @@ class ComponentTimer {
 };
 
 /// `steps` smoothing steps x <- S(x, b) in `order`, each timed as a smoother call of `times`;
-/// `same_b`: the smoother's previous step had this b, unchanged since.
+/// `same_b`: the smoother's previous step had this b, unchanged since; `x_zero`: x is zero on entry.
 template <class VectorType>
 void smooth_timed(const Smoother<VectorType>& smoother, VectorType& x, const VectorType& b, int steps,
-                  SweepOrder order, LevelTimes& times, bool same_b = false) {
+                  SweepOrder order, LevelTimes& times, bool same_b = false, bool x_zero = false) {
   for (int i = 0; i < steps; ++i) {
     ComponentTimer<VectorType> timer(times.smoother, times.smoother_calls);
-    if (same_b || i > 0) smoother.smooth_same_b(x, b, order);
+    if (x_zero && i == 0 && !same_b) smoother.smooth_from_zero(x, b, order);
+    else if (same_b || i > 0) smoother.smooth_same_b(x, b, order);
     else smoother.smooth(x, b, order);
   }
 }
@@ -113,16 +114,18 @@ class VCycle {
   int finest() const { return n_levels() - 1; }
 
   /// One V-cycle on the finest level; x holds the initial guess and receives the result.
-  void cycle(VectorType& x, const VectorType& b) const {
+  /// x_zero: the initial guess is zero (a preconditioner's application), which the first
+  /// pre-smoothing step may use (Smoother::smooth_from_zero).
+  void cycle(VectorType& x, const VectorType& b, bool x_zero = false) const {
     ++times_.cycles;
-    cycle_on_level(finest(), x, b);
+    cycle_on_level(finest(), x, b, x_zero);
   }
 
   /// One V-cycle on level `level` (0: the coarse solve), x holding the initial guess; for drivers
   /// that cycle on every level (MixedFullMultigrid). Not counted in times().cycles.
-  void cycle_on(int level, VectorType& x, const VectorType& b) const {
+  void cycle_on(int level, VectorType& x, const VectorType& b, bool x_zero = false) const {
     TCFEM_ASSERT(level >= 0 && level <= finest(), "cycle_on: no such level");
-    cycle_on_level(level, x, b);
+    cycle_on_level(level, x, b, x_zero);
   }
 
   /// One V-cycle on zero vectors of the level below the finest (nothing if there is one level),
@@ -176,14 +179,14 @@ class VCycle {
     coarse_->solve(x, b);
   }
 
-  void cycle_on_level(int l, VectorType& x, const VectorType& b) const {
+  void cycle_on_level(int l, VectorType& x, const VectorType& b, bool x_zero = false) const {
     if (l == 0) {
       coarse_solve(x, b);
       return;
     }
     const Level& level = levels_[l];
     LevelTimes& t = times_.levels[l];
-    smooth_timed(*level.smoother, x, b, pre_, SweepOrder::forward, t);
+    smooth_timed(*level.smoother, x, b, pre_, SweepOrder::forward, t, false, x_zero);
     {
       Timer timer(t.operator_apply, t.operator_calls);
       level.op->vmult(r_[l], x);
@@ -200,7 +203,7 @@ class VCycle {
       Timer timer(times_.levels[l - 1].vector_ops);
       Ops::set_zero(x_[l - 1]);
     }
-    cycle_on_level(l - 1, x_[l - 1], b_[l - 1]);
+    cycle_on_level(l - 1, x_[l - 1], b_[l - 1], true);
     {
       Timer timer(t.transfer, t.transfer_calls);
       level.transfer->prolongate(r_[l], x_[l - 1]);

@@ -270,8 +270,17 @@ def gpu_main():
         annulus_dirichlet = dict(ANNULUS_2D, geometry=dict(ANNULUS_2D["geometry"], cells=[16, 16]),
                                  dirichlet={f: U for f in ("xmin", "xmax", "ymin", "ymax")})
         del annulus_dirichlet["neumann"]
+        # the separable surrogates: the surrogate residuals (the default fused variant) and the level
+        # residual per color (global), 2D and 3D
         same_solve(tmp, "gpu_mg_patch_annulus", ["--precond", "mg", "--smoother", "patch", "--tol", "1e-10"], (2,),
                    problem=annulus_dirichlet)
+        same_solve(tmp, "gpu_mg_patch_annulus_global", ["--precond", "mg", "--smoother", "patch", "--patch-variant",
+                                                        "global", "--tol", "1e-10"], (2,), problem=annulus_dirichlet)
+        annulus3_dirichlet = dict(ANNULUS_3D, geometry=dict(ANNULUS_3D["geometry"], cells=[8, 8, 8]),
+                                  dirichlet={f: U3 for f in ("xmin", "xmax", "ymin", "ymax", "zmin", "zmax")})
+        del annulus3_dirichlet["neumann"]
+        same_solve(tmp, "gpu_mg_patch_annulus_3d", ["--degree", "3", "--precond", "mg", "--smoother", "patch",
+                                                    "--tol", "1e-10"], (2,), problem=annulus3_dirichlet)
         # the patches of the vertices on Neumann parts across the GPUs: localized residuals on a box
         # (the default smoother; cut across y, a Neumann face on each side of the cut, and across x),
         # the level operator's residual with the surrogates on the annulus

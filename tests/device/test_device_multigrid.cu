@@ -28,6 +28,7 @@
 #include "multigrid/host/multigrid_solve.h"
 #include "multigrid/host/transfer.h"
 #include "problem/poisson.h"
+#include "../support/curved_domains.h"
 
 namespace {
 using namespace tcfem;
@@ -408,23 +409,30 @@ struct SolveCase {
   /// algebraic error left at the tolerance, which max_x_diff covers)
   double max_l2_diff = 1e-3;
   bool finest_post_fp64 = false;  ///< MultigridSettings::finest_post_fp64 (CPU and device)
+  /// geometry mapped: the quarter annulus with the coefficient 1 + 3 (r^2 - 1) (the separable
+  /// surrogates of the patch smoother)
+  PatchVariant patch_variant = PatchVariant::fused;
 };
 
 template <int dim>
 void check_solve(const SolveCase& c) {
   std::array<int, dim> nc;
   nc.fill(c.cells);
-  mesh::BoxMesh<dim> mesh(nc, c.geometry);
+  const bool mapped = c.geometry == mesh::GeometryKind::mapped;
+  mesh::BoxMesh<dim> mesh = mapped ? mesh::BoxMesh<dim>(nc, test_domains::quarter_annulus<dim>())
+                                   : mesh::BoxMesh<dim>(nc, c.geometry);
   fe::DofLayout<dim> dofs(mesh, c.disc, c.degree);
   operators::OperatorConfig cfg;
   cfg.disc = c.disc;
   cfg.degree = c.degree;
+  if (mapped) cfg.coefficient = test_domains::annulus_coefficient;
   operators::MatrixFreeOperator<dim, double> A(mesh, dofs, cfg, operators::Form::laplace);
   const auto b = problem::assemble_rhs<dim>(mesh, dofs);
   MultigridSolveSettings s;
   s.solver = c.solver;
   s.start = c.start;
   s.multigrid.smoother.kind = c.smoother;
+  s.multigrid.smoother.patch_variant = c.patch_variant;
   s.multigrid.finest_post_fp64 = c.finest_post_fp64;
   solvers::SolverControl control;
   control.tolerance = c.tol;  // 1e-12: solutions agree to about the condition number times this
@@ -445,7 +453,7 @@ void check_solve(const SolveCase& c) {
   double vcycle_seconds = gpu.times.total();
   std::printf("mgdev solve %dD %s %s k=%d %d^%d %s%s %s tol %.0e mg-%s%s: device %d its (res %.2e, L2 %.6e), cpu(%s) %d its (L2 %.6e), "
               "L2 rel diff %.1e, x rel diff %.1e, V-cycle %.4f s, %d levels\n",
-              dim, fe::to_string(c.disc), c.geometry == mesh::GeometryKind::cartesian ? "cartesian" : "deformed",
+              dim, fe::to_string(c.disc), mesh::to_string(c.geometry),
               c.degree, c.cells, dim, to_string(c.solver), c.start == multigrid::StartKind::fmg ? " (fmg start)" : "",
               multigrid::to_string(c.smoother), c.tol,
               std::string(precision::to_string(c.device_precision)).c_str(),
@@ -601,6 +609,39 @@ TEST(DeviceMultigrid, Fp64FinestPostSmoothingMatchesCpu) {
   for (auto solver : {OuterSolver::cg, OuterSolver::mg, OuterSolver::fmg}) {
     c.solver = solver;
     check_solve<3>(c);
+  }
+}
+
+// The separable surrogates of the patch smoother on a curved mesh with a variable coefficient:
+// the surrogate residuals (fused, separate: one level residual per step) and the level residual
+// per color (global) give the CPU's iteration counts and solutions, fp64 and fp32 V-cycles, FGMRES
+// from a full-multigrid start and CG.
+TEST(DeviceMultigrid, SurrogatePatchSmootherOnACurvedMeshMatchesCpu) {
+  SKIP_WITHOUT_DEVICE();
+  SolveCase c;
+  c.smoother = SmootherKind::patch;
+  c.geometry = mesh::GeometryKind::mapped;
+  c.tol = 1e-10;
+  c.slack = 0;
+  c.max_l2_diff = -1;  // the L2 error against the built-in solution is not this problem's
+  for (auto variant : {PatchVariant::fused, PatchVariant::separate, PatchVariant::global}) {
+    c.patch_variant = variant;
+    c.dim = 3, c.degree = 3, c.cells = 8;
+    c.solver = OuterSolver::fgmres;
+    c.start = multigrid::StartKind::fmg;
+    for (auto p : {Precision::fp64, Precision::fp32}) {
+      c.device_precision = c.cpu_precision = p;
+      c.max_x_diff = p == Precision::fp64 ? 1e-8 : 1e-4;
+      check_solve<3>(c);
+    }
+    c.solver = OuterSolver::cg;
+    c.start = multigrid::StartKind::zero;
+    c.device_precision = c.cpu_precision = Precision::fp64;
+    c.max_x_diff = 1e-8;
+    check_solve<3>(c);
+    c.dim = 2, c.degree = 4, c.cells = 16;
+    c.solver = OuterSolver::fgmres;
+    check_solve<2>(c);
   }
 }
 

@@ -125,6 +125,11 @@ std::vector<double> device_steps(const Problem<dim>& P, Case c, const char* cont
       P.mesh, P.dofs, quadrature, settings, vmult,
       P.surrogate() ? op.matrix_free().cell_metric() : std::vector<double>{});
   EXPECT_EQ(smoother.description().find("separable surrogates") != std::string::npos, P.surrogate());
+  // the surrogate residuals: surrogates, all faces Dirichlet, multiplicative, not the global variant
+  const bool surrogate_residuals = P.surrogate() && P.dofs.all_faces_dirichlet() && c != Case::additive &&
+                                   settings.patch_variant != multigrid::PatchVariant::global;
+  EXPECT_EQ(smoother.description().find("surrogate residuals") != std::string::npos, surrogate_residuals)
+      << smoother.description();
   EXPECT_EQ(smoother.description().find("on Neumann faces") != std::string::npos, !P.dofs.all_faces_dirichlet())
       << smoother.description();
   // the patch matrices (Cartesian cell sizes, also for deformed meshes) have the even-odd symmetry
@@ -245,8 +250,8 @@ TEST_P(DevicePatchSmootherTest, CurvedWithCoefficientSurrogates) {
   const int k = GetParam();
   std::mt19937_64 seeds(4000 + k);
   const int n = k <= 2 ? 5 : k <= 4 ? 4 : 3;
-  // fused is requested: the surrogates always take the global residual
-  for (Case c : {Case::fused, Case::additive}) {
+  // fused and separate: the surrogate residuals (one level residual per step); global: one per color
+  for (Case c : {Case::fused, Case::separate, Case::global, Case::additive}) {
     check<3>({n + 1, n, n}, mesh::GeometryKind::mapped, k, c, seeds);
     check<2>({n + 2, n + 1}, mesh::GeometryKind::mapped, k, c, seeds);
   }

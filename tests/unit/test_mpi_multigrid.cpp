@@ -253,7 +253,14 @@ TEST(DistributedMultigrid, PatchSeparateCg2D) {
                           SmootherKind::patch, false, 1e-11, PatchVariant::separate);
 }
 TEST(DistributedMultigrid, PatchSurrogatesAnnulusCoefficient3D) {
+  // fused: the surrogate residuals (one level residual per step); global: one per color
   check_vcycle<3, double>(fe::Disc::cg, 2, {8, 8, 4}, annulus<3>(), SmootherKind::patch, true, 1e-11);
+  check_vcycle<3, double>(fe::Disc::cg, 2, {8, 8, 4}, annulus<3>(), SmootherKind::patch, true, 1e-11,
+                          PatchVariant::global);
+}
+TEST(DistributedMultigrid, PatchSurrogateResidualsSeparateAnnulus2D) {
+  check_vcycle<2, double>(fe::Disc::cg, 3, {12, 8}, annulus<2>(), SmootherKind::patch, true, 1e-11,
+                          PatchVariant::separate);
 }
 TEST(DistributedMultigrid, PatchAdditiveDeformedFp32_2D) {
   check_vcycle<2, float>(fe::Disc::cg, 3, {16, 8}, mesh::Domain<2>::unit(mesh::GeometryKind::deformed),

@@ -398,8 +398,9 @@ TEST(VertexPatch, SeparableSurrogateOnACurvedMeshWithAVariableCoefficient) {
   MatrixFreeLevelOperator<2, double> op(mesh, dofs, config);
   const auto metric = op.matrix_free().cell_metric();
   VertexPatchSmoother<2, double> smoother(mesh, dofs, fe::make_quadrature(config.quadrature, k), false,
-                                          PatchVariant::fused, 1.0, op, metric);
+                                          PatchVariant::global, 1.0, op, metric);
   EXPECT_EQ(smoother.variant(), PatchVariant::global);
+  EXPECT_FALSE(smoother.surrogate_residuals());
   // the weights of one patch are the mean of its four cells
   const std::array<int, 2> v{2, 3};
   const auto g = smoother.patch_metric(v);
@@ -451,6 +452,152 @@ TEST(VertexPatch, SeparableSurrogateOnACurvedMeshWithAVariableCoefficient) {
     const double now = energy(e);
     EXPECT_LT(now, 0.9 * last) << "step " << step;
     last = now;
+  }
+}
+
+/// The step of the surrogate residuals by its definition: r = b - A x (assembled A), the sweep over
+/// the colors on y from 0 with each patch's residual r_I - S_{I,F} y_F of its surrogate S = sum_d
+/// g_d M .. L_d .. M (dense Kronecker products of the unit cells' 1D matrices over the patch's full
+/// node box), the surrogate's local solve, then x + y.
+template <int dim>
+Vector<double> surrogate_residual_step(const VertexPatchSmoother<dim, double>& smoother,
+                                       const operators::SparseMatrix& a, const fe::DofLayout<dim>& dofs,
+                                       const fe::Quadrature1D& quadrature, const Vector<double>& x0,
+                                       const Vector<double>& b, SweepOrder order) {
+  const int k = dofs.degree(), nf = 2 * k + 1;
+  const auto p1 = multigrid::patch_matrices_1d(k, 1.0, quadrature);
+  Vector<double> xz = x0, r(x0.size()), y(x0.size());
+  for (std::size_t i = 0; i < xz.size(); ++i)
+    if (dofs.boundary_mask()[i]) xz[i] = 0.0;
+  a.vmult(r, xz);
+  for (std::size_t i = 0; i < r.size(); ++i) r[i] = b[i] - r[i];
+  y.fill(0.0);
+  std::vector<index_t> inner, full;
+  const int nc = static_cast<int>(smoother.colors().size());
+  for (int ci = 0; ci < nc; ++ci)
+    for (const auto& v : smoother.colors()[order == SweepOrder::forward ? ci : nc - 1 - ci]) {
+      smoother.inner_dof_indices(v, inner);
+      smoother.patch_dof_indices(v, full);
+      const auto g = smoother.patch_metric(v);
+      std::vector<double> ri(inner.size());
+      std::size_t row = 0;
+      for (std::size_t i = 0; i < full.size(); ++i) {
+        std::array<int, dim> ii;
+        bool is_inner = true;
+        for (int d = 0, t = int(i); d < dim; ++d, t /= nf) {
+          ii[d] = t % nf;
+          is_inner = is_inner && ii[d] > 0 && ii[d] < nf - 1;
+        }
+        if (!is_inner) continue;
+        double sy = 0.0;
+        for (std::size_t j = 0; j < full.size(); ++j) {
+          double term = 0.0;
+          for (int dl = 0; dl < dim; ++dl) {
+            double prod = g[dl];
+            for (int d = 0, t = int(j); d < dim; ++d, t /= nf) {
+              const auto& m = d == dl ? p1.stiffness : p1.mass;
+              prod *= m[ii[d] * nf + t % nf];
+            }
+            term += prod;
+          }
+          sy += term * y[full[j]];
+        }
+        EXPECT_EQ(full[i], inner[row]);
+        ri[row] = r[inner[row]] - sy;
+        ++row;
+      }
+      smoother.local_solve(v, ri.data());
+      for (std::size_t q = 0; q < inner.size(); ++q) y[inner[q]] += ri[q];
+    }
+  Vector<double> x = x0;
+  for (std::size_t i = 0; i < x.size(); ++i) x[i] = dofs.boundary_mask()[i] ? b[i] : x0[i] + y[i];
+  return x;
+}
+
+template <int dim>
+void check_surrogate_residuals(const std::array<int, dim>& cells, int k) {
+  mesh::BoxMesh<dim> mesh(cells, test_domains::quarter_annulus<dim>());
+  fe::DofLayout<dim> dofs(mesh, fe::Disc::cg, k);
+  operators::OperatorConfig config;
+  config.degree = k;
+  config.coefficient = test_domains::annulus_coefficient;
+  MatrixFreeLevelOperator<dim, double> op(mesh, dofs, config);
+  const auto metric = op.matrix_free().cell_metric();
+  const auto quadrature = fe::make_quadrature(config.quadrature, k);
+  const auto a = operators::assemble_operator<dim>(mesh, dofs, config, operators::Form::laplace);
+  const auto x0 = random_vector<double>(dofs.n_local(), 61);
+  const auto b = random_vector<double>(dofs.n_local(), 62);
+  for (auto variant : {PatchVariant::fused, PatchVariant::separate})
+    for (auto order : {SweepOrder::forward, SweepOrder::backward}) {
+      VertexPatchSmoother<dim, double> smoother(mesh, dofs, quadrature, false, variant, 1.0, op, metric);
+      ASSERT_TRUE(smoother.surrogate_residuals());
+      EXPECT_EQ(smoother.variant(), variant);
+      Vector<double> x = x0;
+      smoother.smooth(x, b, order);
+      const auto ref = surrogate_residual_step<dim>(smoother, a, dofs, quadrature, x0, b, order);
+      EXPECT_LT(rel_diff(x, ref), 1e-12) << dim << "D k=" << k << " " << multigrid::to_string(variant);
+    }
+}
+
+TEST(VertexPatch, SurrogateResidualsOnACurvedMeshAreTheSweepOfTheSurrogates) {
+  check_surrogate_residuals<2>({6, 5}, 2);
+  check_surrogate_residuals<2>({4, 4}, 3);
+  check_surrogate_residuals<3>({4, 3, 3}, 2);
+}
+
+TEST(VertexPatch, SurrogateResidualsEqualTheGlobalResidualWhereTheSurrogatesAreExact) {
+  // Cartesian cells, a constant coefficient, the general path: the surrogates are the patch
+  // matrices, so one level residual per step gives what one per color gives
+  for (int k : {1, 2, 3}) {
+    const auto domain = mesh::Domain<3>::box({0.0, -1.0, 0.5}, {2.0, 0.5, 1.0});
+    mesh::BoxMesh<3> mesh({4, 5, 3}, domain);
+    fe::DofLayout<3> dofs(mesh, fe::Disc::cg, k);
+    operators::OperatorConfig config;
+    config.degree = k;
+    config.quadrature = fe::QuadratureKind::gauss_k2;
+    config.coefficient = [](const double*) { return 2.5; };
+    MatrixFreeLevelOperator<3, double> op(mesh, dofs, config);
+    const auto metric = op.matrix_free().cell_metric();
+    const auto quadrature = fe::make_quadrature(config.quadrature, k);
+    const auto x0 = random_vector<double>(dofs.n_local(), 71);
+    const auto b = random_vector<double>(dofs.n_local(), 72);
+    VertexPatchSmoother<3, double> global(mesh, dofs, quadrature, false, PatchVariant::global, 1.0, op, metric);
+    VertexPatchSmoother<3, double> local(mesh, dofs, quadrature, false, PatchVariant::fused, 1.0, op, metric);
+    ASSERT_TRUE(local.surrogate_residuals());
+    for (auto order : {SweepOrder::forward, SweepOrder::backward}) {
+      Vector<double> xg = x0, xl = x0;
+      global.smooth(xg, b, order);
+      local.smooth(xl, b, order);
+      EXPECT_LT(rel_diff(xl, xg), 1e-11) << "k=" << k;
+    }
+  }
+}
+
+TEST(VertexPatch, SmoothingFromZeroEqualsTheStepFromZero) {
+  // x = 0 on entry: smooth_from_zero (the surrogate residuals sweep x itself with b) gives what
+  // smooth gives, on the annulus with surrogates and on Cartesian cells, every variant
+  mesh::BoxMesh<3> annulus({4, 3, 3}, test_domains::quarter_annulus<3>());
+  mesh::BoxMesh<3> box({4, 3, 3}, mesh::GeometryKind::cartesian);
+  for (const auto* mesh : {&annulus, &box}) {
+    const bool curved = mesh == &annulus;
+    fe::DofLayout<3> dofs(*mesh, fe::Disc::cg, 2);
+    operators::OperatorConfig config;
+    config.degree = 2;
+    if (curved) config.coefficient = test_domains::annulus_coefficient;
+    MatrixFreeLevelOperator<3, double> op(*mesh, dofs, config);
+    const auto metric = curved ? op.matrix_free().cell_metric() : std::vector<double>{};
+    const auto quadrature = curved ? fe::make_quadrature(config.quadrature, 2) : exact_rule(2);
+    const auto b = random_vector<double>(dofs.n_local(), 81);
+    for (auto variant : {PatchVariant::fused, PatchVariant::separate, PatchVariant::global})
+      for (auto order : {SweepOrder::forward, SweepOrder::backward}) {
+        VertexPatchSmoother<3, double> smoother(*mesh, dofs, quadrature, false, variant, 1.0, op, metric);
+        Vector<double> x(dofs.n_local()), z(dofs.n_local());
+        x.fill(0.0);
+        z.fill(0.0);
+        smoother.smooth(x, b, order);
+        smoother.smooth_from_zero(z, b, order);
+        EXPECT_LT(rel_diff(z, x), 1e-15) << (curved ? "annulus " : "box ") << multigrid::to_string(variant);
+      }
   }
 }
 

@@ -57,9 +57,21 @@ void run_kind(KernelKind kind, const PatchKernelParams<Number>& p, const std::ve
 
 // fused: x_I += A_II^{-1} r_I; fused_replace: x_I = A_II^{-1} (b_I - A_IB x_B)
 // (PatchKernelParams::replace_inner, the device default with relaxation 1)
-// surrogate(_additive): the quarter annulus with a variable coefficient, the separable surrogates
-// of the cell metric (patch weights), multiplicative with the global residual (additive)
-enum class Case { fused, fused_replace, separate, global, additive, surrogate, surrogate_additive };
+// surrogate*: the quarter annulus with a variable coefficient, the separable surrogates of the cell
+// metric (patch weights): surrogate (fused, x_I replaced) and surrogate_separate take the surrogate
+// residuals (one level residual per step, the colors' sweep on the correction), surrogate_global
+// the level residual per color, surrogate_additive the additive smoother
+enum class Case {
+  fused,
+  fused_replace,
+  separate,
+  global,
+  additive,
+  surrogate,
+  surrogate_separate,
+  surrogate_global,
+  surrogate_additive
+};
 
 /// The patches of the vertices on Neumann faces of one color (patch_kernels/boundary.h), one host
 /// thread per patch, shared memory NaN-poisoned.
@@ -75,7 +87,8 @@ void run_boundary(const BoundaryPatchParams<Number>& p) {
 template <int dim, int k, typename Number = double, Contraction con = Contraction::dense>
 double emulation_error(const std::array<int, dim>& nc, mesh::GeometryKind g, Case c, unsigned seed,
                        const fe::DirichletFaces<dim>& dirichlet = fe::all_dirichlet<dim>()) {
-  const bool surrogate = c == Case::surrogate || c == Case::surrogate_additive;
+  const bool surrogate = c == Case::surrogate || c == Case::surrogate_separate || c == Case::surrogate_global ||
+                         c == Case::surrogate_additive;
   mesh::BoxMesh<dim> mesh =
       surrogate ? mesh::BoxMesh<dim>(nc, test_domains::quarter_annulus<dim>()) : mesh::BoxMesh<dim>(nc, g);
   fe::DofLayout<dim> dofs(mesh, fe::Disc::cg, k, dirichlet);
@@ -89,14 +102,17 @@ double emulation_error(const std::array<int, dim>& nc, mesh::GeometryKind g, Cas
                               : fe::make_quadrature(config.quadrature, k);
   const bool additive = c == Case::additive || c == Case::surrogate_additive;
   const double omega = additive ? multigrid::additive_default_relaxation(dim) : 1.0;
-  PatchVariant variant = c == Case::separate ? PatchVariant::separate
-                         : c == Case::global ? PatchVariant::global
-                                             : PatchVariant::fused;
+  PatchVariant variant = c == Case::separate || c == Case::surrogate_separate ? PatchVariant::separate
+                         : c == Case::global || c == Case::surrogate_global ? PatchVariant::global
+                                                                            : PatchVariant::fused;
   const auto metric = surrogate ? op.matrix_free().cell_metric() : std::vector<double>{};
   multigrid::VertexPatchSmoother<dim, Number> ref(mesh, dofs, quadrature, additive, variant, omega, op, metric);
   EXPECT_EQ(ref.surrogate(), surrogate);
-  if (mesh.geometry() != mesh::GeometryKind::cartesian || surrogate) variant = PatchVariant::global;
+  if (surrogate ? !dofs.all_faces_dirichlet() : mesh.geometry() != mesh::GeometryKind::cartesian)
+    variant = PatchVariant::global;
   EXPECT_EQ(ref.variant(), additive ? ref.variant() : variant);
+  const bool surrogate_residuals = surrogate && !additive && variant != PatchVariant::global;
+  EXPECT_EQ(ref.surrogate_residuals(), surrogate_residuals);
 
   const std::size_t n = dofs.n_local();
   std::mt19937 gen(seed);
@@ -169,6 +185,31 @@ double emulation_error(const std::array<int, dim>& nc, mesh::GeometryKind g, Cas
         q.r = residual.data();
         run_boundary<dim, Number>(q);
       }
+    } else if (surrogate_residuals) {
+      // the level residual, the sweep on the correction from 0, y += correction
+      global_residual(y);
+      Vector<Number> correction(n);
+      correction.fill(Number(0));
+      for (int i = 0; i < n_colors; ++i) {
+        auto p = colors[order == SweepOrder::forward ? i : n_colors - 1 - i];
+        p.inverse_diagonal = inverse_diagonal.data();
+        p.omega = static_cast<Number>(omega);
+        p.x = correction.data();
+        p.b = residual.data();
+        p.replace_inner = variant == PatchVariant::fused;
+        if (i == 0) {  // the correction is 0: the first color solves with the residual itself
+          p.r_in = residual.data();
+          run_kind<dim, k, Number, con>(KernelKind::solve_from_vector, p, mats);
+        } else if (variant == PatchVariant::fused) {
+          run_kind<dim, k, Number, con>(KernelKind::fused, p, mats);
+        } else {
+          p.r_out = buffer.data();
+          run_kind<dim, k, Number, con>(KernelKind::residual, p, mats);
+          p.r_in = buffer.data();
+          run_kind<dim, k, Number, con>(KernelKind::solve_from_buffer, p, mats);
+        }
+      }
+      y.add(Number(1), correction);
     } else {
       for (int i = 0; i < n_colors; ++i) {
         const int col = order == SweepOrder::forward ? i : n_colors - 1 - i;
@@ -236,11 +277,15 @@ void check_contraction() {
   }
   // deformed: global residual of the level operator, Cartesian patch inverse
   EXPECT_LT((emulation_error<2, k, double, con>({4, 5}, mesh::GeometryKind::deformed, Case::fused, ++seed)), 1e-12) << k;
-  // the separable surrogates on a curved mesh with a variable coefficient
-  EXPECT_LT((emulation_error<2, k, double, con>({5, 4}, mesh::GeometryKind::mapped, Case::surrogate, ++seed)), 1e-12) << k;
-  if (k <= 4) {
-    EXPECT_LT((emulation_error<3, k, double, con>({3, 4, 3}, mesh::GeometryKind::mapped, Case::surrogate, ++seed)), 1e-12)
-        << k;
+  // the separable surrogates on a curved mesh with a variable coefficient: the surrogate residuals
+  // (fused, separate) and the level residual per color
+  for (Case c : {Case::surrogate, Case::surrogate_separate, Case::surrogate_global}) {
+    const std::string what = "k=" + std::to_string(k) + " case " + std::to_string(static_cast<int>(c));
+    EXPECT_LT((emulation_error<2, k, double, con>({5, 4}, mesh::GeometryKind::mapped, c, ++seed)), 1e-12) << what;
+    if (k <= 4) {
+      EXPECT_LT((emulation_error<3, k, double, con>({3, 4, 3}, mesh::GeometryKind::mapped, c, ++seed)), 1e-12)
+          << what;
+    }
   }
   EXPECT_LT((emulation_error<2, k, double, con>({4, 5}, mesh::GeometryKind::mapped, Case::surrogate_additive, ++seed)),
             1e-12)

@@ -44,8 +44,14 @@ DeviceMemoryEstimate estimate_device_multigrid_memory(int dim, double fine_dofs,
     case SmootherKind::chebyshev: smoother_vectors = 4.0; break;
     case SmootherKind::patch_additive: smoother_vectors = 1.0; break;
     case SmootherKind::patch: {
-      if (uses_patch_surrogates(geometry, bool(config.coefficient)))  // the global residual and the surrogates' dim weights per patch
-        smoother_vectors = 1.0 + dim / std::pow(double(config.degree), dim);
+      if (uses_patch_surrogates(geometry, bool(config.coefficient))) {
+        // the level residual, the surrogates' dim weights per patch and, with the surrogate
+        // residuals (no Neumann parts, not the global variant), the step's correction
+        const bool global = neumann_parts || settings.multigrid.smoother.patch_variant == PatchVariant::global;
+        smoother_vectors = (global ? 1.0 : 2.0) + dim / std::pow(double(config.degree), dim);
+        if (!global && settings.multigrid.smoother.patch_variant == PatchVariant::separate)
+          smoother_vectors += std::pow((2.0 * config.degree - 1.0) / (2.0 * config.degree), dim);
+      }
       else if (!cartesian || box_neumann || settings.multigrid.smoother.patch_variant == PatchVariant::global)
         smoother_vectors = 1.0;  // the global residual
       else if (settings.multigrid.smoother.patch_variant == PatchVariant::separate)

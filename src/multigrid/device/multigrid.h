@@ -93,7 +93,10 @@ class DeviceMultigrid {
                   const ExchangeOptions& exchange = {});
   ~DeviceMultigrid();
 
-  void vcycle(DeviceVector<Number>& x, const DeviceVector<Number>& b) const { cycle_->cycle(x, b); }
+  /// x_zero: x is zero on entry (VCycle::cycle)
+  void vcycle(DeviceVector<Number>& x, const DeviceVector<Number>& b, bool x_zero = false) const {
+    cycle_->cycle(x, b, x_zero);
+  }
   /// VCycle::warm_up: launches the cycle's kernels once, on the levels below the finest.
   void warm_up() const { cycle_->warm_up(); }
   void full_multigrid(DeviceVector<Number>& x, const DeviceVector<Number>& b) const {

@@ -129,13 +129,13 @@ MultigridSolveReport run(const mesh::BoxMesh<dim>& mesh, const fe::DofLayout<dim
     auto& times = mg.times();
     if constexpr (sizeof(Number) == 8) {
       device::set_zero(z);
-      mg.vcycle(z, r);
+      mg.vcycle(z, r, true);
     } else {
       const auto tc = timing_point();
       device::convert(vb, r);
       device::set_zero(vx);
       times.conversion += std::chrono::duration<double>(timing_point() - tc).count();
-      mg.vcycle(vx, vb);
+      mg.vcycle(vx, vb, true);
       const auto tc2 = timing_point();
       device::convert(z, vx);
       times.conversion += std::chrono::duration<double>(timing_point() - tc2).count();

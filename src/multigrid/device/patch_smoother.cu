@@ -96,6 +96,10 @@ unsigned grid_1d(long long n, int threads) {
   const long long blocks = (n + threads - 1) / threads;
   return static_cast<unsigned>(std::min<long long>(std::max<long long>(blocks, 1), 132LL * 16));
 }
+/// Blocks of `threads` for one entry per thread.
+unsigned grid_each(long long n, int threads) {
+  return static_cast<unsigned>(std::max<long long>((n + threads - 1) / threads, 1));
+}
 
 }  // namespace
 
@@ -103,6 +107,7 @@ template <int dim, typename Number>
 struct DevicePatchSmoother<dim, Number>::Impl {
   bool additive = false;
   PatchVariant variant = PatchVariant::fused;
+  bool surrogate_residuals = false;  // one level residual per step, the colors' from the surrogates
   double omega = 1.0;
   bool replace_inner = false;
   int k = 1;
@@ -116,7 +121,7 @@ struct DevicePatchSmoother<dim, Number>::Impl {
   bool surrogate = false;                          // the separable surrogates of a cell metric
   DeviceBuffer<Number> eigenvalues;                // surrogate: lambda_d of the unit cells
   std::vector<DeviceBuffer<Number>> patch_weights;  // surrogate: per color, dim weights per patch
-  mutable DeviceBuffer<Number> residual, color_buffer;  // work vectors of a step
+  mutable DeviceBuffer<Number> residual, color_buffer, correction;  // work vectors of a step
   DeviceBuffer<long long> constrained;
   std::vector<PatchKernelParams<Number>> colors;  // per color; pointers to vectors set per step
   // the patches of the vertices on Neumann faces (patch_kernels/boundary.h), per color
@@ -157,10 +162,55 @@ struct DevicePatchSmoother<dim, Number>::Impl {
 
   void global_residual(Number* x, const Number* b) const {
     level_vmult(residual.data(), x);
-    patch_kernels::residual_from_product_kernel<<<grid_1d(static_cast<long long>(n), 256), 256>>>(
+    patch_kernels::residual_from_product_kernel<<<grid_each(static_cast<long long>(n), 256), 256>>>(
         residual.data(), b, static_cast<long long>(n));
     TCFEM_CUDA_CHECK_LAUNCH();
     update_ghosts(residual.data());  // spread: the patches at the cuts read their neighbours' residuals
+  }
+
+  /// The multiplicative sweep over the colors on x with right-hand side b. x_zero: x is 0 on entry
+  /// (the surrogate residuals' correction), so the first color's residual is b itself: its patches
+  /// take the solve kernel on b (x_I += omega A_II^{-1} b_I) instead of the residual phases.
+  void sweep(Number* x, const Number* b, SweepOrder order, bool b_ghosts_fresh, bool x_zero = false) const {
+    const int n_colors = 1 << dim;
+    // spread: the localized residuals of the patches at the cuts (and with x_zero the first color
+    // of every variant) read b at their neighbours' nodes (its ghosts are copies of the owners'
+    // entries: the vector keeps its value)
+    if ((variant != PatchVariant::global || x_zero) && !b_ghosts_fresh) update_ghosts(const_cast<Number*>(b));
+    for (int i = 0; i < n_colors; ++i) {
+      const int c = local_color(order == SweepOrder::forward ? i : n_colors - 1 - i);
+      auto p = colors[c];
+      // spread: every rank takes part in the exchanges, with patches of this color or without
+      if (variant != PatchVariant::global) update_ghosts(x);
+      if (p.n_patches == 0 && !ghosts && (boundary.empty() || boundary[c].n_patches == 0)) continue;
+      p.x = x;
+      p.b = b;
+      if (x_zero && i == 0) {
+        p.r_in = b;
+        launch(KernelKind::solve_from_vector, p);
+        launch_boundary(c, x, b);
+        continue;
+      }
+      switch (variant) {
+        case PatchVariant::fused:
+          launch(KernelKind::fused, p);
+          launch_boundary(c, x, nullptr, b);  // localized residuals (patches of one color: independent)
+          break;
+        case PatchVariant::separate:
+          p.r_out = color_buffer.data();
+          launch(KernelKind::residual, p);
+          p.r_in = color_buffer.data();
+          launch(KernelKind::solve_from_buffer, p);
+          launch_boundary(c, x, nullptr, b);
+          break;
+        case PatchVariant::global:
+          global_residual(x, b);
+          p.r_in = residual.data();
+          launch(KernelKind::solve_from_vector, p);
+          launch_boundary(c, x, residual.data());  // (the interior patches' nodes: disjoint)
+          break;
+      }
+    }
   }
 };
 
@@ -189,16 +239,19 @@ DevicePatchSmoother<dim, Number>::DevicePatchSmoother(const mesh::BoxMesh<dim>& 
   for (int d = 0; d < dim; ++d) I.color_shift |= (spread.origin[d] & 1) << d;
   I.additive = settings.kind == SmootherKind::patch_additive;
   I.surrogate = !cell_metric.empty();
-  // curved cells and surrogates: the residual of the level operator (on Cartesian cells the
-  // boundary patches localize theirs too)
-  I.variant = mesh.geometry() == mesh::GeometryKind::cartesian && !I.surrogate ? settings.patch_variant
-                                                                               : PatchVariant::global;
+  // curved cells without surrogates: the residual of the level operator (on Cartesian cells the
+  // boundary patches localize theirs too); surrogates: fused / separate take the surrogate
+  // residuals (multigrid/host/patch_smoother.h), except with patches on Neumann faces
+  const bool global = I.surrogate ? range.boundary() : mesh.geometry() != mesh::GeometryKind::cartesian;
+  I.variant = global ? PatchVariant::global : settings.patch_variant;
+  I.surrogate_residuals = I.surrogate && !I.additive && I.variant != PatchVariant::global;
   I.omega = settings.relaxation.value_or(I.additive ? additive_default_relaxation(dim) : 1.0);
   I.k = dofs.degree();
   I.n = dofs.n_local();
   I.level_vmult = std::move(level_vmult);
-  if ((I.additive || I.variant == PatchVariant::global) && !I.level_vmult)
-    throw InputError("--patch-variant global / --smoother patch-additive: the level operator is missing");
+  if ((I.additive || I.variant == PatchVariant::global || I.surrogate_residuals) && !I.level_vmult)
+    throw InputError("--patch-variant global / --smoother patch-additive / the separable surrogates: the level "
+                     "operator is missing");
 
   std::vector<Number> inverse_diagonal, eigenvalues;
   auto* lambda = I.surrogate ? &eigenvalues : nullptr;
@@ -293,11 +346,12 @@ DevicePatchSmoother<dim, Number>::DevicePatchSmoother(const mesh::BoxMesh<dim>& 
   }
   const auto indices = dofs.constrained_indices();
   I.constrained = DeviceBuffer<long long>(std::vector<long long>(indices.begin(), indices.end()));
-  if (I.additive || I.variant == PatchVariant::global) I.residual.allocate(I.n);
+  if (I.additive || I.variant == PatchVariant::global || I.surrogate_residuals) I.residual.allocate(I.n);
+  if (I.surrogate_residuals) I.correction.allocate(I.n);
   if (!I.additive && I.variant == PatchVariant::separate)
     I.color_buffer.allocate(largest * patch_kernels::ipow(2 * I.k - 1, dim));
   // poison the work vectors (all bits set: NaN in float and double): a read before a write shows
-  for (auto* buf : {&I.residual, &I.color_buffer})
+  for (auto* buf : {&I.residual, &I.color_buffer, &I.correction})
     if (buf->size()) TCFEM_CUDA_CHECK(cudaMemset(buf->data(), 0xFF, buf->size() * sizeof(Number)));
 }
 
@@ -305,9 +359,13 @@ template <int dim, typename Number>
 DevicePatchSmoother<dim, Number>::~DevicePatchSmoother() = default;
 
 template <int dim, typename Number>
-void DevicePatchSmoother<dim, Number>::smooth(Number* x, const Number* b, SweepOrder order, bool b_ghosts_fresh) const {
+void DevicePatchSmoother<dim, Number>::smooth(Number* x, const Number* b, SweepOrder order, bool b_ghosts_fresh,
+                                              bool x_zero) const {
   const auto& I = *impl_;
   const int n_colors = 1 << dim;
+  // a level spread over ranks takes the general step (its first color with x = 0 is not run on
+  // the solve kernel there)
+  x_zero = x_zero && !I.ghosts;
   if (I.additive) {
     I.global_residual(x, b);
     for (int i = 0; i < n_colors; ++i) {  // colored accumulation of the corrections into x
@@ -317,38 +375,17 @@ void DevicePatchSmoother<dim, Number>::smooth(Number* x, const Number* b, SweepO
       I.launch(KernelKind::solve_from_vector, p);
       I.launch_boundary(I.local_color(i), x, I.residual.data());
     }
+  } else if (I.surrogate_residuals && !x_zero) {
+    // y = B (b - A x): the sweep of the surrogates on y from 0 with the level residual, x += y
+    I.global_residual(x, b);  // (its ghosts updated)
+    Number* y = I.correction.data();
+    TCFEM_CUDA_CHECK(cudaMemsetAsync(y, 0, I.n * sizeof(Number)));
+    I.sweep(y, I.residual.data(), order, true, true);
+    const long long n = static_cast<long long>(I.n);
+    patch_kernels::add_kernel<<<grid_each(n, 256), 256>>>(x, y, n);
+    TCFEM_CUDA_CHECK_LAUNCH();
   } else {
-    // spread: the localized residuals of the patches at the cuts read b at their neighbours' nodes
-    // (its ghosts are copies of the owners' entries: the vector keeps its value)
-    if (I.variant != PatchVariant::global && !b_ghosts_fresh) I.update_ghosts(const_cast<Number*>(b));
-    for (int i = 0; i < n_colors; ++i) {
-      const int c = I.local_color(order == SweepOrder::forward ? i : n_colors - 1 - i);
-      auto p = I.colors[c];
-      // spread: every rank takes part in the exchanges, with patches of this color or without
-      if (I.variant != PatchVariant::global) I.update_ghosts(x);
-      if (p.n_patches == 0 && !I.ghosts && (I.boundary.empty() || I.boundary[c].n_patches == 0)) continue;
-      p.x = x;
-      p.b = b;
-      switch (I.variant) {
-        case PatchVariant::fused:
-          I.launch(KernelKind::fused, p);
-          I.launch_boundary(c, x, nullptr, b);  // localized residuals (patches of one color: independent)
-          break;
-        case PatchVariant::separate:
-          p.r_out = I.color_buffer.data();
-          I.launch(KernelKind::residual, p);
-          p.r_in = I.color_buffer.data();
-          I.launch(KernelKind::solve_from_buffer, p);
-          I.launch_boundary(c, x, nullptr, b);
-          break;
-        case PatchVariant::global:
-          I.global_residual(x, b);
-          p.r_in = I.residual.data();
-          I.launch(KernelKind::solve_from_vector, p);
-          I.launch_boundary(c, x, I.residual.data());  // (the interior patches' nodes: disjoint)
-          break;
-      }
-    }
+    I.sweep(x, b, order, b_ghosts_fresh, x_zero);  // (x_zero with the surrogate residuals: y = x, r = b)
   }
   const long long nc = static_cast<long long>(I.constrained.size());
   if (nc > 0) {
@@ -365,13 +402,13 @@ std::size_t DevicePatchSmoother<dim, Number>::size() const {
 template <int dim, typename Number>
 std::string DevicePatchSmoother<dim, Number>::description() const {
   const auto& I = *impl_;
-  char text[240];
+  char text[280];
   char boundary[64] = "";
   if (I.n_boundary_patches > 0) std::snprintf(boundary, sizeof boundary, " (%zu on Neumann faces)", I.n_boundary_patches);
   std::snprintf(text, sizeof text, "%s (%s%s%s, %zu patches%s, %d colors, relaxation %g, %s products, carveout %d, device)",
                 I.additive ? "additive vertex patch" : "multiplicative vertex patch",
                 I.additive ? "global residual" : to_string(I.variant), I.replace_inner ? ", x_I replaced" : "",
-                I.surrogate ? ", separable surrogates" : "",
+                I.surrogate ? (I.surrogate_residuals ? ", separable surrogates, surrogate residuals" : ", separable surrogates") : "",
                 I.n_patches, boundary, 1 << dim, I.omega, contraction_name(I.contraction), I.carveout);
   return text;
 }

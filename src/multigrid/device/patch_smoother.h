@@ -3,8 +3,9 @@
 // multiplicative smoother with the fused kernel (gather, localized residual, fast-diagonalization
 // solve and update per patch in one kernel), the separate variant (residuals of a color into a
 // buffer, then the solves), the global variant (the residual of the level operator per color, then
-// the solves; always used on deformed meshes and with the separable surrogates of curved cells and
-// variable coefficients), and the additive smoother. Same results as
+// the solves; always used on deformed meshes), the surrogate residuals (the separable surrogates of
+// curved cells and variable coefficients with fused or separate: the level residual once per step,
+// the fused or separate kernels on the step's correction), and the additive smoother. Same results as
 // VertexPatchSmoother<dim, Number> for the same settings. Kernels: multigrid/patch_kernels/kernels.cuh,
 // layouts and work counts: multigrid/patch_kernels/layouts.h, documentation: docs/patch_smoother_kernels.md.
 // No CUDA headers here; builds without CUDA throw InputError from the constructor.
@@ -32,8 +33,9 @@ class DevicePatchSmoother {
   /// surrogates with localized residuals, as the interior patches); on a spread level those of
   /// the Neumann faces the ghosted box reaches (its faces inside the box are Dirichlet faces of its
   /// own mesh: no patches there). `cell_metric` ([cell * dim + d],
-  /// the level operator's cell metric): the separable surrogates of VertexPatchSmoother with the
-  /// global residual; empty: the exact patches of the parameter grid. Throws InputError if unsupported.
+  /// the level operator's cell metric): the separable surrogates of VertexPatchSmoother (the
+  /// surrogate residuals with fused and separate and all faces Dirichlet, else the global
+  /// residual); empty: the exact patches of the parameter grid. Throws InputError if unsupported.
   ///
   /// A level spread over ranks (`spread`): `mesh` and `dofs` are this rank's ghosted box (two cells
   /// wide, fe::ghosted_box_dirichlet) as a mesh of its own, level_vmult the distributed apply. The
@@ -54,8 +56,11 @@ class DevicePatchSmoother {
   ~DevicePatchSmoother();
   /// One smoothing step x <- S(x, b) on device vectors (default stream, asynchronous).
   /// b_ghosts_fresh: a spread level's b has its ghost values from this smoother's previous step
-  /// (b unchanged since), so they are not exchanged again.
-  void smooth(Number* x, const Number* b, SweepOrder order, bool b_ghosts_fresh = false) const;
+  /// (b unchanged since), so they are not exchanged again. x_zero: x is zero on entry, so the
+  /// residual of the multiplicative smoother's first color is b: it takes the solve kernel on b,
+  /// and the surrogate residuals sweep x itself with b (no level-operator apply, no correction);
+  /// ignored on a level spread over ranks.
+  void smooth(Number* x, const Number* b, SweepOrder order, bool b_ghosts_fresh = false, bool x_zero = false) const;
   std::size_t size() const;
   std::string description() const;
 

@@ -24,6 +24,10 @@ class DevicePatchSmootherAdapter final : public Smoother<DeviceVector<Number>> {
     TCFEM_ASSERT(x.size() == smoother_->size() && b.size() == smoother_->size(), "patch smoother vector sizes");
     smoother_->smooth(x.data(), b.data(), order, /*b_ghosts_fresh=*/true);
   }
+  void smooth_from_zero(DeviceVector<Number>& x, const DeviceVector<Number>& b, SweepOrder order) const override {
+    TCFEM_ASSERT(x.size() == smoother_->size() && b.size() == smoother_->size(), "patch smoother vector sizes");
+    smoother_->smooth(x.data(), b.data(), order, /*b_ghosts_fresh=*/false, /*x_zero=*/true);
+  }
   const DevicePatchSmoother<dim, Number>& smoother() const { return *smoother_; }
 
  private:

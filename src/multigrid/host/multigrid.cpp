@@ -279,7 +279,7 @@ void MultigridPreconditioner<dim, Number>::vmult(Vector<double>& z, const Vector
   for (std::size_t i = 0; i < n; ++i) b_[i] = static_cast<Number>(r[i]);
   x_.fill(Number(0));
   auto t1 = std::chrono::steady_clock::now();
-  mg_->vcycle(x_, b_);
+  mg_->vcycle(x_, b_, true);
   auto t2 = std::chrono::steady_clock::now();
   for (std::size_t i = 0; i < n; ++i) z[i] = static_cast<double>(x_[i]);
   auto t3 = std::chrono::steady_clock::now();

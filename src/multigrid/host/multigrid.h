@@ -66,7 +66,8 @@ class Multigrid {
   ~Multigrid();
 
   /// One V-cycle: x holds the initial guess and receives the result.
-  void vcycle(Vector<Number>& x, const Vector<Number>& b) const { cycle_->cycle(x, b); }
+  /// x_zero: x is zero on entry (VCycle::cycle)
+  void vcycle(Vector<Number>& x, const Vector<Number>& b, bool x_zero = false) const { cycle_->cycle(x, b, x_zero); }
   /// Full multigrid from b.
   void full_multigrid(Vector<Number>& x, const Vector<Number>& b) const { cycle_->full_multigrid(x, b); }
   /// Full multigrid for fp64 vectors: with an fp64 V-cycle the one above; below fp64 the

@@ -287,9 +287,12 @@ VertexPatchSmoother<dim, Number>::VertexPatchSmoother(const mesh::BoxMesh<dim>& 
   const auto& part = mesh.partition();
   if (!cell_metric_.empty() && part.is_distributed()) cell_metric_ = ghosted_cell_metric(mesh, cell_metric_);
   range_ = patch_vertex_range<dim>(dofs.dirichlet_faces());
-  // curved cells and surrogates: the residual of the level operator (on Cartesian cells the
-  // boundary patches localize theirs too)
-  if (mesh.geometry() != mesh::GeometryKind::cartesian || !cell_metric_.empty()) variant_ = PatchVariant::global;
+  // curved cells without surrogates: the residual of the level operator (on Cartesian cells the
+  // boundary patches localize theirs too); surrogates: fused / separate take the surrogate
+  // residuals, except with patches on Neumann faces
+  if (cell_metric_.empty() ? mesh.geometry() != mesh::GeometryKind::cartesian : range_.boundary())
+    variant_ = PatchVariant::global;
+  surrogate_residuals_ = !cell_metric_.empty() && !additive_ && variant_ != PatchVariant::global;
   const auto& ext = dofs.lattice_extent();
   long s = 1;
   for (int d = 0; d < dim; ++d) {
@@ -311,7 +314,7 @@ VertexPatchSmoother<dim, Number>::VertexPatchSmoother(const mesh::BoxMesh<dim>& 
     if (mask[i]) constrained_.push_back(static_cast<index_t>(i));
   // rectangular 1D matrices (inner rows, all columns) of the localized residual, per side (the
   // patch's cells along d: both, the one above the vertex or the one below it)
-  const auto h = parameter_cell_size(mesh);
+  const auto h = local_cell_size(mesh, !cell_metric_.empty());  // surrogates: unit cells, weighted
   for (int d = 0; d < dim; ++d)
     for (const PatchSide side : {PatchSide::interior, PatchSide::low, PatchSide::high}) {
       const int cells = side == PatchSide::interior ? 3 : side == PatchSide::low ? 2 : 1;
@@ -328,7 +331,8 @@ VertexPatchSmoother<dim, Number>::VertexPatchSmoother(const mesh::BoxMesh<dim>& 
     }
   const int nf = ipow(n_full_, dim);
   for (auto* b : {&u_, &r_, &t0_, &t1_, &t2_, &t3_}) b->resize(nf);
-  if (variant_ == PatchVariant::global || additive_) residual_.resize(dofs.n_local());
+  if (variant_ == PatchVariant::global || additive_ || surrogate_residuals_) residual_.resize(dofs.n_local());
+  if (surrogate_residuals_) step_correction_.resize(dofs.n_local());
   if (additive_ || part.is_distributed()) correction_.resize(dofs.n_local());
 }
 
@@ -564,12 +568,25 @@ void VertexPatchSmoother<dim, Number>::local_residual(const Patch& v, const Vect
     gather_full_boundary(v, u, uf);
   else
     gather_full(v, u, uf);
+  // the surrogate's weights g_d of the terms with L_d (1 on Cartesian patches)
+  std::array<Number, dim> g;
+  g.fill(Number(1));
+  if (surrogate_residuals_) {
+    const auto m = patch_metric(v);
+    for (int d = 0; d < dim; ++d) g[d] = static_cast<Number>(m[d]);
+  }
+  const auto scale = [](Number* a, std::size_t n, Number s) {
+    if (s != Number(1))
+      for (std::size_t i = 0; i < n; ++i) a[i] *= s;
+  };
   Number* au = t3_.data();  // A_{I,F} u_F
   if constexpr (dim == 2) {
-    // A = L_0 (x) M_1 + M_0 (x) L_1 (direction 0 fastest)
+    // A = g_0 L_0 (x) M_1 + g_1 M_0 (x) L_1 (direction 0 fastest)
     std::array<int, 3> s{nf, nf, 1};
     apply_1d<false, false>(M(1), ni, nf, 1, s, uf, t0_.data());  // M_1 u
     apply_1d<false, false>(L(1), ni, nf, 1, s, uf, t1_.data());  // L_1 u
+    scale(t0_.data(), std::size_t(ni) * nf, g[0]);
+    scale(t1_.data(), std::size_t(ni) * nf, g[1]);
     s[1] = ni;
     apply_1d<false, false>(L(0), ni, nf, 0, s, t0_.data(), au);
     apply_1d<false, true>(M(0), ni, nf, 0, s, t1_.data(), au);
@@ -577,12 +594,15 @@ void VertexPatchSmoother<dim, Number>::local_residual(const Patch& v, const Vect
     std::array<int, 3> s{nf, nf, nf};
     apply_1d<false, false>(M(2), ni, nf, 2, s, uf, t0_.data());  // zM
     apply_1d<false, false>(L(2), ni, nf, 2, s, uf, t1_.data());  // zL
+    scale(t1_.data(), std::size_t(ni) * nf * nf, g[2] / g[1]);
     s[2] = ni;
     Number* t = t2_.data();
     Number* sm = uf;  // u_F is no longer needed
     apply_1d<false, false>(M(1), ni, nf, 1, s, t0_.data(), t);   // M_1 M_2 u
     apply_1d<false, false>(L(1), ni, nf, 1, s, t0_.data(), sm);  // L_1 M_2 u
-    apply_1d<false, true>(M(1), ni, nf, 1, s, t1_.data(), sm);   // + M_1 L_2 u
+    apply_1d<false, true>(M(1), ni, nf, 1, s, t1_.data(), sm);   // + (g_2 / g_1) M_1 L_2 u
+    scale(t, std::size_t(ni) * ni * nf, g[0]);
+    scale(sm, std::size_t(ni) * ni * nf, g[1]);
     s[1] = ni;
     apply_1d<false, false>(L(0), ni, nf, 0, s, t, au);
     apply_1d<false, true>(M(0), ni, nf, 0, s, sm, au);
@@ -661,10 +681,39 @@ void VertexPatchSmoother<dim, Number>::smooth(Vector<Number>& x, const Vector<Nu
   TCFEM_ASSERT(x.size() == dofs_->n_local() && b.size() == dofs_->n_local(), "smoother vector sizes");
   const GhostLayout* ghosts = dofs_->ghost_layout().get();
   // the localized residuals read b at the patches' nodes of other ranks
-  if (ghosts && !additive_ && variant_ != PatchVariant::global) ghosts->update_ghosts(const_cast<Number*>(b.data()));
+  if (ghosts && !additive_ && variant_ != PatchVariant::global && !surrogate_residuals_)
+    ghosts->update_ghosts(const_cast<Number*>(b.data()));
   const PatchSweepWork<Number> work{residual_, correction_, r_, buffer_, ghosts};
   const Number omega = static_cast<Number>(relaxation_);
-  schwarz_step(additive_, variant_, colors_, std::size_t(ipow(n_inner_, dim)), omega, *op_, x, b, order, work, sweep_ops());
+  const std::size_t patch_size = std::size_t(ipow(n_inner_, dim));
+  if (surrogate_residuals_) {
+    // y = B (b - A x) by the sweep of the surrogates on y from 0 with the right-hand side r, then x += y
+    op_->vmult(residual_, x);
+    VectorOps<Vector<Number>>::residual_from_product(residual_, b);
+    if (ghosts) ghosts->update_ghosts(residual_.data());
+    step_correction_.fill(Number(0));
+    schwarz_step(false, variant_, colors_, patch_size, omega, *op_, step_correction_, residual_, order, work,
+                 sweep_ops());
+    x.add(Number(1), step_correction_);
+  } else {
+    schwarz_step(additive_, variant_, colors_, patch_size, omega, *op_, x, b, order, work, sweep_ops());
+  }
+  set_constrained(x, b);
+}
+
+template <int dim, typename Number>
+void VertexPatchSmoother<dim, Number>::smooth_from_zero(Vector<Number>& x, const Vector<Number>& b,
+                                                        SweepOrder order) const {
+  if (!surrogate_residuals_) {
+    smooth(x, b, order);
+    return;
+  }
+  // r = b - A 0 = b, and the correction is x itself
+  const GhostLayout* ghosts = dofs_->ghost_layout().get();
+  if (ghosts) ghosts->update_ghosts(const_cast<Number*>(b.data()));
+  const PatchSweepWork<Number> work{residual_, correction_, r_, buffer_, ghosts};
+  schwarz_step(false, variant_, colors_, std::size_t(ipow(n_inner_, dim)), static_cast<Number>(relaxation_), *op_, x,
+               b, order, work, sweep_ops());
   set_constrained(x, b);
 }
 

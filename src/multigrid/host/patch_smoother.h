@@ -30,9 +30,19 @@
 //   A_j ~ sum_d g_d M_{dim-1} (x) .. (x) L_d (x) .. (x) M_0
 // with the unit-cell 1D mass and stiffness: fast diagonalization with one set of eigenvectors and a
 // per-patch eigenvalue sum. On a Cartesian mesh with a constant coefficient g_d = a prod_e h_e / h_d^2
-// and the surrogate is the exact patch matrix. The residual is that of the true level operator
-// (PatchVariant::global). Without a cell metric (the built-in deformed box) the local solver is the
-// patch of the undeformed parameter grid (h = 1 / n_cells per direction).
+// and the surrogate is the exact patch matrix. Two residuals (PatchKernelTuning aside, the choice of
+// PatchVariant):
+// - PatchVariant::global: the true level operator's residual before every color (2^dim applies of
+//   the level operator per step);
+// - fused / separate (surrogate residuals): the level operator's residual r = b - A x once per step,
+//   then the multiplicative sweep over the colors on the correction y (y = 0 at first) with each
+//   patch's residual localized from the patch's own surrogate, r_I - (sum_d g_d M .. L_d .. M)_{I,F}
+//   y_F, and x += y at the end. The step is x += B (b - A x) with B the multiplicative Schwarz
+//   iteration of the surrogates: a fixed linear smoother with one level-operator apply per step,
+//   exact where the surrogates are (Cartesian cells, constant coefficient). Patches on Neumann faces
+//   keep the global variant.
+// Without a cell metric (the built-in deformed box) the local solver is the patch of the undeformed
+// parameter grid (h = 1 / n_cells per direction), with the global residual.
 // Dirichlet constraints: constrained nodes enter local residuals as zeros (their columns are zero
 // in the constrained operator); after a step they hold b (their rows are the identity).
 //
@@ -236,6 +246,8 @@ class VertexPatchSmoother final : public Smoother<Vector<Number>> {
                       const LevelOperator<Vector<Number>>& op, std::vector<double> cell_metric = {});
 
   void smooth(Vector<Number>& x, const Vector<Number>& b, SweepOrder order) const override;
+  /// With the surrogate residuals: the sweep on x itself with b (the step's residual is b).
+  void smooth_from_zero(Vector<Number>& x, const Vector<Number>& b, SweepOrder order) const override;
 
   bool additive() const { return additive_; }
   PatchVariant variant() const { return variant_; }
@@ -258,8 +270,10 @@ class VertexPatchSmoother final : public Smoother<Vector<Number>> {
   std::array<double, dim> patch_metric(const Patch& v) const;
   /// r_I = b_I - A_{I,F} u_F of one patch from the global vectors (constrained u entries as 0; a
   /// boundary patch's rows of its unknowns, in inner_dof_indices' order, from its cells' 1D
-  /// matrices).
+  /// matrices; with surrogate residuals A_{I,F} is the patch's surrogate).
   void local_residual(const Patch& v, const Vector<Number>& u, const Vector<Number>& b, Number* r) const;
+  /// Whether a step takes the surrogate residuals (see above): one level-operator residual per step.
+  bool surrogate_residuals() const { return surrogate_residuals_; }
 
  private:
   index_t first_node(const Patch& v) const;  // lattice index of the patch's lowest node
@@ -278,6 +292,7 @@ class VertexPatchSmoother final : public Smoother<Vector<Number>> {
   PatchVertexRange<dim> range_;      // the vertices with patches (Neumann faces: boundary patches)
   bool additive_;
   PatchVariant variant_;
+  bool surrogate_residuals_ = false;
   double relaxation_;
   int k_, n_full_, n_inner_;
   std::array<long, dim> stride_{};
@@ -287,7 +302,7 @@ class VertexPatchSmoother final : public Smoother<Vector<Number>> {
   std::array<std::array<std::vector<Number>, 3>, dim> mass_rect_, stiff_rect_;  // [d][PatchSide], n_inner x n_full
   mutable std::vector<Number> u_, r_, t0_, t1_, t2_, t3_, buffer_;
   mutable std::vector<index_t> idx_;  // a boundary patch's unknowns
-  mutable Vector<Number> residual_, correction_;
+  mutable Vector<Number> residual_, correction_, step_correction_;
 };
 
 }  // namespace tcfem::multigrid

@@ -133,6 +133,34 @@ TCFEM_PATCH_UNROLL
   return Number(1) / s;
 }
 
+/// The factors of the surrogate residual (PatchKernelParams::patch_weights; multigrid/host/
+/// patch_smoother.h) on the outputs of the residual's line phases, for patch m0 of the block at
+/// (by, bz): with the weights g_d, the x phase scales a = M_0 u by f[0] and b = L_0 u by f[1], the
+/// y phase (3D) c = M_1 a by f[2] and e = L_1 a + M_1 b by f[3], so that the last phase forms
+/// sum_d g_d M .. L_d .. M u: 2D f = (g_1, g_0), 3D f = (1, g_0 / g_1, g_2, g_1). All 1 without
+/// surrogates.
+template <int dim, typename Number>
+struct ResidualScales {
+  Number f[4] = {Number(1), Number(1), Number(1), Number(1)};
+};
+template <int dim, typename Number>
+TCFEM_HD inline ResidualScales<dim, Number> residual_scales(const PatchKernelParams<Number>& p, int m0, int by, int bz) {
+  ResidualScales<dim, Number> s;
+  if (p.patch_weights == nullptr) return s;
+  const long long patch = m0 + static_cast<long long>(p.count[0]) * (by + static_cast<long long>(p.count[1]) * bz);
+  const Number* g = p.patch_weights + patch * dim;
+  if constexpr (dim == 2) {
+    s.f[0] = load_read_only(g + 1);
+    s.f[1] = load_read_only(g);
+  } else {
+    const Number g1 = load_read_only(g + 1);
+    s.f[1] = load_read_only(g) / g1;
+    s.f[2] = load_read_only(g + 2);
+    s.f[3] = g1;
+  }
+  return s;
+}
+
 /// The patch j places further along x than `first` in the same block (patches of a color along
 /// x are 2k nodes apart): only its x coordinate and x boundary planes differ.
 template <int k, typename Number>
@@ -731,15 +759,18 @@ TCFEM_PATCH_UNROLL
       constexpr int lines = x_lines, out_size = lines * ni;
       auto x_line = [&](const Item& it, const Number(&v)[nf]) {
         Number* out = smem + buf1_offset(L, it.patch);
+        const auto f = residual_scales<dim>(p, first_m0 + it.patch, by, bz);
         if constexpr (con == Contraction::dense) {
 TCFEM_PATCH_UNROLL
           for (int i = 0; i < ni; ++i) {
-            out[line_out_address(lines, i, it.index) * es] = dot<nf, 1>(M0 + i * nf, v);
-            out[(out_size + line_out_address(lines, i, it.index)) * es] = dot<nf, 1>(L0 + i * nf, v);
+            out[line_out_address(lines, i, it.index) * es] = f.f[0] * dot<nf, 1>(M0 + i * nf, v);
+            out[(out_size + line_out_address(lines, i, it.index)) * es] = f.f[1] * dot<nf, 1>(L0 + i * nf, v);
           }
         } else {
-          apply_line<ni, nf, con>(M0, v, [&](int i, Number y) { out[line_out_address(lines, i, it.index) * es] = y; });
-          apply_line<ni, nf, con>(L0, v, [&](int i, Number y) { out[(out_size + line_out_address(lines, i, it.index)) * es] = y; });
+          apply_line<ni, nf, con>(M0, v, [&](int i, Number y) { out[line_out_address(lines, i, it.index) * es] = f.f[0] * y; });
+          apply_line<ni, nf, con>(L0, v, [&](int i, Number y) {
+            out[(out_size + line_out_address(lines, i, it.index)) * es] = f.f[1] * y;
+          });
         }
       };
       if constexpr (rows_direct) {
@@ -777,20 +808,23 @@ TCFEM_PATCH_UNROLL
           load_line(in, va, es);
           load_line(in + in_size * es, vb, es);
           Number* out = smem + buf0_offset(L, it.patch);
+          const auto f = residual_scales<dim>(p, first_m0 + it.patch, by, bz);
           if constexpr (con == Contraction::dense) {
 TCFEM_PATCH_UNROLL
             for (int i = 0; i < ni; ++i) {
-              out[line_out_address(lines, i, it.index) * es] = dot<nf, 1>(M1 + i * nf, va);
+              out[line_out_address(lines, i, it.index) * es] = f.f[2] * dot<nf, 1>(M1 + i * nf, va);
               out[(out_size + line_out_address(lines, i, it.index)) * es] =
-                  dot<nf, 1>(L1 + i * nf, va) + dot<nf, 1>(M1 + i * nf, vb);
+                  f.f[3] * (dot<nf, 1>(L1 + i * nf, va) + dot<nf, 1>(M1 + i * nf, vb));
             }
           } else {
-            apply_line<ni, nf, con>(M1, va, [&](int i, Number y) { out[line_out_address(lines, i, it.index) * es] = y; });
+            apply_line<ni, nf, con>(M1, va, [&](int i, Number y) { out[line_out_address(lines, i, it.index) * es] = f.f[2] * y; });
             // e = L1 a + M1 b
             Number* oe = out + out_size * es;
             Number t[ni];
             apply_line<ni, nf, con>(L1, va, [&](int i, Number y) { t[i] = y; });
-            apply_line<ni, nf, con>(M1, vb, [&](int i, Number y) { oe[line_out_address(lines, i, it.index) * es] = t[i] + y; });
+            apply_line<ni, nf, con>(M1, vb, [&](int i, Number y) {
+              oe[line_out_address(lines, i, it.index) * es] = f.f[3] * (t[i] + y);
+            });
           }
         }
       }
@@ -857,7 +891,9 @@ TCFEM_PATCH_UNROLL
           g, L, ok, [&](int patch, int, int l, int j) { return smem[buf0_offset(L, patch) + line_in_address(nf, l, j)]; },
           [&](int, int j, int c) { return c < ni ? Md(0, c, j) : Ld(0, c - ni, j); },
           [&](int patch, int l, int c, Number y) {
-            smem[buf1_offset(L, patch) + (c < ni ? 0 : out_size) + line_out_address(lines, c < ni ? c : c - ni, l)] = y;
+            const auto f = residual_scales<dim>(p, first_m0 + patch, by, bz);
+            smem[buf1_offset(L, patch) + (c < ni ? 0 : out_size) + line_out_address(lines, c < ni ? c : c - ni, l)] =
+                (c < ni ? f.f[0] : f.f[1]) * y;
           });
     }
     arch::async_wait<0>();  // b_I (buf2) is in before the last residual phase
@@ -871,7 +907,9 @@ TCFEM_PATCH_UNROLL
             [&](int patch, int a, int l, int j) { return smem[buf1_offset(L, patch) + a * in_size + line_in_address(nf, l, j)]; },
             [&](int a, int j, int c) { return a == 0 ? (c < ni ? Md(1, c, j) : Ld(1, c - ni, j)) : (c < ni ? Number(0) : Md(1, c - ni, j)); },
             [&](int patch, int l, int c, Number y) {
-              smem[buf0_offset(L, patch) + (c < ni ? 0 : out_size) + line_out_address(lines, c < ni ? c : c - ni, l)] = y;
+              const auto f = residual_scales<dim>(p, first_m0 + patch, by, bz);
+              smem[buf0_offset(L, patch) + (c < ni ? 0 : out_size) + line_out_address(lines, c < ni ? c : c - ni, l)] =
+                  (c < ni ? f.f[2] : f.f[3]) * y;
             });
       }
       g.sync();

@@ -43,12 +43,18 @@ constexpr auto patch_kernel_of() {
     return &patch_kernel<dim, k, Number, kind, con>;
 }
 
-/// r = b - r (r holds A x on entry).
+/// r = b - r (r holds A x on entry); one entry per thread (a grid-stride loop streams slower).
 template <typename Number>
 __global__ void residual_from_product_kernel(Number* r, const Number* b, long long n) {
-  for (long long i = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x; i < n;
-       i += static_cast<long long>(gridDim.x) * blockDim.x)
-    r[i] = b[i] - r[i];
+  const long long i = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x;
+  if (i < n) r[i] = b[i] - r[i];
+}
+
+/// x += y, one entry per thread.
+template <typename Number>
+__global__ void add_kernel(Number* x, const Number* y, long long n) {
+  const long long i = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x;
+  if (i < n) x[i] += y[i];
 }
 
 /// x_i = b_i on the constrained (Dirichlet) nodes.
