@@ -315,8 +315,64 @@ void check_cell_metric(int k) {
         const double tol = precision == precision::Precision::fp64 ? 1e-13 : 1e-6;
         EXPECT_LT(rel_diff(a, ref), tol) << key.to_string();
         for (double g : metric) EXPECT_GT(g, 0.0) << key.to_string();
+        // the same metric written into device memory (NaN-poisoned)
+        DeviceBuffer<double> d_metric(std::vector<double>(metric.size(), std::numeric_limits<double>::quiet_NaN()));
+        ASSERT_TRUE(op->cell_metric_to(d_metric.data())) << key.to_string();
+        const auto on_device = d_metric.to_host();
+        std::size_t differ = 0;
+        for (std::size_t i = 0; i < metric.size(); ++i) differ += !(on_device[i] == metric[i]);
+        EXPECT_EQ(differ, 0u) << key.to_string();
       }
   }
+}
+
+/// The surrogates' weights computed on the device from the cell metric in device memory give the
+/// smoother of the host-computed weights to the bit (fused and separate, fp64 and fp32).
+template <int dim, typename Number>
+void check_device_weights(const std::array<int, dim>& cells, int k) {
+  Problem<dim> P(cells, mesh::GeometryKind::mapped, k);
+  multigrid::MatrixFreeLevelOperator<dim, Number> op(P.mesh, P.dofs, P.config);
+  const auto quadrature = fe::make_quadrature(P.config.quadrature, k);
+  const auto metric = op.matrix_free().cell_metric();
+  DeviceBuffer<double> d_metric(metric);
+  const std::size_t n = P.dofs.n_local();
+  auto vmult = [&op, n](Number* dst, const Number* src) {
+    Vector<Number> hs(n), hd(n);
+    TCFEM_CUDA_CHECK(cudaMemcpy(hs.data(), src, n * sizeof(Number), cudaMemcpyDeviceToHost));
+    op.vmult(hd, hs);
+    TCFEM_CUDA_CHECK(cudaMemcpy(dst, hd.data(), n * sizeof(Number), cudaMemcpyHostToDevice));
+  };
+  std::mt19937 rng(700 + k);
+  std::uniform_real_distribution<double> dist(-1.0, 1.0);
+  std::vector<Number> x0(n), b(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    x0[i] = static_cast<Number>(dist(rng));
+    b[i] = static_cast<Number>(dist(rng));
+  }
+  for (Case c : {Case::fused, Case::separate}) {
+    const auto settings = settings_of(c);
+    multigrid::DevicePatchSmoother<dim, Number> host(P.mesh, P.dofs, quadrature, settings, vmult, metric);
+    multigrid::DevicePatchSmoother<dim, Number> device(P.mesh, P.dofs, quadrature, settings, vmult, {}, {},
+                                                       d_metric.data());
+    EXPECT_NE(device.description().find("surrogate residuals"), std::string::npos) << device.description();
+    DeviceBuffer<Number> xh(x0), xd(x0), db(b);
+    for (auto order : {SweepOrder::forward, SweepOrder::backward}) {
+      host.smooth(xh.data(), db.data(), order);
+      device.smooth(xd.data(), db.data(), order);
+    }
+    const auto a = xh.to_host(), d = xd.to_host();
+    std::size_t differ = 0;
+    for (std::size_t i = 0; i < n; ++i) differ += a[i] != d[i];
+    EXPECT_EQ(differ, 0u) << dim << "D k=" << k << " " << to_string(c) << " " << sizeof(Number) * 8 << " bit";
+  }
+}
+
+TEST(DevicePatchSmoother, SurrogateWeightsOnTheDeviceEqualTheHostOnes) {
+  if (!have_device()) GTEST_SKIP() << "no CUDA device";
+  check_device_weights<3, double>({5, 4, 6}, 2);
+  check_device_weights<3, float>({4, 5, 3}, 4);
+  check_device_weights<2, double>({7, 5}, 3);
+  check_device_weights<2, float>({6, 6}, 5);
 }
 
 TEST(DevicePatchSmoother, CellMetricOfTheDeviceOperatorsMatchesCpu) {

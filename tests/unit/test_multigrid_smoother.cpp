@@ -12,6 +12,7 @@
 #include <limits>
 #include <random>
 #include <set>
+#include <tuple>
 
 #include "multigrid/host/chebyshev_smoother.h"
 #include "multigrid/host/coarse_solver.h"
@@ -351,18 +352,31 @@ TEST(VertexPatch, GaussLobattoQuadratureGivesThePatchMatricesOfTheOperator) {
   }
 }
 
+/// A constant coefficient on an anisotropic Cartesian box, the general path (quadrature data):
+/// the separable surrogates of its cell metric are the patch matrices themselves.
+struct AnisotropicBoxLevel {
+  AnisotropicBoxLevel(const std::array<int, 3>& cells, int k)
+      : mesh(cells, mesh::Domain<3>::box({0.0, -1.0, 0.5}, {2.0, 0.5, 1.0})),
+        dofs(mesh, fe::Disc::cg, k),
+        config(make_config(k)),
+        op(mesh, dofs, config) {}
+  static operators::OperatorConfig make_config(int k) {
+    operators::OperatorConfig c;
+    c.degree = k;
+    c.quadrature = fe::QuadratureKind::gauss_k2;
+    c.coefficient = [](const double*) { return 2.5; };
+    return c;
+  }
+  mesh::BoxMesh<3> mesh;
+  fe::DofLayout<3> dofs;
+  operators::OperatorConfig config;
+  MatrixFreeLevelOperator<3, double> op;
+};
+
 TEST(VertexPatch, SeparableSurrogateIsTheExactPatchOnCartesianCells) {
-  // a constant coefficient on an anisotropic Cartesian box, the general path (quadrature data):
-  // the surrogate of the cell metric is the patch matrix itself
   for (int k : {1, 2, 3}) {
-    const auto domain = mesh::Domain<3>::box({0.0, -1.0, 0.5}, {2.0, 0.5, 1.0});
-    mesh::BoxMesh<3> mesh({4, 3, 3}, domain);
-    fe::DofLayout<3> dofs(mesh, fe::Disc::cg, k);
-    operators::OperatorConfig config;
-    config.degree = k;
-    config.quadrature = fe::QuadratureKind::gauss_k2;
-    config.coefficient = [](const double*) { return 2.5; };
-    MatrixFreeLevelOperator<3, double> op(mesh, dofs, config);
+    AnisotropicBoxLevel level({4, 3, 3}, k);
+    const auto& [mesh, dofs, config, op] = std::tie(level.mesh, level.dofs, level.config, level.op);
     ASSERT_EQ(op.matrix_free().path(), operators::Path::general);
     const auto metric = op.matrix_free().cell_metric();
     ASSERT_EQ(metric.size(), mesh.n_owned_cells() * 3);
@@ -549,14 +563,8 @@ TEST(VertexPatch, SurrogateResidualsEqualTheGlobalResidualWhereTheSurrogatesAreE
   // Cartesian cells, a constant coefficient, the general path: the surrogates are the patch
   // matrices, so one level residual per step gives what one per color gives
   for (int k : {1, 2, 3}) {
-    const auto domain = mesh::Domain<3>::box({0.0, -1.0, 0.5}, {2.0, 0.5, 1.0});
-    mesh::BoxMesh<3> mesh({4, 5, 3}, domain);
-    fe::DofLayout<3> dofs(mesh, fe::Disc::cg, k);
-    operators::OperatorConfig config;
-    config.degree = k;
-    config.quadrature = fe::QuadratureKind::gauss_k2;
-    config.coefficient = [](const double*) { return 2.5; };
-    MatrixFreeLevelOperator<3, double> op(mesh, dofs, config);
+    AnisotropicBoxLevel level({4, 5, 3}, k);
+    const auto& [mesh, dofs, config, op] = std::tie(level.mesh, level.dofs, level.config, level.op);
     const auto metric = op.matrix_free().cell_metric();
     const auto quadrature = fe::make_quadrature(config.quadrature, k);
     const auto x0 = random_vector<double>(dofs.n_local(), 71);

@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <string>
 
+#include "core/device_buffer.h"
 #include "core/error.h"
 #include "fe/dof_exchange.h"
 #include "fe/quadrature.h"
@@ -142,11 +143,17 @@ std::unique_ptr<Smoother<DeviceVector<Number>>> make_device_smoother(const Smoot
         return dg;
       }
       // the separable surrogates on mapped meshes and with a variable coefficient (the cell metric
-      // of the level operator's stored data), as the CPU smoother
+      // of the level operator's stored data), as the CPU smoother: their weights from the metric
+      // on the device, or (patches on Neumann faces, families without it there) on the host
       std::vector<double> metric;
+      DeviceBuffer<double> device_metric;
       if (uses_patch_surrogates(mesh.geometry(), bool(config.coefficient))) {
-        metric = op.device_operator().cell_metric();
-        if (metric.empty())
+        if (dofs.all_faces_dirichlet()) {
+          device_metric = DeviceBuffer<double>(mesh.n_owned_cells() * dim);
+          if (!op.device_operator().cell_metric_to(device_metric.data())) device_metric = DeviceBuffer<double>();
+        }
+        if (device_metric.size() == 0) metric = op.device_operator().cell_metric();
+        if (metric.empty() && device_metric.size() == 0)
           throw InputError("--smoother patch on --backend cuda: the level operator (" +
                            op.device_operator().key().to_string() +
                            ") stores no quadrature data for the separable patch surrogates; use --smoother chebyshev");
@@ -163,7 +170,7 @@ std::unique_ptr<Smoother<DeviceVector<Number>>> make_device_smoother(const Smoot
           [level_op, ghosts](Number* dst, const Number* src) {
             operators::ghosted_vmult(level_op->device_operator(), ghosts, dst, const_cast<Number*>(src));
           },
-          metric, spread);
+          metric, spread, device_metric.size() ? device_metric.data() : nullptr);
       info.smoother = patch->description();
       return std::make_unique<DevicePatchSmootherAdapter<dim, Number>>(std::move(patch));
     }

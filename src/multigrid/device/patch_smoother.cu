@@ -219,7 +219,8 @@ DevicePatchSmoother<dim, Number>::DevicePatchSmoother(const mesh::BoxMesh<dim>& 
                                                       const fe::Quadrature1D& quadrature,
                                                       const SmootherSettings& settings,
                                                       std::function<void(Number* dst, const Number* src)> level_vmult,
-                                                      const std::vector<double>& cell_metric, const Spread& spread)
+                                                      const std::vector<double>& cell_metric, const Spread& spread,
+                                                      const double* device_cell_metric)
     : impl_(std::make_unique<Impl>()) {
   auto& I = *impl_;
   if (settings.kind != SmootherKind::patch && settings.kind != SmootherKind::patch_additive)
@@ -238,7 +239,9 @@ DevicePatchSmoother<dim, Number>::DevicePatchSmoother(const mesh::BoxMesh<dim>& 
   I.ghosts = spread.ghosts;
   for (int d = 0; d < dim; ++d) I.color_shift |= (spread.origin[d] & 1) << d;
   I.additive = settings.kind == SmootherKind::patch_additive;
-  I.surrogate = !cell_metric.empty();
+  I.surrogate = !cell_metric.empty() || device_cell_metric;
+  if (I.surrogate && cell_metric.empty() && range.boundary())
+    throw Error("DevicePatchSmoother: the patches on Neumann faces need the cell metric on the host");
   // curved cells without surrogates: the residual of the level operator (on Cartesian cells the
   // boundary patches localize theirs too); surrogates: fused / separate take the surrogate
   // residuals (multigrid/host/patch_smoother.h), except with patches on Neumann faces
@@ -282,9 +285,18 @@ DevicePatchSmoother<dim, Number>::DevicePatchSmoother(const mesh::BoxMesh<dim>& 
     I.eigenvalues = DeviceBuffer<Number>(eigenvalues);
     I.patch_weights.resize(I.colors.size());
     for (std::size_t c = 0; c < I.colors.size(); ++c) {
-      if (I.colors[c].n_patches == 0) continue;
-      I.patch_weights[c] = DeviceBuffer<Number>(patch_kernels::patch_kernel_weights<dim, Number>(mesh, I.colors[c],
-                                                                                                  cell_metric));
+      const auto& p = I.colors[c];
+      if (p.n_patches == 0) continue;
+      if (device_cell_metric) {  // on the device, what patch_kernel_weights computes on the host
+        I.patch_weights[c] = DeviceBuffer<Number>(std::size_t(p.n_patches) * dim);
+        const auto n = mesh.n_cells();
+        patch_kernels::patch_weights_kernel<dim, Number><<<grid_each(p.n_patches, 256), 256>>>(
+            make_int3(p.count[0], p.count[1], p.count[2]), make_int3(p.parity[0], p.parity[1], p.parity[2]), n[0],
+            dim > 1 ? n[1] : 1, static_cast<long long>(p.n_patches), device_cell_metric, I.patch_weights[c].data());
+        TCFEM_CUDA_CHECK_LAUNCH();
+      } else {
+        I.patch_weights[c] = DeviceBuffer<Number>(patch_kernels::patch_kernel_weights<dim, Number>(mesh, p, cell_metric));
+      }
       I.colors[c].patch_weights = I.patch_weights[c].data();
       I.colors[c].eigenvalues = I.eigenvalues.data();
     }

@@ -49,10 +49,14 @@ class DevicePatchSmoother {
     DeviceGhostExchange* ghosts = nullptr;  ///< the ghosts of one cell layer
     std::array<int, dim> origin{};          ///< global index of the box's first cell
   };
+  /// `device_cell_metric` (null: none): the same cell metric in device memory, n_cells * dim
+  /// doubles, from which the surrogates' weights are computed on the device (`cell_metric` may then
+  /// be empty; with Neumann faces the boundary patches need it on the host).
   DevicePatchSmoother(const mesh::BoxMesh<dim>& mesh, const fe::DofLayout<dim>& dofs,
                       const fe::Quadrature1D& quadrature, const SmootherSettings& settings,
                       std::function<void(Number* dst, const Number* src)> level_vmult,
-                      const std::vector<double>& cell_metric = {}, const Spread& spread = {});
+                      const std::vector<double>& cell_metric = {}, const Spread& spread = {},
+                      const double* device_cell_metric = nullptr);
   ~DevicePatchSmoother();
   /// One smoothing step x <- S(x, b) on device vectors (default stream, asynchronous).
   /// b_ghosts_fresh: a spread level's b has its ghost values from this smoother's previous step

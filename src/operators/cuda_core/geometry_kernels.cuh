@@ -196,6 +196,15 @@ class GeometryOperatorBase : public DeviceOperatorBase {
     if (!coef_) return {};
     return device_cell_metric<Number>(view_);
   }
+  bool cell_metric_to(double* metric) const override {
+    if (!metric_.empty()) {
+      TCFEM_CUDA_CHECK(cudaMemcpy(metric, metric_.data(), metric_.size() * sizeof(double), cudaMemcpyHostToDevice));
+      return true;
+    }
+    if (!coef_) return false;
+    device_cell_metric_to<Number>(view_, metric);
+    return true;
+  }
 
  protected:
   GeometryOperatorBase(const DeviceKernelKey& key, std::size_t n_local) : DeviceOperatorBase(key, n_local) {}

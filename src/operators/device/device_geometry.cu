@@ -786,14 +786,21 @@ void device_round_to_float(const double* src, float* dst, std::size_t n) {
 }
 
 template <typename Number>
-std::vector<double> device_cell_metric(const OperatorView<Number>& v) {
+void device_cell_metric_to(const OperatorView<Number>& v, double* metric) {
   if (v.cartesian || v.mass || !v.cell_coef) throw Error("device_cell_metric: the stored data of the general Laplacian only");
   std::int64_t n_cells = 1;
   for (int d = 0; d < v.dim; ++d) n_cells *= v.n_cells[d];
-  DeviceBuffer<double> metric(static_cast<std::size_t>(n_cells * v.dim));
   cell_metric_kernel<Number><<<grid_for(n_cells * v.dim * 32, 256), 256>>>(v.dim, ipow(v.nq, v.dim), n_cells,
-                                                                         v.cell_coef, metric.data());
+                                                                         v.cell_coef, metric);
   TCFEM_CUDA_CHECK_LAUNCH();
+}
+
+template <typename Number>
+std::vector<double> device_cell_metric(const OperatorView<Number>& v) {
+  std::int64_t n_cells = 1;
+  for (int d = 0; d < v.dim; ++d) n_cells *= v.n_cells[d];
+  DeviceBuffer<double> metric(static_cast<std::size_t>(n_cells * v.dim));
+  device_cell_metric_to<Number>(v, metric.data());
   std::vector<double> host(metric.size());
   TCFEM_CUDA_CHECK(cudaMemcpy(host.data(), metric.data(), host.size() * sizeof(double), cudaMemcpyDeviceToHost));
   return host;
@@ -804,6 +811,7 @@ template void device_general_diagonal<double>(const OperatorView<double>&, const
 template void device_general_diagonal<float>(const OperatorView<float>&, const Grid&, const std::vector<double>&,
                                              float*);
 template std::vector<double> device_cell_metric<double>(const OperatorView<double>&);
+template void device_cell_metric_to<double>(const OperatorView<double>&, double*);
 #define TCFEM_CELL_METRIC_OF(dim, Number)                                                                         \
   template std::vector<double> device_cell_metric_of<dim, Number>(                                                 \
       const mesh::BoxMesh<dim>&, const fe::DofLayout<dim>&, const fe::Quadrature1D&, const setup::PointFunction&, \
@@ -826,5 +834,6 @@ template DeviceNodeGeometry<float> device_node_geometry<float, 3>(const mesh::Bo
                                                                   const setup::PointFunction&,
                                                                   const std::array<setup::PointFunction, 3>&);
 template std::vector<double> device_cell_metric<float>(const OperatorView<float>&);
+template void device_cell_metric_to<float>(const OperatorView<float>&, double*);
 
 }  // namespace tcfem::operators

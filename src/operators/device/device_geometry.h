@@ -85,6 +85,9 @@ void device_general_diagonal(const OperatorView<Number>& view, const setup::Grid
 /// copied to the host (the weights of the separable patch surrogates).
 template <typename Number>
 std::vector<double> device_cell_metric(const OperatorView<Number>& view);
+/// The same into `metric` (device, [cell * dim + d]; asynchronous).
+template <typename Number>
+void device_cell_metric_to(const OperatorView<Number>& view, double* metric);
 
 /// dst[i] = src[i] rounded to fp32 (to nearest), i < n (device arrays; asynchronous).
 void device_round_to_float(const double* src, float* dst, std::size_t n);

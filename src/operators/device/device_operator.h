@@ -91,6 +91,12 @@ class DeviceOperator {
   /// (MatrixFreeOperator::cell_metric: [cell * dim + d], on the host) where the family stores
   /// them; empty otherwise.
   virtual std::vector<double> cell_metric() const { return {}; }
+  /// The same cell metric written into `metric` (device, n_cells * dim doubles) and true, where
+  /// the family stores it; false otherwise (nothing written).
+  virtual bool cell_metric_to(double* metric) const {
+    (void)metric;
+    return false;
+  }
   /// dst = A_u src with A_u the operator without its cg constraints (every lattice node a degree
   /// of freedom: the rows and columns of the Dirichlet nodes included; dg: the operator itself),
   /// and returns true, where the family can; false otherwise (the Kronecker kernels, which

@@ -88,6 +88,12 @@ class GenericDeviceOperator final : public DeviceOperatorBase {
     if (v.cartesian || v.mass || !v.cell_coef) return {};
     return device_cell_metric<Number>(v);
   }
+  bool cell_metric_to(double* metric) const override {
+    const auto& v = op_.device_view();
+    if (v.cartesian || v.mass || !v.cell_coef) return false;
+    device_cell_metric_to<Number>(v, metric);
+    return true;
+  }
 
  private:
   CudaOperator<dim, Number> op_;
