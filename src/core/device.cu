@@ -1,4 +1,7 @@
 #include <cstdio>
+#include <map>
+#include <mutex>
+
 #include "core/cuda_check.h"
 #include "core/device.h"
 
@@ -6,8 +9,37 @@ namespace tcfem {
 
 bool built_with_cuda() { return true; }
 
+namespace {
+/// The properties of a device that do not change while the process runs (the query takes
+/// milliseconds: the clock rates and cudaGetDeviceProperties' hundred attributes), by device id.
+DeviceInfo device_properties(int id);
+}  // namespace
+
 DeviceInfo query_device(int id) {
   if (id < 0) id = process_device();
+  static std::mutex mutex;
+  static std::map<int, DeviceInfo> known;
+  DeviceInfo info;
+  {
+    const std::lock_guard<std::mutex> lock(mutex);
+    const auto it = known.find(id);
+    if (it != known.end()) {
+      info = it->second;
+    } else {
+      info = device_properties(id);
+      if (info.available) known.emplace(id, info);
+    }
+  }
+  if (!info.available) return info;
+  TCFEM_CUDA_CHECK(cudaSetDevice(id));
+  std::size_t free_b = 0, total_b = 0;
+  TCFEM_CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
+  info.free_memory = free_b;
+  return info;
+}
+
+namespace {
+DeviceInfo device_properties(int id) {
   DeviceInfo info;
   int count = 0;
   cudaError_t e = cudaGetDeviceCount(&count);
@@ -42,11 +74,8 @@ DeviceInfo query_device(int id) {
   info.memory_bus_bits = p.memoryBusWidth;
   info.total_memory = p.totalGlobalMem;
   info.shared_memory_per_block_optin = p.sharedMemPerBlockOptin;
-  TCFEM_CUDA_CHECK(cudaSetDevice(id));
-  std::size_t free_b = 0, total_b = 0;
-  TCFEM_CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
-  info.free_memory = free_b;
   return info;
 }
+}  // namespace
 
 }  // namespace tcfem

@@ -210,55 +210,72 @@ void PointFunctions::compile(const std::string& prelude) {
   compile_seconds_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
-std::int64_t PointFunctions::launch(const char* kind, int f, const double* points, std::size_t stride,
-                                    std::size_t n, double* out) const {
+void PointFunctions::launch(bool gradient, int f, const double* points, std::size_t stride, std::size_t n,
+                            double* out, unsigned long long* bad) const {
   if (!module_) throw Error("jit::PointFunctions: evaluate before compile()");
   if (f < 0 || f >= size()) throw Error("jit::PointFunctions: no function " + std::to_string(f));
-  if (n == 0) return -1;
-  const unsigned long long none = std::numeric_limits<unsigned long long>::max();
-  module_->bad.copy_from_host(&none, 1);
-  const cudaKernel_t k = std::string(kind) == "value" ? module_->value[f] : module_->gradient[f];
+  if (n == 0) return;
+  const cudaKernel_t k = gradient ? module_->gradient[f] : module_->value[f];
   long long s = static_cast<long long>(stride), count = static_cast<long long>(n);
-  unsigned long long* bad = module_->bad.data();
   void* args[] = {&points, &s, &count, &out, &bad};
   const unsigned threads = 256;
   const unsigned blocks = static_cast<unsigned>(std::min<std::size_t>((n + threads - 1) / threads, module_->grid_limit));
   TCFEM_CUDA_CHECK(cudaLaunchKernel(reinterpret_cast<const void*>(k), dim3(blocks), dim3(threads), args, 0, nullptr));
   TCFEM_CUDA_CHECK_LAUNCH();
+}
+
+template <class Launch>
+std::int64_t PointFunctions::checked(Launch&& launch) const {
+  if (!module_) throw Error("jit::PointFunctions: evaluate before compile()");
+  const unsigned long long none = std::numeric_limits<unsigned long long>::max();
+  module_->bad.copy_from_host(&none, 1);
+  launch(module_->bad.data());
   unsigned long long first = none;
   module_->bad.copy_to_host(&first, 1);
   return first == none ? -1 : static_cast<std::int64_t>(first);
 }
 
-std::int64_t PointFunctions::evaluate_tensor(int f, const TensorPoints& t, std::int64_t first_cell, std::size_t n,
-                                            double* out) const {
+void PointFunctions::evaluate_tensor_async(int f, const TensorPoints& t, std::int64_t first_cell, std::size_t n,
+                                           double* out, unsigned long long* bad) const {
   if (!module_) throw Error("jit::PointFunctions: evaluate before compile()");
   if (f < 0 || f >= size()) throw Error("jit::PointFunctions: no function " + std::to_string(f));
-  if (n == 0) return -1;
-  const unsigned long long none = std::numeric_limits<unsigned long long>::max();
-  module_->bad.copy_from_host(&none, 1);
+  if (n == 0) return;
   const double* pts = t.points;
   int nq = t.nq;
   long long n0 = t.n_cells[0], n1 = t.n_cells[1], first = first_cell, count = static_cast<long long>(n);
   double o0 = t.origin[0], o1 = t.origin[1], o2 = t.origin[2], h0 = t.h[0], h1 = t.h[1], h2 = t.h[2];
-  unsigned long long* bad = module_->bad.data();
   void* args[] = {&pts, &nq, &n0, &n1, &o0, &o1, &o2, &h0, &h1, &h2, &first, &count, &out, &bad};
   const unsigned threads = 256;
   const unsigned blocks = static_cast<unsigned>(std::min<std::size_t>((n + threads - 1) / threads, module_->grid_limit));
   TCFEM_CUDA_CHECK(cudaLaunchKernel(reinterpret_cast<const void*>(module_->tensor[f]), dim3(blocks), dim3(threads),
                                     args, 0, nullptr));
   TCFEM_CUDA_CHECK_LAUNCH();
-  unsigned long long first_bad = none;
-  module_->bad.copy_to_host(&first_bad, 1);
-  return first_bad == none ? -1 : static_cast<std::int64_t>(first_bad);
+}
+
+std::int64_t PointFunctions::evaluate_tensor(int f, const TensorPoints& t, std::int64_t first_cell, std::size_t n,
+                                            double* out) const {
+  if (n == 0) return -1;
+  return checked([&](unsigned long long* bad) { evaluate_tensor_async(f, t, first_cell, n, out, bad); });
 }
 
 std::int64_t PointFunctions::evaluate(int f, const double* p, std::size_t stride, std::size_t n, double* out) const {
-  return launch("value", f, p, stride, n, out);
+  if (n == 0) return -1;
+  return checked([&](unsigned long long* bad) { launch(false, f, p, stride, n, out, bad); });
 }
 
 std::int64_t PointFunctions::gradient(int f, const double* p, std::size_t stride, std::size_t n, double* out) const {
-  return launch("gradient", f, p, stride, n, out);
+  if (n == 0) return -1;
+  return checked([&](unsigned long long* bad) { launch(true, f, p, stride, n, out, bad); });
+}
+
+void PointFunctions::evaluate_async(int f, const double* p, std::size_t stride, std::size_t n, double* out,
+                                    unsigned long long* bad) const {
+  launch(false, f, p, stride, n, out, bad);
+}
+
+void PointFunctions::gradient_async(int f, const double* p, std::size_t stride, std::size_t n, double* out,
+                                    unsigned long long* bad) const {
+  launch(true, f, p, stride, n, out, bad);
 }
 
 }  // namespace tcfem::jit

@@ -62,6 +62,16 @@ class PointFunctions {
   /// value it used is not finite, or -1.
   std::int64_t gradient(int f, const double* points, std::size_t stride, std::size_t n, double* out) const;
 
+  /// evaluate(), evaluate_tensor() and gradient() without waiting for the device: the index of a
+  /// point whose value is not finite goes into *bad (device) by atomicMin (the caller sets it
+  /// beforehand and reads it when it needs to know; a pass over chunks reads it once).
+  void evaluate_async(int f, const double* points, std::size_t stride, std::size_t n, double* out,
+                      unsigned long long* bad) const;
+  void evaluate_tensor_async(int f, const TensorPoints& points, std::int64_t first_cell, std::size_t n, double* out,
+                             unsigned long long* bad) const;
+  void gradient_async(int f, const double* points, std::size_t stride, std::size_t n, double* out,
+                      unsigned long long* bad) const;
+
  public:
   struct Module;
 
@@ -70,8 +80,11 @@ class PointFunctions {
     std::string expression;
     int dim;
   };
-  std::int64_t launch(const char* kind, int f, const double* points, std::size_t stride, std::size_t n,
-                      double* out) const;
+  void launch(bool gradient, int f, const double* points, std::size_t stride, std::size_t n, double* out,
+              unsigned long long* bad) const;
+  /// Resets the module's flag, runs `launch` with it and returns the flagged index or -1 (waits).
+  template <class Launch>
+  std::int64_t checked(Launch&& launch) const;
   std::vector<Function> functions_;
   std::shared_ptr<Module> module_;
   double compile_seconds_ = 0.0;

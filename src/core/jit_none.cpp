@@ -18,20 +18,33 @@ void PointFunctions::compile(const std::string&) {
   throw InputError("device expressions: this tcfem was built without the CUDA backend");
 }
 
-std::int64_t PointFunctions::launch(const char*, int, const double*, std::size_t, std::size_t, double*) const {
-  throw InputError("device expressions: this tcfem was built without the CUDA backend");
+namespace {
+[[noreturn]] void no_cuda() { throw InputError("device expressions: this tcfem was built without the CUDA backend"); }
+}  // namespace
+
+void PointFunctions::launch(bool, int, const double*, std::size_t, std::size_t, double*, unsigned long long*) const {
+  no_cuda();
 }
 
 std::int64_t PointFunctions::evaluate_tensor(int, const TensorPoints&, std::int64_t, std::size_t, double*) const {
-  throw InputError("device expressions: this tcfem was built without the CUDA backend");
+  no_cuda();
 }
 
-std::int64_t PointFunctions::evaluate(int f, const double* p, std::size_t stride, std::size_t n, double* out) const {
-  return launch("value", f, p, stride, n, out);
+std::int64_t PointFunctions::evaluate(int, const double*, std::size_t, std::size_t, double*) const { no_cuda(); }
+
+std::int64_t PointFunctions::gradient(int, const double*, std::size_t, std::size_t, double*) const { no_cuda(); }
+
+void PointFunctions::evaluate_async(int, const double*, std::size_t, std::size_t, double*, unsigned long long*) const {
+  no_cuda();
 }
 
-std::int64_t PointFunctions::gradient(int f, const double* p, std::size_t stride, std::size_t n, double* out) const {
-  return launch("gradient", f, p, stride, n, out);
+void PointFunctions::evaluate_tensor_async(int, const TensorPoints&, std::int64_t, std::size_t, double*,
+                                           unsigned long long*) const {
+  no_cuda();
+}
+
+void PointFunctions::gradient_async(int, const double*, std::size_t, std::size_t, double*, unsigned long long*) const {
+  no_cuda();
 }
 
 }  // namespace tcfem::jit

@@ -1,4 +1,5 @@
 // cuSOLVER Cholesky inversion for the direct solver's setup (Pi^{-1}).
+#include <cublas_v2.h>
 #include <cusolverDn.h>
 
 #include <algorithm>
@@ -22,23 +23,44 @@ void cusolver_check(cusolverStatus_t s, const char* what, const char* file, int 
 }
 #define TCFEM_CUSOLVER_CHECK(call) cusolver_check((call), #call, __FILE__, __LINE__)
 
-class CusolverHandle {
- public:
-  CusolverHandle() { TCFEM_CUSOLVER_CHECK(cusolverDnCreate(&h_)); }
-  ~CusolverHandle() { cusolverDnDestroy(h_); }
-  CusolverHandle(const CusolverHandle&) = delete;
-  CusolverHandle& operator=(const CusolverHandle&) = delete;
-  cusolverDnHandle_t get() const { return h_; }
-
- private:
-  cusolverDnHandle_t h_ = nullptr;
-};
 
 /// a(i, j) = a(j, i) for i < j: the upper triangle from the lower one (n x n, leading dimension n).
 __global__ void mirror_lower_kernel(int n, double* __restrict__ a) {
   const std::int64_t j = blockIdx.y * std::int64_t(blockDim.y) + threadIdx.y;
   const std::int64_t i = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x;
   if (i < j && j < n) a[i + j * n] = a[j + i * std::int64_t(n)];
+}
+
+void cublas_check(cublasStatus_t s, const char* what, const char* file, int line) {
+  if (s != CUBLAS_STATUS_SUCCESS)
+    throw DeviceError(std::string("cuBLAS error ") + std::to_string(static_cast<int>(s)) + " in " + what + " at " +
+                      file + ":" + std::to_string(line));
+}
+#define TCFEM_CUBLAS_CHECK(call) cublas_check((call), #call, __FILE__, __LINE__)
+
+/// A library handle for a scope: created (checked) on construction, destroyed at its end.
+template <typename Handle, typename Status, Status (*create)(Handle*), Status (*destroy)(Handle),
+          void (*check)(Status, const char*, const char*, int)>
+class LibraryHandle {
+ public:
+  LibraryHandle() { check(create(&h_), "the handle's creation", __FILE__, __LINE__); }
+  ~LibraryHandle() { destroy(h_); }
+  LibraryHandle(const LibraryHandle&) = delete;
+  LibraryHandle& operator=(const LibraryHandle&) = delete;
+  Handle get() const { return h_; }
+
+ private:
+  Handle h_ = nullptr;
+};
+using CusolverHandle = LibraryHandle<cusolverDnHandle_t, cusolverStatus_t, &cusolverDnCreate, &cusolverDnDestroy,
+                                     &cusolver_check>;
+using CublasHandle = LibraryHandle<cublasHandle_t, cublasStatus_t, &cublasCreate_v2, &cublasDestroy_v2, &cublas_check>;
+
+/// a = the n x n identity (leading dimension n).
+__global__ void identity_kernel(std::int64_t n, double* __restrict__ a) {
+  for (std::int64_t t = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; t < n * n;
+       t += std::int64_t(gridDim.x) * blockDim.x)
+    a[t] = t % n == t / n ? 1.0 : 0.0;
 }
 
 int device_info(const DeviceBuffer<int>& info) {
@@ -70,6 +92,28 @@ void cuda_cholesky_factor_in_place(std::int64_t n, double* d_a, const char* what
 void cuda_cholesky_inverse_in_place(std::int64_t n, double* d_l, const char* what) {
   if (n == 0) return;
   const int ni = static_cast<int>(n);
+  std::size_t free = 0, total = 0;
+  TCFEM_CUDA_CHECK(cudaMemGetInfo(&free, &total));
+  const double copy_bytes = 8.0 * double(n) * double(n);
+  if (n <= 12000 && copy_bytes < 0.25 * double(free)) {
+    // W = L^{-1} (a triangular solve on the identity), then (L L^T)^{-1} = W^T W (syrk): two BLAS-3
+    // calls, where potri's triangular inverse and product take thousands of small launches
+    DeviceBuffer<double> w(static_cast<std::size_t>(n) * static_cast<std::size_t>(n));
+    identity_kernel<<<static_cast<unsigned>(std::min<std::int64_t>((n * n + 255) / 256, 65535)), 256>>>(n, w.data());
+    TCFEM_CUDA_CHECK_LAUNCH();
+    const CublasHandle blas;
+    const double one = 1.0, zero = 0.0;
+    TCFEM_CUBLAS_CHECK(cublasDtrsm(blas.get(), CUBLAS_SIDE_LEFT, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N,
+                                   CUBLAS_DIAG_NON_UNIT, ni, ni, &one, d_l, ni, w.data(), ni));
+    TCFEM_CUBLAS_CHECK(
+        cublasDsyrk(blas.get(), CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_T, ni, ni, &one, w.data(), ni, &zero, d_l, ni));
+    const dim3 threads(32, 8);
+    const dim3 blocks(static_cast<unsigned>((n + 31) / 32), static_cast<unsigned>((n + 7) / 8));
+    mirror_lower_kernel<<<blocks, threads>>>(ni, d_l);
+    TCFEM_CUDA_CHECK_LAUNCH();
+    TCFEM_CUDA_CHECK(cudaDeviceSynchronize());  // w goes out of scope
+    return;
+  }
   CusolverHandle handle;
   int lwork = 0;
   TCFEM_CUSOLVER_CHECK(cusolverDnDpotri_bufferSize(handle.get(), CUBLAS_FILL_MODE_LOWER, ni, d_l, ni, &lwork));

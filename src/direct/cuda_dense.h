@@ -17,7 +17,9 @@ void cuda_spd_inverse(std::int64_t n, double* a, std::int64_t lda, const char* w
 void cuda_cholesky_factor_in_place(std::int64_t n, double* d_a, const char* what);
 
 /// Replaces the Cholesky factor L (lower triangle of `d_l`, as cuda_cholesky_factor_in_place leaves
-/// it) by the whole inverse (L L^T)^{-1}, both triangles (cuSOLVER potri, FP64).
+/// it) by the whole inverse (L L^T)^{-1}, both triangles, in FP64: W = L^{-1} by cuBLAS trsm on the
+/// identity and W^T W by syrk where n <= 12000 and the copy takes under a quarter of the free device
+/// memory, else cuSOLVER potri (in place).
 void cuda_cholesky_inverse_in_place(std::int64_t n, double* d_l, const char* what);
 
 /// Device memory cuda_spd_inverse needs for an n x n matrix (matrix and workspace estimate).

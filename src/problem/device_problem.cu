@@ -353,9 +353,15 @@ struct DeviceProblem<dim>::Impl {
   }
 
   /// The gradient of the exact solution at the points: given components, or differences.
-  void exact_gradient(const double* points, std::size_t stride, std::size_t n, double* out) const {
+  /// `slot` (operators::setup::ChunkChecks): compiled functions flag it and do not wait.
+  void exact_gradient(const double* points, std::size_t stride, std::size_t n, double* out,
+                      unsigned long long* slot = nullptr) const {
     if (gradient_given) {
-      for (int d = 0; d < dim; ++d) gradient[d].evaluate(dim, points, stride, n, out + d * stride);
+      for (int d = 0; d < dim; ++d) gradient[d].evaluate(dim, points, stride, n, out + d * stride, false, slot);
+      return;
+    }
+    if (exact.index >= 0 && slot) {
+      exact.module->gradient_async(exact.index, points, stride, n, out, slot);
       return;
     }
     if (exact.index >= 0) {
@@ -520,10 +526,13 @@ void DeviceProblem<dim>::add_rhs_volume(double* b, const fe::Quadrature1D& quad)
       volume *= g.h[d];
     }
     DeviceBuffer<double> v(cap * nqc);
-    for (std::int64_t first = 0; first < n_cells; first += cap) {
-      const std::int64_t count = std::min(cap, n_cells - first);
-      const std::int64_t bad = m.rhs.module->evaluate_tensor(m.rhs.index, t, first, std::size_t(count * nqc), v.data());
-      if (bad >= 0) {
+    operators::setup::for_each_chunk(n_cells, cap, [&](std::int64_t first, std::int64_t count,
+                                                       unsigned long long* slot) {
+      if (slot) {
+        m.rhs.module->evaluate_tensor_async(m.rhs.index, t, first, std::size_t(count * nqc), v.data(), slot);
+      } else if (const std::int64_t bad =
+                     m.rhs.module->evaluate_tensor(m.rhs.index, t, first, std::size_t(count * nqc), v.data());
+                 bad >= 0) {
         double value = 0.0, x[3] = {0, 0, 0};
         TCFEM_CUDA_CHECK(cudaMemcpy(&value, v.data() + bad, sizeof(double), cudaMemcpyDeviceToHost));
         const auto c = m.mesh->cell_index(std::size_t(first + bad / nqc));
@@ -536,21 +545,21 @@ void DeviceProblem<dim>::add_rhs_volume(double* b, const fe::Quadrature1D& quad)
       integrate_cells<<<grid_for(count, 1), 128, smem>>>(g, tables.data(), first, count, v.data(), nullptr,
                                                          m.scale * volume, b);
       TCFEM_CUDA_CHECK_LAUNCH();
-    }
+    });
     TCFEM_CUDA_CHECK(cudaDeviceSynchronize());  // v goes out of scope
     return;
   }
   auto points = m.points(g, quad, false);
   const std::int64_t cap = points.capacity();
   DeviceBuffer<double> v(cap * nqc);
-  for (std::int64_t first = 0; first < n_cells; first += cap) {
-    const std::int64_t count = std::min(cap, n_cells - first);
-    points.compute(*m.mesh, first, count);
-    m.rhs.evaluate(dim, points.xq(), points.stride(), count * nqc, v.data());
+  operators::setup::for_each_chunk(n_cells, cap, [&](std::int64_t first, std::int64_t count,
+                                                     unsigned long long* slot) {
+    points.compute(*m.mesh, first, count, slot);
+    m.rhs.evaluate(dim, points.xq(), points.stride(), count * nqc, v.data(), false, slot);
     integrate_cells<<<grid_for(count, 1), 128, smem>>>(g, tables.data(), first, count, v.data(), points.jxw(),
                                                        m.scale, b);
     TCFEM_CUDA_CHECK_LAUNCH();
-  }
+  });
 }
 
 template <int dim>
@@ -666,15 +675,15 @@ Errors DeviceProblem<dim>::errors(const double* u) const {
   const int smem = int(sizeof(double)) * (2 * g.nq * g.nb + g.nq + 2 * threads +
                                           operators::setup::interpolate_all_scratch(dim, g.nb, g.nq, 1).total());
   allow_shared(error_cells, smem);
-  for (std::int64_t first = 0; first < n_cells; first += cap) {
-    const std::int64_t count = std::min(cap, n_cells - first);
-    points.compute(*m.mesh, first, count);
-    m.exact.evaluate(dim, points.xq(), qs, count * nqc, ue.data());
-    m.exact_gradient(points.xq(), qs, count * nqc, ge.data());
+  operators::setup::for_each_chunk(n_cells, cap, [&](std::int64_t first, std::int64_t count,
+                                                     unsigned long long* slot) {
+    points.compute(*m.mesh, first, count, slot);
+    m.exact.evaluate(dim, points.xq(), qs, count * nqc, ue.data(), false, slot);
+    m.exact_gradient(points.xq(), qs, count * nqc, ge.data(), slot);
     error_cells<<<grid_for(count, 1), threads, smem>>>(g, tables.data(), first, count, u, ue.data(), ge.data(),
                                                       points.jxw(), points.inv(), qs, m.owned, sums.data());
     TCFEM_CUDA_CHECK_LAUNCH();
-  }
+  });
   double s[2];
   sums.copy_to_host(s, 2);
   if (m.comm) m.comm->sum(s, 2);

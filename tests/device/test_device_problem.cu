@@ -16,6 +16,7 @@
 #include "core/error.h"
 #include "core/jit.h"
 #include "operators/device/device_operator.h"
+#include "operators/device/device_points.h"
 #include "problem/boundary_value_problem.h"
 #include "problem/device_problem.h"
 #include "problem/expression.h"
@@ -296,6 +297,111 @@ TEST(DeviceProblem, NonFiniteDataAndInvertedCellsAreRefused) {
     ADD_FAILURE() << "no InputError for an inverted map";
   } catch (const InputError& e) {
     EXPECT_NE(std::string(e.what()).find("is inverted or degenerate"), std::string::npos) << e.what();
+  }
+}
+
+// A pass over chunks with its checks deferred (operators::setup::for_each_chunk): every chunk runs
+// once with its slot, the slots are read once, and the first chunk whose slot was flagged runs
+// again with the checks that throw.
+TEST(DeviceSetupChecks, AFailedCheckIsReportedFromTheFirstChunkThatFailed) {
+  if (!have_device()) GTEST_SKIP() << "no CUDA device";
+  using operators::setup::for_each_chunk;
+  const std::int64_t n = 47, cap = 10;  // chunks at 0, 10, 20, 30, 40 (7 cells)
+  for (const std::vector<std::int64_t>& flagged : {std::vector<std::int64_t>{}, {20, 40}, {40}}) {
+    std::vector<std::pair<std::int64_t, bool>> calls;
+    auto body = [&](std::int64_t first, std::int64_t m, unsigned long long* slot) {
+      calls.push_back({first, slot != nullptr});
+      EXPECT_EQ(m, std::min(cap, n - first));
+      if (!slot) throw InputError("cell " + std::to_string(first) + " failed");
+      for (const auto f : flagged)
+        if (f == first) TCFEM_CUDA_CHECK(cudaMemset(slot, 0, sizeof(unsigned long long)));
+    };
+    try {
+      for_each_chunk(n, cap, body);
+      EXPECT_TRUE(flagged.empty()) << "no InputError with a flagged chunk";
+    } catch (const InputError& e) {
+      ASSERT_FALSE(flagged.empty()) << e.what();
+      EXPECT_EQ(std::string(e.what()), "cell " + std::to_string(flagged[0]) + " failed");
+    }
+    // every chunk once with its slot, then the first flagged one with the checks that throw
+    ASSERT_EQ(calls.size(), 5u + (flagged.empty() ? 0u : 1u));
+    for (std::size_t c = 0; c < 5; ++c) EXPECT_EQ(calls[c], std::make_pair(std::int64_t(c) * cap, true));
+    if (!flagged.empty()) EXPECT_EQ(calls[5], std::make_pair(flagged[0], false));
+  }
+  // a check that fails deferred and passes when repeated is an internal error, not an input error
+  bool internal = false;
+  try {
+    for_each_chunk(n, cap, [&](std::int64_t first, std::int64_t, unsigned long long* slot) {
+      if (slot && first == 30) TCFEM_CUDA_CHECK(cudaMemset(slot, 0, sizeof(unsigned long long)));
+    });
+  } catch (const InputError&) {
+    ADD_FAILURE() << "an InputError for a check that passed when repeated";
+  } catch (const Error&) {
+    internal = true;
+  }
+  EXPECT_TRUE(internal);
+}
+
+// The quadrature points of a mapped mesh in small chunks with the deferred checks: the same
+// points as the checked pass, and an inverted region beyond the first chunks named as the
+// checked pass names it (the first inverted cell).
+TEST(DeviceSetupChecks, CellPointsInChunksNameTheFirstInvertedCell) {
+  if (!have_device()) GTEST_SKIP() << "no CUDA device";
+  for (const bool inverted : {false, true}) {
+    std::string text = annulus3;
+    const auto replace = [&text](const std::string& from, const std::string& to) {
+      const auto at = text.find(from);
+      ASSERT_NE(at, std::string::npos) << from;
+      text.replace(at, from.size(), to);
+    };
+    // z (1.5 - z) inverts the cells above z = 0.75: the first of them in the last layers
+    replace("\"cells\": [3, 4, 2]", "\"cells\": [3, 4, 8]");
+    if (inverted) replace("\"z\"]", "\"z*(1.5-z)\"]");
+    const auto prob = problem::make_problem<3>(problem::read_problem_file(write_temp("chunks", text)));
+    const mesh::BoxMesh<3> mesh(prob.cells, prob.domain);
+    const fe::DofLayout<3> dofs(mesh, fe::Disc::cg, 2, prob.dirichlet_faces);
+    const auto quad = fe::gauss(4);
+    const auto grid = operators::setup::make_grid(mesh, dofs, quad.size());
+    operators::setup::PointFunctionSet set(3);
+    const auto map = operators::setup::map_functions<3>(mesh, set);
+    set.compile();
+    const std::int64_t n_cells = std::int64_t(mesh.n_owned_cells()), cap = 7, nqc = 64;
+    std::string checked_message, deferred_message;
+    std::vector<double> checked_jxw(n_cells * nqc, std::nan("")), deferred_jxw(n_cells * nqc, std::nan(""));
+    {
+      operators::setup::CellPoints points(grid, quad, map, false, cap, true);
+      try {
+        for (std::int64_t first = 0; first < n_cells; first += cap) {
+          const std::int64_t m = std::min(cap, n_cells - first);
+          points.compute(mesh, first, m);
+          TCFEM_CUDA_CHECK(cudaMemcpy(checked_jxw.data() + first * nqc, points.jxw(), m * nqc * sizeof(double),
+                                      cudaMemcpyDeviceToHost));
+        }
+      } catch (const InputError& e) {
+        checked_message = e.what();
+      }
+    }
+    {
+      operators::setup::CellPoints points(grid, quad, map, false, cap, true);
+      try {
+        operators::setup::for_each_chunk(n_cells, cap, [&](std::int64_t first, std::int64_t m,
+                                                           unsigned long long* slot) {
+          points.compute(mesh, first, m, slot);
+          TCFEM_CUDA_CHECK(cudaMemcpy(deferred_jxw.data() + first * nqc, points.jxw(), m * nqc * sizeof(double),
+                                      cudaMemcpyDeviceToHost));
+        });
+      } catch (const InputError& e) {
+        deferred_message = e.what();
+      }
+    }
+    EXPECT_EQ(deferred_message, checked_message);
+    if (inverted) {
+      EXPECT_NE(checked_message.find("is inverted or degenerate"), std::string::npos) << checked_message;
+      EXPECT_NE(checked_message.find("(0,0,6)"), std::string::npos) << checked_message;  // z in [0.75, 0.875]
+    } else {
+      EXPECT_TRUE(checked_message.empty()) << checked_message;
+      for (std::size_t i = 0; i < checked_jxw.size(); ++i) ASSERT_EQ(deferred_jxw[i], checked_jxw[i]) << i;
+    }
   }
 }
 

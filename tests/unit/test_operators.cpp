@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "core/error.h"
+#include "core/parallel.h"
 #include "core/vector.h"
 #include "fe/dof_layout.h"
 #include "mesh/box_mesh.h"
@@ -304,6 +305,29 @@ TEST(AssembledMatrix, DgLaplaceIsSymmetric) {
       ASSERT_TRUE(A.in_pattern(col, r));
       EXPECT_NEAR(A.values()[p], A.el(col, r), 1e-13 * max_entry);
     }
+}
+
+TEST(AssembledMatrix, ElementsOverTheThreadsEqualOneThread) {
+  // large elements (k = 4, 5 on a deformed mesh) are formed in batches over the host threads and
+  // added with the rows split over them: the same matrix to the bit as on one thread
+  const mesh::BoxMesh<3> mesh({3, 2, 3}, mesh::GeometryKind::deformed);
+  for (int k : {4, 5}) {
+    SCOPED_TRACE("k=" + std::to_string(k));
+    const fe::DofLayout<3> dofs(mesh, fe::Disc::cg, k);
+    OperatorConfig cfg;
+    cfg.degree = k;
+    cfg.coefficient = [](const double* x) { return 1.0 + x[0] * x[1] + 0.5 * x[2]; };
+    set_host_threads(1);
+    const auto one = operators::assemble_operator<3>(mesh, dofs, cfg, Form::laplace);
+    set_host_threads(5);
+    const auto several = operators::assemble_operator<3>(mesh, dofs, cfg, Form::laplace);
+    set_host_threads(0);
+    ASSERT_EQ(one.nnz(), several.nnz());
+    EXPECT_EQ(one.cols(), several.cols());
+    std::size_t differ = 0;
+    for (std::size_t p = 0; p < one.nnz(); ++p) differ += one.values()[p] != several.values()[p];
+    EXPECT_EQ(differ, 0u);
+  }
 }
 
 TEST(AssembledMatrix, CartesianKroneckerCellsEqualQuadrature) {

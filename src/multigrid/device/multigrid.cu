@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <future>
 #include <string>
 
 #include "core/device_buffer.h"
@@ -14,6 +15,7 @@
 #include "multigrid/device/distributed_transfer.h"
 #include "multigrid/device/patch_smoother_adapter.h"
 #include "multigrid/device/transfer.h"
+#include "multigrid/host/coarse_solver.h"
 #include "multigrid/host/patch_smoother.h"
 #include "operators/cpu/laplace_operator.h"
 
@@ -308,7 +310,16 @@ DeviceMultigrid<dim, Number>::DeviceMultigrid(const LevelHierarchy<dim>& hierarc
   // first what may fail on some ranks only (det J and the coefficient at a rank's points; rank
   // 0's levels and coarse solver): every rank learns of an error before the collective steps
   CoarseSolverKind kind = settings.coarse;
+  if (hierarchy.stored(0) && kind == CoarseSolverKind::automatic)
+    kind = hierarchy.dofs(0).n_local() <= max_device_dense_coarse_dofs ? CoarseSolverKind::cholesky : CoarseSolverKind::cg;
   collective(comm_, [&] {
+    // the coarsest matrix of a dense coarse solver, assembled on the host threads while the
+    // levels' operators are set up on the device (waited for below; an error surfaces there)
+    std::future<operators::SparseMatrix> coarse_assembly;
+    if (hierarchy.stored(0) && kind == CoarseSolverKind::cholesky)
+      coarse_assembly = std::async(std::launch::async, [&] {
+        return multigrid::coarse_matrix<dim>(hierarchy.mesh(0), hierarchy.dofs(0), config);
+      });
     for (int l = 0; l < n_levels; ++l) {
       if (!hierarchy.stored(l)) continue;
       const auto tl0 = std::chrono::steady_clock::now();
@@ -334,12 +345,11 @@ DeviceMultigrid<dim, Number>::DeviceMultigrid(const LevelHierarchy<dim>& hierarc
       if (hierarchy.stored(l))
         smoothers_[l] = make_device_smoother<dim, Number>(settings.smoother, hierarchy.mesh(l), hierarchy.dofs(l),
                                                            config, *operators_[l], info_[l], device_bytes_);
-    if (hierarchy.stored(0)) {
-      std::vector<Number> coarse_diagonal;
-      if (kind == CoarseSolverKind::automatic)
-        kind = hierarchy.dofs(0).n_local() <= max_device_dense_coarse_dofs ? CoarseSolverKind::cholesky : CoarseSolverKind::cg;
-      if (kind == CoarseSolverKind::cg)
-        coarse_diagonal = host_diagonal<dim, Number>(hierarchy.mesh(0), hierarchy.dofs(0), config);
+    if (hierarchy.stored(0) && kind == CoarseSolverKind::cholesky) {
+      coarse_ = DeviceCholeskyCoarseSolver<Number>::factor_on_device(coarse_assembly.get());
+      coarse_kind_ = kind;
+    } else if (hierarchy.stored(0)) {
+      const std::vector<Number> coarse_diagonal = host_diagonal<dim, Number>(hierarchy.mesh(0), hierarchy.dofs(0), config);
       coarse_ = make_device_coarse_solver<dim, Number>(kind, hierarchy.mesh(0), hierarchy.dofs(0), config,
                                                        *operators_[0], coarse_diagonal, settings.coarse_cg_tolerance,
                                                        coarse_kind_);

@@ -76,6 +76,7 @@
 #include "mesh/box_mesh.h"
 #include "multigrid/interfaces.h"
 #include "multigrid/multigrid_config.h"
+#include "multigrid/patch_vertices.h"
 
 namespace tcfem::multigrid {
 
@@ -183,17 +184,13 @@ template <int dim>
 std::array<double, dim> patch_mean_metric(const mesh::CellBox<dim>& cells, const std::vector<double>& cell_metric,
                                           const std::array<int, dim>& v) {
   std::array<double, dim> g{};
-  int n = 0;
-  for (int corner = 0; corner < (1 << dim); ++corner) {
-    std::array<int, dim> c;
-    for (int d = 0; d < dim; ++d) c[d] = v[d] - 1 + ((corner >> d) & 1);
-    if (!cells.contains(c)) continue;
-    const double* m = cell_metric.data() + cells.number(c) * dim;
-    for (int d = 0; d < dim; ++d) g[d] += m[d];
-    ++n;
-  }
+  const auto number = [&cells](const int* c) -> long long {
+    std::array<int, dim> a;
+    for (int d = 0; d < dim; ++d) a[d] = c[d];
+    return cells.contains(a) ? static_cast<long long>(cells.number(a)) : -1;
+  };
+  const int n = patch_metric_mean<dim>(v.data(), number, cell_metric.data(), g.data());
   TCFEM_ASSERT(n > 0, "a vertex patch without cells");
-  for (int d = 0; d < dim; ++d) g[d] /= double(n);
   return g;
 }
 

@@ -18,6 +18,7 @@
 #include "arch/lane_maps.h"
 #include "core/hd.h"
 #include "multigrid/patch_kernels/layouts.h"
+#include "multigrid/patch_vertices.h"
 #include "precision/split_arithmetic.h"
 #include "arch/warp_mma_emulator.h"  // the host side of the tensor-core contraction
 #if defined(__CUDACC__)
@@ -105,7 +106,7 @@ TCFEM_HD inline PatchNodes patch_nodes(const PatchKernelParams<Number>& p, const
   PatchNodes r;
 TCFEM_PATCH_UNROLL
   for (int d = 0; d < dim; ++d) {
-    const int v = p.parity[d] ? 1 + 2 * pos.m[d] : 2 + 2 * pos.m[d];  // interior vertex coordinate, 1 .. n_d - 1
+    const int v = color_vertex(p.parity[d], pos.m[d]);  // interior vertex coordinate, 1 .. n_d - 1
     const long long c = static_cast<long long>(v - 1) * k;
     r.base += c * p.stride[d];
     if (d == 0) r.x0 = static_cast<int>(c);

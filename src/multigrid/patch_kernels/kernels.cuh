@@ -58,10 +58,9 @@ __global__ void add_kernel(Number* x, const Number* y, long long n) {
 }
 
 /// The surrogate weights of one color's patches from the cell metric on the device (what
-/// patch_kernel_weights computes on the host, to the bit): patch j = m0 + count0 (m1 + count1 m2)
-/// of vertex v_d = parity_d ? 1 + 2 m_d : 2 + 2 m_d, w[j dim + d] the mean of metric[cell dim + d]
-/// over its 2^dim cells v - 1 + corner (cells numbered lexicographically, n0 x n1 (x n2) of them),
-/// summed in patch_mean_metric's corner order. One patch per thread.
+/// patch_kernel_weights computes on the host, to the bit): w[j dim + d] the mean of metric[cell dim
+/// + d] over the 2^dim cells around the vertex of patch j (cells numbered lexicographically,
+/// n0 x n1 (x n2) of them; patch_metric_mean). One patch per thread.
 template <int dim, typename Number>
 __global__ void patch_weights_kernel(int3 count, int3 parity, int n0, int n1, long long n_patches,
                                      const double* __restrict__ metric, Number* __restrict__ w) {
@@ -69,22 +68,15 @@ __global__ void patch_weights_kernel(int3 count, int3 parity, int n0, int n1, lo
   if (j >= n_patches) return;
   const int cnt[3] = {count.x, count.y, count.z}, par[3] = {parity.x, parity.y, parity.z};
   int v[3] = {0, 0, 0};
-  long long r = j;
-  for (int d = 0; d < dim; ++d) {
-    const int m = static_cast<int>(r % cnt[d]);
-    r /= cnt[d];
-    v[d] = par[d] ? 1 + 2 * m : 2 + 2 * m;
-  }
-  double g[dim] = {};
-  for (int corner = 0; corner < (1 << dim); ++corner) {
-    long long cell = 0;
-    for (int d = dim - 1; d >= 0; --d) {
-      const long long n = d == 0 ? n0 : d == 1 ? n1 : 0;
-      cell = (d == dim - 1 ? 0 : cell * n) + (v[d] - 1 + ((corner >> d) & 1));
-    }
-    for (int d = 0; d < dim; ++d) g[d] += metric[cell * dim + d];
-  }
-  for (int d = 0; d < dim; ++d) w[j * dim + d] = static_cast<Number>(g[d] / double(1 << dim));
+  color_patch_vertex<dim>(j, cnt, par, v);
+  const auto number = [n0, n1](const int* c) -> long long {
+    long long cell = c[dim - 1];
+    for (int d = dim - 2; d >= 0; --d) cell = cell * (d == 0 ? n0 : n1) + c[d];
+    return cell;
+  };
+  double g[dim];
+  patch_metric_mean<dim>(v, number, metric, g);
+  for (int d = 0; d < dim; ++d) w[j * dim + d] = static_cast<Number>(g[d]);
 }
 
 /// x_i = b_i on the constrained (Dirichlet) nodes.

@@ -180,12 +180,7 @@ std::vector<Number> patch_kernel_weights(const mesh::BoxMesh<dim>& mesh, const P
   parallel_chunks(0, std::size_t(color.n_patches), [&](std::size_t begin, std::size_t end, int) {
     for (std::size_t j = begin; j < end; ++j) {
       std::array<int, dim> v;
-      std::size_t r = j;
-      for (int d = 0; d < dim; ++d) {
-        const int m = static_cast<int>(r % color.count[d]);
-        r /= color.count[d];
-        v[d] = color.parity[d] ? 1 + 2 * m : 2 + 2 * m;  // as patch_nodes
-      }
+      color_patch_vertex<dim>(static_cast<long long>(j), color.count, color.parity, v.data());
       const auto g = patch_mean_metric<dim>(cells, cell_metric, v);
       for (int d = 0; d < dim; ++d) w[j * dim + d] = static_cast<Number>(g[d]);
     }

@@ -560,7 +560,11 @@ SparseMatrix assemble_operator(const mesh::BoxMesh<dim>& mesh, const fe::DofLayo
   const int batch = large ? std::max(1, host_threads()) : 1;
   std::vector<Workspace> wss(n_cells > 0 ? std::size_t(batch) : 0);
   std::vector<std::vector<double>> cell_nodes(wss.size(), std::vector<double>(static_cast<std::size_t>(dim) * n));
-  for (auto& w : wss) w.setup(n, m_cols);
+  std::vector<index_t> batch_dofs(wss.size() * std::size_t(n));
+  // each workspace zeroed (first touched) by the thread that fills it
+  parallel_chunks(0, wss.size(), [&](std::size_t b, std::size_t e, int) {
+    for (std::size_t w = b; w < e; ++w) wss[w].setup(n, m_cols);
+  }, batch);
   const auto element = [&](std::size_t cell, Workspace& ws, double* nd, int gemm_threads) {
     const auto c = mesh.cell_index(cell);
     geometry.cell_nodes(c, nd);
@@ -604,10 +608,27 @@ SparseMatrix assemble_operator(const mesh::BoxMesh<dim>& mesh, const fe::DofLayo
         for (std::size_t cell = b; cell < e; ++cell) element(cell, wss[cell - c0], cell_nodes[cell - c0].data(), 1);
       }, batch);
     }
-    for (std::size_t cell = c0; cell < c1; ++cell) {
-      dofs.cell_dof_indices(mesh.cell_index(cell), gidx.data());
-      scatter(wss[cell - c0], gidx.data());
+    if (batch == 1) {
+      dofs.cell_dof_indices(mesh.cell_index(c0), gidx.data());
+      scatter(wss[0], gidx.data());
+      continue;
     }
+    // the batch's element matrices added with the rows split over the threads: each row's sums
+    // in cell order, as one thread adds them
+    for (std::size_t cell = c0; cell < c1; ++cell)
+      dofs.cell_dof_indices(mesh.cell_index(cell), &batch_dofs[(cell - c0) * std::size_t(n)]);
+    parallel_chunks(0, n_rows, [&](std::size_t r0, std::size_t r1, int) {
+      for (std::size_t cell = c0; cell < c1; ++cell) {
+        const Workspace& ws = wss[cell - c0];
+        const index_t* g = &batch_dofs[(cell - c0) * std::size_t(n)];
+        for (int i = 0; i < ws.nl; ++i) {
+          const auto row = static_cast<std::size_t>(g[i]);
+          if (row < r0 || row >= r1 || constrained(g[i])) continue;
+          for (int j = 0; j < ws.nl; ++j)
+            if (!constrained(g[j])) csr.values[csr.find(g[i], g[j])] += ws.a(i, j);
+        }
+      }
+    }, batch, 64);
   }
 
   // ---- faces (dg Laplace, SIPG) ---------------------------------------------------------------

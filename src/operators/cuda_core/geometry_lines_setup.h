@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "core/error.h"
+#include "core/parallel.h"
 #include "operators/cuda_core/geometry_lines.h"
 #include "operators/cuda_core/geometry_setup.h"
 #include "operators/quadratic_nodes.h"
@@ -41,6 +42,20 @@ inline GeomLinesLayout geom_lines_search_layout(GeomLinesLayout L, int n, int va
   int blocks = geom_lines_blocks_per_sm(L, value_bytes);
   if (other_limit > 0 && other_limit < blocks) blocks = other_limit;
   auto fits = [&](const GeomLinesLayout& T) { return geom_lines_blocks_per_sm(T, value_bytes) >= blocks; };
+  // the candidates' wavefronts over the host threads (tenths of a second on one at high
+  // degrees), the first of the fewest taken in the candidates' order
+  auto take_best = [&](const std::vector<GeomLinesLayout>& candidates) {
+    std::vector<long> w(candidates.size());
+    parallel_chunks(0, candidates.size(), [&](std::size_t b, std::size_t e, int) {
+      for (std::size_t i = b; i < e; ++i) w[i] = geom_lines_wavefronts(candidates[i], n, value_bytes);
+    });
+    for (std::size_t i = 0; i < candidates.size(); ++i)
+      if (w[i] < best_w) {
+        best_w = w[i];
+        best = candidates[i];
+      }
+  };
+  std::vector<GeomLinesLayout> candidates;
   for (int sx = q; sx <= q + 4; ++sx)
     for (int sp = q * sx; sp < q * sx + 16; ++sp) {
       GeomLinesLayout T = L;
@@ -48,24 +63,17 @@ inline GeomLinesLayout geom_lines_search_layout(GeomLinesLayout L, int n, int va
       T.sp = sp;
       T.sb = q * sp;
       T.cell_stride = T.min_cell_stride();
-      if (!fits(T)) continue;
-      const long w = geom_lines_wavefronts(T, n, value_bytes);
-      if (w < best_w) {
-        best_w = w;
-        best = T;
-      }
+      if (fits(T)) candidates.push_back(T);
     }
+  take_best(candidates);
   const GeomLinesLayout base = best;
+  candidates.clear();
   for (int cs = base.min_cell_stride() + 1; cs < base.min_cell_stride() + 16; ++cs) {
     GeomLinesLayout T = base;
     T.cell_stride = cs;
-    if (!fits(T)) continue;
-    const long w = geom_lines_wavefronts(T, n, value_bytes);
-    if (w < best_w) {
-      best_w = w;
-      best = T;
-    }
+    if (fits(T)) candidates.push_back(T);
   }
+  take_best(candidates);
   return best;
 }
 

@@ -2,6 +2,7 @@
 // Host side of the general-geometry cuda-core kernels (operators/cuda_core/geometry.h): the 1D geometry
 // tables of the deformed box, the kernel parameters, the work model and a host emulation of the
 // kernel (the same phase functions, thread by thread, phase by phase).
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstdint>
@@ -11,6 +12,7 @@
 #include <vector>
 
 #include "core/error.h"
+#include "core/parallel.h"
 #include "fe/lagrange.h"
 #include "fe/quadrature.h"
 #include "mesh/box_mesh.h"
@@ -387,16 +389,13 @@ inline long geom_buffer_wavefronts(const GeomLayout& L, int value_bytes) {
 /// smallest on ties): the padding separates the banks of the rows of neighbouring cells that share
 /// a half-warp (fp64) or warp (fp32).
 inline int geom_search_cell_stride(const GeomLayout& L, int value_bytes) {
-  int best = L.buffers * L.Q;
-  long best_w = -1;
-  for (int s = L.buffers * L.Q; s < L.buffers * L.Q + 32; ++s) {
-    const long w = geom_buffer_wavefronts(geom_tuned_layout(L, L.cells, s), value_bytes);
-    if (best_w < 0 || w < best_w) {
-      best_w = w;
-      best = s;
-    }
-  }
-  return best;
+  const int first = L.buffers * L.Q;
+  std::vector<long> w(32);
+  parallel_chunks(0, w.size(), [&](std::size_t b, std::size_t e, int) {  // over the host threads
+    for (std::size_t i = b; i < e; ++i)
+      w[i] = geom_buffer_wavefronts(geom_tuned_layout(L, L.cells, first + int(i)), value_bytes);
+  });
+  return first + int(std::min_element(w.begin(), w.end()) - w.begin());  // the smallest on ties
 }
 
 /// geom_search_cell_stride memoized per layout and value size: the search walks every warp's

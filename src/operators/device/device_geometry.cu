@@ -415,10 +415,10 @@ void device_cell_geometry(const mesh::BoxMesh<dim>& mesh, const fe::DofLayout<di
                            setup::CellPoints::default_capacity(g, n_cells), true);
   const std::int64_t cap = points.capacity();
   DeviceBuffer<double> a(coefficient.empty() ? 0 : cap * nqc);
-  for (std::int64_t first = 0; first < n_cells; first += cap) {
-    const std::int64_t m = std::min(cap, n_cells - first);
-    points.compute(mesh, first, m);
-    if (!coefficient.empty()) coefficient.evaluate(dim, points.xq(), points.stride(), m * nqc, a.data(), true);
+  setup::for_each_chunk(n_cells, cap, [&](std::int64_t first, std::int64_t m, unsigned long long* slot) {
+    points.compute(mesh, first, m, slot);
+    if (!coefficient.empty())
+      coefficient.evaluate(dim, points.xq(), points.stride(), m * nqc, a.data(), true, slot);
     cell_coefficients<Number><<<grid_for(m * nqc, 256), 256>>>(dim, nqc, first, m, a.size() ? a.data() : nullptr,
                                                                points.jxw(), points.inv(), points.stride(), coef, jxw);
     TCFEM_CUDA_CHECK_LAUNCH();
@@ -426,7 +426,7 @@ void device_cell_geometry(const mesh::BoxMesh<dim>& mesh, const fe::DofLayout<di
       cell_volumes<<<grid_for(m, 128), 128>>>(nqc, first, m, points.jxw(), volume);
       TCFEM_CUDA_CHECK_LAUNCH();
     }
-  }
+  });
 }
 
 template <int dim, typename Number>
@@ -441,10 +441,10 @@ std::vector<double> device_cell_metric_of(const mesh::BoxMesh<dim>& mesh, const 
   const std::int64_t cap = points.capacity();
   DeviceBuffer<double> a(coefficient.empty() ? 0 : cap * nqc), coef(cap * nqc * ns);
   DeviceBuffer<double> metric(static_cast<std::size_t>(n_cells * dim));
-  for (std::int64_t first = 0; first < n_cells; first += cap) {
-    const std::int64_t m = std::min(cap, n_cells - first);
-    points.compute(mesh, first, m);
-    if (!coefficient.empty()) coefficient.evaluate(dim, points.xq(), points.stride(), m * nqc, a.data(), true);
+  setup::for_each_chunk(n_cells, cap, [&](std::int64_t first, std::int64_t m, unsigned long long* slot) {
+    points.compute(mesh, first, m, slot);
+    if (!coefficient.empty())
+      coefficient.evaluate(dim, points.xq(), points.stride(), m * nqc, a.data(), true, slot);
     cell_coefficients<double><<<grid_for(m * nqc, 256), 256>>>(dim, nqc, 0, m, a.size() ? a.data() : nullptr,
                                                                points.jxw(), points.inv(), points.stride(),
                                                                coef.data(), nullptr);
@@ -456,7 +456,7 @@ std::vector<double> device_cell_metric_of(const mesh::BoxMesh<dim>& mesh, const 
       convert_values<<<grid_for(m * nqc, 256), 256>>>(a.data(), m * nqc, a_points + first * nqc);
       TCFEM_CUDA_CHECK_LAUNCH();
     }
-  }
+  });
   return metric.to_host();
 }
 

@@ -170,8 +170,16 @@ Grid make_grid(const mesh::BoxMesh<dim>& mesh, const fe::DofLayout<dim>& dofs, i
 }
 
 void PointFunction::evaluate(int dim, const double* points, std::size_t stride, std::size_t n, double* out,
-                             bool positive) const {
+                             bool positive, unsigned long long* slot) const {
   if (n == 0) return;
+  if (slot && index >= 0) {  // a compiled function: the checks into the slot, no wait
+    this->module->evaluate_async(index, points, stride, n, out, slot);
+    if (positive) {
+      first_not_positive<<<grid_for(std::int64_t(n), 256), 256>>>(out, std::int64_t(n), slot);
+      TCFEM_CUDA_CHECK_LAUNCH();
+    }
+    return;
+  }
   auto point_of = [&](std::int64_t i) {
     double x[3] = {0, 0, 0};
     for (int d = 0; d < dim; ++d)
@@ -299,11 +307,30 @@ CellPoints::CellPoints(const Grid& grid, const fe::Quadrature1D& quad, std::arra
 
 std::int64_t CellPoints::default_capacity(const Grid& g, std::int64_t n_cells) {
   const std::int64_t nqc = ipow(g.nq, g.dim);
-  return std::min(n_cells, std::max<std::int64_t>(1, (std::int64_t(1) << 22) / nqc));
+  // larger chunks where the memory allows: fewer launches, shorter tails (the points, J^{-1},
+  // the weights, the coefficient and a caller's values: at most about 24 doubles per point)
+  std::size_t free = 0, total = 0;
+  TCFEM_CUDA_CHECK(cudaMemGetInfo(&free, &total));
+  const std::int64_t by_memory = std::int64_t(free / 16 / (24 * sizeof(double)));
+  const std::int64_t points = std::clamp<std::int64_t>(by_memory, std::int64_t(1) << 22, std::int64_t(1) << 24);
+  return std::min(n_cells, std::max<std::int64_t>(1, points / nqc));
+}
+
+ChunkChecks::ChunkChecks(std::int64_t n_chunks) : slots_(std::size_t(std::max<std::int64_t>(n_chunks, 1))) {
+  TCFEM_CUDA_CHECK(cudaMemset(slots_.data(), 0xFF, slots_.size() * sizeof(unsigned long long)));
+}
+
+std::int64_t ChunkChecks::first_failed() const {
+  const auto flags = slots_.to_host();
+  const unsigned long long none = std::numeric_limits<unsigned long long>::max();
+  for (std::size_t c = 0; c < flags.size(); ++c)
+    if (flags[c] != none) return std::int64_t(c);
+  return -1;
 }
 
 template <int dim>
-void CellPoints::compute(const mesh::BoxMesh<dim>& mesh, std::int64_t first, std::int64_t m) {
+void CellPoints::compute(const mesh::BoxMesh<dim>& mesh, std::int64_t first, std::int64_t m,
+                         unsigned long long* slot) {
   if (m > capacity_) throw Error("CellPoints::compute: more cells than the capacity");
   const int nbc = ipow(g_.nb, dim), nqc = ipow(g_.nq, dim);
   if (identity_) {
@@ -316,15 +343,17 @@ void CellPoints::compute(const mesh::BoxMesh<dim>& mesh, std::int64_t first, std
   const std::int64_t xs = capacity_ * nbc;
   node_points<<<grid_for(m * nbc, 256), 256>>>(g_, gll_.data(), first, m, P_.data(), xs);
   TCFEM_CUDA_CHECK_LAUNCH();
-  for (int d = 0; d < dim; ++d) map_[d].evaluate(dim, P_.data(), xs, m * nbc, X_.data() + d * xs);
+  for (int d = 0; d < dim; ++d) map_[d].evaluate(dim, P_.data(), xs, m * nbc, X_.data() + d * xs, false, slot);
   const unsigned long long none = std::numeric_limits<unsigned long long>::max();
-  bad_.copy_from_host(&none, 1);
+  if (!slot) bad_.copy_from_host(&none, 1);
   const int smem = int(sizeof(double)) * NodeInterpolation::smem_doubles(dim, g_.nb, g_.nq, dim);
   const CellPointsKernel kernel = cell_points_kernel(g_);
   allow_shared(kernel, smem);
   kernel<<<grid_for(m, 1), cell_points_threads(g_), smem>>>(tables_.data(), first, m, X_.data(), xs, xq_.data(),
-                                                            jxw_.data(), inv_.data(), stride_, bad_.data());
+                                                            jxw_.data(), inv_.data(), stride_,
+                                                            slot ? slot : bad_.data());
   TCFEM_CUDA_CHECK_LAUNCH();
+  if (slot) return;
   unsigned long long cell = none;
   bad_.copy_to_host(&cell, 1);
   if (cell != none) {
@@ -348,7 +377,7 @@ template Grid make_grid<2>(const mesh::BoxMesh<2>&, const fe::DofLayout<2>&, int
 template Grid make_grid<3>(const mesh::BoxMesh<3>&, const fe::DofLayout<3>&, int);
 template std::array<PointFunction, 2> map_functions<2>(const mesh::BoxMesh<2>&, PointFunctionSet&);
 template std::array<PointFunction, 3> map_functions<3>(const mesh::BoxMesh<3>&, PointFunctionSet&);
-template void CellPoints::compute<2>(const mesh::BoxMesh<2>&, std::int64_t, std::int64_t);
-template void CellPoints::compute<3>(const mesh::BoxMesh<3>&, std::int64_t, std::int64_t);
+template void CellPoints::compute<2>(const mesh::BoxMesh<2>&, std::int64_t, std::int64_t, unsigned long long*);
+template void CellPoints::compute<3>(const mesh::BoxMesh<3>&, std::int64_t, std::int64_t, unsigned long long*);
 
 }  // namespace tcfem::operators::setup

@@ -5,6 +5,7 @@
 // Jacobians, determinants and inverses, in chunks of cells. The node arithmetic is that of
 // mesh::MappedCellNodes, so a node shared by several cells gets the same coordinates in each.
 // Includes CUDA headers: for .cu files only.
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <functional>
@@ -13,6 +14,7 @@
 
 #include "core/cuda_check.h"
 #include "core/device_buffer.h"
+#include "core/error.h"
 #include "core/hd.h"
 #include "core/jit.h"
 #include "fe/dof_layout.h"
@@ -241,10 +243,42 @@ struct PointFunction {
   std::string name;  ///< for messages ("coefficient", "geometry map", a problem file's key)
   bool empty() const { return index < 0 && !host; }
   /// out[i] = f(p_i) for n points (p_i = points[i], points[stride + i], ...); InputError naming
-  /// the point when a value is not finite (and, with `positive`, when it is not > 0).
+  /// the point when a value is not finite (and, with `positive`, when it is not > 0). With a
+  /// `slot` (device; ChunkChecks) a compiled function does not wait: a failed check lands there.
   void evaluate(int dim, const double* points, std::size_t stride, std::size_t n, double* out,
-                bool positive = false) const;
+                bool positive = false, unsigned long long* slot = nullptr) const;
 };
+
+/// The checks of a pass over chunks of cells (det J > 0, finite values, a positive coefficient)
+/// without waiting for the device after each chunk: each chunk's checks flag its own slot
+/// (device), and the pass reads the slots once at its end (for_each_chunk).
+class ChunkChecks {
+ public:
+  explicit ChunkChecks(std::int64_t n_chunks);
+  unsigned long long* slot(std::int64_t chunk) { return slots_.data() + chunk; }
+  /// The first chunk with a failed check, or -1 (waits for the device).
+  std::int64_t first_failed() const;
+
+ private:
+  DeviceBuffer<unsigned long long> slots_;
+};
+
+/// Runs body(first, m, slot) over the chunks [first, first + m) of n cells, at most `capacity`
+/// cells each, with the chunks' checks in their slots (no wait between chunks); then, if a check
+/// failed, body(first, m, nullptr) on the first chunk that failed: with the checks that wait, it
+/// throws the message naming the cell or point (the pass's outputs are then incomplete).
+template <class Body>
+void for_each_chunk(std::int64_t n, std::int64_t capacity, Body&& body) {
+  if (n <= 0) return;
+  const std::int64_t chunks = (n + capacity - 1) / capacity;
+  ChunkChecks checks(chunks);
+  for (std::int64_t c = 0; c < chunks; ++c)
+    body(c * capacity, std::min(capacity, n - c * capacity), checks.slot(c));
+  const std::int64_t failed = checks.first_failed();
+  if (failed < 0) return;
+  body(failed * capacity, std::min(capacity, n - failed * capacity), static_cast<unsigned long long*>(nullptr));
+  throw Error("a check of the device setup failed once and passed when repeated");
+}
 
 /// The functions a device setup needs, compiled in one module: `add` each source (or the
 /// callable when it has none) before compile().
@@ -282,15 +316,18 @@ class CellPoints {
  public:
   CellPoints(const Grid& grid, const fe::Quadrature1D& quad, std::array<PointFunction, 3> map, bool identity,
              std::int64_t capacity, bool inverse);
-  /// Cells [first, first + m); InputError naming the cell when det J <= 0 at a point.
+  /// Cells [first, first + m); InputError naming the cell when det J <= 0 at a point. With a
+  /// `slot` (ChunkChecks) the checks of the map's values and of det J land there, no wait.
   template <int dim>
-  void compute(const mesh::BoxMesh<dim>& mesh, std::int64_t first, std::int64_t m);
+  void compute(const mesh::BoxMesh<dim>& mesh, std::int64_t first, std::int64_t m,
+               unsigned long long* slot = nullptr);
   const double* xq() const { return xq_.data(); }
   const double* jxw() const { return jxw_.data(); }
   const double* inv() const { return inv_.data(); }
   std::int64_t stride() const { return stride_; }
   std::int64_t capacity() const { return capacity_; }
-  /// The largest chunk of cells with at most 2^22 quadrature points (at least one cell).
+  /// The largest chunk of cells with at most 2^22 quadrature points, or up to 2^24 where a
+  /// sixteenth of the device's free memory holds 24 doubles per point (at least one cell).
   static std::int64_t default_capacity(const Grid& g, std::int64_t n_cells);
 
  private:
