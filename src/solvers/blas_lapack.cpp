@@ -25,6 +25,7 @@ void dstev_(const char* jobz, const blas_int* n, double* d, double* e, double* z
 void dpotrf_(const char* uplo, const blas_int* n, double* a, const blas_int* lda, blas_int* info, fortran_length);
 void dpotrs_(const char* uplo, const blas_int* n, const blas_int* nrhs, const double* a, const blas_int* lda,
              double* b, const blas_int* ldb, blas_int* info, fortran_length);
+void dpotri_(const char* uplo, const blas_int* n, double* a, const blas_int* lda, blas_int* info, fortran_length);
 }
 
 namespace tcfem::solvers::blas {
@@ -76,13 +77,29 @@ std::vector<double> tridiagonal_eigenvalues(std::vector<double> d, std::vector<d
   return d;
 }
 
-void cholesky_factor(std::int64_t n, std::vector<double>& a) {
+namespace {
+/// An in-place LAPACK routine on the lower triangle of the n x n matrix a (dpotrf, dpotri);
+/// Error "`failed` info N)" when it reports one.
+template <class Routine>
+void lower_in_place(Routine routine, std::int64_t n, std::vector<double>& a, const char* failed) {
   TCFEM_ASSERT(a.size() == std::size_t(n) * std::size_t(n), "Cholesky matrix size");
   if (n == 0) return;
   const blas_int bn = to_blas(n);
   blas_int info = 0;
-  dpotrf_("L", &bn, a.data(), &bn, &info, 1);
-  if (info != 0) throw Error("coarse-grid Cholesky factorization failed (dpotrf info " + std::to_string(info) + ")");
+  routine("L", &bn, a.data(), &bn, &info, 1);
+  if (info != 0) throw Error(std::string(failed) + " info " + std::to_string(info) + ")");
+}
+}  // namespace
+
+void cholesky_factor(std::int64_t n, std::vector<double>& a) {
+  lower_in_place(dpotrf_, n, a, "coarse-grid Cholesky factorization failed (dpotrf");
+}
+
+void cholesky_inverse(std::int64_t n, std::vector<double>& a) {
+  lower_in_place(dpotri_, n, a, "inversion of the Cholesky factor failed (dpotri");
+  const std::size_t m = std::size_t(n);
+  for (std::size_t j = 1; j < m; ++j)
+    for (std::size_t i = 0; i < j; ++i) a[i + j * m] = a[j + i * m];  // the upper triangle from the lower
 }
 
 void cholesky_solve(std::int64_t n, const std::vector<double>& factor, double* x) {

@@ -25,6 +25,8 @@ std::vector<double> tridiagonal_eigenvalues(std::vector<double> d, std::vector<d
 /// Cholesky factorization of the SPD n x n matrix (column-major, in place, lower triangle; dpotrf).
 /// Throws tcfem::Error if the matrix is not positive definite.
 void cholesky_factor(std::int64_t n, std::vector<double>& a);
+/// Replaces the factor of cholesky_factor by the whole inverse A^{-1}, both triangles (dpotri).
+void cholesky_inverse(std::int64_t n, std::vector<double>& a);
 /// x = A^{-1} x from the factor of cholesky_factor (dpotrs), for one right-hand side.
 void cholesky_solve(std::int64_t n, const std::vector<double>& factor, double* x);
 

@@ -10,13 +10,17 @@
 // the start, as seed 004 counts its full-multigrid iterations).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <random>
+#include <vector>
 
+#include "core/error.h"
 #include "fe/dof_layout.h"
 #include "mesh/box_mesh.h"
 #include "multigrid/host/multigrid_solve.h"
 #include "problem/poisson.h"
+#include "solvers/blas_lapack.h"
 #include "solvers/block_orthogonalization.h"
 #include "solvers/fgmres.h"
 
@@ -363,6 +367,36 @@ TEST(MultigridIterations, DeformedAndDgConverge) {
                            fe::Disc::dg);
   ASSERT_TRUE(p4.converged);
   EXPECT_LT(p4.iterations, d4.iterations);
+}
+
+TEST(BlasLapack, CholeskyInverseTimesTheMatrixIsTheIdentity) {
+  // the dense inverse the device coarse solver forms on the host for small coarsest levels
+  std::mt19937_64 rng(11);
+  std::uniform_real_distribution<double> u(-1.0, 1.0);
+  for (const int n : {1, 7, 40}) {
+    std::vector<double> b(std::size_t(n) * n), a(std::size_t(n) * n, 0.0);
+    for (auto& v : b) v = u(rng);
+    for (int i = 0; i < n; ++i)  // A = B B^T + n I (column-major, symmetric positive definite)
+      for (int j = 0; j < n; ++j) {
+        double s = i == j ? double(n) : 0.0;
+        for (int l = 0; l < n; ++l) s += b[i + std::size_t(n) * l] * b[j + std::size_t(n) * l];
+        a[i + std::size_t(n) * j] = s;
+      }
+    std::vector<double> inv = a;
+    solvers::blas::cholesky_factor(n, inv);
+    solvers::blas::cholesky_inverse(n, inv);
+    double worst = 0.0;
+    for (int i = 0; i < n; ++i)
+      for (int j = 0; j < n; ++j) {
+        EXPECT_EQ(inv[i + std::size_t(n) * j], inv[j + std::size_t(n) * i]) << "not symmetric at " << i << "," << j;
+        double s = 0.0;
+        for (int l = 0; l < n; ++l) s += inv[i + std::size_t(n) * l] * a[l + std::size_t(n) * j];
+        worst = std::max(worst, std::abs(s - (i == j ? 1.0 : 0.0)));
+      }
+    EXPECT_LT(worst, 1e-12) << "n = " << n;
+  }
+  std::vector<double> indefinite = {1.0, 2.0, 2.0, 1.0};
+  EXPECT_THROW(solvers::blas::cholesky_factor(2, indefinite), Error);
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 #include "core/error.h"
 #include "direct/cuda_dense.h"
 #include "multigrid/host/coarse_solver.h"
+#include "solvers/blas_lapack.h"
 #include "solvers/device_blas.h"
 
 namespace tcfem::multigrid {
@@ -70,6 +71,18 @@ std::unique_ptr<DeviceCholeskyCoarseSolver<Number>> DeviceCholeskyCoarseSolver<N
   const std::size_t n = a.n_rows();
   auto solver = std::make_unique<DeviceCholeskyCoarseSolver<Number>>(n);
   if (n == 0) return solver;
+  if (n <= max_host_inverse_coarse_dofs) {
+    // small: factored and inverted on the host (milliseconds), the device's solver libraries left
+    // unloaded (their first use costs tens of milliseconds)
+    std::vector<double> dense(n * n, 0.0);
+    for (std::size_t i = 0; i < n; ++i)
+      for (std::size_t p = a.row_ptr()[i]; p < a.row_ptr()[i + 1]; ++p) dense[i + n * a.cols()[p]] = a.values()[p];
+    solvers::blas::cholesky_factor(static_cast<std::int64_t>(n), dense);
+    solvers::blas::cholesky_inverse(static_cast<std::int64_t>(n), dense);
+    solver->factor_.copy_from_host(dense.data(), n * n);
+    solver->keep_inverse();
+    return solver;
+  }
   const DeviceBuffer<std::size_t> row_ptr(a.row_ptr());
   const DeviceBuffer<std::uint32_t> cols(a.cols());
   const DeviceBuffer<double> values(a.values());

@@ -1,8 +1,9 @@
 #pragma once
 // Coarse-grid solvers of the device backend, chosen as on the CPU (multigrid/host/coarse_solver.h):
 //   DeviceCholeskyCoarseSolver: the dense Cholesky factor of the assembled coarsest matrix
-//     (assembled on the host as CholeskyCoarseSolver does, factored on the device by cuSOLVER potrf)
-//     and the inverse formed from it (potri); each solve is one product with the inverse in double
+//     (assembled on the host as CholeskyCoarseSolver does; factored and inverted on the host up to
+//     max_host_inverse_coarse_dofs DoFs, else on the device: cuSOLVER potrf, the inverse by cuBLAS
+//     trsm and syrk or potri, direct/cuda_dense.h); each solve is one product with the inverse in double
 //     (cuBLAS dgemv: one read of the matrix, where two triangular solves are latency-bound), the
 //     vectors of a float V-cycle converted on entry and exit. Exact up to the conditioning.
 //   DeviceCgCoarseSolver: Jacobi-preconditioned CG on the device in the V-cycle's precision to
@@ -20,6 +21,11 @@
 #include "operators/cpu/sparse_matrix.h"
 
 namespace tcfem::multigrid {
+
+/// Largest coarsest level whose dense inverse is formed on the host (LAPACK potrf and potri, a few
+/// milliseconds), which leaves the device's solver libraries unloaded: their first use cost 0.05-0.08
+/// s of setup on an H200.
+inline constexpr std::size_t max_host_inverse_coarse_dofs = 1000;
 
 template <typename Number>
 class DeviceCholeskyCoarseSolver final : public CoarseSolver<DeviceVector<Number>> {
